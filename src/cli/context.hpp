@@ -1,0 +1,29 @@
+#pragma once
+// What every subcommand shares: where profiles are looked up. The CLI layer is the only one that
+// prints; library calls return errors, the commands print them once.
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "profile/loader.hpp"
+
+namespace gl {
+
+struct CliContext {
+  std::vector<std::string> extra_profile_dirs;  // --profiles-dir, searched first
+  int exit_code = 0;
+
+  DirectorySource profile_source() const;
+};
+
+void add_list_command(CLI::App& app, CliContext& context);
+void add_show_command(CLI::App& app, CliContext& context);
+void add_render_command(CLI::App& app, CliContext& context);
+
+// Prints an error line to stderr and returns the exit code for it.
+int report(const Error& error, int exit_code = 1);
+
+}  // namespace gl

@@ -1,0 +1,30 @@
+// gpulaunch: run LLM inference servers as systemd services.
+
+#include <exception>
+
+#include <fmt/core.h>
+
+#include "cli/context.hpp"
+#include "gpulaunch_version.hpp"
+
+int main(int argc, char** argv) {
+  gl::CliContext context;
+  CLI::App app{"gpulaunch: run LLM inference servers as hardened systemd services", "gpulaunch"};
+  app.set_version_flag("--version", std::string("gpulaunch ") + GPULAUNCH_VERSION);
+  app.add_option("-P,--profiles-dir", context.extra_profile_dirs,
+                 "Directory searched for profiles before the default search path");
+  app.require_subcommand(1);
+  gl::add_list_command(app, context);
+  gl::add_show_command(app, context);
+  gl::add_render_command(app, context);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    return app.exit(error);
+  } catch (const std::exception& error) {
+    // Library code returns its errors; anything thrown is a bug, reported rather than a crash.
+    fmt::print(stderr, "gpulaunch: internal error: {}\n", error.what());
+    return 70;
+  }
+  return context.exit_code;
+}

@@ -1,0 +1,54 @@
+#include <filesystem>
+
+#include <fmt/core.h>
+
+#include "cli/context.hpp"
+#include "gpulaunch_version.hpp"
+#include "profile/validate.hpp"
+#include "unit/render.hpp"
+
+namespace gl {
+namespace {
+
+// The binary the unit will run: this very executable, so a build tree renders a unit that
+// works from the build tree and the package renders /usr/bin/gpulaunch.
+std::string own_binary() {
+  std::error_code error;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  return error ? std::string("/usr/bin/gpulaunch") : self.string();
+}
+
+}  // namespace
+
+void add_render_command(CLI::App& app, CliContext& context) {
+  auto* command = app.add_subcommand("render", "Print the systemd unit a profile becomes");
+  static std::string name;
+  static std::string binary;
+  static long long node_rank = 0;
+  command->add_option("profile", name, "Profile name or path to a .toml file")->required();
+  command->add_option("--gpulaunch-bin", binary,
+                      "gpulaunch binary the unit runs (default: this one)");
+  command->add_option("--node-rank", node_rank, "Rank of this node in a multi-node profile")
+      ->check(CLI::Range(0LL, 1023LL));
+  command->callback([&context] {
+    auto source = context.profile_source();
+    auto profile = load_profile(source, name);
+    if (!profile) {
+      context.exit_code = report(profile.error());
+      return;
+    }
+    if (node_rank >= profile->parallelism.nodes) {
+      context.exit_code = report(Error{fmt::format(
+          "--node-rank {} is outside profile '{}', which spans {} node(s)", node_rank,
+          profile->name, profile->parallelism.nodes)});
+      return;
+    }
+    RenderOptions options;
+    options.gpulaunch_binary = binary.empty() ? own_binary() : binary;
+    options.version = GPULAUNCH_VERSION;
+    options.node_rank = node_rank;
+    fmt::print("{}", render_unit(*profile, options).to_text());
+  });
+}
+
+}  // namespace gl

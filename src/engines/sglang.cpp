@@ -1,0 +1,48 @@
+#include <fmt/core.h>
+
+#include "engines/engine_argv.hpp"
+
+namespace gl {
+
+// Full flag names only: short forms work through argparse prefix matching and break when a
+// new flag shares the prefix.
+std::vector<std::string> sglang_argv(const Profile& profile, const LaunchOptions& options) {
+  const auto& p = profile.parallelism;
+  std::vector<std::string> argv{venv_program(profile, "python"), "-m", "sglang.launch_server",
+                                "--model-path", profile.model.path,
+                                "--tensor-parallel-size", std::to_string(p.tp)};
+  auto add = [&](std::string flag, std::string value) {
+    argv.push_back(std::move(flag));
+    argv.push_back(std::move(value));
+  };
+  if (p.pp > 1) add("--pipeline-parallel-size", std::to_string(p.pp));
+  if (p.ep > 1) add("--expert-parallel-size", std::to_string(p.ep));
+  if (p.dp > 1) add("--data-parallel-size", std::to_string(p.dp));
+  if (p.dp_attention) argv.push_back("--enable-dp-attention");
+  if (p.nodes > 1) {
+    add("--nnodes", std::to_string(p.nodes));
+    add("--node-rank", std::to_string(options.node_rank));
+    add("--dist-init-addr", *p.dist_init_addr);
+  }
+  add("--host", profile.server.host);
+  add("--port", std::to_string(profile.server.port));
+  if (profile.model.served_name) add("--served-model-name", *profile.model.served_name);
+  if (profile.model.revision) add("--revision", *profile.model.revision);
+  if (profile.engine.mem_fraction)
+    add("--mem-fraction-static", fmt::format("{}", *profile.engine.mem_fraction));
+  if (profile.engine.max_requests)
+    add("--max-running-requests", std::to_string(*profile.engine.max_requests));
+  if (profile.engine.cuda_graph_max_bs)
+    add("--cuda-graph-max-bs", std::to_string(*profile.engine.cuda_graph_max_bs));
+  if (const auto& spec = profile.speculative) {
+    add("--speculative-algorithm", spec->algorithm);
+    if (spec->draft_model) add("--speculative-draft-model-path", *spec->draft_model);
+    if (spec->num_steps) add("--speculative-num-steps", std::to_string(*spec->num_steps));
+    if (spec->eagle_topk) add("--speculative-eagle-topk", std::to_string(*spec->eagle_topk));
+    if (spec->num_draft_tokens)
+      add("--speculative-num-draft-tokens", std::to_string(*spec->num_draft_tokens));
+  }
+  return argv;
+}
+
+}  // namespace gl

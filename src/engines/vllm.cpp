@@ -1,0 +1,52 @@
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "engines/engine_argv.hpp"
+
+namespace gl {
+
+std::vector<std::string> vllm_argv(const Profile& profile, const LaunchOptions& options) {
+  const auto& p = profile.parallelism;
+  std::vector<std::string> argv{profile.engine.executable.value_or(venv_program(profile, "vllm")),
+                                "serve", profile.model.path,
+                                "--tensor-parallel-size", std::to_string(p.tp)};
+  auto add = [&](std::string flag, std::string value) {
+    argv.push_back(std::move(flag));
+    argv.push_back(std::move(value));
+  };
+  if (p.pp > 1) add("--pipeline-parallel-size", std::to_string(p.pp));
+  if (p.dp > 1) add("--data-parallel-size", std::to_string(p.dp));
+  if (p.ep > 1) argv.push_back("--enable-expert-parallel");
+  if (p.nodes > 1) {
+    const std::string& address = *p.dist_init_addr;
+    const auto colon = address.rfind(':');
+    add("--nnodes", std::to_string(p.nodes));
+    add("--node-rank", std::to_string(options.node_rank));
+    add("--master-addr", address.substr(0, colon));
+    add("--master-port", address.substr(colon + 1));
+  }
+  add("--host", profile.server.host);
+  add("--port", std::to_string(profile.server.port));
+  if (profile.model.served_name) add("--served-model-name", *profile.model.served_name);
+  if (profile.model.revision) add("--revision", *profile.model.revision);
+  if (profile.engine.mem_fraction)
+    add("--gpu-memory-utilization", fmt::format("{}", *profile.engine.mem_fraction));
+  if (profile.engine.max_requests)
+    add("--max-num-seqs", std::to_string(*profile.engine.max_requests));
+  if (const auto& spec = profile.speculative) {
+    std::string method = spec->algorithm;
+    std::transform(method.begin(), method.end(), method.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    nlohmann::ordered_json config{{"method", method}};
+    if (spec->draft_model) config["model"] = *spec->draft_model;
+    if (auto tokens = spec->num_draft_tokens ? spec->num_draft_tokens : spec->num_steps)
+      config["num_speculative_tokens"] = *tokens;
+    add("--speculative-config", config.dump());
+  }
+  return argv;
+}
+
+}  // namespace gl

@@ -1,0 +1,34 @@
+#pragma once
+// What a start of the profile consists of, independent of how it is started: the engine's
+// argv, the whole environment it gets, and the directories it owns.
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engines/engine_argv.hpp"
+#include "profile/profile.hpp"
+
+namespace gl {
+
+struct CacheLocation {
+  std::string name;       // from the JIT cache table
+  std::string directory;  // absolute
+  bool keys_itself;
+};
+
+struct LaunchPlan {
+  std::vector<std::string> argv;
+  std::vector<std::pair<std::string, std::string>> environment;  // in a fixed, readable order
+  std::string state_directory;  // /var/lib/gpulaunch/NAME
+  std::string cache_root;
+  std::vector<CacheLocation> caches;
+  std::string health_url;       // what `run` and `up` poll
+};
+
+inline constexpr std::string_view kSystemPath =
+    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+LaunchPlan make_launch_plan(const Profile& profile, const LaunchOptions& options = {});
+
+}  // namespace gl

@@ -1,0 +1,217 @@
+#include "profile/loader.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <system_error>
+
+#include "profile/merge.hpp"
+#include "profile/toml_parse.hpp"
+#include "util/atomic_file.hpp"
+#include "util/did_you_mean.hpp"
+
+namespace gl {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t kMaxExtendsDepth = 16;
+constexpr std::string_view kSuffix = ".toml";
+
+std::string absolute_text(const fs::path& path) {
+  std::error_code ignored;
+  fs::path absolute = fs::absolute(path, ignored);
+  return (absolute.empty() ? path : absolute.lexically_normal()).string();
+}
+
+class Merger {
+ public:
+  explicit Merger(const ProfileSource& source) : source_(source) {}
+
+  Result<MergedProfile> load_file(const fs::path& path, std::string name,
+                                  std::vector<std::string> chain) {
+    const std::string shown = absolute_text(path);
+    auto text = source_.read(path);
+    if (!text) return std::unexpected(text.error());
+    auto table = parse_toml(*text, shown);
+    if (!table) return std::unexpected(table.error());
+
+    MergedProfile merged;
+    merged.name = name;
+    merged.path = path;
+    merged.file = shown;
+    chain.push_back(name);
+
+    if (toml::node* extends = table->get("extends")) {
+      const Location where = location_of(*extends, Location{shown});
+      auto parent_name = extends->value<std::string>();
+      if (!parent_name) return fail_at(where, "'extends' must be a string, not {}", type_of(*extends));
+      if (std::find(chain.begin(), chain.end(), *parent_name) != chain.end()) {
+        std::string cycle;
+        for (const auto& link : chain) cycle += link + " -> ";
+        return fail_at(where, "'extends' cycle: {}{}", cycle, *parent_name);
+      }
+      if (chain.size() >= kMaxExtendsDepth)
+        return fail_at(where, "'extends' chain is deeper than {} profiles", kMaxExtendsDepth);
+      auto parent_path = source_.find(*parent_name, path.parent_path());
+      if (!parent_path) {
+        std::vector<std::string> names;
+        for (const auto& entry : source_.list()) names.push_back(entry.name);
+        return fail_at(where, "profile '{}' named by 'extends' not found{}", *parent_name,
+                       did_you_mean_suffix(*parent_name, names));
+      }
+      auto parent = load_file(*parent_path, *parent_name, chain);
+      if (!parent) return std::unexpected(parent.error());
+      table->erase("extends");
+      merged.sources = std::move(parent->sources);
+      merged.table = std::move(parent->table);
+    }
+    merged.sources.push_back(shown);
+    merge_into(merged.table, std::move(*table));
+
+    for (const auto& dropin_path : source_.dropins(path)) {
+      const std::string dropin_shown = absolute_text(dropin_path);
+      auto dropin_text = source_.read(dropin_path);
+      if (!dropin_text) return std::unexpected(dropin_text.error());
+      auto dropin = parse_toml(*dropin_text, dropin_shown);
+      if (!dropin) return std::unexpected(dropin.error());
+      if (toml::node* extends = dropin->get("extends"))
+        return fail_at(location_of(*extends, Location{dropin_shown}),
+                       "'extends' belongs in the profile itself, not in a drop-in");
+      merged.sources.push_back(dropin_shown);
+      merge_into(merged.table, std::move(*dropin));
+    }
+    return merged;
+  }
+
+ private:
+  static std::string_view type_of(const toml::node& node) {
+    switch (node.type()) {
+      case toml::node_type::table: return "a table";
+      case toml::node_type::array: return "an array";
+      case toml::node_type::integer: return "an integer";
+      case toml::node_type::floating_point: return "a float";
+      case toml::node_type::boolean: return "a boolean";
+      default: return "a date or time";
+    }
+  }
+
+  const ProfileSource& source_;
+};
+
+}  // namespace
+
+bool is_valid_profile_name(std::string_view name) {
+  if (name.empty() || name.size() > 64 || name.front() == '.' || name.front() == '-') return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '-' || c == '_' || c == '.';
+  });
+}
+
+std::vector<fs::path> default_search_path() {
+  std::vector<fs::path> directories{"profiles"};
+  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg) {
+    directories.push_back(fs::path(xdg) / "gpulaunch/profiles");
+  } else if (const char* home = std::getenv("HOME"); home && *home) {
+    directories.push_back(fs::path(home) / ".config/gpulaunch/profiles");
+  }
+  directories.emplace_back("/etc/gpulaunch/profiles");
+  directories.emplace_back("/usr/share/gpulaunch/profiles");
+  return directories;
+}
+
+DirectorySource::DirectorySource(std::vector<fs::path> directories)
+    : directories_(std::move(directories)) {}
+
+std::vector<ProfileEntry> DirectorySource::list() const {
+  std::map<std::string, ProfileEntry> entries;
+  for (const auto& directory : directories_) {
+    std::error_code error;
+    std::vector<fs::path> files;
+    for (const auto& item : fs::directory_iterator(directory, error)) {
+      const fs::path& file = item.path();
+      std::error_code type_error;
+      if (file.extension() == kSuffix && fs::is_regular_file(file, type_error))
+        files.push_back(file);
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files) {
+      std::string name = file.stem().string();
+      if (!is_valid_profile_name(name)) continue;
+      auto [it, inserted] = entries.try_emplace(name, ProfileEntry{name, file, {}});
+      if (!inserted) it->second.shadows.push_back(file);
+    }
+  }
+  std::vector<ProfileEntry> result;
+  for (auto& [name, entry] : entries) result.push_back(std::move(entry));
+  return result;
+}
+
+std::optional<fs::path> DirectorySource::find(std::string_view name, const fs::path& near) const {
+  if (!is_valid_profile_name(name)) return std::nullopt;
+  std::vector<fs::path> directories;
+  if (!near.empty()) directories.push_back(near);
+  directories.insert(directories.end(), directories_.begin(), directories_.end());
+  for (const auto& directory : directories) {
+    fs::path candidate = directory / (std::string(name) + std::string(kSuffix));
+    std::error_code error;
+    if (fs::is_regular_file(candidate, error)) return candidate;
+  }
+  return std::nullopt;
+}
+
+Result<std::string> DirectorySource::read(const fs::path& path) const {
+  return read_file(path, kMaxProfileBytes);
+}
+
+std::vector<fs::path> DirectorySource::dropins(const fs::path& path) const {
+  // As systemd does: NAME.toml.d/ in every search directory; a file name in an earlier directory
+  // masks the same name in later ones; all apply in lexical order of their file names.
+  const std::string directory_name = path.filename().string() + ".d";
+  std::vector<fs::path> directories{path.parent_path() / directory_name};
+  for (const auto& directory : directories_) {
+    fs::path candidate = directory / directory_name;
+    std::error_code error;
+    if (fs::equivalent(candidate, directories.front(), error)) continue;
+    directories.push_back(candidate);
+  }
+  std::map<std::string, fs::path> by_name;
+  for (const auto& directory : directories) {
+    std::error_code error;
+    for (const auto& item : fs::directory_iterator(directory, error)) {
+      std::error_code type_error;
+      if (item.path().extension() != kSuffix || !fs::is_regular_file(item.path(), type_error))
+        continue;
+      by_name.try_emplace(item.path().filename().string(), item.path());
+    }
+  }
+  std::vector<fs::path> result;
+  for (auto& [name, file] : by_name) result.push_back(std::move(file));
+  return result;
+}
+
+Result<MergedProfile> load_merged(const ProfileSource& source, std::string_view name_or_path) {
+  Merger merger(source);
+  if (name_or_path.find('/') != std::string_view::npos ||
+      (name_or_path.size() > kSuffix.size() && name_or_path.ends_with(kSuffix))) {
+    fs::path path{std::string(name_or_path)};
+    std::string name = path.stem().string();
+    if (!is_valid_profile_name(name))
+      return failf("{}:1:1: '{}' is not a valid profile name (letters, digits, '-', '_', '.')",
+                   absolute_text(path), name);
+    return merger.load_file(path, name, {});
+  }
+  if (!is_valid_profile_name(name_or_path))
+    return failf("'{}' is not a valid profile name (letters, digits, '-', '_', '.')", name_or_path);
+  auto path = source.find(name_or_path, {});
+  if (!path) {
+    std::vector<std::string> names;
+    for (const auto& entry : source.list()) names.push_back(entry.name);
+    return failf("profile '{}' not found on the search path{}", name_or_path,
+                 did_you_mean_suffix(name_or_path, names));
+  }
+  return merger.load_file(*path, std::string(name_or_path), {});
+}
+
+}  // namespace gl

@@ -1,0 +1,31 @@
+#include "profile/profile.hpp"
+
+#include <algorithm>
+
+namespace gl {
+
+std::string_view engine_kind_name(EngineKind kind) {
+  switch (kind) {
+    case EngineKind::sglang: return "sglang";
+    case EngineKind::vllm: return "vllm";
+    case EngineKind::trtllm: return "trtllm";
+    case EngineKind::command: return "command";
+  }
+  return "unknown";
+}
+
+long long Profile::world_size() const {
+  long long world = parallelism.tp * parallelism.pp;
+  // vLLM and SGLang without dp-attention replicate the tp x pp group dp times; SGLang's
+  // dp-attention and every engine's ep split the same GPUs differently.
+  if (engine.kind == EngineKind::vllm ||
+      (engine.kind == EngineKind::sglang && !parallelism.dp_attention))
+    world *= parallelism.dp;
+  return world;
+}
+
+long long Profile::gpus_per_node() const {
+  return world_size() / std::max<long long>(1, parallelism.nodes);
+}
+
+}  // namespace gl

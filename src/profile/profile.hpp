@@ -1,0 +1,124 @@
+#pragma once
+// The merged, validated profile: everything later stages need, with defaults filled in.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/duration.hpp"
+
+namespace gl {
+
+enum class EngineKind { sglang, vllm, trtllm, command };
+
+std::string_view engine_kind_name(EngineKind kind);
+
+struct EngineSettings {
+  EngineKind kind = EngineKind::sglang;
+  std::optional<std::string> venv;        // a virtual environment: its bin/python, bin/vllm, ...
+  std::optional<std::string> python;      // an interpreter, when there is no venv
+  std::optional<std::string> executable;  // overrides the launcher (vllm, trtllm-serve)
+  std::vector<std::string> args;          // appended verbatim
+  std::vector<std::string> argv;          // kind = "command": the whole command line
+  // Memory knobs the supervisor steps down after a CUDA OOM, spelled per engine.
+  std::optional<double> mem_fraction;
+  std::optional<long long> max_requests;
+  std::optional<long long> cuda_graph_max_bs;
+};
+
+struct ModelSettings {
+  std::string path;  // an absolute local path or a hub id ("org/name")
+  std::optional<std::string> served_name;
+  std::optional<std::string> revision;
+
+  bool is_local() const { return !path.empty() && path.front() == '/'; }
+};
+
+struct ParallelismSettings {
+  long long tp = 1;
+  long long pp = 1;
+  long long ep = 1;
+  long long dp = 1;
+  bool dp_attention = false;
+  long long nodes = 1;
+  std::optional<std::string> dist_init_addr;  // "host:port" of rank 0, for nodes > 1
+};
+
+struct SpeculativeSettings {
+  std::string algorithm;  // the engine's own name: EAGLE3, DFLASH, NEXTN, ...
+  std::optional<std::string> draft_model;
+  std::optional<long long> num_steps;
+  std::optional<long long> eagle_topk;
+  std::optional<long long> num_draft_tokens;
+};
+
+struct ToolkitSettings {
+  std::optional<std::string> cuda_home;
+  std::optional<std::string> min_version;  // "13.0"
+  std::optional<std::string> arch_list;    // FLASHINFER_CUDA_ARCH_LIST / TORCH_CUDA_ARCH_LIST
+};
+
+struct GpuSettings {
+  std::vector<std::string> devices;  // indices ("0") or UUIDs ("GPU-...")
+  std::optional<long long> count;
+  std::optional<std::string> arch;   // expected compute capability, "12.0"
+
+  long long available() const {
+    return devices.empty() ? count.value_or(0) : static_cast<long long>(devices.size());
+  }
+};
+
+struct CacheSettings {
+  std::string root;                              // default /var/cache/gpulaunch/NAME
+  std::map<std::string, std::string> overrides;  // cache name -> directory
+};
+
+struct ServerSettings {
+  std::string host = "127.0.0.1";
+  long long port = 0;
+  std::string health_path = "/health";
+  Seconds ready_timeout{1200};
+  Seconds watchdog{120};
+};
+
+struct RestartSettings {
+  std::string policy = "on-failure";
+  Seconds delay{10};
+  Seconds max_delay{300};
+  Seconds stable_after{600};
+  long long budget = 5;  // starts within the budget window before the service stays down
+  bool step_down = true;
+};
+
+struct ServiceSettings {
+  std::optional<std::string> user;
+  std::optional<std::string> group;
+  std::optional<std::string> memory_max;  // systemd syntax: 900G, 80%, infinity
+  std::vector<std::string> extra;         // extra "Key=Value" lines for [Service]
+  std::vector<std::string> unit_extra;    // extra "Key=Value" lines for [Unit]
+};
+
+struct Profile {
+  std::string name;
+  std::vector<std::string> sources;  // files merged, in order: parents, the file, drop-ins
+  std::string description;
+  EngineSettings engine;
+  ModelSettings model;
+  ParallelismSettings parallelism;
+  std::optional<SpeculativeSettings> speculative;
+  ToolkitSettings toolkit;
+  GpuSettings gpus;
+  CacheSettings caches;
+  ServerSettings server;
+  RestartSettings restart;
+  ServiceSettings service;
+  std::map<std::string, std::string> env;
+
+  // Ranks over all nodes, and the GPUs one node needs for its share.
+  long long world_size() const;
+  long long gpus_per_node() const;
+  std::string unit_name() const { return "gpulaunch-" + name + ".service"; }
+};
+
+}  // namespace gl

@@ -1,0 +1,39 @@
+#pragma once
+// Every key a profile may hold, as one table of data: validation, did-you-mean and the
+// gpulaunch.toml(5) page all read it.
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gl {
+
+enum class KeyType {
+  table,         // a section
+  free_table,    // a section whose keys are the user's (env)
+  string,
+  integer,
+  number,        // float or integer
+  boolean,
+  string_array,
+  device_array,  // integers or strings
+  duration,      // integer seconds or "20min"
+  memory,        // "900G", "80%", "infinity"
+};
+
+struct KeySpec {
+  std::string_view path;  // dotted: "parallelism.tp"
+  KeyType type;
+  std::string_view help;
+};
+
+std::span<const KeySpec> profile_schema();
+const KeySpec* find_key(std::string_view path);
+
+// The keys directly under `parent` ("" for the top level), for did-you-mean.
+std::vector<std::string> child_keys(std::string_view parent);
+
+std::string_view key_type_name(KeyType type);
+
+}  // namespace gl

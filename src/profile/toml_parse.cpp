@@ -1,0 +1,148 @@
+#include "profile/toml_parse.hpp"
+
+namespace gl {
+namespace {
+
+bool is_bare_key_char(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '-';
+}
+
+// A lexer just deep enough to know which bytes are inside strings and comments, where lines
+// start and how deeply brackets nest. It never decides validity; toml++ does that.
+class Guard {
+ public:
+  Guard(std::string_view text, const std::string& path) : text_(text), path_(path) {}
+
+  Result<void> run() {
+    while (i_ < text_.size()) {
+      char c = text_[i_];
+      if (c == '\n') {
+        newline();
+        continue;
+      }
+      if (c == '#') {
+        skip_comment();
+        continue;
+      }
+      if (c == '"' || c == '\'') {
+        if (auto skipped = skip_string(c); !skipped) return skipped;
+        continue;
+      }
+      if (c == '[' && depth_ == 0 && at_line_start_) {
+        if (auto header = check_header(); !header) return header;
+      }
+      if (c == '[' || c == '{') ++depth_;
+      if ((c == ']' || c == '}') && depth_ > 0) --depth_;
+      if (c == '.' && ++dots_on_line_ > kMaxDotsPerLine)
+        return fail_here("line has more than {} dotted key parts or numbers", kMaxDotsPerLine);
+      if (c != ' ' && c != '\t' && c != '\r') at_line_start_ = false;
+      advance();
+    }
+    return {};
+  }
+
+ private:
+  template <class... Args>
+  std::unexpected<Error> fail_here(fmt::format_string<Args...> format, Args&&... args) {
+    return fail_at(Location{path_, line_, column_}, format, std::forward<Args>(args)...);
+  }
+
+  void advance() {
+    ++i_;
+    ++column_;
+  }
+
+  void newline() {
+    ++i_;
+    ++line_;
+    column_ = 1;
+    at_line_start_ = true;
+    dots_on_line_ = 0;
+  }
+
+  void skip_comment() {
+    while (i_ < text_.size() && text_[i_] != '\n') advance();
+  }
+
+  Result<void> skip_string(char quote) {
+    bool multi_line = text_.substr(i_, 3) == std::string(3, quote);
+    size_t open = multi_line ? 3 : 1;
+    for (size_t k = 0; k < open; ++k) advance();
+    at_line_start_ = false;
+    while (i_ < text_.size()) {
+      char c = text_[i_];
+      if (c == '\\' && quote == '"') {
+        advance();
+        if (i_ < text_.size() && text_[i_] != '\n') advance();
+        continue;
+      }
+      if (c == '\n') {
+        if (!multi_line) return {};  // toml++ reports the unterminated string itself
+        newline();
+        at_line_start_ = false;
+        continue;
+      }
+      if (c == quote && (!multi_line || text_.substr(i_, 3) == std::string(3, quote))) {
+        for (size_t k = 0; k < open; ++k) advance();
+        return {};
+      }
+      advance();
+    }
+    return {};
+  }
+
+  // A table header must open with a key: toml++ asserts (or, built with NDEBUG, assumes) it does.
+  Result<void> check_header() {
+    size_t j = i_ + 1;
+    unsigned column = column_ + 1;
+    if (j < text_.size() && text_[j] == '[') {
+      ++j;
+      ++column;
+    }
+    while (j < text_.size() && (text_[j] == ' ' || text_[j] == '\t')) {
+      ++j;
+      ++column;
+    }
+    if (j >= text_.size() || !(is_bare_key_char(text_[j]) || text_[j] == '"' || text_[j] == '\''))
+      return fail_at(Location{path_, line_, column}, "table header must start with a key name");
+    return {};
+  }
+
+  std::string_view text_;
+  const std::string& path_;
+  size_t i_ = 0;
+  unsigned line_ = 1;
+  unsigned column_ = 1;
+  size_t depth_ = 0;
+  size_t dots_on_line_ = 0;
+  bool at_line_start_ = true;
+};
+
+}  // namespace
+
+Result<void> guard_toml_text(std::string_view text, const std::string& path) {
+  if (text.size() > kMaxProfileBytes)
+    return failf("{}:1:1: file is {} bytes, over the limit of {} bytes", path, text.size(),
+                 kMaxProfileBytes);
+  return Guard(text, path).run();
+}
+
+Result<toml::table> parse_toml(std::string_view text, const std::string& path) {
+  if (auto guarded = guard_toml_text(text, path); !guarded) return std::unexpected(guarded.error());
+  try {
+    return toml::parse(text, std::string_view{path});
+  } catch (const toml::parse_error& error) {
+    const auto& begin = error.source().begin;
+    std::string description{error.description()};
+    return fail_at(Location{path, begin.line, begin.column}, "{}", description);
+  }
+}
+
+Location location_of(const toml::node& node, const Location& fallback) {
+  const auto& source = node.source();
+  if (!source.path || source.begin.line == 0) return fallback;
+  return Location{*source.path, source.begin.line, source.begin.column};
+}
+
+}  // namespace gl

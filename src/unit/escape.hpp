@@ -1,0 +1,23 @@
+#pragma once
+// Quoting for unit files, by the rules systemd's parser applies (as fixed in v254; field-facts
+// section 8), so any byte string reaches the process unchanged.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gl {
+
+// One ExecStart= word: double-quoted, with %, $, \ and " escaped and control bytes C-escaped.
+std::string quote_exec_word(std::string_view word);
+
+// A whole ExecStart= command line.
+std::string exec_command_line(const std::vector<std::string>& argv);
+
+// One Environment= assignment: "NAME=value", quoted; $ is not special there.
+std::string quote_environment(std::string_view name, std::string_view value);
+
+// A value that is used verbatim in a unit file line (Description=, paths): % escaped.
+std::string escape_specifiers(std::string_view text);
+
+}  // namespace gl

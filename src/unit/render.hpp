@@ -1,0 +1,21 @@
+#pragma once
+// Profile -> unit file model. A pure function: the same profile and options give the same
+// bytes on every node.
+
+#include <string>
+
+#include "plan/launch_plan.hpp"
+#include "profile/profile.hpp"
+#include "unit/unit_file.hpp"
+
+namespace gl {
+
+struct RenderOptions {
+  std::string gpulaunch_binary = "/usr/bin/gpulaunch";  // ExecStart's bridge
+  std::string version;                                  // for the header
+  long long node_rank = 0;
+};
+
+UnitFile render_unit(const Profile& profile, const RenderOptions& options);
+
+}  // namespace gl

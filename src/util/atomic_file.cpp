@@ -1,0 +1,103 @@
+#include "util/atomic_file.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <string>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace gl {
+namespace {
+
+std::string errno_text(int error) { return std::strerror(error); }
+
+Result<void> write_all(int fd, std::string_view content, const std::string& shown) {
+  while (!content.empty()) {
+    ssize_t written = ::write(fd, content.data(), content.size());
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      return failf("Failed to write '{}': {}", shown, errno_text(errno));
+    }
+    content.remove_prefix(static_cast<size_t>(written));
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<void> write_file_atomically(const std::filesystem::path& path, std::string_view content,
+                                   mode_t mode) {
+  const std::filesystem::path directory = path.has_parent_path() ? path.parent_path() : ".";
+  std::string temp_template = (directory / ("." + path.filename().string() + ".XXXXXX")).string();
+  int fd = ::mkstemp(temp_template.data());
+  if (fd < 0) return failf("Failed to create a temporary file in '{}': {}", directory.string(),
+                           errno_text(errno));
+  const std::string temp = temp_template;
+  auto discard = [&](Error error) -> Result<void> {
+    ::close(fd);
+    ::unlink(temp.c_str());
+    return std::unexpected(std::move(error));
+  };
+  if (::fchmod(fd, mode) != 0)
+    return discard({fmt::format("Failed to set mode of '{}': {}", temp, errno_text(errno))});
+  if (auto written = write_all(fd, content, temp); !written) return discard(written.error());
+  if (::fsync(fd) != 0)
+    return discard({fmt::format("Failed to sync '{}': {}", temp, errno_text(errno))});
+  if (::close(fd) != 0) {
+    ::unlink(temp.c_str());
+    return failf("Failed to close '{}': {}", temp, errno_text(errno));
+  }
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    int error = errno;
+    ::unlink(temp.c_str());
+    return failf("Failed to rename '{}' to '{}': {}", temp, path.string(), errno_text(error));
+  }
+  int dir_fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {
+    ::fsync(dir_fd);  // best effort: the rename is already visible
+    ::close(dir_fd);
+  }
+  return {};
+}
+
+Result<std::string> read_file(const std::filesystem::path& path, size_t max_bytes) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return failf("Failed to open '{}': {}", path.string(), errno_text(errno));
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) {
+    int error = errno;
+    ::close(fd);
+    return failf("Failed to stat '{}': {}", path.string(), errno_text(error));
+  }
+  if (S_ISDIR(info.st_mode)) {
+    ::close(fd);
+    return failf("Failed to read '{}': is a directory", path.string());
+  }
+  if (static_cast<size_t>(info.st_size) > max_bytes) {
+    ::close(fd);
+    return failf("{}:1:1: file is {} bytes, over the limit of {} bytes", path.string(),
+                 info.st_size, max_bytes);
+  }
+  std::string content;
+  char buffer[65536];
+  for (;;) {
+    ssize_t got = ::read(fd, buffer, sizeof buffer);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      int error = errno;
+      ::close(fd);
+      return failf("Failed to read '{}': {}", path.string(), errno_text(error));
+    }
+    if (got == 0) break;
+    content.append(buffer, static_cast<size_t>(got));
+    if (content.size() > max_bytes) {  // the file grew while we read it
+      ::close(fd);
+      return failf("{}:1:1: file is over the limit of {} bytes", path.string(), max_bytes);
+    }
+  }
+  ::close(fd);
+  return content;
+}
+
+}  // namespace gl

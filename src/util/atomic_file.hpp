@@ -1,0 +1,20 @@
+#pragma once
+// Files other programs read (units, state) are replaced whole or not at all.
+
+#include <filesystem>
+#include <string_view>
+#include <sys/types.h>
+
+#include "util/error.hpp"
+
+namespace gl {
+
+// Writes a temporary file beside `path`, fsyncs it, renames it over `path` and fsyncs the
+// directory, so a crash leaves either the old content or the new, never a half-written file.
+Result<void> write_file_atomically(const std::filesystem::path& path, std::string_view content,
+                                   mode_t mode = 0644);
+
+// Reads a whole file, refusing ones larger than `max_bytes` before reading them.
+Result<std::string> read_file(const std::filesystem::path& path, size_t max_bytes);
+
+}  // namespace gl
