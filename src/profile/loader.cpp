@@ -169,13 +169,17 @@ std::vector<fs::path> DirectorySource::dropins(const fs::path& path) const {
   // As systemd does: NAME.toml.d/ in every search directory; a file name in an earlier directory
   // masks the same name in later ones; all apply in lexical order of their file names.
   const std::string directory_name = path.filename().string() + ".d";
-  std::vector<fs::path> directories{path.parent_path() / directory_name};
+  const fs::path own = path.parent_path() / directory_name;
+  std::vector<fs::path> directories;
+  bool own_listed = false;
   for (const auto& directory : directories_) {
-    fs::path candidate = directory / directory_name;
+    directories.push_back(directory / directory_name);
     std::error_code error;
-    if (fs::equivalent(candidate, directories.front(), error)) continue;
-    directories.push_back(candidate);
+    own_listed = own_listed || fs::equivalent(directories.back(), own, error) ||
+                 directories.back() == own;
   }
+  // A profile named by path, outside the search path, still gets its own drop-ins first.
+  if (!own_listed) directories.insert(directories.begin(), own);
   std::map<std::string, fs::path> by_name;
   for (const auto& directory : directories) {
     std::error_code error;

@@ -9,7 +9,7 @@ bool is_bare_key_char(char c) {
 }
 
 // A lexer just deep enough to know which bytes are inside strings and comments, where lines
-// start and how deeply brackets nest. It never decides validity; toml++ does that.
+// start and which brackets are open. It never decides validity; toml++ does that.
 class Guard {
  public:
   Guard(std::string_view text, const std::string& path) : text_(text), path_(path) {}
@@ -29,11 +29,18 @@ class Guard {
         if (auto skipped = skip_string(c); !skipped) return skipped;
         continue;
       }
-      if (c == '[' && depth_ == 0 && at_line_start_) {
+      if (c == '[' && open_.empty() && at_line_start_) {
         if (auto header = check_header(); !header) return header;
       }
-      if (c == '[' || c == '{') ++depth_;
-      if ((c == ']' || c == '}') && depth_ > 0) --depth_;
+      if (c == '[' || c == '{') open_.push_back(c);
+      // toml++ 3.3.0 asserts (or assumes) that an array element never starts with '}'.
+      if (c == '}' && !open_.empty() && open_.back() == '[')
+        return fail_here("'}}' inside an array closes nothing");
+      if ((c == ']' || c == '}') && !open_.empty()) open_.pop_back();
+      // TOML allows non-ASCII only in strings and comments, and toml++ 3.3.0 reaches
+      // __builtin_unreachable classifying some of it (U+00A1..U+049F, U+FCD6..U+FEFE).
+      if (static_cast<unsigned char>(c) >= 0x80)
+        return fail_here("non-ASCII character outside a string or comment");
       if (c == '.' && ++dots_on_line_ > kMaxDotsPerLine)
         return fail_here("line has more than {} dotted key parts or numbers", kMaxDotsPerLine);
       if (c != ' ' && c != '\t' && c != '\r') at_line_start_ = false;
@@ -114,7 +121,7 @@ class Guard {
   size_t i_ = 0;
   unsigned line_ = 1;
   unsigned column_ = 1;
-  size_t depth_ = 0;
+  std::string open_;  // brackets and braces not yet closed, innermost last
   size_t dots_on_line_ = 0;
   bool at_line_start_ = true;
 };

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The command line as users meet it: listing, rendering, and bad input giving one located line on
+# stderr and a non-zero exit, from any working directory.
+set -uo pipefail
+gpulaunch=$1
+src=$2
+failures=0
+check() {  # description, then a command that must succeed
+  local what=$1; shift
+  if "$@"; then echo "ok   $what"; else echo "FAIL $what"; failures=$((failures + 1)); fi
+}
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+cd "$scratch"
+
+# From a directory without ./profiles, -P finds the examples.
+out=$("$gpulaunch" -P "$src/profiles" list)
+check "list names k26-ar and its file" grep -qE "^k26-ar +$src/profiles/k26-ar.toml$" <<<"$out"
+
+unit=$("$gpulaunch" -P "$src/profiles" render k26-ar)
+check "render pins CUDA_HOME to the 13.0 toolkit" grep -qx 'Environment="CUDA_HOME=/usr/local/cuda-13.0"' <<<"$unit"
+check "render puts the 13.0 toolkit first on PATH" grep -q '^Environment="PATH=/usr/local/cuda-13.0/bin:' <<<"$unit"
+check "render names this binary in ExecStart" grep -q "^ExecStart=\"$gpulaunch\" \"run\"" <<<"$unit"
+
+mkdir -p profiles
+cp "$src/tests/malformed/tp-zero.toml" profiles/
+"$gpulaunch" render tp-zero >stdout.txt 2>stderr.txt
+status=$?
+check "a bad profile exits non-zero" test "$status" -ne 0
+check "a bad profile prints nothing on stdout" test ! -s stdout.txt
+check "a bad profile prints exactly one line" test "$(wc -l <stderr.txt)" -eq 1
+check "the line names file, line and column" grep -qx "$scratch/profiles/tp-zero.toml:8:6: 'parallelism.tp' must be between 1 and 1024, got 0" stderr.txt
+
+"$gpulaunch" render no-such >/dev/null 2>stderr.txt
+check "an unknown profile exits non-zero" test $? -ne 0
+check "an unknown profile is named" grep -q "profile 'no-such' not found" stderr.txt
+
+show=$("$gpulaunch" -P "$src/profiles" show k26-eagle3)
+check "show lists both source files" grep -q "#   $src/profiles/k26-ar.toml" <<<"$show"
+check "show has the child's override" grep -q "port = 30001" <<<"$show"
+
+version=$("$gpulaunch" --version)
+check "--version names gpulaunch" grep -qE '^gpulaunch [0-9]' <<<"$version"
+
+exit $((failures > 0))

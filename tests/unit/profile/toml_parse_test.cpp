@@ -1,0 +1,113 @@
+#include "profile/toml_parse.hpp"
+
+#include <pthread.h>
+
+#include <gtest/gtest.h>
+
+#include "profile/memory_source.hpp"
+#include "profile/validate.hpp"
+
+namespace gl {
+namespace {
+
+// Runs `body` on a thread with a 1 MiB stack, as a small service or worker thread would have.
+void on_small_stack(std::function<void()> body) {
+  pthread_attr_t attributes;
+  pthread_attr_init(&attributes);
+  pthread_attr_setstacksize(&attributes, 1 << 20);
+  pthread_t thread;
+  auto trampoline = [](void* argument) -> void* {
+    (*static_cast<std::function<void()>*>(argument))();
+    return nullptr;
+  };
+  ASSERT_EQ(pthread_create(&thread, &attributes, trampoline, &body), 0);
+  pthread_join(thread, nullptr);
+  pthread_attr_destroy(&attributes);
+}
+
+TEST(TomlGuard, RefusesTensOfThousandsOfDottedPartsWithoutCrashing) {
+  std::string key = "a";
+  for (int i = 0; i < 30000; ++i) key += ".a";
+  for (const std::string& text :
+       {key + " = 1\n", "[" + key + "]\n", "x = {" + key + " = 1}\n"}) {
+    ASSERT_GT(text.size(), 60000u);
+    on_small_stack([&] {
+      auto parsed = parse_toml(text, "deep.toml");
+      ASSERT_FALSE(parsed);
+      // The error points at the first dot over the limit.
+      size_t column = 0;
+      for (size_t dots = 0; dots <= kMaxDotsPerLine; ++column)
+        if (text[column] == '.') ++dots;
+      EXPECT_EQ(parsed.error().message,
+                "deep.toml:1:" + std::to_string(column) +
+                    ": line has more than 128 dotted key parts or numbers");
+    });
+  }
+}
+
+TEST(TomlGuard, RefusesHeadersThatCrashTheParser) {
+  for (std::string_view text : {"[&", "[[[", "[ &", "[[&", "a = 1\n  [\t%]\n"}) {
+    auto parsed = parse_toml(text, "h.toml");
+    ASSERT_FALSE(parsed) << text;
+    EXPECT_NE(parsed.error().message.find(": table header must start with a key name"),
+              std::string::npos);
+  }
+}
+
+TEST(TomlGuard, LeavesValidTomlAlone) {
+  std::string_view text = R"(
+title = "a [& b"   # [[[ in a comment
+lines = """
+[&
+[[["""
+nested = [[1, 2], [3]]
+literal = '[&'
+[ "quoted key" ]
+x = 1
+[[array.of.tables]]
+y = 0.5
+)";
+  auto parsed = parse_toml(text, "ok.toml");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ((*parsed)["quoted key"]["x"].value<int64_t>(), 1);
+}
+
+TEST(TomlGuard, RefusesOversizedInputBeforeParsing) {
+  std::string text(kMaxProfileBytes + 1, '#');
+  auto parsed = parse_toml(text, "big.toml");
+  ASSERT_FALSE(parsed);
+  EXPECT_EQ(parsed.error().message,
+            "big.toml:1:1: file is 262145 bytes, over the limit of 262144 bytes");
+}
+
+}  // namespace
+}  // namespace gl
+
+namespace gl {
+namespace {
+
+// toml++ 3.3.0 reaches __builtin_unreachable on some non-ASCII characters outside strings.
+TEST(TomlGuard, RefusesNonAsciiOutsideStringsAndComments) {
+  auto parsed = parse_toml("naïve = 1\n", "u.toml");
+  ASSERT_FALSE(parsed);
+  EXPECT_EQ(parsed.error().message, "u.toml:1:3: non-ASCII character outside a string or comment");
+  EXPECT_TRUE(parse_toml("# naïve\nname = \"naïve 模型\"\nx = '¡'\n", "u.toml"));
+}
+
+}  // namespace
+}  // namespace gl
+
+namespace gl {
+namespace {
+
+// toml++ 3.3.0 asserts that an array element never starts with '}' (a fuzzer finding).
+TEST(TomlGuard, RefusesAClosingBraceInsideAnArray) {
+  for (std::string_view text : {"a = [}", "a = [1,}", "a = {b = [}]}", "a = [ # c\n}"}) {
+    auto parsed = parse_toml(text, "b.toml");
+    ASSERT_FALSE(parsed) << text;
+    EXPECT_NE(parsed.error().message.find(": '}' inside an array closes nothing"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace gl

@@ -1,0 +1,167 @@
+// Golden tests, as quadlet's: every profile in tests/golden/ and profiles/ renders to exactly the
+// unit stored beside it (tests/golden/NAME.service, tests/golden/examples/NAME.service), and may
+// carry its own assertions in "## " comment lines:
+//   ## assert-key-is SECTION KEY VALUE      every value of KEY in SECTION equals VALUE (one of)
+//   ## assert-env NAME VALUE                Environment= pins NAME to exactly VALUE
+//   ## assert-argv ["argv0", "arg", ...]    the engine's argv, as JSON
+//   ## assert-no-key SECTION KEY            KEY does not appear in SECTION
+// After an intended change: GPULAUNCH_UPDATE_GOLDEN=1 ctest --test-dir build -R Golden
+// (or scripts/update-golden.sh), then review the diff.
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "plan/launch_plan.hpp"
+#include "profile/validate.hpp"
+#include "unit/escape.hpp"
+#include "unit/render.hpp"
+#include "unit/temp_dir.hpp"
+
+namespace gl {
+namespace {
+namespace fs = std::filesystem;
+
+const fs::path kSource{GL_SOURCE_DIR};
+
+struct GoldenCase {
+  std::string label;
+  fs::path input;
+  fs::path expected;
+  std::vector<fs::path> search;
+};
+
+void PrintTo(const GoldenCase& golden, std::ostream* out) { *out << golden.label; }
+
+std::vector<GoldenCase> golden_cases() {
+  std::vector<GoldenCase> cases;
+  auto collect = [&](const fs::path& inputs, const fs::path& expected_dir, std::string prefix) {
+    std::vector<fs::path> files;
+    for (const auto& item : fs::directory_iterator(inputs))
+      if (item.path().extension() == ".toml") files.push_back(item.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files)
+      cases.push_back({prefix + file.stem().string(), file,
+                       expected_dir / (file.stem().string() + ".service"), {inputs}});
+  };
+  collect(kSource / "tests/golden", kSource / "tests/golden", "");
+  collect(kSource / "profiles", kSource / "tests/golden/examples", "example_");
+  return cases;
+}
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Source paths in the header depend on the checkout; goldens spell the root as {src}.
+std::string portable(std::string text) {
+  const std::string root = kSource.string();
+  for (size_t at; (at = text.find(root)) != std::string::npos;) text.replace(at, root.size(), "{src}");
+  return text;
+}
+
+Result<std::pair<Profile, UnitFile>> render_case(const GoldenCase& golden,
+                                                 const std::string& binary) {
+  DirectorySource source(golden.search);
+  auto profile = load_profile(source, golden.input.string());
+  if (!profile) return std::unexpected(profile.error());
+  RenderOptions options;
+  options.gpulaunch_binary = binary;
+  options.version = "(golden)";
+  return std::pair{*profile, render_unit(*profile, options)};
+}
+
+class Golden : public ::testing::TestWithParam<GoldenCase> {};
+
+TEST_P(Golden, RendersExactlyTheStoredUnit) {
+  const auto& golden = GetParam();
+  auto rendered = render_case(golden, "/usr/bin/gpulaunch");
+  ASSERT_TRUE(rendered) << rendered.error().message;
+  const std::string text = portable(rendered->second.to_text());
+  if (const char* update = std::getenv("GPULAUNCH_UPDATE_GOLDEN"); update && *update == '1') {
+    fs::create_directories(golden.expected.parent_path());
+    std::ofstream(golden.expected, std::ios::binary) << text;
+    GTEST_SKIP() << "updated " << golden.expected;
+  }
+  ASSERT_TRUE(fs::exists(golden.expected))
+      << golden.expected << " is missing; run with GPULAUNCH_UPDATE_GOLDEN=1 to create it";
+  EXPECT_EQ(text, slurp(golden.expected));
+}
+
+TEST_P(Golden, SatisfiesItsInlineAssertions) {
+  const auto& golden = GetParam();
+  auto rendered = render_case(golden, "/usr/bin/gpulaunch");
+  ASSERT_TRUE(rendered) << rendered.error().message;
+  const auto& [profile, unit] = *rendered;
+  std::istringstream input(slurp(golden.input));
+  for (std::string line; std::getline(input, line);) {
+    if (!line.starts_with("## ")) continue;
+    std::istringstream words(line.substr(3));
+    std::string verb;
+    words >> verb;
+    std::string rest;
+    std::getline(words >> std::ws, rest);
+    SCOPED_TRACE(line);
+    if (verb == "assert-key-is") {
+      std::istringstream parts(rest);
+      std::string section, key, value;
+      parts >> section >> key;
+      std::getline(parts >> std::ws, value);
+      auto values = unit.values(section, key);
+      EXPECT_NE(std::find(values.begin(), values.end(), value), values.end());
+    } else if (verb == "assert-no-key") {
+      std::istringstream parts(rest);
+      std::string section, key;
+      parts >> section >> key;
+      EXPECT_TRUE(unit.values(section, key).empty());
+    } else if (verb == "assert-env") {
+      std::istringstream parts(rest);
+      std::string name, value;
+      parts >> name;
+      std::getline(parts >> std::ws, value);
+      auto values = unit.values("Service", "Environment");
+      EXPECT_NE(std::find(values.begin(), values.end(), quote_environment(name, value)),
+                values.end());
+    } else if (verb == "assert-argv") {
+      auto expected = nlohmann::json::parse(rest).get<std::vector<std::string>>();
+      EXPECT_EQ(make_launch_plan(profile).argv, expected);
+      auto exec = unit.values("Service", "ExecStart");
+      ASSERT_EQ(exec.size(), 1u);
+      EXPECT_TRUE(exec[0].ends_with(" \"--\" " + exec_command_line(expected)));
+    } else {
+      ADD_FAILURE() << "unknown assertion '" << verb << "'";
+    }
+  }
+}
+
+// systemd-analyze verify needs the ExecStart binary to exist: use the one just built.
+TEST_P(Golden, PassesSystemdAnalyzeVerify) {
+  if (std::system("command -v systemd-analyze >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "systemd-analyze is not installed";
+  const auto& golden = GetParam();
+  auto rendered = render_case(golden, GL_GPULAUNCH_BINARY);
+  ASSERT_TRUE(rendered) << rendered.error().message;
+  gl::testing::TempDir dir;
+  auto file = dir.write(rendered->first.unit_name(), rendered->second.to_text());
+  const std::string log = (dir.path() / "verify.log").string();
+  int status = std::system(("systemd-analyze verify '" + file.string() + "' >'" + log + "' 2>&1").c_str());
+  EXPECT_EQ(status, 0) << slurp(log);
+  EXPECT_EQ(slurp(log), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Units, Golden, ::testing::ValuesIn(golden_cases()),
+                         [](const auto& info) {
+                           std::string name = info.param.label;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace gl
