@@ -11,6 +11,7 @@ unshare --pid --mount --fork --mount-proc true 2>/dev/null ||
 
 state=$(mktemp -d /tmp/gpulaunch-harness-smoke.XXXXXX)
 sentinel=$(mktemp /tmp/gpulaunch-harness-sentinel.XXXXXX)
+trap 'rm -rf "$state" "$sentinel"' EXIT
 echo "host sentinel" >"$sentinel"
 snapshot() { ls -la --time-style=full-iso /var/log/journal /etc/systemd/system 2>&1; ls /sys/fs/cgroup; findmnt -no OPTIONS /sys/fs/cgroup || true; findmnt -no OPTIONS / || true; }
 before=$(snapshot)
