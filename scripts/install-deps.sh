@@ -9,7 +9,7 @@ packages=(
   libsystemd-dev libboost-dev libboost-filesystem-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev
-  systemd python3 python3-venv
+  systemd dbus util-linux python3 python3-venv
 )
 
 missing=()

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Creates VENV_DIR with Debian's python3 (python3-venv) and installs the mock SGLang into it,
+# offline: the package is copied into the venv's site-packages (no pip, no index, no build step).
+# Idempotent: an existing venv is reused and the package is replaced.
+# Usage: mock/install.sh VENV_DIR
+set -euo pipefail
+if (($# != 1)); then
+  echo "usage: $0 VENV_DIR" >&2
+  exit 2
+fi
+venv=$1
+here=$(cd "$(dirname "$0")" && pwd)
+python=${MOCK_PYTHON:-/usr/bin/python3}
+
+if [[ ! -x $venv/bin/python ]]; then
+  "$python" -m venv --without-pip "$venv"
+fi
+purelib=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+mkdir -p "$purelib"
+staging=$(mktemp -d "$purelib/.sglang-install.XXXXXX")
+trap 'rm -rf "$staging"' EXIT
+cp -r "$here/sglang/sglang" "$staging/sglang"
+find "$staging" -name __pycache__ -prune -exec rm -rf {} +
+rm -rf "$purelib/sglang"
+mv "$staging/sglang" "$purelib/sglang"
+# A dist-info, so version probes that read METADATA (not import) see the mock, and pip can remove it.
+version=$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' "$purelib/sglang/version.py")
+rm -rf "$purelib"/sglang-*.dist-info
+dist="$purelib/sglang-$version.dist-info"
+mkdir -p "$dist"
+printf 'Metadata-Version: 2.1\nName: sglang\nVersion: %s\nSummary: gpulaunch mock of SGLang\n' \
+  "$version" >"$dist/METADATA"
+echo mock-install >"$dist/INSTALLER"
+(cd "$purelib" && find sglang "${dist##*/}" -type f ! -name RECORD -printf '%p,,\n' && echo "${dist##*/}/RECORD,,") \
+  >"$dist/RECORD"
+"$venv/bin/python" -c 'import sglang.launch_server, sglang; print("mock sglang", sglang.__version__, "in", sglang.__file__)'

@@ -1,0 +1,3 @@
+"""Mock SGLang for gpulaunch tests. Only `python -m sglang.launch_server` is provided."""
+
+__version__ = "0.0.0+mock"

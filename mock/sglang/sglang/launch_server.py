@@ -1,0 +1,324 @@
+"""Mock of `python -m sglang.launch_server` for gpulaunch tests.
+
+Pure standard library. Accepts the launch_server flags gpulaunch emits, rejects anything else the
+way argparse does (exit 2, usage on stderr), records the argv it was given, prints SGLang-like
+start-up lines and serves /health, /health_generate, /v1/models, /v1/completions and
+/get_model_info. Behaviour is chosen by environment only (real SGLang would reject a mock flag):
+
+  MOCK_SGLANG_ARGV_FILE      where to record argv (default $HOME/mock-sglang-argv.json)
+  MOCK_SGLANG_LOAD_SECONDS   fake weight-loading time (default 4)
+  MOCK_SGLANG_MODE           normal | leak | cuda-oom | hang | crash | never-ready
+  MOCK_SGLANG_MODE_FILE      file whose (stripped) content, when non-empty, overrides the mode
+  MOCK_SGLANG_CRASH_AFTER    seconds after start before `crash` dies (default 3)
+  MOCK_SGLANG_CRASH_EXIT     exit code for `crash` instead of SIGSEGV
+  MOCK_SGLANG_HANG_AFTER     seconds after ready before `hang` stops answering (default 1)
+  MOCK_SGLANG_LEAK_MIB       MiB allocated per `leak` step (default 50)
+  MOCK_SGLANG_LEAK_INTERVAL  seconds between `leak` steps (default 0.2)
+"""
+
+import argparse
+import datetime
+import json
+import os
+import signal
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+MODES = ("normal", "leak", "cuda-oom", "hang", "crash", "never-ready")
+SHARDS = 8
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(allow_abbrev=False)
+    add = parser.add_argument
+    add("--model-path", type=str, required=True)
+    add("--tensor-parallel-size", "--tp-size", type=int, default=1)
+    add("--pipeline-parallel-size", "--pp-size", type=int, default=1)
+    add("--expert-parallel-size", "--ep-size", type=int, default=1)
+    add("--data-parallel-size", "--dp-size", type=int, default=1)
+    add("--enable-dp-attention", action="store_true")
+    add("--host", type=str, default="127.0.0.1")
+    add("--port", type=int, default=30000)
+    add("--served-model-name", type=str, default=None)
+    add("--revision", type=str, default=None)
+    add("--nnodes", type=int, default=1)
+    add("--node-rank", type=int, default=0)
+    add("--dist-init-addr", type=str, default=None)
+    add("--mem-fraction-static", type=float, default=None)
+    add("--max-running-requests", type=int, default=None)
+    add("--cuda-graph-max-bs", type=int, default=None)
+    add("--speculative-algorithm", type=str, default=None)
+    add("--speculative-draft-model-path", type=str, default=None)
+    add("--speculative-num-steps", type=int, default=None)
+    add("--speculative-eagle-topk", type=int, default=None)
+    add("--speculative-num-draft-tokens", type=int, default=None)
+    add("--trust-remote-code", action="store_true")
+    return parser
+
+
+def log(message, tp=True):
+    now = datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S")
+    prefix = f"[{now} TP0]" if tp else f"[{now}]"
+    print(f"{prefix} {message}", flush=True)
+
+
+def raw(message, stream=None):
+    print(message, file=stream or sys.stdout, flush=True)
+
+
+def record_argv():
+    path = os.environ.get("MOCK_SGLANG_ARGV_FILE")
+    if not path:
+        path = os.path.join(os.environ.get("HOME") or "/tmp", "mock-sglang-argv.json")
+    # sys.orig_argv is exactly what exec() received: interpreter, -m, module, flags.
+    argv = list(getattr(sys, "orig_argv", [sys.executable] + sys.argv))
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".mock-sglang-argv.", dir=directory)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(argv, f, ensure_ascii=False)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as error:
+        raw(f"mock-sglang: cannot record argv to {path}: {error}", sys.stderr)
+
+
+def choose_mode():
+    mode = os.environ.get("MOCK_SGLANG_MODE", "").strip() or "normal"
+    mode_file = os.environ.get("MOCK_SGLANG_MODE_FILE")
+    if mode_file:
+        try:
+            with open(mode_file, encoding="utf-8") as f:
+                mode = f.read().strip() or mode
+        except OSError:
+            pass
+    if mode not in MODES:
+        raw(f"mock-sglang: unknown MOCK_SGLANG_MODE {mode!r}; one of {', '.join(MODES)}", sys.stderr)
+        sys.exit(2)
+    return mode
+
+
+def env_float(name, default):
+    try:
+        return float(os.environ.get(name, default))
+    except ValueError:
+        return float(default)
+
+
+class State:
+    def __init__(self, args):
+        self.args = args
+        self.ready = threading.Event()
+        self.hung = threading.Event()
+        self.name = args.served_model_name or args.model_path
+
+
+def make_handler(state):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        server_version = "uvicorn"
+        sys_version = ""
+
+        def log_message(self, fmt, *args):  # uvicorn-style access log on stdout
+            log(f'INFO:     {self.client_address[0]}:{self.client_address[1]} - "{self.requestline}" '
+                f"{args[1] if len(args) > 1 else ''}", tp=False)
+
+        def reply(self, status, body):
+            data = json.dumps(body).encode() if not isinstance(body, bytes) else body
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json" if body != b"" else "text/plain")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def wedge(self):
+            if state.hung.is_set():
+                threading.Event().wait()  # never returns: a wedged event loop
+
+        def do_GET(self):
+            self.wedge()
+            path = self.path.split("?", 1)[0]
+            if path in ("/health", "/health_generate"):
+                if state.ready.is_set():
+                    self.reply(200, b"")
+                else:
+                    self.reply(503, b"")
+            elif path == "/v1/models":
+                self.reply(200, {"object": "list", "data": [{
+                    "id": state.name, "object": "model", "created": int(time.time()),
+                    "owned_by": "sglang", "root": state.name, "max_model_len": 131072}]})
+            elif path == "/get_model_info":
+                self.reply(200, {"model_path": state.args.model_path,
+                                 "tokenizer_path": state.args.model_path,
+                                 "is_generation": True})
+            else:
+                self.reply(404, {"detail": "Not Found"})
+
+        def do_POST(self):
+            self.wedge()
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            path = self.path.split("?", 1)[0]
+            if path != "/v1/completions":
+                self.reply(404, {"detail": "Not Found"})
+                return
+            if not state.ready.is_set():
+                self.reply(503, {"object": "error", "message": "Server is not ready", "code": 503})
+                return
+            try:
+                request = json.loads(body or b"{}")
+            except ValueError:
+                self.reply(400, {"object": "error", "message": "Invalid JSON", "code": 400})
+                return
+            prompt = request.get("prompt", "")
+            prompt_tokens = len(str(prompt).split())
+            self.reply(200, {
+                "id": f"cmpl-mock{int(time.time() * 1000)}", "object": "text_completion",
+                "created": int(time.time()), "model": request.get("model") or state.name,
+                "choices": [{"index": 0, "text": " mock completion", "logprobs": None,
+                             "finish_reason": "length", "matched_stop": None}],
+                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 2,
+                          "total_tokens": prompt_tokens + 2}})
+
+    return Handler
+
+
+def progress(done, total, elapsed):
+    percent = int(100 * done / total)
+    rate = done / elapsed if elapsed > 0 else 0.0
+    left = (total - done) / rate if rate > 0 else 0.0
+    mmss = lambda s: f"{int(s) // 60:02d}:{int(s) % 60:02d}"
+    eta, speed = (f"{mmss(left)}", f"{rate:5.2f}it/s") if done else ("?", "?it/s")
+    raw(f"Loading safetensors checkpoint shards: {percent:3d}% Completed | {done}/{total} "
+        f"[{mmss(elapsed)}<{eta}, {speed}]")
+
+
+CUDA_OOM = """Traceback (most recent call last):
+  File "/usr/lib/python3/dist-packages/sglang/srt/managers/scheduler.py", line 2325, in run_scheduler_process
+    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank, moe_ep_rank, pp_rank, dp_rank)
+  File "/usr/lib/python3/dist-packages/sglang/srt/managers/scheduler.py", line 312, in __init__
+    self.tp_worker = TpWorkerClass(
+  File "/usr/lib/python3/dist-packages/sglang/srt/managers/tp_worker.py", line 81, in __init__
+    self.model_runner = ModelRunner(
+  File "/usr/lib/python3/dist-packages/sglang/srt/model_executor/model_runner.py", line 235, in __init__
+    self.initialize(min_per_gpu_memory)
+  File "/usr/lib/python3/dist-packages/sglang/srt/model_executor/model_runner.py", line 285, in initialize
+    self.load_model()
+  File "/usr/lib/python3/dist-packages/sglang/srt/model_executor/model_runner.py", line 690, in load_model
+    self.model = get_model(
+  File "/usr/lib/python3/dist-packages/sglang/srt/model_loader/loader.py", line 560, in load_model
+    model = _initialize_model(
+  File "/usr/lib/python3/dist-packages/torch/utils/_device.py", line 104, in __torch_function__
+    return func(*args, **kwargs)
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 139.81 GiB of which 1.12 GiB is free. Including non-PyTorch memory, this process has 138.68 GiB memory in use. Of the allocated memory 136.90 GiB is allocated by PyTorch, and 1.21 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)
+"""
+
+
+def on_term(signum, _frame):
+    raw(f"[{datetime.datetime.now():%Y-%m-%d %H:%M:%S}] Received sig {signum}, shutting down.")
+    os._exit(0)
+
+
+def crash_timer(started):
+    delay = env_float("MOCK_SGLANG_CRASH_AFTER", 3)
+
+    def die():
+        time.sleep(max(0.0, started + delay - time.monotonic()))
+        code = os.environ.get("MOCK_SGLANG_CRASH_EXIT")
+        if code:
+            raw("mock-sglang: crashing with exit code " + code, sys.stderr)
+            os._exit(int(code))
+        raw("Fatal Python error: Segmentation fault\n\nThread 0x00007f0000000000 (most recent call "
+            "first):\n  File \"/usr/lib/python3/dist-packages/sglang/srt/managers/scheduler.py\", "
+            "line 1011 in event_loop_overlap", sys.stderr)
+        os.kill(os.getpid(), signal.SIGSEGV)
+        time.sleep(1)
+        os._exit(139)
+
+    threading.Thread(target=die, daemon=True).start()
+
+
+def main(argv=None):
+    record_argv()
+    args = build_parser().parse_args(argv)
+    mode = choose_mode()
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, on_term)
+    started = time.monotonic()
+    load_seconds = max(0.0, env_float("MOCK_SGLANG_LOAD_SECONDS", 4))
+
+    state = State(args)
+    try:
+        server = ThreadingHTTPServer((args.host, args.port), make_handler(state))
+    except OSError as error:
+        raw(f"ERROR:    [Errno {error.errno}] error while attempting to bind on address "
+            f"('{args.host}', {args.port}): {error.strerror}", sys.stderr)
+        return 1
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+
+    if mode == "crash":
+        signal.signal(signal.SIGSEGV, signal.SIG_DFL)  # only the main thread may set handlers
+        crash_timer(started)
+
+    log(f"server_args=ServerArgs(model_path='{args.model_path}', tokenizer_path='{args.model_path}', "
+        f"host='{args.host}', port={args.port}, tp_size={args.tensor_parallel_size}, "
+        f"pp_size={args.pipeline_parallel_size}, ep_size={args.expert_parallel_size}, "
+        f"dp_size={args.data_parallel_size}, served_model_name='{state.name}', "
+        f"mem_fraction_static={args.mem_fraction_static}, trust_remote_code={args.trust_remote_code})",
+        tp=False)
+    log("Init torch distributed begin.")
+    log("Init torch distributed ends. mem usage=0.00 GB")
+    log("Load weight begin. avail mem=138.69 GB")
+    step = load_seconds / SHARDS
+    t0 = time.monotonic()
+    progress(0, SHARDS, 0.0)
+    for shard in range(1, SHARDS + 1):
+        time.sleep(step)
+        progress(shard, SHARDS, time.monotonic() - t0)
+        if mode == "cuda-oom" and shard == SHARDS // 2:
+            raw(CUDA_OOM, sys.stderr)
+            log("Scheduler hit an exception: " + CUDA_OOM.rstrip(), tp=True)
+            return 1
+    log("Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=123.52 GB, "
+        "mem usage=15.17 GB.")
+    log("KV Cache is allocated. #tokens: 1000000, K size: 45.78 GB, V size: 45.78 GB")
+    log("Memory pool end. avail mem=30.40 GB")
+    log("Capture cuda graph begin. This can take up to several minutes. avail mem=30.10 GB")
+    if mode == "never-ready":
+        threading.Event().wait()
+    log("Capture cuda graph end. Time elapsed: 0.01 s. mem usage=0.42 GB. avail mem=29.68 GB.")
+    log(f"max_total_num_tokens=1000000, chunked_prefill_size=8192, max_prefill_tokens=16384, "
+        f"max_running_requests={args.max_running_requests or 4096}, context_len=131072, "
+        f"available_gpu_mem=29.68 GB")
+    log(f"INFO:     Started server process [{os.getpid()}]", tp=False)
+    log("INFO:     Waiting for application startup.", tp=False)
+    log("INFO:     Application startup complete.", tp=False)
+    log(f"INFO:     Uvicorn running on http://{args.host}:{args.port} (Press CTRL+C to quit)", tp=False)
+    state.ready.set()
+    log("The server is fired up and ready to roll!", tp=False)
+
+    if mode == "hang":
+        time.sleep(env_float("MOCK_SGLANG_HANG_AFTER", 1))
+        log("mock-sglang: wedging the HTTP server (MOCK_SGLANG_MODE=hang)", tp=False)
+        state.hung.set()
+    elif mode == "leak":
+        chunk = int(env_float("MOCK_SGLANG_LEAK_MIB", 50) * 1024 * 1024)
+        interval = env_float("MOCK_SGLANG_LEAK_INTERVAL", 0.2)
+        hoard = []
+        while True:
+            hoard.append(b"\x01" * chunk)  # filled, so every page is touched
+            log(f"mock-sglang: leaked {len(hoard) * chunk >> 20} MiB", tp=False)
+            time.sleep(interval)
+    threading.Event().wait()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

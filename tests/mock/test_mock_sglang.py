@@ -1,0 +1,196 @@
+"""Tests for the mock SGLang (mock/). Run: /usr/bin/python3 -m unittest tests/mock/test_mock_sglang.py
+
+Installs the mock into a fresh venv with mock/install.sh (offline), then drives
+`VENV/bin/python -m sglang.launch_server` as gpulaunch's units would.
+"""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import unittest
+import urllib.error
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http_status(url, timeout=1.0, data=None):
+    """HTTP status, or None when nothing answers (refused or timed out)."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout, data=data) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+    except (urllib.error.URLError, ConnectionError, socket.timeout, TimeoutError):
+        return None, b""
+
+
+class MockSglangTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="mock-sglang-test.")
+        cls.venv = os.path.join(cls.tmp, "venv")
+        subprocess.run(["bash", os.path.join(ROOT, "mock", "install.sh"), cls.venv], check=True,
+                       stdout=subprocess.DEVNULL)
+        cls.python = os.path.join(cls.venv, "bin", "python")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def setUp(self):
+        self.procs = []
+        self.argv_file = os.path.join(self.tmp, f"argv-{self.id().rsplit('.', 1)[-1]}.json")
+
+    def tearDown(self):
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            for stream in (proc.stdout, proc.stderr):
+                if stream:
+                    stream.close()
+
+    def start(self, *flags, mode=None, load="1.5", extra_env=None):
+        env = dict(os.environ, MOCK_SGLANG_ARGV_FILE=self.argv_file, MOCK_SGLANG_LOAD_SECONDS=load)
+        env.pop("MOCK_SGLANG_MODE", None)
+        env.pop("MOCK_SGLANG_MODE_FILE", None)
+        if mode:
+            env["MOCK_SGLANG_MODE"] = mode
+        env.update(extra_env or {})
+        proc = subprocess.Popen([self.python, "-m", "sglang.launch_server", *flags], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.procs.append(proc)
+        return proc
+
+    def wait_status(self, url, want, deadline_s):
+        deadline = time.monotonic() + deadline_s
+        seen = []
+        while time.monotonic() < deadline:
+            status, _ = http_status(url, timeout=0.5)
+            if status is not None and (not seen or seen[-1] != status):
+                seen.append(status)
+            if status == want:
+                return seen
+            time.sleep(0.05)
+        self.fail(f"{url} never answered {want}; saw {seen}")
+
+    def test_unknown_flag_is_rejected_like_argparse(self):
+        for flags in (["--model-path", "m", "--mock-mode", "x"],
+                      ["--model-path", "m", "--tp", "2"]):  # no prefix matching
+            proc = self.start(*flags)
+            out, err = proc.communicate(timeout=20)
+            self.assertEqual(proc.returncode, 2, err)
+            self.assertIn("usage: launch_server.py", err)
+            self.assertIn("error: unrecognized arguments", err)
+            self.assertEqual(out, "")
+
+    def test_health_503_then_200_and_argv_recorded(self):
+        port = free_port()
+        flags = ["--model-path", "/models/naïve 模型", "--tensor-parallel-size", "2",
+                 "--pipeline-parallel-size", "1", "--expert-parallel-size", "1",
+                 "--data-parallel-size", "1", "--enable-dp-attention", "--host", "127.0.0.1",
+                 "--port", str(port), "--served-model-name", "demo", "--revision", "main",
+                 "--nnodes", "1", "--node-rank", "0", "--dist-init-addr", "10.0.0.1:5000",
+                 "--mem-fraction-static", "0.85", "--max-running-requests", "64",
+                 "--cuda-graph-max-bs", "32", "--speculative-algorithm", "EAGLE3",
+                 "--speculative-draft-model-path", "/d", "--speculative-num-steps", "3",
+                 "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4",
+                 "--trust-remote-code"]
+        proc = self.start(*flags, load="3")
+        base = f"http://127.0.0.1:{port}"
+        seen = self.wait_status(base + "/health", 503, 15)
+        self.assertEqual(seen, [503])
+        self.assertEqual(http_status(base + "/health_generate")[0], 503)
+        self.assertEqual(self.wait_status(base + "/health", 200, 20)[-2:], [503, 200])
+        self.assertEqual(http_status(base + "/health_generate")[0], 200)
+        status, body = http_status(base + "/v1/models")
+        self.assertEqual(status, 200)
+        self.assertEqual([m["id"] for m in json.loads(body)["data"]], ["demo"])
+        status, body = http_status(base + "/v1/completions", data=b'{"prompt": "hi", "max_tokens": 2}')
+        self.assertEqual(status, 200)
+        self.assertEqual(json.loads(body)["object"], "text_completion")
+        with open(self.argv_file, encoding="utf-8") as f:
+            recorded = json.load(f)
+        self.assertEqual(recorded, [self.python, "-m", "sglang.launch_server", *flags])
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=10)
+        self.assertEqual(proc.returncode, 0)
+        self.assertIn("Loading safetensors checkpoint shards:  50% Completed | 4/8", out)
+        self.assertIn("The server is fired up and ready to roll!", out)
+
+    def test_cuda_oom(self):
+        proc = self.start("--model-path", "m", "--port", str(free_port()), mode="cuda-oom", load="1")
+        out, err = proc.communicate(timeout=20)
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("Load weight begin", out)
+        self.assertIn("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
+                      "GPU 0 has a total capacity of 139.81 GiB of which 1.12 GiB is free.", err)
+        self.assertNotIn("fired up", out)
+
+    def test_mode_file_overrides_env(self):
+        mode_file = os.path.join(self.tmp, "mode")
+        with open(mode_file, "w") as f:
+            f.write("crash\n")
+        proc = self.start("--model-path", "m", "--port", str(free_port()), mode="normal",
+                          extra_env={"MOCK_SGLANG_MODE_FILE": mode_file,
+                                     "MOCK_SGLANG_CRASH_AFTER": "0.5"})
+        proc.communicate(timeout=20)
+        self.assertEqual(proc.returncode, -signal.SIGSEGV)
+
+    def test_crash_exit_code(self):
+        proc = self.start("--model-path", "m", "--port", str(free_port()), mode="crash",
+                          extra_env={"MOCK_SGLANG_CRASH_AFTER": "0.5", "MOCK_SGLANG_CRASH_EXIT": "3"})
+        proc.communicate(timeout=20)
+        self.assertEqual(proc.returncode, 3)
+
+    def test_hang_stops_answering_but_stays_alive(self):
+        port = free_port()
+        proc = self.start("--model-path", "m", "--port", str(port), mode="hang", load="0.5",
+                          extra_env={"MOCK_SGLANG_HANG_AFTER": "1"})
+        self.wait_status(f"http://127.0.0.1:{port}/health", 200, 15)
+        time.sleep(1.5)
+        self.assertEqual(http_status(f"http://127.0.0.1:{port}/health", timeout=1.0)[0], None)
+        self.assertIsNone(proc.poll())
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=10)
+        self.assertEqual(proc.returncode, 0)
+
+    def test_never_ready(self):
+        port = free_port()
+        proc = self.start("--model-path", "m", "--port", str(port), mode="never-ready", load="0.3")
+        self.wait_status(f"http://127.0.0.1:{port}/health", 503, 15)
+        time.sleep(1.0)
+        self.assertEqual(http_status(f"http://127.0.0.1:{port}/health")[0], 503)
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=10)
+        self.assertEqual(proc.returncode, 0)
+
+    def test_leak_grows_rss(self):
+        proc = self.start("--model-path", "m", "--port", str(free_port()), mode="leak", load="0.2",
+                          extra_env={"MOCK_SGLANG_LEAK_MIB": "20", "MOCK_SGLANG_LEAK_INTERVAL": "0.05"})
+        deadline = time.monotonic() + 15
+        rss_kib = 0
+        while time.monotonic() < deadline and rss_kib < 150 * 1024:
+            with open(f"/proc/{proc.pid}/status") as f:
+                rss_kib = next(int(l.split()[1]) for l in f if l.startswith("VmRSS:"))
+            time.sleep(0.1)
+        self.assertGreaterEqual(rss_kib, 150 * 1024)
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=10)
+        self.assertEqual(proc.returncode, 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
