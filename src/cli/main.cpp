@@ -17,6 +17,11 @@ int main(int argc, char** argv) {
   gl::add_list_command(app, context);
   gl::add_show_command(app, context);
   gl::add_render_command(app, context);
+  gl::add_up_command(app, context);
+  gl::add_down_command(app, context);
+  gl::add_status_command(app, context);
+  gl::add_logs_command(app, context);
+  gl::add_run_command(app, context);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

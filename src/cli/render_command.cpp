@@ -3,22 +3,12 @@
 #include <fmt/core.h>
 
 #include "cli/context.hpp"
+#include "cli/lifecycle.hpp"
 #include "gpulaunch_version.hpp"
 #include "profile/validate.hpp"
 #include "unit/render.hpp"
 
 namespace gl {
-namespace {
-
-// The binary the unit will run: this very executable, so a build tree renders a unit that
-// works from the build tree and the package renders /usr/bin/gpulaunch.
-std::string own_binary() {
-  std::error_code error;
-  auto self = std::filesystem::read_symlink("/proc/self/exe", error);
-  return error ? std::string("/usr/bin/gpulaunch") : self.string();
-}
-
-}  // namespace
 
 void add_render_command(CLI::App& app, CliContext& context) {
   auto* command = app.add_subcommand("render", "Print the systemd unit a profile becomes");
@@ -27,7 +17,7 @@ void add_render_command(CLI::App& app, CliContext& context) {
   static long long node_rank = 0;
   command->add_option("profile", name, "Profile name or path to a .toml file")->required();
   command->add_option("--gpulaunch-bin", binary,
-                      "gpulaunch binary the unit runs (default: this one)");
+                      "gpulaunch binary the unit runs (default: this one, so a build tree renders a unit that runs the build tree)");
   command->add_option("--node-rank", node_rank, "Rank of this node in a multi-node profile")
       ->check(CLI::Range(0LL, 1023LL));
   command->callback([&context] {

@@ -12,9 +12,10 @@ bool under(const std::string& path, std::string_view prefix) {
 }
 
 // ProtectHome=yes hides /home, /root and /run/user; relax it to read-only when the profile keeps
-// its venv, model or toolkit there.
-std::string protect_home(const Profile& profile, const LaunchPlan& plan) {
-  std::vector<std::string> paths{plan.cache_root, profile.model.path};
+// its venv, model or toolkit there, or gpulaunch itself runs from a build tree there.
+std::string protect_home(const Profile& profile, const LaunchPlan& plan,
+                         const RenderOptions& options) {
+  std::vector<std::string> paths{plan.cache_root, profile.model.path, options.gpulaunch_binary};
   for (const auto& optional : {profile.engine.venv, profile.engine.python,
                                profile.engine.executable, profile.toolkit.cuda_home})
     if (optional) paths.push_back(*optional);
@@ -104,7 +105,7 @@ UnitFile render_unit(const Profile& profile, const RenderOptions& options) {
   unit.add("Service", "CapabilityBoundingSet", "");
   unit.add("Service", "AmbientCapabilities", "");
   unit.add("Service", "ProtectSystem", "strict");
-  unit.add("Service", "ProtectHome", protect_home(profile, plan));
+  unit.add("Service", "ProtectHome", protect_home(profile, plan, options));
   unit.add("Service", "PrivateTmp", "yes");
   unit.add("Service", "DevicePolicy", "closed");
   unit.add("Service", "DeviceAllow", "char-nvidia* rw");

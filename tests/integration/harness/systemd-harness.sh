@@ -176,7 +176,7 @@ DefaultDependencies=no
 EOF
 # systemd prefers /dev/console when it thinks it is the host's init; keep its output ours.
 export container=$mark
-exec "$systemd" --system "--unit=$target" --show-status=no --log-target=console --log-color=no
+exec "$systemd" --system "--unit=$target" --show-status=no --log-target=journal --log-color=no
 NS_INIT_EOF
 
 cmd_boot() {

@@ -1,0 +1,114 @@
+#include <chrono>
+#include <filesystem>
+
+#include <fmt/core.h>
+
+#include "cli/context.hpp"
+#include "cli/lifecycle.hpp"
+#include "profile/loader.hpp"
+
+namespace gl {
+namespace {
+
+struct DownOptions {
+  std::string profile;
+  bool purge = false;
+  bool runtime = false;
+  bool user = false;
+};
+
+// Waits for a job to finish; returns its result.
+Result<std::string> wait_for_job(SystemdManager& manager, const std::string& job,
+                                 std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (auto waited = manager.wait(std::chrono::milliseconds(250)); !waited)
+      return std::unexpected(waited.error());
+    if (auto result = manager.job_result(job)) return *result;
+  }
+  return failf("Failed to wait for job '{}': still running after {}s", job, limit.count());
+}
+
+std::string unit_for(const std::string& profile) {
+  // `down` must work for a profile whose file is gone or broken: the name is enough.
+  std::string name = std::filesystem::path(profile).stem().string();
+  return "gpulaunch-" + name + ".service";
+}
+
+int down(const DownOptions& options) {
+  if (!is_valid_profile_name(std::filesystem::path(options.profile).stem().string()))
+    return report(Error{fmt::format("'{}' is not a valid profile name", options.profile)});
+  const UnitPlacement placement{options.user ? ManagerScope::user : ManagerScope::system,
+                                options.runtime};
+  const std::string unit = unit_for(options.profile);
+  auto manager = connect_systemd(placement.scope);
+  if (!manager) return report(manager.error());
+  auto status = (*manager)->status(unit);
+  if (!status) return report(status.error());
+  if (status->load_state == "loaded" && status->active_state != "inactive" &&
+      status->active_state != "failed") {
+    auto job = (*manager)->enqueue("StopUnit", unit);
+    if (!job) return report(job.error());
+    auto result = wait_for_job(**manager, *job, std::chrono::seconds(300));
+    if (!result) return report(result.error());
+    fmt::print("stopped {} ({})\n", unit, *result);
+  } else {
+    fmt::print("{} is not running\n", unit);
+  }
+  if (options.purge) {
+    std::filesystem::path file = status->fragment_path.empty()
+                                     ? placement.directory() / unit
+                                     : std::filesystem::path(status->fragment_path);
+    // Only a unit gpulaunch generated, in a directory it installs to, is removed.
+    if (file.filename() != unit || file.parent_path() != placement.directory())
+      file = placement.directory() / unit;
+    std::error_code error;
+    if (std::filesystem::remove(file, error)) {
+      fmt::print("removed {}\n", file.string());
+      if (auto reloaded = (*manager)->reload(); !reloaded) return report(reloaded.error());
+    } else if (error) {
+      return report(Error{fmt::format("Failed to remove '{}': {}", file.string(), error.message())});
+    }
+  }
+  return 0;
+}
+
+int restart(const std::string& profile, bool user) {
+  const std::string unit = unit_for(profile);
+  auto manager = connect_systemd(user ? ManagerScope::user : ManagerScope::system);
+  if (!manager) return report(manager.error());
+  auto job = (*manager)->enqueue("RestartUnit", unit);
+  if (!job) return report(job.error());
+  auto result = wait_for_job(**manager, *job, std::chrono::hours(2));
+  if (!result) return report(result.error());
+  auto status = (*manager)->status(unit);
+  if (*result != "done") {
+    fmt::print(stderr, "Failed to restart {}: job {}; {}\n", unit, *result,
+               status ? describe_state(*status) : status.error().message);
+    return 1;
+  }
+  fmt::print("restarted {}: {}\n", unit, status ? describe_state(*status) : "");
+  return 0;
+}
+
+}  // namespace
+
+void add_down_command(CLI::App& app, CliContext& context) {
+  auto* command = app.add_subcommand("down", "Stop a profile's service");
+  static DownOptions options;
+  command->add_option("profile", options.profile, "Profile name")->required();
+  command->add_flag("--purge", options.purge, "Also remove the installed unit file");
+  command->add_flag("--runtime", options.runtime, "The unit was installed with up --runtime");
+  command->add_flag("--user", options.user, "Use the calling user's systemd manager");
+  command->callback([&context] { context.exit_code = down(options); });
+
+  auto* restart_command = app.add_subcommand("restart", "Restart a profile's service and wait");
+  static std::string restart_profile;
+  static bool restart_user = false;
+  restart_command->add_option("profile", restart_profile, "Profile name")->required();
+  restart_command->add_flag("--user", restart_user, "Use the calling user's systemd manager");
+  restart_command->callback(
+      [&context] { context.exit_code = restart(restart_profile, restart_user); });
+}
+
+}  // namespace gl

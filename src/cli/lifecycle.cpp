@@ -1,0 +1,47 @@
+#include "cli/lifecycle.hpp"
+
+#include <cstdlib>
+
+#include <fmt/core.h>
+
+#include "gpulaunch_version.hpp"
+#include "unit/render.hpp"
+
+namespace gl {
+
+std::filesystem::path UnitPlacement::directory() const {
+  if (scope == ManagerScope::user) {
+    if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg)
+      return std::filesystem::path(xdg) / "systemd/user";
+    const char* home = std::getenv("HOME");
+    return std::filesystem::path(home ? home : "/") / ".config/systemd/user";
+  }
+  return runtime ? "/run/systemd/system" : "/etc/systemd/system";
+}
+
+std::string own_binary() {
+  std::error_code error;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  return error ? std::string("/usr/bin/gpulaunch") : self.string();
+}
+
+std::string render_for_install(const Profile& profile) {
+  RenderOptions options;
+  options.gpulaunch_binary = own_binary();
+  options.version = GPULAUNCH_VERSION;
+  return render_unit(profile, options).to_text();
+}
+
+std::string describe_state(const UnitStatus& status) {
+  if (status.load_state != "loaded") return status.load_state;
+  std::string text = fmt::format("{} ({})", status.active_state, status.sub_state);
+  if (status.result != "success" && !status.result.empty()) {
+    text += fmt::format(", last result: {}", status.result);
+    if (status.exec_main_code == 1) text += fmt::format(", exit status {}", status.exec_main_status);
+    if (status.exec_main_code == 2 || status.exec_main_code == 3)
+      text += fmt::format(", signal {}", status.exec_main_status);
+  }
+  return text;
+}
+
+}  // namespace gl

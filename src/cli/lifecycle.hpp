@@ -1,0 +1,28 @@
+#pragma once
+// What up, down, restart and status share: where units go and how to wait for systemd.
+
+#include <filesystem>
+#include <string>
+
+#include "profile/profile.hpp"
+#include "systemd/manager.hpp"
+
+namespace gl {
+
+struct UnitPlacement {
+  ManagerScope scope = ManagerScope::system;
+  bool runtime = false;  // /run/systemd/system: gone at reboot
+
+  std::filesystem::path directory() const;
+};
+
+// The unit file `up` would install for this profile, rendered for this very binary.
+std::string render_for_install(const Profile& profile);
+
+// This executable's absolute path: the installed one, or the build tree's when run from there.
+std::string own_binary();
+
+// "active (running)", "failed (exit-code, status 78)", ...
+std::string describe_state(const UnitStatus& status);
+
+}  // namespace gl

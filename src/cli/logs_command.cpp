@@ -1,0 +1,52 @@
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+
+#include <fmt/core.h>
+
+#include "cli/context.hpp"
+#include "systemd/journal.hpp"
+
+namespace gl {
+namespace {
+
+void print_entry(const JournalEntry& entry) {
+  std::time_t seconds = static_cast<std::time_t>(entry.realtime_usec / 1'000'000);
+  std::tm local{};
+  localtime_r(&seconds, &local);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%b %d %H:%M:%S", &local);
+  fmt::print("{} {}[{}]: {}\n", stamp, entry.identifier, entry.pid, entry.message);
+  std::fflush(stdout);
+}
+
+int logs(const std::string& profile, bool follow, size_t lines) {
+  const std::string unit =
+      "gpulaunch-" + std::filesystem::path(profile).stem().string() + ".service";
+  auto journal = open_journal();
+  if (!journal) return report(journal.error());
+  auto entries = (*journal)->tail(unit, lines);
+  if (!entries) return report(entries.error());
+  for (const auto& entry : *entries) print_entry(entry);
+  if (!follow) return 0;
+  auto followed = (*journal)->follow(unit, [](const JournalEntry& entry) {
+    print_entry(entry);
+    return true;
+  });
+  return followed ? 0 : report(followed.error());
+}
+
+}  // namespace
+
+void add_logs_command(CLI::App& app, CliContext& context) {
+  auto* command = app.add_subcommand("logs", "Show a service's journal: the engine's output and systemd's");
+  static std::string profile;
+  static bool follow = false;
+  static size_t lines = 50;
+  command->add_option("profile", profile, "Profile name")->required();
+  command->add_flag("-f,--follow", follow, "Keep printing new lines");
+  command->add_option("-n,--lines", lines, "How many past lines to show");
+  command->callback([&context] { context.exit_code = logs(profile, follow, lines); });
+}
+
+}  // namespace gl

@@ -1,0 +1,104 @@
+#include <chrono>
+#include <filesystem>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/context.hpp"
+#include "cli/lifecycle.hpp"
+#include "util/duration.hpp"
+
+namespace gl {
+namespace {
+
+constexpr std::string_view kPrefix = "gpulaunch-";
+constexpr std::string_view kSuffix = ".service";
+
+std::string profile_of(const std::string& unit) {
+  return unit.substr(kPrefix.size(), unit.size() - kPrefix.size() - kSuffix.size());
+}
+
+long long uptime_seconds(const UnitStatus& status) {
+  if (status.active_state != "active" || status.active_enter_usec == 0) return 0;
+  auto now = std::chrono::duration_cast<std::chrono::microseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+                 .count();
+  return (now - static_cast<long long>(status.active_enter_usec)) / 1'000'000;
+}
+
+std::string last_failure(const UnitStatus& status) {
+  if (status.result.empty() || status.result == "success") return "";
+  if (status.exec_main_code == 1)
+    return fmt::format("{} (exit status {})", status.result, status.exec_main_status);
+  if (status.exec_main_code == 2 || status.exec_main_code == 3)
+    return fmt::format("{} (signal {})", status.result, status.exec_main_status);
+  return status.result;
+}
+
+int status(const std::string& profile, bool json, bool user) {
+  auto manager = connect_systemd(user ? ManagerScope::user : ManagerScope::system);
+  if (!manager) return report(manager.error());
+  std::vector<std::string> units;
+  if (!profile.empty()) {
+    units.push_back(std::string(kPrefix) + std::filesystem::path(profile).stem().string() +
+                    std::string(kSuffix));
+  } else {
+    auto listed = (*manager)->list_units(std::string(kPrefix) + "*" + std::string(kSuffix));
+    if (!listed) return report(listed.error());
+    units = *listed;
+  }
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  int exit_code = 0;
+  for (const auto& unit : units) {
+    auto state = (*manager)->status(unit);
+    if (!state) return report(state.error());
+    if (state->load_state != "loaded") {
+      if (!profile.empty()) {
+        fmt::print(stderr, "{} is not installed (run 'gpulaunch up {}')\n", unit, profile_of(unit));
+        exit_code = 3;  // as `systemctl status` for a unit that is not there
+      }
+      continue;
+    }
+    const long long uptime = uptime_seconds(*state);
+    if (json) {
+      all.push_back({{"profile", profile_of(unit)},
+                     {"unit", unit},
+                     {"state", state->active_state},
+                     {"sub_state", state->sub_state},
+                     {"phase", state->status_text},
+                     {"main_pid", state->main_pid},
+                     {"uptime_seconds", uptime},
+                     {"restarts", state->restarts},
+                     {"last_failure", last_failure(*state)},
+                     {"unit_file", state->fragment_path}});
+      continue;
+    }
+    fmt::print("{} ({})\n", profile_of(unit), unit);
+    fmt::print("  state:    {} ({})\n", state->active_state, state->sub_state);
+    fmt::print("  phase:    {}\n", state->status_text.empty() ? "-" : state->status_text);
+    fmt::print("  main pid: {}\n", state->main_pid ? std::to_string(state->main_pid) : "-");
+    fmt::print("  uptime:   {}\n", uptime ? format_duration(Seconds{uptime}) : "-");
+    fmt::print("  restarts: {}\n", state->restarts);
+    auto failure = last_failure(*state);
+    fmt::print("  last failure: {}\n", failure.empty() ? "-" : failure);
+    fmt::print("  unit file: {}\n", state->fragment_path);
+    if (state->active_state != "active") exit_code = std::max(exit_code, 3);
+  }
+  if (json) fmt::print("{}\n", all.dump(2));
+  else if (units.empty()) fmt::print("no gpulaunch services are loaded\n");
+  return exit_code;
+}
+
+}  // namespace
+
+void add_status_command(CLI::App& app, CliContext& context) {
+  auto* command = app.add_subcommand("status", "Show the state of one or all gpulaunch services");
+  static std::string profile;
+  static bool json = false, user = false;
+  command->add_option("profile", profile, "Profile name (default: all)");
+  command->add_flag("--json", json, "Machine-readable output");
+  command->add_flag("--user", user, "Use the calling user's systemd manager");
+  command->callback([&context] { context.exit_code = status(profile, json, user); });
+}
+
+}  // namespace gl

@@ -1,0 +1,177 @@
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
+
+#include <fmt/core.h>
+
+#include "cli/context.hpp"
+#include "cli/lifecycle.hpp"
+#include "cli/unit_diff.hpp"
+#include "plan/launch_plan.hpp"
+#include "profile/validate.hpp"
+#include "systemd/journal.hpp"
+#include "util/atomic_file.hpp"
+
+namespace gl {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct UpOptions {
+  std::string profile;
+  bool runtime = false;
+  bool user = false;
+  bool force = false;
+};
+
+std::string read_existing(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void print_journal_tail(const std::string& unit) {
+  auto journal = open_journal();
+  if (!journal) return;
+  auto entries = (*journal)->tail(unit, 15);
+  if (!entries || entries->empty()) return;
+  fmt::print(stderr, "last lines of {}:\n", unit);
+  for (const auto& entry : *entries) fmt::print(stderr, "  {}\n", entry.message);
+}
+
+// Progress on a terminal redraws one line; elsewhere each change is its own line.
+class ProgressLine {
+ public:
+  ProgressLine() : tty_(::isatty(STDOUT_FILENO) == 1) {}
+  ~ProgressLine() { finish(); }
+
+  void show(const std::string& text, Clock::duration elapsed) {
+    auto seconds = std::chrono::duration_cast<std::chrono::seconds>(elapsed).count();
+    if (tty_) {
+      fmt::print("\r\033[K[{:>4}s] {}", seconds, text);
+      std::fflush(stdout);
+      drawn_ = true;
+    } else if (text != last_) {
+      fmt::print("[{:>4}s] {}\n", seconds, text);
+      std::fflush(stdout);
+    }
+    last_ = text;
+  }
+
+  void finish() {
+    if (tty_ && drawn_) fmt::print("\n");
+    drawn_ = false;
+  }
+
+ private:
+  bool tty_;
+  bool drawn_ = false;
+  std::string last_;
+};
+
+int up(const UpOptions& options, const CliContext& context) {
+  auto source = context.profile_source();
+  auto profile = load_profile(source, options.profile);
+  if (!profile) return report(profile.error());
+
+  const UnitPlacement placement{options.user ? ManagerScope::user : ManagerScope::system,
+                                options.runtime};
+  const std::string unit = profile->unit_name();
+  const auto path = placement.directory() / unit;
+  const std::string text = render_for_install(*profile);
+  const std::string existing = read_existing(path);
+
+  auto manager = connect_systemd(placement.scope);
+  if (!manager) return report(manager.error());
+  auto before = (*manager)->status(unit);
+  if (!before) return report(before.error());
+  const bool running = before->active_state == "active" || before->active_state == "activating" ||
+                       before->active_state == "reloading";
+  const LaunchPlan plan = make_launch_plan(*profile);
+
+  if (existing == text && before->active_state == "active" &&
+      before->fragment_path == path.string()) {
+    fmt::print("{} is running and unchanged: nothing to do.\n", unit);
+    fmt::print("endpoint: {}\n", plan.health_url.substr(0, plan.health_url.rfind('/')));
+    return 0;
+  }
+  if (!existing.empty() && existing != text) {
+    fmt::print("{} changed:\n{}", path.string(), unit_diff(existing, text, path.string()));
+  }
+  if (existing != text) {
+    std::error_code ignored;
+    std::filesystem::create_directories(placement.directory(), ignored);
+    if (auto written = write_file_atomically(path, text); !written) return report(written.error());
+    if (auto reloaded = (*manager)->reload(); !reloaded) return report(reloaded.error());
+  }
+
+  const char* method = running && existing != text ? "RestartUnit" : "StartUnit";
+  fmt::print("{} {} ({})\n", running && existing != text ? "restarting" : "starting", unit,
+             path.string());
+  const auto started = Clock::now();
+  auto job = (*manager)->enqueue(method, unit);
+  if (!job) return report(job.error());
+
+  // Type=notify: the start job completes only when `run` has seen the health endpoint answer 200,
+  // and systemd enforces the start timeout, which `run` extends while loading progresses. Our own
+  // limit only guards against a manager that stops telling us anything.
+  const auto limit = profile->server.ready_timeout + std::chrono::minutes(2);
+  auto last_change = started;
+  std::string last_phase;
+  ProgressLine progress;
+  for (;;) {
+    if (auto waited = (*manager)->wait(std::chrono::milliseconds(250)); !waited)
+      return report(waited.error());
+    auto status = (*manager)->status(unit);
+    if (!status) return report(status.error());
+    std::string phase = status->status_text.empty() ? status->active_state + " (" + status->sub_state + ")"
+                                                    : status->status_text;
+    progress.show(phase, Clock::now() - started);
+    if (phase != last_phase) {
+      last_phase = phase;
+      last_change = Clock::now();
+    }
+    if (auto result = (*manager)->job_result(*job)) {
+      progress.finish();
+      if (*result != "done") {
+        fmt::print(stderr, "Failed to start {}: job {}; {}\n", unit, *result,
+                   describe_state(*status));
+        print_journal_tail(unit);
+        return 1;
+      }
+      break;
+    }
+    if (Clock::now() - last_change > limit) {
+      progress.finish();
+      fmt::print(stderr, "Failed to start {}: no progress for {}\n", unit,
+                 format_duration(std::chrono::duration_cast<Seconds>(limit)));
+      print_journal_tail(unit);
+      return 1;
+    }
+  }
+  auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
+  fmt::print("ready: {} serves at {} after {:.1f}s\n", profile->name,
+             plan.health_url.substr(0, plan.health_url.rfind('/')), elapsed.count() / 1000.0);
+  fmt::print("status: gpulaunch status {0}   logs: gpulaunch logs {0} -f   stop: gpulaunch down {0}\n",
+             profile->name);
+  return 0;
+}
+
+}  // namespace
+
+void add_up_command(CLI::App& app, CliContext& context) {
+  auto* command = app.add_subcommand("up", "Install the profile's unit, start it, wait until it serves");
+  static UpOptions options;
+  command->add_option("profile", options.profile, "Profile name or path to a .toml file")->required();
+  auto* runtime = command->add_flag("--runtime", options.runtime,
+                                    "Install under /run/systemd/system (gone at reboot)");
+  command->add_flag("--user", options.user, "Use the calling user's systemd manager")->excludes(runtime);
+  command->add_flag("--force", options.force, "Start even when the check finds errors");
+  command->callback([&context] { context.exit_code = up(options, context); });
+}
+
+}  // namespace gl

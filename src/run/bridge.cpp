@@ -1,0 +1,382 @@
+#include "run/bridge.hpp"
+
+#include <csignal>
+#include <memory>
+#include <optional>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <utility>  // Boost 1.74's asio/awaitable.hpp uses std::exchange without it
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/process.hpp>
+#include <boost/process/extend.hpp>
+#include <fmt/core.h>
+
+#include "run/exit_status.hpp"
+
+namespace gl::bridge_detail {
+
+// A line ends at '\n' or '\r': tqdm redraws progress bars with carriage returns.
+struct LineEnd {
+  template <class Iterator>
+  std::pair<Iterator, bool> operator()(Iterator begin, Iterator end) const {
+    for (Iterator it = begin; it != end; ++it)
+      if (*it == '\n' || *it == '\r') return {++it, true};
+    return {end, false};
+  }
+};
+
+}  // namespace gl::bridge_detail
+
+template <>
+struct boost::asio::is_match_condition<gl::bridge_detail::LineEnd> : std::true_type {};
+
+namespace gl {
+namespace {
+
+using bridge_detail::LineEnd;
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace bp = boost::process;
+using tcp = asio::ip::tcp;
+using namespace std::chrono_literals;
+
+struct Url {
+  std::string host;
+  std::string port;
+  std::string target;
+};
+
+std::optional<Url> parse_url(std::string_view text) {
+  constexpr std::string_view scheme = "http://";
+  if (!text.starts_with(scheme)) return std::nullopt;
+  text.remove_prefix(scheme.size());
+  auto slash = text.find('/');
+  std::string_view authority = text.substr(0, slash);
+  Url url{"", "80", slash == std::string_view::npos ? "/" : std::string(text.substr(slash))};
+  if (authority.starts_with('[')) {  // [v6]:port
+    auto close = authority.find(']');
+    if (close == std::string_view::npos) return std::nullopt;
+    url.host = std::string(authority.substr(1, close - 1));
+    if (close + 1 < authority.size() && authority[close + 1] == ':')
+      url.port = std::string(authority.substr(close + 2));
+  } else {
+    auto colon = authority.rfind(':');
+    url.host = std::string(authority.substr(0, colon));
+    if (colon != std::string_view::npos) url.port = std::string(authority.substr(colon + 1));
+  }
+  if (url.host.empty()) return std::nullopt;
+  return url;
+}
+
+// One GET with a deadline; calls `done` with the HTTP status, or nullopt when nothing answered.
+class HealthProbe : public std::enable_shared_from_this<HealthProbe> {
+ public:
+  HealthProbe(asio::io_context& io, const Url& url, std::chrono::milliseconds timeout,
+              std::function<void(std::optional<int>)> done)
+      : resolver_(io), stream_(io), url_(url), timeout_(timeout), done_(std::move(done)) {}
+
+  void start() {
+    request_ = {http::verb::get, url_.target, 11};
+    request_.set(http::field::host, url_.host);
+    request_.set(http::field::user_agent, "gpulaunch");
+    stream_.expires_after(timeout_);
+    resolver_.async_resolve(url_.host, url_.port,
+                            [self = shared_from_this()](beast::error_code error, auto results) {
+                              if (error) return self->finish(std::nullopt);
+                              self->connect(results);
+                            });
+  }
+
+ private:
+  void connect(const tcp::resolver::results_type& results) {
+    stream_.async_connect(results, [self = shared_from_this()](beast::error_code error, auto) {
+      if (error) return self->finish(std::nullopt);
+      http::async_write(self->stream_, self->request_,
+                        [self](beast::error_code write_error, size_t) {
+                          if (write_error) return self->finish(std::nullopt);
+                          self->read();
+                        });
+    });
+  }
+
+  void read() {
+    http::async_read(stream_, buffer_, response_,
+                     [self = shared_from_this()](beast::error_code error, size_t) {
+                       if (error) return self->finish(std::nullopt);
+                       self->finish(self->response_.result_int());
+                     });
+  }
+
+  void finish(std::optional<int> status) {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    if (done_) std::exchange(done_, nullptr)(status);
+  }
+
+  tcp::resolver resolver_;
+  beast::tcp_stream stream_;
+  Url url_;
+  std::chrono::milliseconds timeout_;
+  std::function<void(std::optional<int>)> done_;
+  http::request<http::empty_body> request_;
+  beast::flat_buffer buffer_;
+  http::response<http::string_body> response_;
+};
+
+class Bridge {
+ public:
+  Bridge(const BridgeOptions& options, Notifier& notifier,
+         const std::function<void(std::string_view)>& print)
+      : options_(options), notifier_(notifier), print_(print),
+        readiness_(options.readiness, Clock::now()) {
+    // Installed before the engine exists, so no SIGCHLD is missed. SIGABRT is systemd's
+    // watchdog signal (WatchdogSignal= default).
+    signals_.add(SIGCHLD);
+    signals_.add(SIGABRT);
+  }
+
+  int run() {
+    auto url = parse_url(options_.health_url);
+    if (!url) {
+      say(fmt::format("invalid health URL '{}'", options_.health_url));
+      return kExitConfig;
+    }
+    url_ = *url;
+    if (options_.argv.empty()) {
+      say("no engine command line after '--'");
+      return kExitConfig;
+    }
+    if (!spawn()) return kExitConfig;
+    flush_notifications();
+    read_output();
+    watch_signals();
+    schedule_probe(0ms);
+    io_.run();
+    return exit_status();
+  }
+
+ private:
+  void say(std::string_view message) { print_(fmt::format("gpulaunch: {}", message)); }
+
+  bool spawn() {
+    std::error_code error;
+    std::vector<std::string> args(options_.argv.begin() + 1, options_.argv.end());
+    // Its own process group: a hung engine and all its workers can be killed together.
+    bp::child child(bp::exe = options_.argv.front(), bp::args = args,
+                    (bp::std_out & bp::std_err) > pipe_, bp::std_in < bp::null,
+                    bp::extend::on_exec_setup = [](auto&) { ::setpgid(0, 0); }, error);
+    if (error) {
+      say(fmt::format("Failed to start '{}': {}", options_.argv.front(), error.message()));
+      return false;
+    }
+    pid_ = child.id();
+    child.detach();  // reaped by waitpid below, on SIGCHLD
+    say(fmt::format("started engine, pid {}; waiting for {}", pid_, options_.health_url));
+    return true;
+  }
+
+  void read_output() {
+    asio::async_read_until(pipe_, output_, LineEnd{}, [this](beast::error_code error, size_t size) {
+      if (error) {
+        if (output_.size() > 0) emit_line(std::string(asio::buffers_begin(output_.data()),
+                                                      asio::buffers_end(output_.data())));
+        output_eof_ = true;
+        maybe_finish();
+        return;
+      }
+      std::string line(asio::buffers_begin(output_.data()),
+                       asio::buffers_begin(output_.data()) + static_cast<std::ptrdiff_t>(size));
+      output_.consume(size);
+      while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+      if (!line.empty()) emit_line(line);
+      read_output();
+    });
+  }
+
+  void emit_line(const std::string& line) {
+    print_(line);
+    if (is_usage_error_line(line)) saw_usage_error_ = true;
+    readiness_.on_output_line(line, Clock::now());
+    flush_notifications();
+  }
+
+  void watch_signals() {
+    signals_.async_wait([this](beast::error_code error, int signal) {
+      if (error) return;
+      if (signal == SIGCHLD) {
+        reap();
+      } else if (signal == SIGABRT) {
+        // systemd's watchdog fired: the engine stopped answering while alive. Waiting for it
+        // to exit on SIGTERM would only delay the restart.
+        say("watchdog expired: the engine stopped answering health checks; killing it");
+        notifier_.notify("STATUS=watchdog expired, killing the engine");
+        kill_group(SIGKILL);
+        forced_exit_ = kExitSignalBase + SIGABRT;
+      } else {
+        say(fmt::format("received {}, stopping the engine", strsignal(signal)));
+        notifier_.notify("STOPPING=1");
+        stopping_ = true;
+        if (pid_ > 0) ::kill(pid_, signal);
+        arm_kill_timer(options_.stop_timeout);
+      }
+      if (!engine_ended_) watch_signals();
+    });
+  }
+
+  void reap() {
+    int status = 0;
+    pid_t reaped;
+    while ((reaped = ::waitpid(-1, &status, WNOHANG)) > 0) {
+      if (reaped != pid_) continue;
+      engine_ended_ = true;
+      wait_status_ = status;
+      probe_timer_.cancel();
+      kill_timer_.cancel();
+      // Workers may keep the output pipe open; do not wait for them long.
+      drain_timer_.expires_after(1s);
+      drain_timer_.async_wait([this](beast::error_code error) {
+        if (error) return;
+        output_eof_ = true;
+        pipe_.close();
+        maybe_finish();
+      });
+      maybe_finish();
+    }
+  }
+
+  void maybe_finish() {
+    if (!engine_ended_ || !output_eof_ || finished_) return;
+    finished_ = true;
+    // The engine's workers share its process group; none may outlive it holding GPU memory.
+    kill_group(SIGKILL);
+    signals_.cancel();
+    drain_timer_.cancel();
+    probe_timer_.cancel();
+    io_.stop();
+  }
+
+  void kill_group(int signal) {
+    if (pid_ > 0) ::kill(-pid_, signal);
+  }
+
+  void arm_kill_timer(std::chrono::seconds after) {
+    kill_timer_.expires_after(after);
+    kill_timer_.async_wait([this](beast::error_code error) {
+      if (error || engine_ended_) return;
+      say("the engine did not stop in time; killing it");
+      kill_group(SIGKILL);
+    });
+  }
+
+  void schedule_probe(std::chrono::milliseconds delay) {
+    if (engine_ended_) return;
+    probe_timer_.expires_after(delay);
+    probe_timer_.async_wait([this](beast::error_code error) {
+      if (error || engine_ended_) return;
+      if (readiness_.deadline_passed(Clock::now()) && !stopping_) {
+        say(fmt::format("the engine did not answer 200 on {} in time (last phase: {}); stopping it",
+                        options_.health_url, readiness_.status_text()));
+        notifier_.notify("STATUS=ready timeout, stopping the engine");
+        forced_exit_ = kExitReadyTimeout;
+        stopping_ = true;
+        ::kill(pid_, SIGTERM);
+        arm_kill_timer(10s);
+        return;
+      }
+      auto timeout = std::min<std::chrono::milliseconds>(options_.probe_interval * 2, 5s);
+      auto probe = std::make_shared<HealthProbe>(io_, url_, timeout,
+                                                 [this](std::optional<int> status) { on_health(status); });
+      probe->start();
+    });
+  }
+
+  void on_health(std::optional<int> status) {
+    if (engine_ended_) return;
+    const bool was_ready = readiness_.ready();
+    readiness_.on_health(status, Clock::now());
+    if (!was_ready && readiness_.ready()) {
+      auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_);
+      say(fmt::format("engine is serving: {} answered 200 after {:.1f}s", options_.health_url,
+                      elapsed.count() / 1000.0));
+    }
+    if (was_ready) {
+      const bool healthy = status == 200;
+      if (!healthy && last_healthy_)
+        say(status ? fmt::format("health check answered {}", *status)
+                   : std::string("health check got no answer"));
+      if (healthy && !last_healthy_) say("health check answers 200 again");
+      last_healthy_ = healthy;
+    }
+    flush_notifications();
+    schedule_probe(readiness_.ready() ? serving_interval() : options_.probe_interval);
+  }
+
+  // Feed the watchdog twice per period, as sd_watchdog_enabled(3) advises.
+  std::chrono::milliseconds serving_interval() {
+    if (auto interval = notifier_.watchdog_interval())
+      return std::max(std::chrono::duration_cast<std::chrono::milliseconds>(*interval / 2), 100ms);
+    return 10s;
+  }
+
+  void flush_notifications() {
+    for (const auto& line : readiness_.take_notifications()) notifier_.notify(line);
+  }
+
+  int exit_status() {
+    if (forced_exit_) {
+      say(fmt::format("exiting with {}", *forced_exit_));
+      return *forced_exit_;
+    }
+    if (stopping_) {
+      say("engine stopped");
+      return 0;
+    }
+    int code = exit_status_for_engine(wait_status_, saw_usage_error_);
+    if (WIFSIGNALED(wait_status_))
+      say(fmt::format("engine was killed by signal {} ({}); exiting with {}", WTERMSIG(wait_status_),
+                      strsignal(WTERMSIG(wait_status_)), code));
+    else if (code == kExitConfig)
+      say(fmt::format("engine rejected its command line; exiting with {} (configuration error, "
+                      "not retried)", code));
+    else
+      say(fmt::format("engine exited with status {}", code));
+    return code;
+  }
+
+  const BridgeOptions& options_;
+  Notifier& notifier_;
+  const std::function<void(std::string_view)>& print_;
+  Readiness readiness_;
+  Clock::time_point started_ = Clock::now();
+  Url url_;
+  asio::io_context io_;
+  bp::async_pipe pipe_{io_};
+  asio::streambuf output_{1 << 20};
+  asio::signal_set signals_{io_, SIGTERM, SIGINT, SIGHUP};
+  asio::steady_timer probe_timer_{io_};
+  asio::steady_timer kill_timer_{io_};
+  asio::steady_timer drain_timer_{io_};
+  pid_t pid_ = -1;
+  int wait_status_ = 0;
+  bool engine_ended_ = false;
+  bool output_eof_ = false;
+  bool finished_ = false;
+  bool stopping_ = false;
+  bool saw_usage_error_ = false;
+  bool last_healthy_ = true;
+  std::optional<int> forced_exit_;
+};
+
+}  // namespace
+
+int run_bridge(const BridgeOptions& options, Notifier& notifier,
+               const std::function<void(std::string_view)>& print) {
+  Bridge bridge(options, notifier, print);
+  return bridge.run();
+}
+
+}  // namespace gl

@@ -1,0 +1,31 @@
+#pragma once
+// `gpulaunch run`: the unit's main process. Starts the engine as its child with the environment
+// systemd gave us (the unit pins it), passes the engine's output through, reports progress with
+// STATUS=, says READY=1 only once the health endpoint answers 200, keeps the watchdog fed while it
+// does, forwards stop signals, and exits with a status that says why the engine ended.
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "run/readiness.hpp"
+#include "systemd/notify.hpp"
+
+namespace gl {
+
+struct BridgeOptions {
+  std::string health_url;  // http://host:port/path
+  ReadinessConfig readiness;
+  std::vector<std::string> argv;  // the engine
+  std::chrono::milliseconds probe_interval{1000};
+  std::chrono::seconds stop_timeout{90};  // after forwarding SIGTERM, then SIGKILL
+};
+
+// Runs until the engine has ended; returns the process exit status (run/exit_status.hpp).
+// `print` receives every output line, the engine's and the bridge's own.
+int run_bridge(const BridgeOptions& options, Notifier& notifier,
+               const std::function<void(std::string_view)>& print);
+
+}  // namespace gl

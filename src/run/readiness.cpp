@@ -1,0 +1,63 @@
+#include "run/readiness.hpp"
+
+#include <fmt/core.h>
+
+namespace gl {
+
+Readiness::Readiness(ReadinessConfig config, Clock::time_point started)
+    : config_(config), started_(started), deadline_(started + config.ready_timeout) {
+  publish_status();
+}
+
+void Readiness::on_output_line(std::string_view line, Clock::time_point now) {
+  if (ready_) return;
+  auto update = parse_progress_line(line);
+  if (!update) return;
+  const bool advanced = update->phase != phase_ || (update->percent && update->percent != percent_);
+  if (update->phase != phase_) percent_.reset();
+  phase_ = update->phase;
+  if (update->percent) percent_ = update->percent;
+  if (!advanced) return;
+  if (deadline_ - now < config_.progress_grace) {
+    deadline_ = now + config_.progress_grace;
+    // systemd's own start timeout, a minute behind ours so our message comes first.
+    auto extend = std::chrono::duration_cast<std::chrono::microseconds>(deadline_ - now) +
+                  std::chrono::minutes(1);
+    notifications_.push_back(fmt::format("EXTEND_TIMEOUT_USEC={}", extend.count()));
+  }
+  publish_status();
+}
+
+void Readiness::on_health(std::optional<int> http_status, Clock::time_point) {
+  if (http_status != 200) return;
+  if (!ready_) {
+    ready_ = true;
+    phase_ = Phase::serving;
+    percent_.reset();
+    publish_status();
+    notifications_.push_back("READY=1");
+    return;
+  }
+  notifications_.push_back("WATCHDOG=1");
+}
+
+std::string Readiness::status_text() const {
+  std::string text{phase_name(phase_)};
+  if (percent_) text += fmt::format(" {}%", *percent_);
+  return text;
+}
+
+void Readiness::publish_status() {
+  std::string text = status_text();
+  if (text == last_status_) return;
+  last_status_ = text;
+  notifications_.push_back("STATUS=" + text);
+}
+
+std::vector<std::string> Readiness::take_notifications() {
+  std::vector<std::string> taken;
+  taken.swap(notifications_);
+  return taken;
+}
+
+}  // namespace gl

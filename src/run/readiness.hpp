@@ -1,0 +1,53 @@
+#pragma once
+// The bridge's decisions, as a pure state machine: engine output lines, health answers and the
+// clock go in; sd_notify messages and "give up" come out. bridge.cpp feeds it real events.
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engines/progress.hpp"
+#include "util/duration.hpp"
+
+namespace gl {
+
+using Clock = std::chrono::steady_clock;
+
+struct ReadinessConfig {
+  Seconds ready_timeout{1200};
+  // Progress seen this close to the deadline pushes it back by this much: a load that still
+  // advances is not killed.
+  Seconds progress_grace{300};
+};
+
+class Readiness {
+ public:
+  Readiness(ReadinessConfig config, Clock::time_point started);
+
+  void on_output_line(std::string_view line, Clock::time_point now);
+  // A health answer: HTTP status, or nullopt when the endpoint did not answer at all.
+  void on_health(std::optional<int> http_status, Clock::time_point now);
+
+  bool ready() const { return ready_; }
+  bool deadline_passed(Clock::time_point now) const { return !ready_ && now >= deadline_; }
+  Clock::time_point deadline() const { return deadline_; }
+  std::string status_text() const;
+
+  // sd_notify lines produced since the last call.
+  std::vector<std::string> take_notifications();
+
+ private:
+  void publish_status();
+
+  ReadinessConfig config_;
+  Clock::time_point started_;
+  Clock::time_point deadline_;
+  Phase phase_ = Phase::starting;
+  std::optional<int> percent_;
+  bool ready_ = false;
+  std::string last_status_;
+  std::vector<std::string> notifications_;
+};
+
+}  // namespace gl

@@ -1,0 +1,88 @@
+#include "systemd/journal.hpp"
+
+#include <cstring>
+
+#include <systemd/sd-journal.h>
+
+namespace gl {
+namespace {
+
+std::string field(sd_journal* journal, const char* name) {
+  const void* data = nullptr;
+  size_t length = 0;
+  if (sd_journal_get_data(journal, name, &data, &length) < 0) return {};
+  std::string_view text(static_cast<const char*>(data), length);
+  const size_t prefix = std::strlen(name) + 1;  // "NAME="
+  return text.size() >= prefix ? std::string(text.substr(prefix)) : std::string{};
+}
+
+JournalEntry read_entry(sd_journal* journal) {
+  JournalEntry entry;
+  sd_journal_get_realtime_usec(journal, &entry.realtime_usec);
+  entry.identifier = field(journal, "SYSLOG_IDENTIFIER");
+  if (entry.identifier.empty()) entry.identifier = field(journal, "_COMM");
+  std::string pid = field(journal, "_PID");
+  entry.pid = pid.empty() ? 0 : static_cast<uint32_t>(std::strtoul(pid.c_str(), nullptr, 10));
+  entry.message = field(journal, "MESSAGE");
+  return entry;
+}
+
+class SdJournal final : public Journal {
+ public:
+  explicit SdJournal(sd_journal* journal) : journal_(journal) {}
+  ~SdJournal() override { sd_journal_close(journal_); }
+
+  Result<std::vector<JournalEntry>> tail(std::string_view unit, size_t count) override {
+    if (auto matched = match(unit); !matched) return std::unexpected(matched.error());
+    int r = sd_journal_seek_tail(journal_);
+    if (r < 0) return failf("Failed to seek the journal: {}", std::strerror(-r));
+    size_t back = 0;
+    while (back < count && (r = sd_journal_previous(journal_)) > 0) ++back;
+    if (r < 0) return failf("Failed to read the journal: {}", std::strerror(-r));
+    std::vector<JournalEntry> entries;
+    if (back == 0) return entries;
+    entries.push_back(read_entry(journal_));
+    while (entries.size() < back && (r = sd_journal_next(journal_)) > 0)
+      entries.push_back(read_entry(journal_));
+    return entries;
+  }
+
+  Result<void> follow(std::string_view unit,
+                      const std::function<bool(const JournalEntry&)>& sink) override {
+    for (;;) {
+      int r;
+      while ((r = sd_journal_next(journal_)) > 0)
+        if (!sink(read_entry(journal_))) return {};
+      if (r < 0) return failf("Failed to read the journal of '{}': {}", unit, std::strerror(-r));
+      r = sd_journal_wait(journal_, static_cast<uint64_t>(-1));
+      if (r < 0) return failf("Failed to wait for the journal: {}", std::strerror(-r));
+    }
+  }
+
+ private:
+  Result<void> match(std::string_view unit) {
+    sd_journal_flush_matches(journal_);
+    const std::string own = "_SYSTEMD_UNIT=" + std::string(unit);
+    const std::string about = "UNIT=" + std::string(unit);
+    // The unit's own lines, or systemd's (PID 1) lines about it.
+    int r = sd_journal_add_match(journal_, own.c_str(), 0);
+    if (r >= 0) r = sd_journal_add_disjunction(journal_);
+    if (r >= 0) r = sd_journal_add_match(journal_, "_PID=1", 0);
+    if (r >= 0) r = sd_journal_add_match(journal_, about.c_str(), 0);
+    if (r < 0) return failf("Failed to filter the journal: {}", std::strerror(-r));
+    return {};
+  }
+
+  sd_journal* journal_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Journal>> open_journal() {
+  sd_journal* journal = nullptr;
+  int r = sd_journal_open(&journal, SD_JOURNAL_LOCAL_ONLY);
+  if (r < 0) return failf("Failed to open the journal: {}", std::strerror(-r));
+  return std::unique_ptr<Journal>(std::make_unique<SdJournal>(journal));
+}
+
+}  // namespace gl

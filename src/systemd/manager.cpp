@@ -1,0 +1,267 @@
+#include "systemd/manager.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <unistd.h>
+
+#include <systemd/sd-bus.h>
+
+namespace gl {
+namespace {
+
+constexpr const char* kService = "org.freedesktop.systemd1";
+constexpr const char* kManagerPath = "/org/freedesktop/systemd1";
+constexpr const char* kManager = "org.freedesktop.systemd1.Manager";
+constexpr const char* kUnit = "org.freedesktop.systemd1.Unit";
+constexpr const char* kServiceIface = "org.freedesktop.systemd1.Service";
+
+std::string describe(const sd_bus_error& error, int code) {
+  if (error.message) return error.message;
+  return std::strerror(-code);
+}
+
+class SdBusManager final : public SystemdManager {
+ public:
+  explicit SdBusManager(sd_bus* bus) : bus_(bus) {}
+  ~SdBusManager() override {
+    for (auto* slot : slots_) sd_bus_slot_unref(slot);
+    sd_bus_flush_close_unref(bus_);
+  }
+
+  Result<void> subscribe() {
+    sd_bus_slot* slot = nullptr;
+    // On the private socket signals carry no sender, so match on path and interface only.
+    int r = sd_bus_match_signal(bus_, &slot, nullptr, kManagerPath, kManager, "JobRemoved",
+                                &SdBusManager::on_job_removed, this);
+    if (r < 0) return failf("Failed to watch systemd jobs: {}", std::strerror(-r));
+    slots_.push_back(slot);
+    r = sd_bus_match_signal(bus_, &slot, nullptr, nullptr, "org.freedesktop.DBus.Properties",
+                            "PropertiesChanged", &SdBusManager::on_changed, this);
+    if (r < 0) return failf("Failed to watch unit properties: {}", std::strerror(-r));
+    slots_.push_back(slot);
+    return call_void(kManagerPath, kManager, "Subscribe");
+  }
+
+  Result<void> reload() override { return call_void(kManagerPath, kManager, "Reload"); }
+
+  Result<std::string> enqueue(std::string_view method, std::string_view unit) override {
+    sd_bus_error error = SD_BUS_ERROR_NULL;
+    sd_bus_message* reply = nullptr;
+    const std::string name(unit), member(method);
+    int r = sd_bus_call_method(bus_, kService, kManagerPath, kManager, member.c_str(), &error,
+                               &reply, "ss", name.c_str(), "replace");
+    if (r < 0) {
+      auto message = describe(error, r);
+      sd_bus_error_free(&error);
+      return failf("Failed to {} '{}': {}", verb(method), name, message);
+    }
+    const char* job = nullptr;
+    r = sd_bus_message_read(reply, "o", &job);
+    std::string path = r >= 0 && job ? job : "";
+    sd_bus_message_unref(reply);
+    if (r < 0) return failf("Failed to read the job for '{}': {}", name, std::strerror(-r));
+    return path;
+  }
+
+  Result<UnitStatus> status(std::string_view unit) override {
+    auto path = unit_path(unit);
+    if (!path) return std::unexpected(path.error());
+    UnitStatus status;
+    status.name = std::string(unit);
+    auto text = [&](const char* iface, const char* property, std::string& target) -> Result<void> {
+      sd_bus_error error = SD_BUS_ERROR_NULL;
+      char* value = nullptr;
+      int r = sd_bus_get_property_string(bus_, kService, path->c_str(), iface, property, &error,
+                                         &value);
+      if (r < 0) {
+        auto message = describe(error, r);
+        sd_bus_error_free(&error);
+        return failf("Failed to read {} of '{}': {}", property, status.name, message);
+      }
+      target = value ? value : "";
+      free(value);
+      return {};
+    };
+    for (auto [property, target] : {std::pair{"LoadState", &status.load_state},
+                                    std::pair{"ActiveState", &status.active_state},
+                                    std::pair{"SubState", &status.sub_state},
+                                    std::pair{"FragmentPath", &status.fragment_path}})
+      if (auto ok = text(kUnit, property, *target); !ok) return std::unexpected(ok.error());
+    if (auto ok = trivial(*path, kUnit, "ActiveEnterTimestamp", 't', &status.active_enter_usec); !ok)
+      return std::unexpected(ok.error());
+    if (auto ok = trivial(*path, kUnit, "StateChangeTimestamp", 't', &status.state_change_usec); !ok)
+      return std::unexpected(ok.error());
+    if (!status.name.ends_with(".service") || status.load_state != "loaded") return status;
+    if (auto ok = text(kServiceIface, "Result", status.result); !ok) return std::unexpected(ok.error());
+    if (auto ok = text(kServiceIface, "StatusText", status.status_text); !ok)
+      return std::unexpected(ok.error());
+    if (auto ok = trivial(*path, kServiceIface, "MainPID", 'u', &status.main_pid); !ok)
+      return std::unexpected(ok.error());
+    if (auto ok = trivial(*path, kServiceIface, "NRestarts", 'u', &status.restarts); !ok)
+      return std::unexpected(ok.error());
+    if (auto ok = trivial(*path, kServiceIface, "ExecMainCode", 'i', &status.exec_main_code); !ok)
+      return std::unexpected(ok.error());
+    if (auto ok = trivial(*path, kServiceIface, "ExecMainStatus", 'i', &status.exec_main_status); !ok)
+      return std::unexpected(ok.error());
+    return status;
+  }
+
+  Result<std::vector<std::string>> list_units(std::string_view pattern) override {
+    sd_bus_error error = SD_BUS_ERROR_NULL;
+    sd_bus_message* request = nullptr;
+    sd_bus_message* reply = nullptr;
+    int r = sd_bus_message_new_method_call(bus_, &request, kService, kManagerPath, kManager,
+                                           "ListUnitsByPatterns");
+    const std::string glob(pattern);
+    if (r >= 0) r = sd_bus_message_append(request, "as", 0);
+    if (r >= 0) r = sd_bus_message_append(request, "as", 1, glob.c_str());
+    if (r >= 0) r = sd_bus_call(bus_, request, 0, &error, &reply);
+    sd_bus_message_unref(request);
+    if (r < 0) {
+      auto message = describe(error, r);
+      sd_bus_error_free(&error);
+      return failf("Failed to list units: {}", message);
+    }
+    std::vector<std::string> names;
+    r = sd_bus_message_enter_container(reply, 'a', "(ssssssouso)");
+    while (r > 0) {
+      const char* name = nullptr;
+      r = sd_bus_message_read(reply, "(ssssssouso)", &name, nullptr, nullptr, nullptr, nullptr,
+                              nullptr, nullptr, nullptr, nullptr, nullptr);
+      if (r > 0) names.emplace_back(name);
+    }
+    sd_bus_message_unref(reply);
+    if (r < 0) return failf("Failed to read the unit list: {}", std::strerror(-r));
+    return names;
+  }
+
+  Result<void> wait(std::chrono::milliseconds timeout) override {
+    changed_ = false;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      int r;
+      while ((r = sd_bus_process(bus_, nullptr)) > 0) {
+      }
+      if (r < 0) return failf("Failed to talk to systemd: {}", std::strerror(-r));
+      if (changed_) return {};
+      auto left = deadline - std::chrono::steady_clock::now();
+      if (left <= std::chrono::milliseconds::zero()) return {};
+      r = sd_bus_wait(bus_, static_cast<uint64_t>(
+                                std::chrono::duration_cast<std::chrono::microseconds>(left).count()));
+      if (r < 0 && r != -EINTR) return failf("Failed to wait for systemd: {}", std::strerror(-r));
+    }
+  }
+
+  std::optional<std::string> job_result(const std::string& job) const override {
+    auto it = job_results_.find(job);
+    if (it == job_results_.end()) return std::nullopt;
+    return it->second;
+  }
+
+ private:
+  static std::string_view verb(std::string_view method) {
+    if (method == "StartUnit") return "start";
+    if (method == "StopUnit") return "stop";
+    if (method == "RestartUnit") return "restart";
+    return method;
+  }
+
+  Result<void> call_void(const char* path, const char* iface, const char* member) {
+    sd_bus_error error = SD_BUS_ERROR_NULL;
+    int r = sd_bus_call_method(bus_, kService, path, iface, member, &error, nullptr, "");
+    if (r < 0) {
+      auto message = describe(error, r);
+      sd_bus_error_free(&error);
+      return failf("Failed to call systemd's {}: {}", member, message);
+    }
+    return {};
+  }
+
+  Result<std::string> unit_path(std::string_view unit) {
+    sd_bus_error error = SD_BUS_ERROR_NULL;
+    sd_bus_message* reply = nullptr;
+    const std::string name(unit);
+    // LoadUnit also answers for units not loaded yet (LoadState tells whether they exist).
+    int r = sd_bus_call_method(bus_, kService, kManagerPath, kManager, "LoadUnit", &error, &reply,
+                               "s", name.c_str());
+    if (r < 0) {
+      auto message = describe(error, r);
+      sd_bus_error_free(&error);
+      return failf("Failed to load unit '{}': {}", name, message);
+    }
+    const char* path = nullptr;
+    r = sd_bus_message_read(reply, "o", &path);
+    std::string result = r >= 0 && path ? path : "";
+    sd_bus_message_unref(reply);
+    if (r < 0) return failf("Failed to read the path of '{}': {}", name, std::strerror(-r));
+    return result;
+  }
+
+  template <class T>
+  Result<void> trivial(const std::string& path, const char* iface, const char* property, char type,
+                       T* target) {
+    sd_bus_error error = SD_BUS_ERROR_NULL;
+    int r = sd_bus_get_property_trivial(bus_, kService, path.c_str(), iface, property, &error,
+                                        type, target);
+    if (r < 0) {
+      auto message = describe(error, r);
+      sd_bus_error_free(&error);
+      return failf("Failed to read {}: {}", property, message);
+    }
+    return {};
+  }
+
+  static int on_job_removed(sd_bus_message* message, void* user, sd_bus_error*) {
+    auto* self = static_cast<SdBusManager*>(user);
+    uint32_t id = 0;
+    const char *job = nullptr, *unit = nullptr, *result = nullptr;
+    if (sd_bus_message_read(message, "uoss", &id, &job, &unit, &result) >= 0 && job && result)
+      self->job_results_[job] = result;
+    self->changed_ = true;
+    return 0;
+  }
+
+  static int on_changed(sd_bus_message*, void* user, sd_bus_error*) {
+    static_cast<SdBusManager*>(user)->changed_ = true;
+    return 0;
+  }
+
+  sd_bus* bus_;
+  std::vector<sd_bus_slot*> slots_;
+  std::map<std::string, std::string> job_results_;
+  bool changed_ = false;
+};
+
+Result<sd_bus*> open_bus(ManagerScope scope) {
+  sd_bus* bus = nullptr;
+  if (scope == ManagerScope::user) {
+    int r = sd_bus_open_user(&bus);
+    if (r < 0) return failf("Failed to connect to the user's systemd: {}", std::strerror(-r));
+    return bus;
+  }
+  if (geteuid() == 0 && access("/run/systemd/private", F_OK) == 0) {
+    int r = sd_bus_new(&bus);
+    if (r >= 0) r = sd_bus_set_address(bus, "unix:path=/run/systemd/private");
+    if (r >= 0) r = sd_bus_start(bus);
+    if (r >= 0) return bus;
+    sd_bus_unref(bus);
+    bus = nullptr;
+  }
+  int r = sd_bus_open_system(&bus);
+  if (r < 0) return failf("Failed to connect to systemd: {} (is systemd running as PID 1?)",
+                          std::strerror(-r));
+  return bus;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SystemdManager>> connect_systemd(ManagerScope scope) {
+  auto bus = open_bus(scope);
+  if (!bus) return std::unexpected(bus.error());
+  auto manager = std::make_unique<SdBusManager>(*bus);
+  if (auto subscribed = manager->subscribe(); !subscribed) return std::unexpected(subscribed.error());
+  return std::unique_ptr<SystemdManager>(std::move(manager));
+}
+
+}  // namespace gl

@@ -1,0 +1,55 @@
+#pragma once
+// systemd's manager over D-Bus, behind a narrow interface: the CLI's lifecycle commands use it,
+// tests can stand in for it. The real one speaks sd-bus (manager.cpp is the only file that
+// includes it).
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/error.hpp"
+
+namespace gl {
+
+enum class ManagerScope { system, user };
+
+struct UnitStatus {
+  std::string name;
+  std::string load_state;    // loaded, not-found, ...
+  std::string active_state;  // active, activating, failed, ...
+  std::string sub_state;     // running, start, auto-restart, ...
+  std::string result;        // success, exit-code, signal, timeout, watchdog, oom-kill, ...
+  std::string status_text;   // STATUS= from the unit's main process
+  std::string fragment_path;
+  uint32_t main_pid = 0;
+  uint32_t restarts = 0;         // NRestarts
+  int32_t exec_main_code = 0;    // CLD_EXITED (1), CLD_KILLED (2), CLD_DUMPED (3)
+  int32_t exec_main_status = 0;  // exit status or signal number
+  uint64_t active_enter_usec = 0;  // realtime, 0 when never active
+  uint64_t state_change_usec = 0;  // realtime of the last state change
+};
+
+class SystemdManager {
+ public:
+  virtual ~SystemdManager() = default;
+  virtual Result<void> reload() = 0;
+  // "StartUnit", "RestartUnit", "StopUnit": returns the job's object path.
+  virtual Result<std::string> enqueue(std::string_view method, std::string_view unit) = 0;
+  virtual Result<UnitStatus> status(std::string_view unit) = 0;
+  virtual Result<std::vector<std::string>> list_units(std::string_view pattern) = 0;
+  // Processes signals (JobRemoved, PropertiesChanged) for up to `timeout`; returns early once
+  // something arrived.
+  virtual Result<void> wait(std::chrono::milliseconds timeout) = 0;
+  // The result JobRemoved reported for `job` ("done", "failed", "timeout", ...), once it has.
+  virtual std::optional<std::string> job_result(const std::string& job) const = 0;
+};
+
+// As root on the system manager, the private socket /run/systemd/private (what systemctl uses; it
+// needs no D-Bus daemon), else the system or user bus.
+Result<std::unique_ptr<SystemdManager>> connect_systemd(ManagerScope scope);
+
+}  // namespace gl

@@ -1,0 +1,258 @@
+// gpulaunch up/status/down/run against a real systemd 252, booted privately in its own PID and
+// mount namespaces (tests/integration/harness), with the mock SGLang as the engine.
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/private_systemd.hpp"
+#include "plan/launch_plan.hpp"
+#include "profile/validate.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using gpulaunch::testing::ExecResult;
+using gpulaunch::testing::PrivateSystemd;
+using namespace std::chrono_literals;
+
+// Not under /tmp: the private systemd mounts its own /tmp.
+const fs::path kWork = fs::path(GL_BINARY_DIR) / "lifecycle-work";
+const std::string kGpulaunch = GL_GPULAUNCH_BINARY;
+
+class Lifecycle : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    fs::remove_all(kWork);
+    fs::create_directories(kWork / "profiles");
+    const std::string install = "bash '" + std::string(GL_SOURCE_DIR) + "/mock/install.sh' '" +
+                                (kWork / "venv").string() + "' >/dev/null";
+    ASSERT_EQ(std::system(install.c_str()), 0) << install;
+    systemd_ = new PrivateSystemd();
+    if (!systemd_->boot()) {
+      skip_reason_ = systemd_->skipped() ? systemd_->skip_reason() : "";
+      booted_ = false;
+      return;
+    }
+    booted_ = true;
+  }
+
+  static void TearDownTestSuite() {
+    delete systemd_;  // powers the manager off
+    systemd_ = nullptr;
+  }
+
+  void SetUp() override {
+    if (!booted_) {
+      if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
+      FAIL() << "the private systemd did not boot";
+    }
+  }
+
+  // A profile for the mock engine; `extra` is appended verbatim (more sections, env lines last).
+  static void write_profile(const std::string& name, int port, const std::string& extra,
+                            const std::string& env = "") {
+    std::ofstream(kWork / "profiles" / (name + ".toml"))
+        << "[engine]\nkind = \"sglang\"\nvenv = \"" << (kWork / "venv").string() << "\"\n"
+        << "[model]\npath = \"/models/mock model\"\n"
+        << "[server]\nport = " << port << "\n"
+        << extra << "\n[env]\nMOCK_SGLANG_LOAD_SECONDS = \"1\"\n"
+        << "MOCK_SGLANG_MODE_FILE = \"" << (kWork / (name + ".mode")).string() << "\"\n"
+        << env;
+  }
+
+  static void set_mode(const std::string& name, const std::string& mode) {
+    std::ofstream(kWork / (name + ".mode")) << mode;
+  }
+
+  // gpulaunch inside the namespaces, stdout and stderr together.
+  static ExecResult gpulaunch(const std::string& arguments) {
+    return systemd_->exec({"sh", "-c",
+                           "'" + kGpulaunch + "' -P '" + (kWork / "profiles").string() + "' " +
+                               arguments + " 2>&1"});
+  }
+
+  static nlohmann::json status_of(const std::string& name) {
+    auto result = gpulaunch("status " + name + " --json");
+    auto all = nlohmann::json::parse(result.out, nullptr, false);
+    if (!all.is_array() || all.empty()) return nlohmann::json::object();
+    return all[0];
+  }
+
+  // Polls until `done(status)` or the limit.
+  template <class Predicate>
+  static nlohmann::json wait_for(const std::string& name, Predicate done,
+                                 std::chrono::seconds limit = 60s) {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    nlohmann::json status;
+    while (std::chrono::steady_clock::now() < deadline) {
+      status = status_of(name);
+      if (!status.empty() && done(status)) return status;
+      std::this_thread::sleep_for(300ms);
+    }
+    return status;
+  }
+
+  static PrivateSystemd* systemd_;
+  static bool booted_;
+  static std::string skip_reason_;
+};
+
+PrivateSystemd* Lifecycle::systemd_ = nullptr;
+bool Lifecycle::booted_ = false;
+std::string Lifecycle::skip_reason_;
+
+TEST_F(Lifecycle, UpWaitsUntilServingThenStatusThenDown) {
+  write_profile("basic", 31001, "");
+  set_mode("basic", "normal");
+  auto up = gpulaunch("up basic --runtime");
+  ASSERT_EQ(up.exit_code, 0) << up.out;
+  EXPECT_NE(up.out.find("loading weights"), std::string::npos) << up.out;
+  EXPECT_TRUE(std::regex_search(up.out, std::regex("ready: basic serves at http://127.0.0.1:31001 after [0-9.]+s")))
+      << up.out;
+  // Ready means serving: the health endpoint answers 200 at this point.
+  auto health = systemd_->exec({"python3", "-c",
+                                "import urllib.request;print(urllib.request.urlopen("
+                                "'http://127.0.0.1:31001/health').status)"});
+  EXPECT_EQ(health.out, "200\n");
+
+  auto status = status_of("basic");
+  EXPECT_EQ(status["state"], "active");
+  EXPECT_EQ(status["phase"], "serving");
+  EXPECT_GT(status["main_pid"].get<int>(), 0);
+  EXPECT_EQ(status["restarts"], 0);
+
+  auto again = gpulaunch("up basic --runtime");
+  EXPECT_EQ(again.exit_code, 0);
+  EXPECT_NE(again.out.find("running and unchanged: nothing to do"), std::string::npos) << again.out;
+  EXPECT_EQ(status_of("basic")["main_pid"], status["main_pid"]);
+
+  auto down = gpulaunch("down basic --runtime --purge");
+  EXPECT_EQ(down.exit_code, 0) << down.out;
+  EXPECT_NE(down.out.find("stopped gpulaunch-basic.service"), std::string::npos) << down.out;
+  EXPECT_NE(down.out.find("removed /run/systemd/system/gpulaunch-basic.service"), std::string::npos);
+  auto gone = gpulaunch("status basic");
+  EXPECT_NE(gone.exit_code, 0);
+  EXPECT_NE(gone.out.find("is not installed"), std::string::npos) << gone.out;
+}
+
+TEST_F(Lifecycle, AChangedProfileShowsTheDiffAndRestarts) {
+  write_profile("changes", 31002, "");
+  set_mode("changes", "normal");
+  ASSERT_EQ(gpulaunch("up changes --runtime").exit_code, 0);
+  const int first_pid = status_of("changes")["main_pid"];
+  write_profile("changes", 31002, "", "EXTRA_SETTING = \"2\"\n");
+  auto up = gpulaunch("up changes --runtime");
+  ASSERT_EQ(up.exit_code, 0) << up.out;
+  EXPECT_NE(up.out.find("+Environment=\"EXTRA_SETTING=2\""), std::string::npos) << up.out;
+  EXPECT_NE(up.out.find("restarting gpulaunch-changes.service"), std::string::npos) << up.out;
+  auto status = status_of("changes");
+  EXPECT_EQ(status["state"], "active");
+  EXPECT_NE(status["main_pid"].get<int>(), first_pid);
+  gpulaunch("down changes --runtime --purge");
+}
+
+TEST_F(Lifecycle, AnEngineThatNeverTurnsHealthyFailsAtTheReadyTimeout) {
+  write_profile("stuck", 31003, "ready_timeout = \"4s\"\n[restart]\npolicy = \"no\"\n");
+  set_mode("stuck", "never-ready");
+  auto up = gpulaunch("up stuck --runtime");
+  EXPECT_EQ(up.exit_code, 1) << up.out;
+  EXPECT_NE(up.out.find("Failed to start gpulaunch-stuck.service: job failed"), std::string::npos)
+      << up.out;
+  EXPECT_NE(up.out.find("did not answer 200 on http://127.0.0.1:31003/health in time"),
+            std::string::npos)
+      << up.out;
+  EXPECT_NE(up.out.find("exit status 75"), std::string::npos) << up.out;
+  gpulaunch("down stuck --runtime --purge");
+}
+
+TEST_F(Lifecycle, ACrashingEngineIsRestartedBySystemd) {
+  write_profile("crashy", 31004, "[restart]\ndelay = \"1s\"\n",
+                "MOCK_SGLANG_CRASH_AFTER = \"2\"\n");
+  set_mode("crashy", "crash");
+  ASSERT_EQ(gpulaunch("up crashy --runtime").exit_code, 0);
+  set_mode("crashy", "normal");  // the restart comes back healthy
+  auto status = wait_for("crashy", [](const nlohmann::json& s) {
+    return s["restarts"].get<int>() >= 1 && s["state"] == "active";
+  });
+  EXPECT_GE(status["restarts"].get<int>(), 1) << status.dump();
+  EXPECT_EQ(status["state"], "active");
+  auto logs = gpulaunch("logs crashy -n 200");
+  EXPECT_NE(logs.out.find("engine was killed by signal 11"), std::string::npos) << logs.out;
+  gpulaunch("down crashy --runtime --purge");
+}
+
+TEST_F(Lifecycle, AHungEngineIsRestartedByTheWatchdog) {
+  write_profile("hung", 31005, "watchdog = \"3s\"\n[restart]\ndelay = \"1s\"\n",
+                "MOCK_SGLANG_HANG_AFTER = \"1\"\n");
+  set_mode("hung", "hang");
+  ASSERT_EQ(gpulaunch("up hung --runtime").exit_code, 0);
+  set_mode("hung", "normal");
+  auto status = wait_for("hung", [](const nlohmann::json& s) {
+    return s["restarts"].get<int>() >= 1 && s["state"] == "active";
+  });
+  EXPECT_GE(status["restarts"].get<int>(), 1) << status.dump();
+  auto logs = gpulaunch("logs hung -n 300");
+  EXPECT_NE(logs.out.find("watchdog expired: the engine stopped answering health checks"),
+            std::string::npos)
+      << logs.out;
+  EXPECT_NE(logs.out.find("Watchdog timeout"), std::string::npos) << logs.out;
+  gpulaunch("down hung --runtime --purge");
+}
+
+TEST_F(Lifecycle, HostileArgumentsReachTheEngineByteForByte) {
+  const std::string hostile = "hostile 100% $HOME ${PATH} $$; \\\"q\\\" \\\\back naïve 模型 ;";
+  // The profile's [engine] table gets its args from a drop-in.
+  write_profile("hostile", 31006, "");
+  fs::create_directories(kWork / "profiles/hostile.toml.d");
+  std::ofstream(kWork / "profiles/hostile.toml.d/10-args.toml")
+      << "[engine]\nargs = [\"--served-model-name\", \"" << hostile
+      << "\", \"--revision\", \"%n%% ;\", \"--trust-remote-code\"]\n";
+  set_mode("hostile", "normal");
+  auto up = gpulaunch("up hostile --runtime");
+  ASSERT_EQ(up.exit_code, 0) << up.out;
+
+  gl::DirectorySource source({kWork / "profiles"});
+  auto profile = gl::load_profile(source, "hostile");
+  ASSERT_TRUE(profile) << profile.error().message;
+  const auto expected = gl::make_launch_plan(*profile).argv;
+  EXPECT_NE(std::find(expected.begin(), expected.end(),
+                      "hostile 100% $HOME ${PATH} $$; \"q\" \\back naïve 模型 ;"),
+            expected.end());
+  auto recorded = systemd_->exec({"cat", "/var/lib/gpulaunch/hostile/mock-sglang-argv.json"});
+  ASSERT_EQ(recorded.exit_code, 0);
+  EXPECT_EQ(nlohmann::json::parse(recorded.out).get<std::vector<std::string>>(), expected);
+  gpulaunch("down hostile --runtime --purge");
+}
+
+// Not systemd-in-a-namespace: systemd-analyze scores the rendered unit file offline.
+TEST(Hardening, K26UnitScoresAtMost2Point5AndKeepsTheGpusReachable) {
+  const fs::path dir = kWork / "security";
+  fs::create_directories(dir);
+  const std::string unit = (dir / "gpulaunch-k26-ar.service").string();
+  const std::string render = "'" + kGpulaunch + "' -P '" + std::string(GL_SOURCE_DIR) +
+                             "/profiles' render k26-ar > '" + unit + "'";
+  ASSERT_EQ(std::system(render.c_str()), 0);
+  const std::string report = (dir / "security.txt").string();
+  std::system(("systemd-analyze security --offline=yes '" + unit + "' > '" + report + "' 2>&1").c_str());
+  std::ifstream in(report);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(text, match, std::regex("Overall exposure level for [^:]+: ([0-9.]+)")))
+      << text;
+  const double score = std::stod(match[1]);
+  std::printf("systemd-analyze security: gpulaunch-k26-ar.service exposure %.1f\n", score);
+  EXPECT_LE(score, 2.5);
+  std::ifstream unit_in(unit);
+  std::string unit_text((std::istreambuf_iterator<char>(unit_in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(unit_text.find("DevicePolicy=closed\n"), std::string::npos);
+  EXPECT_NE(unit_text.find("DeviceAllow=char-nvidia* rw\n"), std::string::npos);
+  EXPECT_EQ(unit_text.find("PrivateDevices=yes"), std::string::npos);
+}
+
+}  // namespace
