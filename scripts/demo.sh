@@ -41,5 +41,5 @@ inside "$gpulaunch" status demo
 echo
 echo "The demo keeps running inside that private systemd."
 echo "  logs: $harness exec $state -- $gpulaunch logs demo -f"
-echo "  ask:  $harness exec $state -- python3 -c "import urllib.request as u; print(u.urlopen('http://127.0.0.1:30080/v1/models').read().decode())""
+echo "  ask:  $harness exec $state -- python3 -c 'import urllib.request as u; print(u.urlopen(\"http://127.0.0.1:30080/v1/models\").read().decode())'"
 echo "  stop: $harness exec $state -- $gpulaunch down demo --runtime --purge && $harness poweroff $state"
