@@ -1,5 +1,6 @@
 #include <chrono>
 #include <filesystem>
+#include <optional>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -18,8 +19,8 @@ std::string profile_of(const std::string& unit) {
   return unit.substr(kPrefix.size(), unit.size() - kPrefix.size() - kSuffix.size());
 }
 
-long long uptime_seconds(const UnitStatus& status) {
-  if (status.active_state != "active" || status.active_enter_usec == 0) return 0;
+std::optional<long long> uptime_seconds(const UnitStatus& status) {
+  if (status.active_state != "active" || status.active_enter_usec == 0) return std::nullopt;
   auto now = std::chrono::duration_cast<std::chrono::microseconds>(
                  std::chrono::system_clock::now().time_since_epoch())
                  .count();
@@ -59,7 +60,7 @@ int status(const std::string& profile, bool json, bool user) {
       }
       continue;
     }
-    const long long uptime = uptime_seconds(*state);
+    const auto uptime = uptime_seconds(*state);
     if (json) {
       all.push_back({{"profile", profile_of(unit)},
                      {"unit", unit},
@@ -67,7 +68,7 @@ int status(const std::string& profile, bool json, bool user) {
                      {"sub_state", state->sub_state},
                      {"phase", state->status_text},
                      {"main_pid", state->main_pid},
-                     {"uptime_seconds", uptime},
+                     {"uptime_seconds", uptime ? nlohmann::json(*uptime) : nlohmann::json()},
                      {"restarts", state->restarts},
                      {"last_failure", last_failure(*state)},
                      {"unit_file", state->fragment_path}});
@@ -77,7 +78,7 @@ int status(const std::string& profile, bool json, bool user) {
     fmt::print("  state:    {} ({})\n", state->active_state, state->sub_state);
     fmt::print("  phase:    {}\n", state->status_text.empty() ? "-" : state->status_text);
     fmt::print("  main pid: {}\n", state->main_pid ? std::to_string(state->main_pid) : "-");
-    fmt::print("  uptime:   {}\n", uptime ? format_duration(Seconds{uptime}) : "-");
+    fmt::print("  uptime:   {}\n", uptime ? format_duration(Seconds{*uptime}) : "-");
     fmt::print("  restarts: {}\n", state->restarts);
     auto failure = last_failure(*state);
     fmt::print("  last failure: {}\n", failure.empty() ? "-" : failure);

@@ -156,8 +156,9 @@ int up(const UpOptions& options, const CliContext& context) {
   auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
   fmt::print("ready: {} serves at {} after {:.1f}s\n", profile->name,
              plan.health_url.substr(0, plan.health_url.rfind('/')), elapsed.count() / 1000.0);
-  fmt::print("status: gpulaunch status {0}   logs: gpulaunch logs {0} -f   stop: gpulaunch down {0}\n",
-             profile->name);
+  const std::string where = options.user ? " --user" : options.runtime ? " --runtime" : "";
+  fmt::print("status: gpulaunch status {0}   logs: gpulaunch logs {0} -f   stop: gpulaunch down {0}{1}\n",
+             profile->name, where);
   return 0;
 }
 
