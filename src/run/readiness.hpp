@@ -30,6 +30,7 @@ class Readiness {
   void on_health(std::optional<int> http_status, Clock::time_point now);
 
   bool ready() const { return ready_; }
+  Phase phase() const { return phase_; }
   bool deadline_passed(Clock::time_point now) const { return !ready_ && now >= deadline_; }
   Clock::time_point deadline() const { return deadline_; }
   std::string status_text() const;
