@@ -32,8 +32,10 @@ Healthy& healthy() {
 void run_or_skip(benchmark::State& state, const std::string& program,
                  const std::vector<std::string>& args) {
   auto result = gl::run_process(program, args, std::chrono::seconds(60));
-  if (!result) state.SkipWithError(result.error().message.c_str());
-  else benchmark::DoNotOptimize(result->out);
+  if (!result)
+    state.SkipWithError(result.error().message.c_str());
+  else
+    benchmark::DoNotOptimize(result->out);
 }
 
 // The library call `up` makes: gather (fake NVML, two nvcc runs) + evaluate.
@@ -49,28 +51,28 @@ void BM_CheckLibrary(benchmark::State& state) {
     if (gl::has_errors(findings)) state.SkipWithError("healthy fixture reported errors");
   }
 }
-BENCHMARK(BM_CheckLibrary)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_CheckLibrary)->Unit(benchmark::kMillisecond)->MinTime(1.0)->UseRealTime();
 
 // The whole command as an operator runs it: process start, profile load, probes, report.
 void BM_CheckCommand(benchmark::State& state) {
   auto& fixture = healthy();
   for (auto _ : state)
-    run_or_skip(state, GPULAUNCH_BIN, {"check", fixture.profile_path, "--root",
-                                       fixture.node.root().string()});
+    run_or_skip(state, GPULAUNCH_BIN,
+                {"check", fixture.profile_path, "--root", fixture.node.root().string()});
 }
-BENCHMARK(BM_CheckCommand)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_CheckCommand)->Unit(benchmark::kMillisecond)->MinTime(1.0)->UseRealTime();
 
 void BM_ManualTorchImport(benchmark::State& state) {
   for (auto _ : state)
     run_or_skip(state, "/usr/bin/python3", {"-c", "import torch; print(torch.version.cuda)"});
 }
-BENCHMARK(BM_ManualTorchImport)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_ManualTorchImport)->Unit(benchmark::kMillisecond)->MinTime(1.0)->UseRealTime();
 
 // The floor of any Python route: interpreter start plus a stdlib import.
 void BM_ManualPythonFloor(benchmark::State& state) {
   for (auto _ : state) run_or_skip(state, "/usr/bin/python3", {"-c", "import json"});
 }
-BENCHMARK(BM_ManualPythonFloor)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_ManualPythonFloor)->Unit(benchmark::kMillisecond)->MinTime(1.0)->UseRealTime();
 
 void BM_ManualNvccVersion(benchmark::State& state) {
   const std::string nvcc = std::filesystem::exists("/usr/local/cuda/bin/nvcc")
@@ -78,7 +80,7 @@ void BM_ManualNvccVersion(benchmark::State& state) {
                                : (healthy().node.root() / "usr/local/cuda-13.0/bin/nvcc").string();
   for (auto _ : state) run_or_skip(state, nvcc, {"--version"});
 }
-BENCHMARK(BM_ManualNvccVersion)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_ManualNvccVersion)->Unit(benchmark::kMillisecond)->MinTime(1.0)->UseRealTime();
 
 // No driver here: the fixture's nvidia-smi script stands in (a real one takes 50-500 ms).
 void BM_ManualNvidiaSmi(benchmark::State& state) {
@@ -87,7 +89,7 @@ void BM_ManualNvidiaSmi(benchmark::State& state) {
   const std::string smi = (node.root() / "usr/bin/nvidia-smi").string();
   for (auto _ : state) run_or_skip(state, smi, {});
 }
-BENCHMARK(BM_ManualNvidiaSmi)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_ManualNvidiaSmi)->Unit(benchmark::kMillisecond)->MinTime(1.0)->UseRealTime();
 
 }  // namespace
 
