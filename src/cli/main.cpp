@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
   gl::add_status_command(app, context);
   gl::add_logs_command(app, context);
   gl::add_run_command(app, context);
+  gl::add_facts_command(app, context);
+  gl::add_check_command(app, context);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

@@ -1,0 +1,91 @@
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/context.hpp"
+#include "facts/gather.hpp"
+#include "profile/validate.hpp"
+#include "rules/check.hpp"
+
+namespace gl {
+namespace {
+
+constexpr int kCheckOk = 0;
+constexpr int kCheckErrors = 1;
+constexpr int kCheckCouldNotRun = 2;
+
+void print_group(const std::vector<Finding>& findings, Severity severity, std::string_view title) {
+  size_t count = std::count_if(findings.begin(), findings.end(), [&](const Finding& finding) {
+    return finding.severity == severity;
+  });
+  if (count == 0) return;
+  fmt::print("\n{} ({})\n", title, count);
+  for (const auto& finding : findings) {
+    if (finding.severity != severity) continue;
+    fmt::print("  {}[{}] {}\n", severity_name(severity), finding.code, finding.summary);
+    fmt::print("    rule: {}\n", finding.rule);
+    for (const auto& [name, value] : finding.facts) fmt::print("    {}: {}\n", name, value);
+    fmt::print("    fix: {}\n", finding.fix);
+  }
+}
+
+}  // namespace
+
+void add_check_command(CLI::App& app, CliContext& context) {
+  auto* command =
+      app.add_subcommand("check", "Check a profile against this node (or recorded facts)");
+  static std::string name;
+  static std::string facts_file;
+  static std::string root = "/";
+  static bool json = false;
+  command->add_option("profile", name, "Profile name or path to a .toml file")->required();
+  command->add_option("--facts", facts_file,
+                      "Facts recorded by `gpulaunch facts --json` elsewhere");
+  command->add_option("--root", root, "Probe the filesystem under this directory instead of /");
+  command->add_flag("--json", json, "Print the findings as JSON");
+  command->callback([&context] {
+    auto profile = load_profile(context.profile_source(), name);
+    if (!profile) {
+      context.exit_code = report(profile.error(), kCheckCouldNotRun);
+      return;
+    }
+    auto shell = ShellEnvironment::current();
+    Facts facts;
+    if (!facts_file.empty()) {
+      auto loaded = load_facts_file(facts_file);
+      if (!loaded) {
+        context.exit_code = report(loaded.error(), kCheckCouldNotRun);
+        return;
+      }
+      facts = std::move(*loaded);
+    } else {
+      auto request = facts_request(*profile, shell);
+      request.probe_ports = root == "/";
+      facts = gather_facts(NodeFs(root), request);
+    }
+    auto findings = evaluate(*profile, facts, shell);
+    size_t errors = std::count_if(findings.begin(), findings.end(), [](const Finding& finding) {
+      return finding.severity == Severity::error;
+    });
+    size_t warnings = findings.size() - errors;
+    context.exit_code = errors ? kCheckErrors : kCheckOk;
+    if (json) {
+      nlohmann::json out{{"profile", profile->name},
+                         {"facts", facts_file.empty() ? facts.root : facts_file},
+                         {"errors", errors},
+                         {"warnings", warnings},
+                         {"findings", findings_to_json(findings)}};
+      fmt::print("{}\n", out.dump(2));
+      return;
+    }
+    fmt::print(
+        "gpulaunch check: profile '{}' against {}\n", profile->name,
+        facts_file.empty() ? "this node (root " + facts.root + ")" : "facts '" + facts_file + "'");
+    print_group(findings, Severity::error, "ERRORS");
+    print_group(findings, Severity::warning, "WARNINGS");
+    fmt::print("\n{}: {} error(s), {} warning(s)\n",
+               errors ? "FAILED, the start would fail" : "OK, nothing blocks a start", errors,
+               warnings);
+  });
+}
+
+}  // namespace gl

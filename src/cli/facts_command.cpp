@@ -1,0 +1,87 @@
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/context.hpp"
+#include "facts/gather.hpp"
+#include "profile/validate.hpp"
+#include "rules/check.hpp"
+
+namespace gl {
+namespace {
+
+void print_facts(const Facts& facts) {
+  fmt::print("root: {}\n", facts.root);
+  fmt::print("driver: {}",
+             facts.driver.present ? facts.driver.version.value_or("?") : "no NVIDIA driver");
+  if (facts.driver.max_cuda) fmt::print(" (CUDA {})", *facts.driver.max_cuda);
+  fmt::print(" [{}]\n", facts.driver.source);
+  for (const auto& problem : facts.driver.problems) fmt::print("  note: {}\n", problem);
+  fmt::print("gpus: {}\n", facts.gpus.size());
+  for (const auto& gpu : facts.gpus)
+    fmt::print("  {}  {}  {}  cc {}  {} MiB\n", gpu.index, gpu.name, gpu.uuid, capability_text(gpu),
+               gpu.memory_total_mib);
+  fmt::print("toolkits: {}\n", facts.toolkits.size());
+  for (const auto& toolkit : facts.toolkits) {
+    std::string via;
+    for (const auto& item : toolkit.found_via) via += (via.empty() ? "" : ", ") + item;
+    fmt::print("  {}  {}  nvcc {}  via {}\n", toolkit.root,
+               toolkit.version() ? "CUDA " + *toolkit.version() : std::string("(no version)"),
+               toolkit.nvcc_exists ? "yes" : "missing", via);
+    if (toolkit.archs) {
+      std::string archs;
+      for (int sm : *toolkit.archs) archs += (archs.empty() ? "sm_" : " sm_") + std::to_string(sm);
+      fmt::print("    archs: {}\n", archs);
+    }
+    for (const auto& problem : toolkit.problems) fmt::print("    note: {}\n", problem);
+  }
+  if (facts.python) {
+    const auto& python = *facts.python;
+    fmt::print("python: {} ({})\n", python.prefix,
+               python.interpreter_exists ? python.interpreter : "no interpreter");
+    if (python.torch_version)
+      fmt::print("  torch {} (CUDA {})\n", *python.torch_version,
+                 python.torch_cuda.value_or("none"));
+    for (const auto& [name, version] : python.packages)
+      if (name != "torch") fmt::print("  {} {}\n", name, version);
+  }
+  for (const auto& path : facts.paths)
+    fmt::print("path: {} {}\n", path.path, path.exists ? "exists" : "missing");
+  for (const auto& port : facts.ports)
+    fmt::print("port: {}:{} {}\n", port.host, port.port,
+               port.problem ? *port.problem : (port.taken ? "taken" : "free"));
+}
+
+}  // namespace
+
+void add_facts_command(CLI::App& app, CliContext& context) {
+  auto* command =
+      app.add_subcommand("facts", "Print what this node is: GPUs, driver, toolkits, venv");
+  static std::string name;
+  static std::string root = "/";
+  static bool json = false;
+  command->add_option("profile", name, "Profile whose venv, model and port to include");
+  command->add_option("--root", root, "Probe the filesystem under this directory instead of /");
+  command->add_flag("--json", json, "Print the facts as JSON (input for check --facts)");
+  command->callback([&context] {
+    auto shell = ShellEnvironment::current();
+    FactsRequest request;
+    if (!name.empty()) {
+      auto profile = load_profile(context.profile_source(), name);
+      if (!profile) {
+        context.exit_code = report(profile.error(), 2);
+        return;
+      }
+      request = facts_request(*profile, shell);
+    } else {
+      request.environments.push_back({"shell", shell.variables});
+    }
+    request.probe_ports = root == "/";
+    auto facts = gather_facts(NodeFs(root), request);
+    if (json)
+      fmt::print("{}\n", facts_to_json(facts).dump(2));
+    else
+      print_facts(facts);
+  });
+}
+
+}  // namespace gl

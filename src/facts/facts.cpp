@@ -1,0 +1,102 @@
+#include "facts/facts.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+// nlohmann 3.11 has no std::optional support; absent values are written as null.
+namespace nlohmann {
+template <class T>
+struct adl_serializer<std::optional<T>> {
+  static void to_json(json& out, const std::optional<T>& value) {
+    if (value)
+      out = *value;
+    else
+      out = nullptr;
+  }
+  static void from_json(const json& in, std::optional<T>& value) {
+    if (in.is_null())
+      value.reset();
+    else
+      value = in.get<T>();
+  }
+};
+}  // namespace nlohmann
+
+namespace gl {
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GpuFact, index, name, uuid, cc_major, cc_minor,
+                                                memory_total_mib)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DriverFact, present, source, version, max_cuda,
+                                                problems)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ToolkitFact, root, nvcc, found_via, resolved_root,
+                                                root_exists, nvcc_exists, nvcc_version,
+                                                json_version, header_version, archs, problems)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PythonEnvFact, prefix, interpreter,
+                                                interpreter_exists, site_packages, torch_version,
+                                                torch_cuda, packages, modules)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PathFact, path, exists, directory, executable)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PortFact, host, port, taken, problem)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Facts, root, driver, gpus, toolkits, python, paths,
+                                                ports)
+
+std::optional<std::string> ToolkitFact::version() const {
+  if (nvcc_version) return nvcc_version;
+  if (json_version) return json_version;
+  return header_version;
+}
+
+const ToolkitFact* Facts::toolkit_at(const std::string& wanted) const {
+  for (const auto& toolkit : toolkits)
+    if (toolkit.root == wanted) return &toolkit;
+  return nullptr;
+}
+
+const ToolkitFact* Facts::toolkit_with_nvcc(const std::string& nvcc) const {
+  for (const auto& toolkit : toolkits)
+    if (toolkit.nvcc == nvcc) return &toolkit;
+  return nullptr;
+}
+
+const PathFact* Facts::path(const std::string& wanted) const {
+  for (const auto& entry : paths)
+    if (entry.path == wanted) return &entry;
+  return nullptr;
+}
+
+nlohmann::json facts_to_json(const Facts& facts) {
+  return facts;
+}
+
+Result<Facts> facts_from_json(const nlohmann::json& json) {
+  try {
+    return json.get<Facts>();
+  } catch (const nlohmann::json::exception& error) {
+    return failf("Failed to read facts: {}", error.what());
+  }
+}
+
+Result<Facts> parse_facts(std::string_view text, const std::string& origin) {
+  auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_object())
+    return failf("Failed to read facts '{}': not a JSON object", origin);
+  auto facts = facts_from_json(json);
+  if (!facts) return failf("Failed to read facts '{}': {}", origin, facts.error().message);
+  return facts;
+}
+
+std::string capability_text(const GpuFact& gpu) {
+  return fmt::format("{}.{}", gpu.cc_major, gpu.cc_minor);
+}
+
+Result<Facts> load_facts_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return failf("Failed to read facts '{}': cannot open it", path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_facts(text.str(), path);
+}
+
+}  // namespace gl

@@ -1,0 +1,135 @@
+#include "facts/gather.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "facts/gpu_probe.hpp"
+#include "facts/python_env.hpp"
+#include "facts/toolkit_probe.hpp"
+#include "util/port_probe.hpp"
+
+namespace gl {
+namespace {
+
+class ToolkitCollector {
+ public:
+  explicit ToolkitCollector(const NodeFs& node) : node_(node) {}
+
+  void add(const std::string& root, const std::string& nvcc, const std::string& via) {
+    std::string normal_root = normal_path(root);
+    std::string normal_nvcc = normal_path(nvcc);
+    for (auto& toolkit : toolkits_)
+      if (toolkit.root == normal_root && toolkit.nvcc == normal_nvcc) {
+        if (std::find(toolkit.found_via.begin(), toolkit.found_via.end(), via) ==
+            toolkit.found_via.end())
+          toolkit.found_via.push_back(via);
+        return;
+      }
+    ToolkitFact toolkit;
+    toolkit.root = normal_root;
+    toolkit.nvcc = normal_nvcc;
+    toolkit.found_via.push_back(via);
+    toolkits_.push_back(std::move(toolkit));
+  }
+
+  void add_root(const std::string& root, const std::string& via) {
+    add(root, normal_path(root) + "/bin/nvcc", via);
+  }
+
+  // Every PATH entry holding an nvcc: `which nvcc` would stop at the first.
+  void add_path_entries(const EnvironmentVariables& variables, const std::string& via) {
+    for (const auto& directory : path_directories(variables)) {
+      std::string nvcc = normal_path(directory) + "/nvcc";
+      if (node_.is_executable_file(nvcc)) add(parent_path(directory), nvcc, via);
+    }
+  }
+
+  // Runs each distinct nvcc binary once: /usr/local/cuda and /usr/local/cuda-13.0 are one.
+  std::vector<ToolkitFact> probe() {
+    std::map<std::string, size_t> probed_nvcc;
+    for (size_t i = 0; i < toolkits_.size(); ++i) {
+      auto& toolkit = toolkits_[i];
+      std::string resolved = node_.resolve(toolkit.nvcc);
+      auto seen = probed_nvcc.find(resolved);
+      probe_toolkit(node_, toolkit, seen == probed_nvcc.end() ? nullptr : &toolkits_[seen->second]);
+      if (toolkit.nvcc_exists && seen == probed_nvcc.end()) probed_nvcc.emplace(resolved, i);
+    }
+    return std::move(toolkits_);
+  }
+
+ private:
+  const NodeFs& node_;
+  std::vector<ToolkitFact> toolkits_;
+};
+
+std::optional<std::string> find_program(const NodeFs& node, const FactsRequest& request,
+                                        const std::string& name) {
+  for (const auto& environment : request.environments)
+    for (const auto& directory : path_directories(environment.variables))
+      if (node.is_executable_file(normal_path(directory) + "/" + name))
+        return normal_path(directory) + "/" + name;
+  for (std::string directory : {"/usr/bin", "/bin", "/usr/local/bin"})
+    if (node.is_executable_file(directory + "/" + name)) return directory + "/" + name;
+  return std::nullopt;
+}
+
+}  // namespace
+
+Facts gather_facts(const NodeFs& node, const FactsRequest& request) {
+  Facts facts;
+  facts.root = node.root().string();
+
+  auto gpus = probe_gpus(node, find_program(node, request, "nvidia-smi"));
+  facts.driver = std::move(gpus.driver);
+  facts.gpus = std::move(gpus.gpus);
+
+  if (request.python_prefix)
+    facts.python = probe_python_env(
+        node, *request.python_prefix,
+        request.python_interpreter.value_or(*request.python_prefix + "/bin/python"));
+
+  ToolkitCollector toolkits(node);
+  if (request.cuda_home) toolkits.add_root(*request.cuda_home, "toolkit.cuda_home");
+  for (const auto& environment : request.environments) {
+    if (auto home = lookup(environment.variables, "CUDA_HOME"))
+      toolkits.add_root(*home, "CUDA_HOME (" + environment.label + ")");
+    if (auto path = lookup(environment.variables, "CUDA_PATH"))
+      toolkits.add_root(*path, "CUDA_PATH (" + environment.label + ")");
+    toolkits.add_path_entries(environment.variables, "PATH (" + environment.label + ")");
+  }
+  if (node.exists("/usr/local/cuda")) toolkits.add_root("/usr/local/cuda", "/usr/local/cuda");
+  for (const auto& name : node.list("/usr/local"))
+    if (name.rfind("cuda-", 0) == 0 && node.is_directory("/usr/local/" + name))
+      toolkits.add_root("/usr/local/" + name, "/usr/local/cuda-*");
+  if (node.is_executable_file("/usr/bin/nvcc"))
+    toolkits.add("/usr", "/usr/bin/nvcc", "/usr/bin/nvcc");
+  if (facts.python)
+    for (const auto& site : facts.python->site_packages)
+      if (node.is_executable_file(site + "/nvidia/cu13/bin/nvcc"))
+        toolkits.add_root(site + "/nvidia/cu13", "venv nvidia-cuda-nvcc wheel");
+  facts.toolkits = toolkits.probe();
+
+  for (const auto& path : request.paths) {
+    PathFact fact;
+    fact.path = path;
+    fact.exists = node.exists(path);
+    fact.directory = node.is_directory(path);
+    fact.executable = node.is_executable_file(path);
+    facts.paths.push_back(std::move(fact));
+  }
+
+  if (request.probe_ports)
+    for (const auto& [host, port] : request.ports) {
+      PortFact fact;
+      fact.host = host;
+      fact.port = port;
+      if (auto state = probe_port(host, port))
+        fact.taken = *state == PortState::taken;
+      else
+        fact.problem = state.error().message;
+      facts.ports.push_back(std::move(fact));
+    }
+  return facts;
+}
+
+}  // namespace gl

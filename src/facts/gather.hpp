@@ -1,0 +1,33 @@
+#pragma once
+// Gathers the node's Facts. What to look at beyond the node itself (the environments a JIT
+// library will run in, the engine's venv, the model path, the port) comes from the caller.
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "facts/environment.hpp"
+#include "facts/facts.hpp"
+#include "facts/node_fs.hpp"
+
+namespace gl {
+
+struct LabelledEnvironment {
+  std::string label;  // "unit", "shell"
+  EnvironmentVariables variables;
+};
+
+struct FactsRequest {
+  std::vector<LabelledEnvironment> environments;  // every toolkit these could find is probed
+  std::optional<std::string> cuda_home;           // the profile's toolkit
+  std::optional<std::string> python_prefix;       // venv, or the interpreter's prefix
+  std::optional<std::string> python_interpreter;
+  std::vector<std::string> paths;                        // existence checks (model, launcher)
+  std::vector<std::pair<std::string, long long>> ports;  // host, port
+  bool probe_ports = true;  // false under --root: the ports of an image are not this host's
+};
+
+Facts gather_facts(const NodeFs& node, const FactsRequest& request);
+
+}  // namespace gl

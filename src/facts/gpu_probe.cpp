@@ -1,0 +1,129 @@
+#include "facts/gpu_probe.hpp"
+
+#include <sstream>
+
+#include "util/process.hpp"
+#include "util/version.hpp"
+
+namespace gl {
+namespace {
+
+std::string trim(std::string_view text) {
+  size_t begin = text.find_first_not_of(" \t\r\n");
+  if (begin == std::string_view::npos) return {};
+  size_t end = text.find_last_not_of(" \t\r\n");
+  return std::string(text.substr(begin, end - begin + 1));
+}
+
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> fields;
+  std::string field;
+  std::istringstream in(line);
+  while (std::getline(in, field, ',')) fields.push_back(trim(field));
+  return fields;
+}
+
+// "580.95.05" from "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.95.05  Tue Sep ...".
+std::optional<std::string> proc_driver_version(std::string_view text) {
+  auto marker = text.find("Kernel Module");
+  if (marker == std::string_view::npos) return std::nullopt;
+  std::istringstream words(std::string(text.substr(marker + 13)));
+  std::string word;
+  if (words >> word && parse_version(word)) return word;
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<std::vector<GpuFact>> parse_nvidia_smi_csv(std::string_view csv,
+                                                  std::string* driver_version) {
+  std::vector<GpuFact> gpus;
+  std::istringstream lines{std::string(csv)};
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (trim(line).empty()) continue;
+    auto fields = split_csv(line);
+    // index, name, uuid, compute_cap, memory.total, driver_version
+    if (fields.size() != 6) return failf("Failed to parse nvidia-smi output: '{}'", line);
+    auto index = parse_version(fields[0]);
+    auto capability = parse_version(fields[3]);
+    auto memory = parse_version(fields[4]);
+    if (!index || !capability) return failf("Failed to parse nvidia-smi output: '{}'", line);
+    GpuFact gpu;
+    gpu.index = index->major;
+    gpu.name = fields[1];
+    gpu.uuid = fields[2];
+    gpu.cc_major = capability->major;
+    gpu.cc_minor = capability->minor;
+    gpu.memory_total_mib = memory ? static_cast<unsigned long long>(memory->major) : 0;
+    if (driver_version) *driver_version = fields[5];
+    gpus.push_back(std::move(gpu));
+  }
+  return gpus;
+}
+
+std::optional<std::string> parse_nvidia_smi_cuda_version(std::string_view report) {
+  std::istringstream lines{std::string(report)};
+  std::string line;
+  while (std::getline(lines, line)) {
+    auto colon = line.find(':');
+    if (colon == std::string::npos || trim(line.substr(0, colon)) != "CUDA Version") continue;
+    auto version = parse_version(trim(line.substr(colon + 1)));
+    if (version) return version->major_minor();
+  }
+  return std::nullopt;
+}
+
+Result<GpuProbe> probe_nvidia_smi(const std::string& program) {
+  auto listing =
+      run_process(program, {"--query-gpu=index,name,uuid,compute_cap,memory.total,driver_version",
+                            "--format=csv,noheader,nounits"});
+  if (!listing) return std::unexpected(listing.error());
+  if (listing->exit_code != 0)
+    return failf("Failed to query GPUs with '{}': exit code {}", program, listing->exit_code);
+  GpuProbe probe;
+  probe.driver.source = "nvidia-smi";
+  probe.driver.present = true;
+  std::string driver_version;
+  auto gpus = parse_nvidia_smi_csv(listing->out, &driver_version);
+  if (!gpus) return std::unexpected(gpus.error());
+  probe.gpus = std::move(*gpus);
+  if (!driver_version.empty()) probe.driver.version = driver_version;
+  auto report = run_process(program, {"-q"});
+  if (report && report->exit_code == 0)
+    probe.driver.max_cuda = parse_nvidia_smi_cuda_version(report->out);
+  else
+    probe.driver.problems.push_back("Failed to read the CUDA version from '" + program + " -q'");
+  return probe;
+}
+
+GpuProbe probe_gpus(const NodeFs& node, const std::optional<std::string>& nvidia_smi) {
+  std::vector<std::string> problems;
+  auto from_nvml = probe_nvml();
+  if (from_nvml) return std::move(*from_nvml);
+  problems.push_back(from_nvml.error().message);
+  if (nvidia_smi) {
+    auto from_smi = probe_nvidia_smi(node.host_path(*nvidia_smi).string());
+    if (from_smi) {
+      from_smi->driver.problems.insert(from_smi->driver.problems.begin(), problems.begin(),
+                                       problems.end());
+      return std::move(*from_smi);
+    }
+    problems.push_back(from_smi.error().message);
+  } else {
+    problems.push_back("nvidia-smi: not found on PATH");
+  }
+  GpuProbe probe;
+  probe.driver.source = "none";
+  // A loaded kernel module without a working user-space library still says which driver it is.
+  if (auto text = node.read("/proc/driver/nvidia/version", 4096)) {
+    if (auto version = proc_driver_version(*text)) {
+      probe.driver.source = "/proc/driver/nvidia";
+      probe.driver.version = version;
+    }
+  }
+  probe.driver.problems = std::move(problems);
+  return probe;
+}
+
+}  // namespace gl

@@ -1,0 +1,31 @@
+#pragma once
+// GPUs and driver, from NVML loaded at run time, else from nvidia-smi, else from
+// /proc/driver/nvidia. A node without a driver yields a DriverFact saying so, never a failure.
+
+#include <string>
+#include <vector>
+
+#include "facts/facts.hpp"
+#include "facts/node_fs.hpp"
+#include "util/error.hpp"
+
+namespace gl {
+
+struct GpuProbe {
+  DriverFact driver;
+  std::vector<GpuFact> gpus;
+};
+
+// libnvidia-ml.so.1 through the dynamic loader (LD_LIBRARY_PATH applies).
+Result<GpuProbe> probe_nvml();
+
+// nvidia-smi's --query-gpu CSV and its `-q` report, parsed.
+Result<std::vector<GpuFact>> parse_nvidia_smi_csv(std::string_view csv,
+                                                  std::string* driver_version);
+std::optional<std::string> parse_nvidia_smi_cuda_version(std::string_view query_report);
+Result<GpuProbe> probe_nvidia_smi(const std::string& host_program);
+
+// The whole fallback chain. `nvidia_smi` is the node path found on PATH, if any.
+GpuProbe probe_gpus(const NodeFs& node, const std::optional<std::string>& nvidia_smi);
+
+}  // namespace gl

@@ -1,0 +1,101 @@
+#include "facts/node_fs.hpp"
+
+#include <algorithm>
+#include <fstream>
+
+namespace gl {
+namespace fs = std::filesystem;
+
+std::string normal_path(const std::string& path) {
+  if (path.empty()) return path;
+  std::string text = fs::path(path).lexically_normal().string();
+  while (text.size() > 1 && text.back() == '/') text.pop_back();
+  return text;
+}
+
+std::string parent_path(const std::string& path) {
+  auto normal = normal_path(path);
+  auto slash = normal.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : normal.substr(0, slash);
+}
+
+NodeFs::NodeFs(fs::path root) : root_(std::move(root)) {}
+
+std::string NodeFs::resolve(const std::string& node_path) const {
+  // Walks the path one component at a time so an absolute link target is re-rooted.
+  std::vector<std::string> pending;
+  for (const auto& part : fs::path(normal_path(node_path)).relative_path()) pending.push_back(part);
+  std::reverse(pending.begin(), pending.end());
+  fs::path resolved = "/";
+  int hops = 0;
+  while (!pending.empty()) {
+    std::string part = pending.back();
+    pending.pop_back();
+    if (part == "." || part.empty()) continue;
+    if (part == "..") {
+      resolved = resolved.parent_path();
+      continue;
+    }
+    fs::path candidate = resolved / part;
+    std::error_code error;
+    fs::path on_host = root_ / candidate.relative_path();
+    if (fs::is_symlink(fs::symlink_status(on_host, error)) && ++hops < 40) {
+      fs::path target = fs::read_symlink(on_host, error);
+      if (!error) {
+        if (target.is_absolute()) resolved = "/";
+        std::vector<std::string> parts;
+        for (const auto& piece : target.relative_path()) parts.push_back(piece);
+        for (auto it = parts.rbegin(); it != parts.rend(); ++it) pending.push_back(*it);
+        continue;
+      }
+    }
+    resolved = candidate;
+  }
+  return normal_path(resolved.string());
+}
+
+fs::path NodeFs::host_path(const std::string& node_path) const {
+  if (root_ == "/" || root_.empty()) return normal_path(node_path);
+  return root_ / fs::path(resolve(node_path)).relative_path();
+}
+
+bool NodeFs::exists(const std::string& node_path) const {
+  std::error_code error;
+  return fs::exists(host_path(node_path), error);
+}
+
+bool NodeFs::is_directory(const std::string& node_path) const {
+  std::error_code error;
+  return fs::is_directory(host_path(node_path), error);
+}
+
+bool NodeFs::is_executable_file(const std::string& node_path) const {
+  std::error_code error;
+  auto status = fs::status(host_path(node_path), error);
+  if (error || !fs::is_regular_file(status)) return false;
+  auto permissions = status.permissions();
+  return (permissions & (fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec)) !=
+         fs::perms::none;
+}
+
+std::optional<std::string> NodeFs::read(const std::string& node_path, size_t limit) const {
+  std::ifstream in(host_path(node_path), std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string text(limit, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(limit));
+  text.resize(static_cast<size_t>(in.gcount()));
+  return text;
+}
+
+std::vector<std::string> NodeFs::list(const std::string& node_path) const {
+  std::vector<std::string> names;
+  std::error_code error;
+  for (fs::directory_iterator it(host_path(node_path), error), end; !error && it != end;
+       it.increment(error))
+    names.push_back(it->path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace gl

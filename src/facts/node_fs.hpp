@@ -1,0 +1,39 @@
+#pragma once
+// The node's filesystem as probes see it: every path is the node's own ("/usr/local/cuda"),
+// read under a root directory (`--root`, as `systemctl --root`), so node images and test
+// fixtures are probed exactly like the live system. Absolute symlinks stay inside the root.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gl {
+
+class NodeFs {
+ public:
+  explicit NodeFs(std::filesystem::path root = "/");
+
+  const std::filesystem::path& root() const { return root_; }
+  // Where the node's path lies on this machine, symlinks resolved inside the root.
+  std::filesystem::path host_path(const std::string& node_path) const;
+  // The node's path with symlinks followed, as the node sees it.
+  std::string resolve(const std::string& node_path) const;
+
+  bool exists(const std::string& node_path) const;
+  bool is_directory(const std::string& node_path) const;
+  bool is_executable_file(const std::string& node_path) const;
+  // At most `limit` bytes; nullopt when unreadable.
+  std::optional<std::string> read(const std::string& node_path, size_t limit = 1 << 20) const;
+  // Entry names, sorted; empty when not a directory.
+  std::vector<std::string> list(const std::string& node_path) const;
+
+ private:
+  std::filesystem::path root_;
+};
+
+// "/a//b/../c/" -> "/a/c".
+std::string normal_path(const std::string& path);
+std::string parent_path(const std::string& path);
+
+}  // namespace gl

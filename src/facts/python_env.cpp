@@ -1,0 +1,136 @@
+#include "facts/python_env.hpp"
+
+#include <array>
+#include <cctype>
+#include <regex>
+#include <sstream>
+
+namespace gl {
+namespace {
+
+struct WatchedPackage {
+  std::string_view dist;  // normalised dist-info name
+  std::string_view key;   // name in PythonEnvFact::packages
+};
+
+// Dist names differ from what the rules call them: flashinfer ships as flashinfer-python.
+constexpr std::array kWatchedPackages{
+    WatchedPackage{"torch", "torch"},
+    WatchedPackage{"flashinfer_python", "flashinfer"},
+    WatchedPackage{"flashinfer", "flashinfer"},
+    WatchedPackage{"sglang", "sglang"},
+    WatchedPackage{"vllm", "vllm"},
+    WatchedPackage{"triton", "triton"},
+    WatchedPackage{"tensorrt_llm", "tensorrt_llm"},
+};
+
+constexpr std::array<std::string_view, 5> kWatchedModules{"torch", "flashinfer", "sglang", "vllm",
+                                                          "tensorrt_llm"};
+
+std::optional<std::string> quoted_value(const std::string& line) {
+  auto equals = line.find('=');
+  if (equals == std::string::npos) return std::nullopt;
+  auto rest = line.substr(equals + 1);
+  auto open = rest.find_first_of("'\"");
+  if (open == std::string::npos) return std::nullopt;
+  auto close = rest.find(rest[open], open + 1);
+  if (close == std::string::npos) return std::nullopt;
+  return rest.substr(open + 1, close - open - 1);
+}
+
+std::string assigned_name(const std::string& line) {
+  size_t end = 0;
+  while (end < line.size() &&
+         (std::isalnum(static_cast<unsigned char>(line[end])) || line[end] == '_'))
+    ++end;
+  return line.substr(0, end);
+}
+
+}  // namespace
+
+TorchVersion parse_torch_version_py(std::string_view text) {
+  TorchVersion result;
+  std::istringstream lines{std::string(text)};
+  std::string line;
+  while (std::getline(lines, line)) {
+    auto name = assigned_name(line);
+    if (name == "__version__")
+      result.version = quoted_value(line);
+    else if (name == "cuda")
+      result.cuda = quoted_value(line);  // `cuda = None` stays nullopt
+  }
+  return result;
+}
+
+std::optional<std::string> parse_metadata_version(std::string_view text) {
+  std::istringstream lines{std::string(text)};
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line == "\r") break;  // headers end at the first blank line
+    if (line.rfind("Version:", 0) == 0) {
+      auto value = line.substr(8);
+      auto begin = value.find_first_not_of(" \t");
+      auto end = value.find_last_not_of(" \t\r");
+      if (begin != std::string::npos) return value.substr(begin, end - begin + 1);
+    }
+  }
+  return std::nullopt;
+}
+
+std::string normalise_dist_name(std::string_view name) {
+  std::string result;
+  for (char c : name) {
+    if (c == '-' || c == '.' || c == '_') {
+      if (result.empty() || result.back() != '_') result += '_';
+    } else {
+      result += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  return result;
+}
+
+PythonEnvFact probe_python_env(const NodeFs& node, const std::string& prefix,
+                               const std::string& interpreter) {
+  PythonEnvFact env;
+  env.prefix = prefix;
+  env.interpreter = interpreter;
+  env.interpreter_exists = node.is_executable_file(interpreter);
+  std::vector<std::string> library_dirs{prefix + "/lib", prefix + "/local/lib"};
+  for (const auto& library : library_dirs)
+    for (const auto& name : node.list(library)) {
+      if (name.rfind("python3", 0) != 0) continue;
+      for (std::string_view leaf : {"site-packages", "dist-packages"})
+        if (node.is_directory(library + "/" + name + "/" + std::string(leaf)))
+          env.site_packages.push_back(library + "/" + name + "/" + std::string(leaf));
+    }
+  for (const auto& site : env.site_packages) {
+    for (const auto& entry : node.list(site)) {
+      constexpr std::string_view suffix = ".dist-info";
+      if (entry.size() <= suffix.size() || !entry.ends_with(suffix)) continue;
+      auto dash = entry.find('-');
+      auto dist = normalise_dist_name(entry.substr(0, dash));
+      for (const auto& watched : kWatchedPackages) {
+        if (watched.dist != dist || env.packages.contains(std::string(watched.key))) continue;
+        auto metadata = node.read(site + "/" + entry + "/METADATA", 64 * 1024);
+        auto version = metadata ? parse_metadata_version(*metadata) : std::nullopt;
+        if (!version && dash != std::string::npos)
+          version = entry.substr(dash + 1, entry.size() - suffix.size() - dash - 1);
+        if (version) env.packages[std::string(watched.key)] = *version;
+      }
+    }
+    for (auto module : kWatchedModules)
+      if (node.is_directory(site + "/" + std::string(module)))
+        env.modules[std::string(module)] = true;
+    if (!env.torch_version) {
+      if (auto text = node.read(site + "/torch/version.py", 64 * 1024)) {
+        auto torch = parse_torch_version_py(*text);
+        env.torch_version = torch.version;
+        env.torch_cuda = torch.cuda;
+      }
+    }
+  }
+  for (auto module : kWatchedModules) env.modules.try_emplace(std::string(module), false);
+  return env;
+}
+
+}  // namespace gl

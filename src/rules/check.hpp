@@ -1,0 +1,22 @@
+#pragma once
+// `check`'s rules: a pure function of the merged profile and the node's facts to findings.
+// `up` calls this before it starts anything, and refuses to start when has_errors().
+
+#include <vector>
+
+#include "facts/environment.hpp"
+#include "facts/facts.hpp"
+#include "facts/gather.hpp"
+#include "profile/profile.hpp"
+#include "rules/finding.hpp"
+
+namespace gl {
+
+std::vector<Finding> evaluate(const Profile& profile, const Facts& facts,
+                              const ShellEnvironment& shell);
+
+// What gather_facts must look at for this profile: the unit's environment and the shell's, the
+// venv, the launcher, the model and the port.
+FactsRequest facts_request(const Profile& profile, const ShellEnvironment& shell);
+
+}  // namespace gl

@@ -1,0 +1,33 @@
+#include "rules/finding.hpp"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+namespace gl {
+
+std::string_view severity_name(Severity severity) {
+  return severity == Severity::error ? "error" : "warning";
+}
+
+bool has_errors(const std::vector<Finding>& findings) {
+  return std::any_of(findings.begin(), findings.end(),
+                     [](const Finding& finding) { return finding.severity == Severity::error; });
+}
+
+nlohmann::json findings_to_json(const std::vector<Finding>& findings) {
+  auto list = nlohmann::json::array();
+  for (const auto& finding : findings) {
+    auto facts = nlohmann::json::object();
+    for (const auto& [name, value] : finding.facts) facts[name] = value;
+    list.push_back({{"severity", severity_name(finding.severity)},
+                    {"code", finding.code},
+                    {"summary", finding.summary},
+                    {"rule", finding.rule},
+                    {"facts", facts},
+                    {"fix", finding.fix}});
+  }
+  return list;
+}
+
+}  // namespace gl

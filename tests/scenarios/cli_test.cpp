@@ -1,0 +1,91 @@
+// The gpulaunch binary itself on the seed node: exit codes and the report's key lines.
+
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "scenarios/scenario.hpp"
+#include "util/process.hpp"
+
+namespace gl::test {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Run {
+  int exit_code = -1;
+  std::string out;
+};
+
+// A clean environment: the node's shell as the seed incident had it.
+Run gpulaunch(FixtureNode& node, std::vector<std::string> args) {
+  std::vector<std::string> env_args{
+      "-i", "PATH=/usr/bin:/bin:/usr/local/bin",
+      std::string("GPULAUNCH_FAKE_NVML=") + getenv("GPULAUNCH_FAKE_NVML"),
+      std::string("LD_LIBRARY_PATH=") + GPULAUNCH_FAKE_NVML_DIR, GPULAUNCH_BIN};
+  env_args.insert(env_args.end(), args.begin(), args.end());
+  (void)node;
+  auto result = run_process("/usr/bin/env", env_args, std::chrono::seconds(30));
+  EXPECT_TRUE(result) << (result ? "" : result.error().message);
+  return result ? Run{result->exit_code, result->out} : Run{};
+}
+
+TEST(CheckCli, SeedNodeFailsWithThePinToApply) {
+  FixtureNode node;
+  auto profile = build_scenario(scenario_named("seed-sm120-distro-nvcc-12.8"), node, 30000);
+  auto run = gpulaunch(node, {"check", profile, "--root", node.root().string()});
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("\nERRORS (2)\n"));
+  EXPECT_THAT(run.out,
+              HasSubstr("  error[flashinfer-nvcc-too-old] FlashInfer 0.6.7 refuses compute "
+                        "capability 12.0 with nvcc 12.8 at /usr/bin/nvcc"));
+  EXPECT_THAT(run.out,
+              HasSubstr("    rule: FlashInfer >= 0.6.7 with a 12.x GPU needs nvcc >= 12.9"));
+  EXPECT_THAT(run.out, HasSubstr("    fix: toolkit.cuda_home = \"/usr/local/cuda-13.0\""));
+  EXPECT_THAT(run.out, HasSubstr("\nWARNINGS (1)\n  warning[cuda-home-unset]"));
+  EXPECT_THAT(run.out, HasSubstr("FAILED, the start would fail: 2 error(s), 1 warning(s)"));
+}
+
+TEST(CheckCli, PinnedSeedNodePasses) {
+  FixtureNode node;
+  auto profile = build_scenario(scenario_named("seed-fixed-cuda-home-pinned"), node, 30000);
+  auto run = gpulaunch(node, {"check", profile, "--root", node.root().string()});
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("OK, nothing blocks a start: 0 error(s), 1 warning(s)"));
+}
+
+TEST(CheckCli, RecordedFactsCheckTheSameElsewhere) {
+  FixtureNode node;
+  auto profile = build_scenario(scenario_named("seed-sm120-distro-nvcc-12.8"), node, 30000);
+  auto facts = gpulaunch(node, {"facts", profile, "--root", node.root().string(), "--json"});
+  ASSERT_EQ(facts.exit_code, 0);
+  auto file = node.scratch() / "facts.json";
+  std::ofstream(file) << facts.out;
+  auto run = gpulaunch(node, {"check", profile, "--facts", file.string(), "--json"});
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("\"code\": \"flashinfer-nvcc-too-old\""));
+  EXPECT_THAT(run.out, HasSubstr("\"errors\": 2"));
+}
+
+TEST(CheckCli, UnreadableFactsMeanTheCheckCouldNotRun) {
+  FixtureNode node;
+  auto profile = build_scenario(scenario_named("healthy-blackwell-cuda-13"), node, 30000);
+  auto run =
+      gpulaunch(node, {"check", profile, "--facts", (node.scratch() / "none.json").string()});
+  EXPECT_EQ(run.exit_code, 2);
+  auto missing = gpulaunch(node, {"check", (node.scratch() / "missing.toml").string()});
+  EXPECT_EQ(missing.exit_code, 2);
+}
+
+TEST(FactsCli, NoDriverIsAFactNotACrash) {
+  FixtureNode node;
+  auto profile = build_scenario(scenario_named("no-driver"), node, 30000);
+  auto run = gpulaunch(node, {"facts", "--root", node.root().string()});
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_THAT(run.out, HasSubstr("driver: no NVIDIA driver [none]"));
+  EXPECT_THAT(run.out, HasSubstr("gpus: 0"));
+}
+
+}  // namespace
+}  // namespace gl::test

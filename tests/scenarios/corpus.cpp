@@ -1,0 +1,220 @@
+// The scenario corpus: broken and healthy nodes, the seed incident first. A scenario starts from
+// the healthy default in scenario.hpp (8 x sm_120, driver 580 / CUDA 13.0, toolkit 13.0 at
+// /usr/local/cuda-13.0 pinned as cuda_home, torch cu130, SGLang + FlashInfer 0.6.7) and changes
+// what makes it different. `expected` lists every finding code, warnings included.
+
+#include <functional>
+
+#include "scenarios/scenario.hpp"
+
+namespace gl::test {
+namespace {
+
+Scenario make(std::string name, std::vector<std::string> expected,
+              const std::function<void(Scenario&)>& change = {}) {
+  Scenario scenario;
+  scenario.name = std::move(name);
+  scenario.expected = std::move(expected);
+  if (change) change(scenario);
+  return scenario;
+}
+
+// field-facts section 1: the distro's nvcc 12.8 first on PATH, CUDA_HOME unset.
+void seed_node(Scenario& s) {
+  s.toolkits = {{"/usr", "12.8", ToolkitLayout::header_only},
+                {"/usr/local/cuda-13.0", "13.0", ToolkitLayout::pip}};
+  s.cuda_home.reset();
+  s.shell = {{"PATH", "/usr/bin:/bin:/usr/local/bin"}};
+}
+
+std::vector<Scenario> build() {
+  std::vector<Scenario> list;
+  // ---- broken ----
+  list.push_back(make(
+      "seed-sm120-distro-nvcc-12.8",
+      {"flashinfer-nvcc-too-old", "torch-toolkit-major-mismatch", "cuda-home-unset"}, seed_node));
+  list.push_back(
+      make("seed-with-cuda-symlink",
+           {"flashinfer-nvcc-too-old", "torch-toolkit-major-mismatch", "cuda-home-unset"},
+           [](Scenario& s) {
+             seed_node(s);
+             s.cuda_symlink = "/usr/local/cuda-13.0";
+           }));
+  list.push_back(make("volta-on-cuda-13", {"toolkit-dropped-arch"}, [](Scenario& s) {
+    s.gpus = {{8, 7, 0, "Tesla V100-SXM2-32GB"}};
+  }));
+  list.push_back(make("volta-on-cuda-13-no-arch-list", {"toolkit-dropped-arch"}, [](Scenario& s) {
+    s.gpus = {{8, 7, 0, "Tesla V100-SXM2-32GB"}};
+    s.toolkits = {{"/usr/local/cuda-13.0", "13.0", ToolkitLayout::version_json, false}};
+  }));
+  list.push_back(make("b200-on-cuda-12.4", {"toolkit-too-old-for-arch"}, [](Scenario& s) {
+    s.gpus = {{8, 10, 0, "NVIDIA B200"}};
+    s.toolkits = {{"/usr/local/cuda-12.4", "12.4"}};
+    s.cuda_home = "/usr/local/cuda-12.4";
+    s.torch = "2.5.1+cu124";
+    s.torch_cuda = "12.4";
+  }));
+  list.push_back(
+      make("spark-sm121-on-12.8-no-arch-list", {"toolkit-too-old-for-arch"}, [](Scenario& s) {
+        s.gpus = {{1, 12, 1, "NVIDIA GB10"}};
+        s.tp = 1;
+        s.toolkits = {{"/usr/local/cuda-12.8", "12.8", ToolkitLayout::version_json, false}};
+        s.cuda_home = "/usr/local/cuda-12.8";
+        s.torch_cuda = "12.8";
+        s.packages.erase("flashinfer");
+      }));
+  list.push_back(make("flashinfer-gate-pinned-12.8", {"flashinfer-nvcc-too-old"}, [](Scenario& s) {
+    s.toolkits = {{"/usr/local/cuda-12.8", "12.8"}};
+    s.cuda_home = "/usr/local/cuda-12.8";
+    s.torch = "2.8.0+cu128";
+    s.torch_cuda = "12.8";
+    s.packages["flashinfer"] = "0.6.8";
+  }));
+  // pip put an nvcc into the venv's bin/, which the unit's PATH searches first.
+  list.push_back(
+      make("venv-bin-nvcc-12.8-first-on-unit-path",
+           {"flashinfer-nvcc-too-old", "torch-toolkit-major-mismatch", "cuda-home-unset"},
+           [](Scenario& s) {
+             s.toolkits = {{"/opt/venv", "12.8", ToolkitLayout::header_only},
+                           {"/usr/local/cuda-13.0", "13.0"}};
+             s.cuda_home.reset();
+           }));
+  list.push_back(
+      make("torch-cu130-toolkit-12.9", {"torch-toolkit-major-mismatch"}, [](Scenario& s) {
+        s.gpus = {{8, 9, 0, "NVIDIA H100 80GB HBM3"}};
+        s.toolkits = {{"/usr/local/cuda-12.9", "12.9"}};
+        s.cuda_home = "/usr/local/cuda-12.9";
+      }));
+  list.push_back(make("driver-550-with-cuda-13",
+                      {"driver-too-old-for-toolkit", "driver-too-old-for-torch"}, [](Scenario& s) {
+                        s.driver = "550.163.01";
+                        s.driver_cuda = "12.4";
+                      }));
+  list.push_back(make("driver-12.8-torch-cu130-toolkit-12.8",
+                      {"driver-too-old-for-torch", "torch-toolkit-major-mismatch"},
+                      [](Scenario& s) {
+                        s.gpus = {{8, 9, 0, "NVIDIA H100 80GB HBM3"}};
+                        s.driver = "570.172.08";
+                        s.driver_cuda = "12.8";
+                        s.toolkits = {{"/usr/local/cuda-12.8", "12.8"}};
+                        s.cuda_home = "/usr/local/cuda-12.8";
+                      }));
+  list.push_back(make("cuda-home-missing", {"cuda-home-missing"}, [](Scenario& s) {
+    s.toolkits = {{"/usr/local/cuda-12.9", "12.9"}};
+  }));
+  list.push_back(make("cuda-home-not-a-toolkit", {"cuda-home-not-toolkit"}, [](Scenario& s) {
+    s.toolkits = {};
+    s.cuda_home = "/opt/cuda-empty";
+    s.directories = {"/opt/cuda-empty/include"};
+  }));
+  list.push_back(
+      make("no-driver", {"no-nvidia-driver"}, [](Scenario& s) { s.gpu_source = GpuSource::none; }));
+  list.push_back(make("nvidia-smi-fallback-4-gpus-tp8", {"gpu-count-short"}, [](Scenario& s) {
+    s.gpu_source = GpuSource::nvidia_smi;
+    s.gpus = {{4, 12, 0}};
+  }));
+  list.push_back(make("tp4-pp2-on-4-gpus", {"gpu-count-short"}, [](Scenario& s) {
+    s.gpus = {{4, 12, 0}};
+    s.tp = 4;
+    s.pp = 2;
+  }));
+  list.push_back(make("mixed-h100-a100", {"gpu-arch-mixed"}, [](Scenario& s) {
+    s.gpus = {{1, 9, 0, "NVIDIA H100 80GB HBM3"}, {1, 8, 0, "NVIDIA A100-SXM4-80GB"}};
+    s.tp = 2;
+  }));
+  list.push_back(make("profile-expects-hopper", {"gpu-arch-unexpected"},
+                      [](Scenario& s) { s.gpus_arch = "9.0"; }));
+  list.push_back(
+      make("device-uuid-not-on-node", {"gpu-device-missing", "gpu-count-short"}, [](Scenario& s) {
+        s.tp = 1;
+        s.devices = {"GPU-deadbeef-0000-0000-0000-000000000000"};
+      }));
+  list.push_back(make("venv-without-python", {"engine-executable-missing"},
+                      [](Scenario& s) { s.venv_python = false; }));
+  list.push_back(make("sglang-not-installed", {"engine-module-missing"},
+                      [](Scenario& s) { s.packages.erase("sglang"); }));
+  list.push_back(make("vllm-not-installed", {"engine-executable-missing", "engine-module-missing"},
+                      [](Scenario& s) { s.engine = "vllm"; }));
+  list.push_back(make("model-path-missing", {"model-path-missing"},
+                      [](Scenario& s) { s.model_exists = false; }));
+  list.push_back(make("port-taken", {"port-taken"}, [](Scenario& s) { s.port_taken = true; }));
+  list.push_back(make("torch-cpu-build", {"torch-cpu-only"}, [](Scenario& s) {
+    s.torch = "2.9.0+cpu";
+    s.torch_cuda.reset();
+  }));
+  list.push_back(make("toolkit-below-min-version", {"toolkit-below-min-version"}, [](Scenario& s) {
+    s.toolkits = {{"/usr/local/cuda-12.9", "12.9"}};
+    s.cuda_home = "/usr/local/cuda-12.9";
+    s.torch_cuda = "12.9";
+    s.min_version = "13.0";
+  }));
+  list.push_back(make("no-toolkit-anywhere", {"cuda-home-unset", "no-toolkit"}, [](Scenario& s) {
+    s.toolkits = {};
+    s.cuda_home.reset();
+  }));
+  list.push_back(make("only-venv-pip-nvcc", {"cuda-home-unset", "no-toolkit"}, [](Scenario& s) {
+    s.toolkits = {};
+    s.cuda_home.reset();
+    s.venv_nvcc = "13.0";
+  }));
+  list.push_back(make("shell-cuda-home-differs", {"jit-toolkit-shell-mismatch"}, [](Scenario& s) {
+    s.toolkits = {{"/usr/local/cuda-13.0", "13.0"}, {"/usr/local/cuda-12.8", "12.8"}};
+    s.shell.emplace_back("CUDA_HOME", "/usr/local/cuda-12.8");
+  }));
+  // ---- healthy ----
+  list.push_back(
+      make("seed-fixed-cuda-home-pinned", {"jit-toolkit-shell-mismatch"}, [](Scenario& s) {
+        seed_node(s);
+        s.cuda_home = "/usr/local/cuda-13.0";
+      }));
+  list.push_back(make("healthy-blackwell-cuda-13", {}));
+  list.push_back(make("healthy-hopper-cuda-12.9", {}, [](Scenario& s) {
+    s.gpus = {{8, 9, 0, "NVIDIA H200"}};
+    s.driver = "575.57.08";
+    s.driver_cuda = "12.9";
+    s.toolkits = {{"/usr/local/cuda-12.9", "12.9", ToolkitLayout::header_only}};
+    s.cuda_symlink = "/usr/local/cuda-12.9";
+    s.cuda_home = "/usr/local/cuda";
+    s.torch = "2.8.0+cu129";
+    s.torch_cuda = "12.9";
+  }));
+  list.push_back(make("healthy-flashinfer-0.6.6-on-12.8", {}, [](Scenario& s) {
+    s.toolkits = {{"/usr/local/cuda-12.8", "12.8"}};
+    s.cuda_home = "/usr/local/cuda-12.8";
+    s.torch_cuda = "12.8";
+    s.packages["flashinfer"] = "0.6.6";
+  }));
+  list.push_back(make("healthy-explicit-arch-suffix-on-12.8", {}, [](Scenario& s) {
+    s.toolkits = {{"/usr/local/cuda-12.8", "12.8"}};
+    s.cuda_home = "/usr/local/cuda-12.8";
+    s.torch_cuda = "12.8";
+    s.arch_list = "12.0f";
+  }));
+  list.push_back(make("healthy-driver-minor-compat-nvidia-smi", {}, [](Scenario& s) {
+    s.gpu_source = GpuSource::nvidia_smi;
+    s.gpus = {{4, 8, 0, "NVIDIA A100-SXM4-80GB"}};
+    s.tp = 4;
+    s.driver = "535.247.01";
+    s.driver_cuda = "12.2";
+    s.toolkits = {{"/usr/local/cuda-12.8", "12.8"}};
+    s.cuda_home = "/usr/local/cuda-12.8";
+    s.torch = "2.7.1+cu128";
+    s.torch_cuda = "12.8";
+  }));
+  list.push_back(make("healthy-vllm-with-devices", {}, [](Scenario& s) {
+    s.engine = "vllm";
+    s.packages = {{"vllm", "0.11.0"}, {"flashinfer", "0.6.7"}, {"triton", "3.5.0"}};
+    s.tp = 2;
+    s.devices = {"4", "5"};
+  }));
+  return list;
+}
+
+}  // namespace
+
+const std::vector<Scenario>& scenarios() {
+  static const std::vector<Scenario> list = build();
+  return list;
+}
+
+}  // namespace gl::test

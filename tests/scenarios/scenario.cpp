@@ -1,0 +1,75 @@
+#include "scenarios/scenario.hpp"
+
+#include <cstdlib>
+#include <fstream>
+
+#include <fmt/core.h>
+
+namespace gl::test {
+namespace {
+
+std::string toml_string(const std::string& text) {
+  return "\"" + text + "\"";
+}
+
+std::string profile_text(const Scenario& scenario, int port) {
+  std::string text = fmt::format("description = \"scenario {}\"\n\n[engine]\nkind = \"{}\"\n",
+                                 scenario.name, scenario.engine);
+  text += "venv = \"/opt/venv\"\n\n[model]\npath = \"/models/m\"\n";
+  text += fmt::format("\n[parallelism]\ntp = {}\npp = {}\n", scenario.tp, scenario.pp);
+  if (scenario.cuda_home || scenario.min_version || scenario.arch_list) {
+    text += "\n[toolkit]\n";
+    if (scenario.cuda_home) text += "cuda_home = " + toml_string(*scenario.cuda_home) + "\n";
+    if (scenario.min_version) text += "min_version = " + toml_string(*scenario.min_version) + "\n";
+    if (scenario.arch_list) text += "arch_list = " + toml_string(*scenario.arch_list) + "\n";
+  }
+  if (!scenario.devices.empty() || scenario.gpus_arch) {
+    text += "\n[gpus]\n";
+    if (!scenario.devices.empty()) {
+      std::string list;
+      for (const auto& device : scenario.devices)
+        list += (list.empty() ? "" : ", ") + toml_string(device);
+      text += "devices = [" + list + "]\n";
+    }
+    if (scenario.gpus_arch) text += "arch = " + toml_string(*scenario.gpus_arch) + "\n";
+  }
+  text += fmt::format("\n[server]\nhost = \"127.0.0.1\"\nport = {}\n", port);
+  if (!scenario.env.empty()) {
+    text += "\n[env]\n";
+    for (const auto& [name, value] : scenario.env) text += name + " = " + toml_string(value) + "\n";
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string build_scenario(const Scenario& scenario, FixtureNode& node, int port) {
+  for (const auto& toolkit : scenario.toolkits)
+    node.toolkit(toolkit.path, toolkit.version, toolkit.layout, toolkit.lists_archs);
+  if (scenario.cuda_symlink) node.symlink("/usr/local/cuda", *scenario.cuda_symlink);
+  std::vector<std::string> programs;
+  if (scenario.engine == "vllm" && scenario.packages.contains("vllm")) programs.push_back("vllm");
+  node.venv("/opt/venv", scenario.torch, scenario.torch_cuda, scenario.packages,
+            scenario.venv_python, programs);
+  if (scenario.venv_nvcc)
+    node.toolkit("/opt/venv/lib/python3.11/site-packages/nvidia/cu13", *scenario.venv_nvcc,
+                 ToolkitLayout::pip);
+  for (const auto& directory : scenario.directories) node.mkdir(directory);
+  if (scenario.model_exists) node.write("/models/m/config.json", "{}\n");
+  std::string nvml_file = node.nvml(scenario.gpus, scenario.driver, scenario.driver_cuda,
+                                    scenario.gpu_source == GpuSource::nvml ? 0 : 9);
+  if (scenario.gpu_source == GpuSource::nvidia_smi)
+    node.nvidia_smi(scenario.gpus, scenario.driver, scenario.driver_cuda);
+  setenv("GPULAUNCH_FAKE_NVML", nvml_file.c_str(), 1);
+  auto profile_path = node.scratch() / "scenario.toml";
+  std::ofstream(profile_path) << profile_text(scenario, port);
+  return profile_path.string();
+}
+
+const Scenario& scenario_named(const std::string& name) {
+  for (const auto& scenario : scenarios())
+    if (scenario.name == name) return scenario;
+  std::abort();
+}
+
+}  // namespace gl::test

@@ -1,0 +1,71 @@
+#pragma once
+// A node and a profile in a few lines, and the finding codes `check` must report for them.
+
+#include <map>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "facts/environment.hpp"
+#include "facts/facts.hpp"
+#include "profile/profile.hpp"
+#include "support/fixture_node.hpp"
+
+namespace gl::test {
+
+enum class GpuSource { nvml, nvidia_smi, none };
+
+struct ToolkitSpec {
+  std::string path;  // "/usr" puts nvcc at /usr/bin/nvcc, as the distro package does
+  std::string version;
+  ToolkitLayout layout = ToolkitLayout::version_json;
+  bool lists_archs = true;
+};
+
+struct Scenario {
+  std::string name;
+  std::vector<GpuSpec> gpus = {{8, 12, 0}};
+  GpuSource gpu_source = GpuSource::nvml;
+  std::string driver = "580.95.05";
+  std::string driver_cuda = "13.0";
+  std::vector<ToolkitSpec> toolkits = {{"/usr/local/cuda-13.0", "13.0"}};
+  std::optional<std::string> cuda_symlink;  // /usr/local/cuda -> this
+  // The venv at /opt/venv.
+  std::optional<std::string> torch = "2.9.0+cu130";
+  std::optional<std::string> torch_cuda = "13.0";
+  std::map<std::string, std::string> packages = {{"sglang", "0.5.5"}, {"flashinfer", "0.6.7"}};
+  bool venv_python = true;
+  std::optional<std::string> venv_nvcc;  // version of site-packages/nvidia/cu13/bin/nvcc
+  std::vector<std::string> directories;  // extra empty directories on the node
+  // The profile.
+  std::string engine = "sglang";
+  long long tp = 8;
+  long long pp = 1;
+  std::optional<std::string> cuda_home = "/usr/local/cuda-13.0";
+  std::optional<std::string> min_version;
+  std::optional<std::string> arch_list;
+  std::vector<std::string> devices;
+  std::optional<std::string> gpus_arch;
+  std::map<std::string, std::string> env;
+  bool model_exists = true;
+  bool port_taken = false;
+  // The invoking shell.
+  EnvironmentVariables shell = {{"PATH", "/usr/local/bin:/usr/bin:/bin"}};
+
+  std::vector<std::string> expected;  // finding codes, in any order
+};
+
+// gtest prints a parameter by name, not as bytes.
+inline void PrintTo(const Scenario& scenario, std::ostream* out) {
+  *out << scenario.name;
+}
+
+const std::vector<Scenario>& scenarios();
+const Scenario& scenario_named(const std::string& name);
+
+// Writes the scenario's node under `node` and its profile into node.scratch(); returns the
+// profile's path. Sets $GPULAUNCH_FAKE_NVML. `port` is the server port to use.
+std::string build_scenario(const Scenario& scenario, FixtureNode& node, int port);
+
+}  // namespace gl::test

@@ -1,0 +1,170 @@
+// Every scenario of the corpus through the real code paths: fixture node under --root, fake
+// NVML through LD_LIBRARY_PATH, fake nvcc/nvidia-smi scripts, gather -> JSON -> evaluate.
+
+#include <algorithm>
+#include <optional>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "facts/gather.hpp"
+#include "profile/validate.hpp"
+#include "rules/check.hpp"
+#include "scenarios/scenario.hpp"
+#include "support/listener.hpp"
+
+namespace gl::test {
+namespace {
+
+std::vector<std::string> codes_of(const std::vector<Finding>& findings) {
+  std::vector<std::string> codes;
+  for (const auto& finding : findings) codes.push_back(finding.code);
+  return codes;
+}
+
+std::string describe(const std::vector<Finding>& findings) {
+  std::string text;
+  for (const auto& finding : findings)
+    text += "  " + finding.code + ": " + finding.summary + "\n    fix: " + finding.fix + "\n";
+  return text;
+}
+
+struct Checked {
+  Facts facts;
+  std::vector<Finding> findings;
+  std::vector<Finding> from_json;
+};
+
+Checked check_scenario(const Scenario& scenario) {
+  FixtureNode node;
+  std::optional<Listener> listener;
+  if (scenario.port_taken) listener.emplace();
+  auto path = build_scenario(scenario, node, listener ? listener->port() : 30000);
+  auto profile = load_profile(DirectorySource({}), path);
+  EXPECT_TRUE(profile) << (profile ? "" : profile.error().message);
+  if (!profile) return {};
+  ShellEnvironment shell{scenario.shell};
+  auto request = facts_request(*profile, shell);
+  request.probe_ports = scenario.port_taken;
+  Checked checked;
+  checked.facts = gather_facts(NodeFs(node.root()), request);
+  checked.findings = evaluate(*profile, checked.facts, shell);
+  auto reread = parse_facts(facts_to_json(checked.facts).dump(), "round trip");
+  EXPECT_TRUE(reread);
+  if (reread) checked.from_json = evaluate(*profile, *reread, shell);
+  return checked;
+}
+
+class CorpusTest : public ::testing::TestWithParam<Scenario> {};
+
+TEST_P(CorpusTest, ReportsExactlyTheExpectedCodes) {
+  const auto& scenario = GetParam();
+  auto checked = check_scenario(scenario);
+  EXPECT_THAT(codes_of(checked.findings), ::testing::UnorderedElementsAreArray(scenario.expected))
+      << describe(checked.findings);
+  // Facts recorded on one node check the same on another.
+  EXPECT_EQ(codes_of(checked.from_json), codes_of(checked.findings));
+}
+
+INSTANTIATE_TEST_SUITE_P(Scenarios, CorpusTest, ::testing::ValuesIn(scenarios()),
+                         [](const auto& info) {
+                           std::string name = info.param.name;
+                           std::replace_if(
+                               name.begin(), name.end(),
+                               [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); },
+                               '_');
+                           return name;
+                         });
+
+TEST(Corpus, SeedFirstAndEnoughOfEachKind) {
+  const auto& list = scenarios();
+  ASSERT_FALSE(list.empty());
+  EXPECT_EQ(list.front().name, "seed-sm120-distro-nvcc-12.8");
+  size_t healthy = 0;
+  size_t broken = 0;
+  for (const auto& scenario : list) ++(scenario.expected.empty() ? healthy : broken);
+  EXPECT_GE(broken, 20u);
+  EXPECT_GE(healthy, 5u);
+}
+
+TEST(Corpus, HealthyScenariosHaveNoErrors) {
+  for (const auto& scenario : scenarios()) {
+    if (scenario.name.rfind("healthy", 0) != 0 && scenario.name != "seed-fixed-cuda-home-pinned")
+      continue;
+    EXPECT_FALSE(has_errors(check_scenario(scenario).findings)) << scenario.name;
+  }
+}
+
+TEST(Seed, ErrorNamesArchNvccPathRuleAndPinnedFix) {
+  auto checked = check_scenario(scenario_named("seed-sm120-distro-nvcc-12.8"));
+  auto finding = std::find_if(checked.findings.begin(), checked.findings.end(),
+                              [](const Finding& f) { return f.code == "flashinfer-nvcc-too-old"; });
+  ASSERT_NE(finding, checked.findings.end()) << describe(checked.findings);
+  EXPECT_EQ(finding->severity, Severity::error);
+  EXPECT_EQ(finding->summary,
+            "FlashInfer 0.6.7 refuses compute capability 12.0 with nvcc 12.8 at /usr/bin/nvcc: its "
+            "JIT ends up with no target architecture and the server dies with \"FlashInfer "
+            "requires GPUs with sm75 or higher\"");
+  EXPECT_THAT(finding->rule,
+              ::testing::StartsWith("FlashInfer >= 0.6.7 with a 12.x GPU needs nvcc >= 12.9"));
+  EXPECT_THAT(finding->fix, ::testing::StartsWith("toolkit.cuda_home = \"/usr/local/cuda-13.0\""));
+  EXPECT_TRUE(has_errors(checked.findings));
+}
+
+TEST(Seed, ToolkitsFoundEverywhereAProcessLooks) {
+  auto checked = check_scenario(scenario_named("seed-with-cuda-symlink"));
+  std::vector<std::string> roots;
+  for (const auto& toolkit : checked.facts.toolkits) roots.push_back(toolkit.root);
+  EXPECT_THAT(roots,
+              ::testing::UnorderedElementsAre("/usr", "/usr/local/cuda", "/usr/local/cuda-13.0"));
+  const ToolkitFact* cuda = checked.facts.toolkit_at("/usr/local/cuda");
+  ASSERT_NE(cuda, nullptr);
+  EXPECT_EQ(cuda->resolved_root, "/usr/local/cuda-13.0");
+  EXPECT_EQ(cuda->nvcc_version, "13.0");
+  EXPECT_FALSE(cuda->json_version);  // pip layout
+  EXPECT_EQ(cuda->header_version, "13.0");
+  // The fix pins the versioned directory, not the symlink that moves.
+  for (const auto& finding : checked.findings)
+    if (finding.code == "flashinfer-nvcc-too-old") {
+      EXPECT_THAT(finding.fix,
+                  ::testing::StartsWith("toolkit.cuda_home = \"/usr/local/cuda-13.0\""));
+    }
+}
+
+TEST(Seed, VenvPipNvccIsOfferedWhenItIsTheOnlyToolkit) {
+  auto checked = check_scenario(scenario_named("only-venv-pip-nvcc"));
+  ASSERT_FALSE(checked.findings.empty());
+  EXPECT_THAT(checked.findings.back().fix,
+              ::testing::StartsWith(
+                  "toolkit.cuda_home = \"/opt/venv/lib/python3.11/site-packages/nvidia/cu13\""));
+}
+
+TEST(Facts, GpusFromFakeNvmlAndPythonFromFiles) {
+  auto checked = check_scenario(scenario_named("healthy-blackwell-cuda-13"));
+  ASSERT_EQ(checked.facts.gpus.size(), 8u);
+  EXPECT_EQ(checked.facts.driver.source, "nvml");
+  EXPECT_EQ(checked.facts.driver.version, "580.95.05");
+  EXPECT_EQ(checked.facts.driver.max_cuda, "13.0");
+  EXPECT_EQ(checked.facts.gpus[3].name, "NVIDIA RTX PRO 6000 Blackwell Server Edition");
+  EXPECT_EQ(capability_text(checked.facts.gpus[3]), "12.0");
+  EXPECT_EQ(checked.facts.gpus[3].memory_total_mib, 97887u);
+  ASSERT_TRUE(checked.facts.python);
+  EXPECT_EQ(checked.facts.python->torch_version, "2.9.0+cu130");
+  EXPECT_EQ(checked.facts.python->torch_cuda, "13.0");
+  EXPECT_EQ(checked.facts.python->packages.at("flashinfer"), "0.6.7");
+  EXPECT_EQ(checked.facts.python->packages.at("sglang"), "0.5.5");
+}
+
+TEST(Facts, NvidiaSmiFallbackWhenNvmlFails) {
+  auto checked = check_scenario(scenario_named("healthy-driver-minor-compat-nvidia-smi"));
+  EXPECT_EQ(checked.facts.driver.source, "nvidia-smi");
+  EXPECT_EQ(checked.facts.driver.version, "535.247.01");
+  EXPECT_EQ(checked.facts.driver.max_cuda, "12.2");
+  ASSERT_EQ(checked.facts.gpus.size(), 4u);
+  EXPECT_EQ(checked.facts.gpus[0].name, "NVIDIA A100-SXM4-80GB");
+  EXPECT_EQ(capability_text(checked.facts.gpus[0]), "8.0");
+}
+
+}  // namespace
+}  // namespace gl::test

@@ -1,0 +1,74 @@
+#include <cstdlib>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "facts/gpu_probe.hpp"
+#include "support/fixture_node.hpp"
+
+namespace gl {
+namespace {
+
+TEST(NvidiaSmi, ParsesQueryCsv) {
+  std::string driver;
+  auto gpus = parse_nvidia_smi_csv(
+      "0, NVIDIA H200, GPU-1b2c, 9.0, 143771, 570.172.08\n"
+      "1, NVIDIA H200, GPU-3d4e, 9.0, 143771, 570.172.08\n",
+      &driver);
+  ASSERT_TRUE(gpus) << gpus.error().message;
+  ASSERT_EQ(gpus->size(), 2u);
+  EXPECT_EQ((*gpus)[1].index, 1);
+  EXPECT_EQ((*gpus)[1].uuid, "GPU-3d4e");
+  EXPECT_EQ((*gpus)[1].cc_major, 9);
+  EXPECT_EQ((*gpus)[1].memory_total_mib, 143771u);
+  EXPECT_EQ(driver, "570.172.08");
+}
+
+TEST(NvidiaSmi, RejectsUnexpectedColumns) {
+  EXPECT_FALSE(parse_nvidia_smi_csv("garbage line\n", nullptr));
+}
+
+TEST(NvidiaSmi, ReadsCudaVersionFromQueryReport) {
+  EXPECT_EQ(parse_nvidia_smi_cuda_version("Driver Version                            : 580.95.05\n"
+                                          "CUDA Version                              : 13.0\n"),
+            "13.0");
+  EXPECT_FALSE(parse_nvidia_smi_cuda_version("Driver Version : 580\n"));
+}
+
+TEST(Nvml, FakeLibraryThroughLdLibraryPath) {
+  test::FixtureNode node;
+  auto file = node.nvml({{2, 12, 0}, {1, 9, 0, "NVIDIA H100"}}, "580.95.05", "13.0");
+  setenv("GPULAUNCH_FAKE_NVML", file.c_str(), 1);
+  auto probe = probe_nvml();
+  ASSERT_TRUE(probe) << probe.error().message;
+  EXPECT_EQ(probe->driver.version, "580.95.05");
+  EXPECT_EQ(probe->driver.max_cuda, "13.0");
+  ASSERT_EQ(probe->gpus.size(), 3u);
+  EXPECT_EQ(probe->gpus[2].name, "NVIDIA H100");
+  EXPECT_EQ(probe->gpus[2].cc_major, 9);
+  EXPECT_EQ(probe->gpus[0].uuid, "GPU-00001000-0000-0000-0000-000000000000");
+}
+
+TEST(Nvml, DriverNotLoadedIsAnErrorValue) {
+  test::FixtureNode node;
+  auto file = node.nvml({}, "", "0", 9);
+  setenv("GPULAUNCH_FAKE_NVML", file.c_str(), 1);
+  auto probe = probe_nvml();
+  ASSERT_FALSE(probe);
+  EXPECT_EQ(probe.error().message, "Failed to initialise NVML: Driver Not Loaded");
+}
+
+TEST(GpuProbe, ProcDriverVersionWhenNothingAnswers) {
+  test::FixtureNode node;
+  setenv("GPULAUNCH_FAKE_NVML", node.nvml({}, "", "0", 9).c_str(), 1);
+  node.write("/proc/driver/nvidia/version",
+             "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.95.05  Tue Sep 23 2025\n");
+  auto probe = probe_gpus(NodeFs(node.root()), std::nullopt);
+  EXPECT_FALSE(probe.driver.present);
+  EXPECT_EQ(probe.driver.source, "/proc/driver/nvidia");
+  EXPECT_EQ(probe.driver.version, "580.95.05");
+  EXPECT_EQ(probe.driver.problems.size(), 2u);
+}
+
+}  // namespace
+}  // namespace gl

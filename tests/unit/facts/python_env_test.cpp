@@ -1,0 +1,35 @@
+#include <gtest/gtest.h>
+
+#include "facts/python_env.hpp"
+
+namespace gl {
+namespace {
+
+TEST(PythonEnv, ReadsTorchVersionPy) {
+  auto torch = parse_torch_version_py(
+      "from typing import Optional\n__version__ = '2.9.0+cu130'\ndebug = False\n"
+      "cuda: Optional[str] = '13.0'\ngit_version = 'x'\nhip: Optional[str] = None\n");
+  EXPECT_EQ(torch.version, "2.9.0+cu130");
+  EXPECT_EQ(torch.cuda, "13.0");
+}
+
+TEST(PythonEnv, CpuTorchHasNoCuda) {
+  auto torch = parse_torch_version_py("__version__ = '2.9.0+cpu'\ncuda: Optional[str] = None\n");
+  EXPECT_EQ(torch.version, "2.9.0+cpu");
+  EXPECT_FALSE(torch.cuda);
+}
+
+TEST(PythonEnv, MetadataVersionFromHeadersOnly) {
+  EXPECT_EQ(
+      parse_metadata_version("Metadata-Version: 2.1\nName: flashinfer-python\nVersion: 0.6.7\n"),
+      "0.6.7");
+  EXPECT_FALSE(parse_metadata_version("Name: x\n\nVersion: 1.0\n"));
+}
+
+TEST(PythonEnv, NormalisesDistNames) {
+  EXPECT_EQ(normalise_dist_name("FlashInfer-Python"), "flashinfer_python");
+  EXPECT_EQ(normalise_dist_name("tensorrt.llm"), "tensorrt_llm");
+}
+
+}  // namespace
+}  // namespace gl

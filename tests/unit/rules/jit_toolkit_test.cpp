@@ -1,0 +1,45 @@
+#include <gtest/gtest.h>
+
+#include "rules/jit_toolkit.hpp"
+
+namespace gl {
+namespace {
+
+Facts node_with(std::vector<std::pair<std::string, std::string>> toolkits) {
+  Facts facts;
+  for (const auto& [root, nvcc] : toolkits) {
+    ToolkitFact toolkit;
+    toolkit.root = root;
+    toolkit.nvcc = nvcc;
+    toolkit.root_exists = toolkit.nvcc_exists = true;
+    toolkit.nvcc_version = "13.0";
+    facts.toolkits.push_back(toolkit);
+  }
+  return facts;
+}
+
+// FlashInfer's order: CUDA_HOME, CUDA_PATH, which nvcc, /usr/local/cuda.
+TEST(JitToolkit, FollowsFlashInferOrder) {
+  auto facts = node_with({{"/usr", "/usr/bin/nvcc"},
+                          {"/usr/local/cuda", "/usr/local/cuda/bin/nvcc"},
+                          {"/opt/a", "/opt/a/bin/nvcc"},
+                          {"/opt/b", "/opt/b/bin/nvcc"}});
+  EXPECT_EQ(pick_jit_toolkit({{"CUDA_HOME", "/opt/a"}, {"CUDA_PATH", "/opt/b"}}, facts).root,
+            "/opt/a");
+  EXPECT_EQ(pick_jit_toolkit({{"CUDA_PATH", "/opt/b"}, {"PATH", "/usr/bin"}}, facts).root,
+            "/opt/b");
+  auto which = pick_jit_toolkit({{"PATH", "/usr/local/sbin:/usr/bin:/bin"}}, facts);
+  EXPECT_EQ(which.root, "/usr");
+  EXPECT_EQ(which.how, "`which nvcc` = /usr/bin/nvcc");
+  EXPECT_EQ(pick_jit_toolkit({{"PATH", "/bin"}}, facts).root, "/usr/local/cuda");
+  EXPECT_EQ(pick_jit_toolkit({{"CUDA_HOME", ""}, {"PATH", "/bin"}}, facts).root, "/usr/local/cuda");
+}
+
+TEST(JitToolkit, NothingFound) {
+  auto pick = pick_jit_toolkit({{"PATH", "/bin"}}, Facts{});
+  EXPECT_EQ(pick.root, "");
+  EXPECT_FALSE(pick.usable());
+}
+
+}  // namespace
+}  // namespace gl
