@@ -174,6 +174,9 @@ Result<std::vector<Removal>> clear_caches(const LaunchPlan& plan,
     if (std::find(known.begin(), known.end(), name) == known.end())
       return failf("Unknown cache '{}'{}; known: {}", name, did_you_mean_suffix(name, known),
                    fmt::format("{}", fmt::join(known, ", ")));
+  std::error_code missing_root;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(plan.cache_root, missing_root)))
+    return std::vector<Removal>{};  // nothing was ever cached; creating the root is `up`'s job
   auto caches = open_caches(plan, false);
   if (!caches) return std::unexpected(caches.error());
   Recorder recorder(on_removal);

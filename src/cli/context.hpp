@@ -22,6 +22,7 @@ struct CliContext {
 void add_list_command(CLI::App& app, CliContext& context);
 void add_show_command(CLI::App& app, CliContext& context);
 void add_render_command(CLI::App& app, CliContext& context);
+void add_cache_command(CLI::App& app, CliContext& context);
 
 // Prints an error line to stderr and returns the exit code for it.
 int report(const Error& error, int exit_code = 1);
