@@ -20,6 +20,9 @@ struct JitCache {
   std::vector<CacheVariable> variables;
   bool keys_itself;  // entries are keyed on toolkit/arch/driver: a changed fingerprint keeps it
   std::string_view note;
+  // Where a killed JIT build leaves `*.lock` files that hang later starts: any directory below
+  // the cache whose path ends with these components. "" when the cache leaves none.
+  std::string_view lock_directory;
 };
 
 std::span<const JitCache> jit_caches();

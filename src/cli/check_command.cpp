@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/context.hpp"
+#include "cli/findings_report.hpp"
 #include "facts/gather.hpp"
 #include "profile/validate.hpp"
 #include "rules/check.hpp"
@@ -12,21 +13,6 @@ namespace {
 constexpr int kCheckOk = 0;
 constexpr int kCheckErrors = 1;
 constexpr int kCheckCouldNotRun = 2;
-
-void print_group(const std::vector<Finding>& findings, Severity severity, std::string_view title) {
-  size_t count = std::count_if(findings.begin(), findings.end(), [&](const Finding& finding) {
-    return finding.severity == severity;
-  });
-  if (count == 0) return;
-  fmt::print("\n{} ({})\n", title, count);
-  for (const auto& finding : findings) {
-    if (finding.severity != severity) continue;
-    fmt::print("  {}[{}] {}\n", severity_name(severity), finding.code, finding.summary);
-    fmt::print("    rule: {}\n", finding.rule);
-    for (const auto& [name, value] : finding.facts) fmt::print("    {}: {}\n", name, value);
-    fmt::print("    fix: {}\n", finding.fix);
-  }
-}
 
 }  // namespace
 
@@ -80,8 +66,7 @@ void add_check_command(CLI::App& app, CliContext& context) {
     fmt::print(
         "gpulaunch check: profile '{}' against {}\n", profile->name,
         facts_file.empty() ? "this node (root " + facts.root + ")" : "facts '" + facts_file + "'");
-    print_group(findings, Severity::error, "ERRORS");
-    print_group(findings, Severity::warning, "WARNINGS");
+    print_findings(findings);
     fmt::print("\n{}: {} error(s), {} warning(s)\n",
                errors ? "FAILED, the start would fail" : "OK, nothing blocks a start", errors,
                warnings);

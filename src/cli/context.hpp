@@ -29,6 +29,7 @@ void add_status_command(CLI::App& app, CliContext& context);
 void add_logs_command(CLI::App& app, CliContext& context);
 void add_facts_command(CLI::App& app, CliContext& context);
 void add_check_command(CLI::App& app, CliContext& context);
+void add_cache_command(CLI::App& app, CliContext& context);
 
 // Prints an error line to stderr and returns the exit code for it.
 int report(const Error& error, int exit_code = 1);

@@ -7,10 +7,13 @@
 #include <fmt/core.h>
 
 #include "cli/context.hpp"
+#include "cli/findings_report.hpp"
 #include "cli/lifecycle.hpp"
 #include "cli/unit_diff.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/validate.hpp"
+#include "rules/check.hpp"
+#include "rules/node_probe.hpp"
 #include "systemd/journal.hpp"
 #include "util/atomic_file.hpp"
 
@@ -73,9 +76,25 @@ class ProgressLine {
   std::string last_;
 };
 
+// The merged profile for `run`, which cannot see the caller's search path.
+Result<void> write_snapshot(const MergedProfile& merged, const LaunchPlan& plan) {
+  std::ostringstream text;
+  text << "# Snapshot of profile '" << merged.name << "' written by `gpulaunch up`; merged from:\n";
+  for (const auto& source : merged.sources) text << "#   " << source << "\n";
+  text << merged.table << "\n";
+  const std::filesystem::path path = plan.snapshot_path;
+  std::error_code error;
+  std::filesystem::create_directories(path.parent_path(), error);
+  if (error)
+    return failf("Failed to create '{}': {}", path.parent_path().string(), error.message());
+  return write_file_atomically(path, text.str());
+}
+
 int up(const UpOptions& options, const CliContext& context) {
   auto source = context.profile_source();
-  auto profile = load_profile(source, options.profile);
+  auto merged = load_merged(source, options.profile);
+  if (!merged) return report(merged.error());
+  auto profile = validate_profile(*merged);
   if (!profile) return report(profile.error());
 
   const UnitPlacement placement{options.user ? ManagerScope::user : ManagerScope::system,
@@ -99,9 +118,35 @@ int up(const UpOptions& options, const CliContext& context) {
     fmt::print("endpoint: {}\n", plan.health_url.substr(0, plan.health_url.rfind('/')));
     return 0;
   }
+  // The check, before anything changes. Our own running engine holds the port: not a conflict.
+  const auto shell = ShellEnvironment::current();
+  const Facts facts = probe_node_for(*profile, shell);
+  auto findings = evaluate(*profile, facts, shell);
+  if (running)
+    std::erase_if(findings, [](const Finding& finding) { return finding.code == "port-taken"; });
+  const auto errors = std::count_if(findings.begin(), findings.end(), [](const Finding& finding) {
+    return finding.severity == Severity::error;
+  });
+  if (!findings.empty()) {
+    fmt::print("gpulaunch check: {} error(s), {} warning(s) for '{}' on this node", errors,
+               findings.size() - errors, profile->name);
+    print_findings(findings);
+    fmt::print("\n");
+  }
+  std::fflush(stdout);
+  if (errors > 0 && !options.force) {
+    fmt::print(stderr, "Refusing to start {}: the check found {} error(s) above. Fix them, or "
+                       "pass --force to start anyway.\n", unit, errors);
+    return 1;
+  }
+  if (errors > 0)
+    fmt::print(stderr, "WARNING: --force: starting {} DESPITE {} CHECK ERROR(S); expect the "
+                       "failures they predict.\n", unit, errors);
+
   if (!existing.empty() && existing != text) {
     fmt::print("{} changed:\n{}", path.string(), unit_diff(existing, text, path.string()));
   }
+  if (auto written = write_snapshot(*merged, plan); !written) return report(written.error());
   if (existing != text) {
     std::error_code ignored;
     std::filesystem::create_directories(placement.directory(), ignored);

@@ -35,6 +35,7 @@ LaunchPlan make_launch_plan(const Profile& profile, const LaunchOptions& options
   LaunchPlan plan;
   plan.argv = engine_argv(profile, options);
   plan.state_directory = "/var/lib/gpulaunch/" + profile.name;
+  plan.snapshot_path = "/var/lib/gpulaunch/snapshots/" + profile.name + ".toml";
   plan.cache_root = profile.caches.root;
   plan.health_url = "http://" + local_address(profile.server.host) + ":" +
                     std::to_string(profile.server.port) + profile.server.health_path;

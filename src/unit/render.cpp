@@ -58,6 +58,7 @@ UnitFile render_unit(const Profile& profile, const RenderOptions& options) {
   // model serves.
   std::vector<std::string> exec{options.gpulaunch_binary, "run",
                                 "--profile=" + profile.name,
+                                "--snapshot=" + plan.snapshot_path,
                                 "--engine=" + std::string(engine_kind_name(profile.engine.kind)),
                                 "--health-url=" + plan.health_url,
                                 "--ready-timeout=" + std::to_string(profile.server.ready_timeout.count()),

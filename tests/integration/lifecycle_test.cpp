@@ -110,7 +110,7 @@ std::string Lifecycle::skip_reason_;
 TEST_F(Lifecycle, UpWaitsUntilServingThenStatusThenDown) {
   write_profile("basic", 31001, "");
   set_mode("basic", "normal");
-  auto up = gpulaunch("up basic --runtime");
+  auto up = gpulaunch("up basic --runtime --force");
   ASSERT_EQ(up.exit_code, 0) << up.out;
   EXPECT_NE(up.out.find("loading weights"), std::string::npos) << up.out;
   EXPECT_TRUE(std::regex_search(up.out, std::regex("ready: basic serves at http://127.0.0.1:31001 after [0-9.]+s")))
@@ -127,7 +127,7 @@ TEST_F(Lifecycle, UpWaitsUntilServingThenStatusThenDown) {
   EXPECT_GT(status["main_pid"].get<int>(), 0);
   EXPECT_EQ(status["restarts"], 0);
 
-  auto again = gpulaunch("up basic --runtime");
+  auto again = gpulaunch("up basic --runtime --force");
   EXPECT_EQ(again.exit_code, 0);
   EXPECT_NE(again.out.find("running and unchanged: nothing to do"), std::string::npos) << again.out;
   EXPECT_EQ(status_of("basic")["main_pid"], status["main_pid"]);
@@ -141,26 +141,47 @@ TEST_F(Lifecycle, UpWaitsUntilServingThenStatusThenDown) {
   EXPECT_NE(gone.out.find("is not installed"), std::string::npos) << gone.out;
 }
 
+// These machines have no GPU: `check` finds no driver, and `up` must refuse unless forced.
+TEST_F(Lifecycle, UpRefusesWhenTheCheckFindsErrorsUnlessForced) {
+  write_profile("gated", 31007, "");
+  set_mode("gated", "normal");
+  auto refused = gpulaunch("up gated --runtime");
+  EXPECT_EQ(refused.exit_code, 1) << refused.out;
+  EXPECT_NE(refused.out.find("error[no-nvidia-driver]"), std::string::npos) << refused.out;
+  EXPECT_NE(refused.out.find("Refusing to start gpulaunch-gated.service: the check found"),
+            std::string::npos) << refused.out;
+  EXPECT_NE(gpulaunch("status gated").exit_code, 0);  // nothing was installed
+  auto forced = gpulaunch("up gated --runtime --force");
+  EXPECT_EQ(forced.exit_code, 0) << forced.out;
+  EXPECT_NE(forced.out.find("WARNING: --force: starting gpulaunch-gated.service DESPITE"),
+            std::string::npos) << forced.out;
+  gpulaunch("down gated --runtime --purge");
+}
+
 TEST_F(Lifecycle, AChangedProfileShowsTheDiffAndRestarts) {
   write_profile("changes", 31002, "");
   set_mode("changes", "normal");
-  ASSERT_EQ(gpulaunch("up changes --runtime").exit_code, 0);
+  ASSERT_EQ(gpulaunch("up changes --runtime --force").exit_code, 0);
   const int first_pid = status_of("changes")["main_pid"];
   write_profile("changes", 31002, "", "EXTRA_SETTING = \"2\"\n");
-  auto up = gpulaunch("up changes --runtime");
+  auto up = gpulaunch("up changes --runtime --force");
   ASSERT_EQ(up.exit_code, 0) << up.out;
   EXPECT_NE(up.out.find("+Environment=\"EXTRA_SETTING=2\""), std::string::npos) << up.out;
   EXPECT_NE(up.out.find("restarting gpulaunch-changes.service"), std::string::npos) << up.out;
   auto status = status_of("changes");
   EXPECT_EQ(status["state"], "active");
   EXPECT_NE(status["main_pid"].get<int>(), first_pid);
+  // Each start checks the JIT caches against the node; the node did not change in between.
+  auto logs = gpulaunch("logs changes -n 400");
+  EXPECT_NE(logs.out.find("gpulaunch: JIT caches current (fingerprint "), std::string::npos)
+      << logs.out;
   gpulaunch("down changes --runtime --purge");
 }
 
 TEST_F(Lifecycle, AnEngineThatNeverTurnsHealthyFailsAtTheReadyTimeout) {
   write_profile("stuck", 31003, "ready_timeout = \"4s\"\n[restart]\npolicy = \"no\"\n");
   set_mode("stuck", "never-ready");
-  auto up = gpulaunch("up stuck --runtime");
+  auto up = gpulaunch("up stuck --runtime --force");
   EXPECT_EQ(up.exit_code, 1) << up.out;
   EXPECT_NE(up.out.find("Failed to start gpulaunch-stuck.service: job failed"), std::string::npos)
       << up.out;
@@ -175,7 +196,7 @@ TEST_F(Lifecycle, ACrashingEngineIsRestartedBySystemd) {
   write_profile("crashy", 31004, "[restart]\ndelay = \"1s\"\n",
                 "MOCK_SGLANG_CRASH_AFTER = \"2\"\n");
   set_mode("crashy", "crash");
-  ASSERT_EQ(gpulaunch("up crashy --runtime").exit_code, 0);
+  ASSERT_EQ(gpulaunch("up crashy --runtime --force").exit_code, 0);
   set_mode("crashy", "normal");  // the restart comes back healthy
   auto status = wait_for("crashy", [](const nlohmann::json& s) {
     return s["restarts"].get<int>() >= 1 && s["state"] == "active";
@@ -191,7 +212,7 @@ TEST_F(Lifecycle, AHungEngineIsRestartedByTheWatchdog) {
   write_profile("hung", 31005, "watchdog = \"3s\"\n[restart]\ndelay = \"1s\"\n",
                 "MOCK_SGLANG_HANG_AFTER = \"1\"\n");
   set_mode("hung", "hang");
-  ASSERT_EQ(gpulaunch("up hung --runtime").exit_code, 0);
+  ASSERT_EQ(gpulaunch("up hung --runtime --force").exit_code, 0);
   set_mode("hung", "normal");
   auto status = wait_for("hung", [](const nlohmann::json& s) {
     return s["restarts"].get<int>() >= 1 && s["state"] == "active";
@@ -214,7 +235,7 @@ TEST_F(Lifecycle, HostileArgumentsReachTheEngineByteForByte) {
       << "[engine]\nargs = [\"--served-model-name\", \"" << hostile
       << "\", \"--revision\", \"%n%% ;\", \"--trust-remote-code\"]\n";
   set_mode("hostile", "normal");
-  auto up = gpulaunch("up hostile --runtime");
+  auto up = gpulaunch("up hostile --runtime --force");
   ASSERT_EQ(up.exit_code, 0) << up.out;
 
   gl::DirectorySource source({kWork / "profiles"});

@@ -1,0 +1,560 @@
+#include "caches/safe_remove.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include <fmt/core.h>
+
+namespace gl {
+namespace {
+
+// Deeper trees are refused rather than risk running out of descriptors mid-removal.
+constexpr int kMaxDepth = 256;
+
+std::string errno_text(int error) {
+  return std::strerror(error);
+}
+
+std::string join(const std::string& prefix, const std::string& name) {
+  return prefix.empty() ? name : prefix + "/" + name;
+}
+
+Result<std::vector<std::string>> split_relative(std::string_view relative) {
+  std::vector<std::string> parts;
+  if (relative.empty()) return parts;
+  if (relative.front() == '/')
+    return failf("Refusing path '{}': it must be relative to the cache root", relative);
+  size_t start = 0;
+  for (;;) {
+    size_t slash = relative.find('/', start);
+    std::string_view part = relative.substr(start, slash - start);
+    if (part.empty() || part == "." || part == "..")
+      return failf("Refusing path '{}': it could resolve outside the cache root", relative);
+    parts.emplace_back(part);
+    if (slash == std::string_view::npos) break;
+    start = slash + 1;
+  }
+  return parts;
+}
+
+Result<UniqueFd> open_directory_at(int dir_fd, const std::string& name, const std::string& shown) {
+  int fd = ::openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0) return UniqueFd(fd);
+  int error = errno;
+  if (error == ELOOP || error == ENOTDIR)
+    return failf("Failed to open '{}': it is a symbolic link or not a directory; not followed",
+                 shown);
+  return failf("Failed to open '{}': {}", shown, errno_text(error));
+}
+
+Result<std::vector<std::string>> list_names(int dir_fd, const std::string& shown) {
+  int fd = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return failf("Failed to open '{}': {}", shown, errno_text(errno));
+  DIR* dir = ::fdopendir(fd);
+  if (!dir) {
+    int error = errno;
+    ::close(fd);
+    return failf("Failed to list '{}': {}", shown, errno_text(error));
+  }
+  // Names first, changes after: POSIX leaves readdir unspecified while entries are removed.
+  std::vector<std::string> names;
+  errno = 0;
+  while (const dirent* entry = ::readdir(dir)) {
+    std::string_view name = entry->d_name;
+    if (name != "." && name != "..") names.emplace_back(name);
+    errno = 0;
+  }
+  int error = errno;
+  ::closedir(dir);
+  if (error != 0) return failf("Failed to list '{}': {}", shown, errno_text(error));
+  return names;
+}
+
+Result<struct stat> stat_at(int dir_fd, const std::string& name, const std::string& shown) {
+  struct stat info {};
+  if (::fstatat(dir_fd, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0)
+    return failf("Failed to stat '{}': {}", shown, errno_text(errno));
+  return info;
+}
+
+Result<void> check_same_mount(const struct stat& info, dev_t parent_device,
+                              const std::string& shown) {
+  if (info.st_dev != parent_device)
+    return failf("Refusing to enter '{}': it is another filesystem mounted inside the cache",
+                 shown);
+  return {};
+}
+
+// Removes `name` in `dir_fd`: a file or symlink is unlinked, never followed; a directory is
+// emptied through its own descriptor first.
+Result<void> remove_at(int dir_fd, const std::string& name, dev_t parent_device, int depth,
+                       const std::string& shown, RemovedTree& removed) {
+  auto info = stat_at(dir_fd, name, shown);
+  if (!info) return std::unexpected(info.error());
+  if (S_ISDIR(info->st_mode)) {
+    if (auto same = check_same_mount(*info, parent_device, shown); !same) return same;
+    if (depth >= kMaxDepth)
+      return failf("Failed to remove '{}': nested deeper than {} directories", shown, kMaxDepth);
+    auto dir = open_directory_at(dir_fd, name, shown);
+    if (!dir) return std::unexpected(dir.error());
+    auto names = list_names(dir->get(), shown);
+    if (!names) return std::unexpected(names.error());
+    for (const auto& child : *names)
+      if (auto done =
+              remove_at(dir->get(), child, info->st_dev, depth + 1, shown + "/" + child, removed);
+          !done)
+        return done;
+    if (::unlinkat(dir_fd, name.c_str(), AT_REMOVEDIR) != 0)
+      return failf("Failed to remove '{}': {}", shown, errno_text(errno));
+  } else {
+    if (::unlinkat(dir_fd, name.c_str(), 0) != 0)
+      return failf("Failed to remove '{}': {}", shown, errno_text(errno));
+    removed.bytes += static_cast<std::uint64_t>(info->st_size);
+  }
+  ++removed.entries;
+  return {};
+}
+
+Result<void> add_usage(int dir_fd, const std::string& shown, dev_t device, int depth,
+                       TreeUsage& usage) {
+  if (depth >= kMaxDepth)
+    return failf("Failed to measure '{}': nested deeper than {} directories", shown, kMaxDepth);
+  auto names = list_names(dir_fd, shown);
+  if (!names) return std::unexpected(names.error());
+  for (const auto& name : *names) {
+    auto info = stat_at(dir_fd, name, shown + "/" + name);
+    if (!info) {
+      if (info.error().message.ends_with(errno_text(ENOENT))) continue;  // gone meanwhile
+      return std::unexpected(info.error());
+    }
+    ++usage.entries;
+    if (!S_ISDIR(info->st_mode)) {
+      usage.bytes += static_cast<std::uint64_t>(info->st_size);
+    } else if (info->st_dev == device) {  // another mount is not the cache's to count
+      auto child = open_directory_at(dir_fd, name, shown + "/" + name);
+      if (!child) return std::unexpected(child.error());
+      if (auto added = add_usage(child->get(), shown + "/" + name, device, depth + 1, usage);
+          !added)
+        return added;
+    }
+  }
+  return {};
+}
+
+Result<void> visit_files(int dir_fd, const std::string& relative, const std::string& shown,
+                         dev_t device, int depth,
+                         const std::function<void(const std::string&)>& visit) {
+  if (depth >= kMaxDepth) return {};
+  auto names = list_names(dir_fd, shown);
+  if (!names) return std::unexpected(names.error());
+  for (const auto& name : *names) {
+    struct stat info {};
+    if (::fstatat(dir_fd, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (S_ISREG(info.st_mode)) {
+      visit(join(relative, name));
+    } else if (S_ISDIR(info.st_mode) && info.st_dev == device && !name.starts_with(kTrashPrefix)) {
+      auto child = open_directory_at(dir_fd, name, shown + "/" + name);
+      if (!child) continue;  // replaced by a symlink meanwhile: not ours to look into
+      if (auto done = visit_files(child->get(), join(relative, name), shown + "/" + name, device,
+                                  depth + 1, visit);
+          !done)
+        return done;
+    }
+  }
+  return {};
+}
+
+std::string random_suffix() {
+  static std::mt19937_64 generator{std::random_device{}()};
+  return fmt::format("{:012x}", generator() & 0xffffffffffffULL);
+}
+
+struct Trash {
+  std::string name;
+  UniqueFd fd;
+};
+
+Result<Trash> make_trash(int dir_fd, const std::string& label, const std::string& shown) {
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::string name = std::string(kTrashPrefix) + label + "-" + random_suffix();
+    if (::mkdirat(dir_fd, name.c_str(), 0700) != 0) {
+      if (errno == EEXIST) continue;
+      return failf("Failed to create '{}/{}': {}", shown, name, errno_text(errno));
+    }
+    auto fd = open_directory_at(dir_fd, name, shown + "/" + name);
+    if (!fd) return std::unexpected(fd.error());
+    return Trash{name, std::move(*fd)};
+  }
+  return failf("Failed to create a trash directory in '{}': names exhausted", shown);
+}
+
+Result<void> sync_directory(int fd, const std::string& shown) {
+  if (::fsync(fd) != 0) return failf("Failed to sync '{}': {}", shown, errno_text(errno));
+  return {};
+}
+
+std::string own_home() {
+  std::array<char, 4096> buffer{};
+  struct passwd entry {};
+  struct passwd* found = nullptr;
+  if (::getpwuid_r(::geteuid(), &entry, buffer.data(), buffer.size(), &found) == 0 && found &&
+      found->pw_dir)
+    return found->pw_dir;
+  return {};
+}
+
+bool is_at_or_under(const std::string& path, std::string_view prefix) {
+  return path == prefix || path.starts_with(std::string(prefix) + "/");
+}
+
+std::string normal_text(const std::filesystem::path& path) {
+  std::string text = path.lexically_normal().string();
+  while (text.size() > 1 && text.back() == '/') text.pop_back();
+  return text;
+}
+
+}  // namespace
+
+UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.release();
+  }
+  return *this;
+}
+
+UniqueFd::~UniqueFd() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+int UniqueFd::release() {
+  int fd = fd_;
+  fd_ = -1;
+  return fd;
+}
+
+Result<void> check_clearable(const std::filesystem::path& path) {
+  if (!path.is_absolute())
+    return failf("Refusing to clear '{}': not an absolute path", path.string());
+  const std::string text = normal_text(path);
+  if (text == "/") return failf("Refusing to clear '{}': it is the root directory", path.string());
+  // Whole trees no cache lives in, and directories that hold more than one owner's data.
+  static constexpr std::string_view kSystemTrees[] = {"/bin",  "/boot",  "/dev",   "/etc",
+                                                      "/lib",  "/lib32", "/lib64", "/libx32",
+                                                      "/proc", "/sbin",  "/sys",   "/usr"};
+  static constexpr std::string_view kSystemDirectories[] = {"/home",
+                                                            "/media",
+                                                            "/mnt",
+                                                            "/opt",
+                                                            "/root",
+                                                            "/run",
+                                                            "/run/user",
+                                                            "/srv",
+                                                            "/tmp",
+                                                            "/var",
+                                                            "/var/cache",
+                                                            "/var/lib",
+                                                            "/var/log",
+                                                            "/var/mail",
+                                                            "/var/spool",
+                                                            "/var/tmp",
+                                                            "/var/cache/gpulaunch",
+                                                            "/var/lib/gpulaunch"};
+  for (auto tree : kSystemTrees)
+    if (is_at_or_under(text, tree))
+      return failf("Refusing to clear '{}': it is in the system directory '{}'", path.string(),
+                   tree);
+  for (auto directory : kSystemDirectories)
+    if (text == directory)
+      return failf("Refusing to clear '{}': it is a system directory", path.string());
+  auto parent = std::filesystem::path(text).parent_path().string();
+  const char* home_variable = std::getenv("HOME");
+  if (parent == "/home" || parent == "/run/user" || text == own_home() ||
+      (home_variable && *home_variable && text == normal_text(home_variable)))
+    return failf("Refusing to clear '{}': it is a home directory", path.string());
+  return {};
+}
+
+Result<ConfinedRoot> ConfinedRoot::open(const std::filesystem::path& root) {
+  if (auto allowed = check_clearable(root); !allowed) return std::unexpected(allowed.error());
+  const std::filesystem::path normal(normal_text(root));
+  const std::string shown = normal.string();
+  int parent = ::open(normal.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (parent < 0) return failf("Failed to open '{}': {}", shown, errno_text(errno));
+  UniqueFd parent_fd(parent);
+  const std::string leaf = normal.filename().string();
+  struct stat info {};
+  if (::fstatat(parent_fd.get(), leaf.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0)
+    return failf("Failed to open '{}': {}", shown, errno_text(errno));
+  if (S_ISLNK(info.st_mode)) {
+    std::array<char, 4096> target{};
+    ssize_t length = ::readlinkat(parent_fd.get(), leaf.c_str(), target.data(), target.size() - 1);
+    return failf(
+        "Failed to open cache root '{}': it is a symbolic link to '{}'; name the real "
+        "directory instead",
+        shown, length > 0 ? std::string(target.data(), static_cast<size_t>(length)) : "?");
+  }
+  auto fd = open_directory_at(parent_fd.get(), leaf, shown);
+  if (!fd) return std::unexpected(fd.error());
+  // Ancestors were followed: the directory they lead to must pass the same check.
+  std::error_code error;
+  auto resolved =
+      std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(fd->get()), error);
+  if (!error)
+    if (auto allowed = check_clearable(resolved); !allowed)
+      return failf("{} (resolved from '{}')", allowed.error().message, shown);
+  return ConfinedRoot(normal, std::move(*fd));
+}
+
+std::string ConfinedRoot::shown(std::string_view relative) const {
+  return relative.empty() ? path_.string() : path_.string() + "/" + std::string(relative);
+}
+
+namespace {
+
+struct Parent {
+  UniqueFd dir;
+  std::string leaf;
+};
+
+// Opens the first `count` directories of `parts` below `root_fd`, none of them followed.
+Result<UniqueFd> open_parts(int root_fd, const std::vector<std::string>& parts, size_t count,
+                            const ConfinedRoot& root) {
+  int fd = ::openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return failf("Failed to open '{}': {}", root.shown(""), errno_text(errno));
+  UniqueFd current(fd);
+  std::string relative;
+  for (size_t i = 0; i < count; ++i) {
+    relative = join(relative, parts[i]);
+    auto next = open_directory_at(current.get(), parts[i], root.shown(relative));
+    if (!next) return std::unexpected(next.error());
+    current = std::move(*next);
+  }
+  return current;
+}
+
+Result<Parent> open_parent(int root_fd, std::string_view relative, const ConfinedRoot& root) {
+  auto parts = split_relative(relative);
+  if (!parts) return std::unexpected(parts.error());
+  if (parts->empty()) return failf("Refusing to remove the cache root '{}' itself", root.shown(""));
+  auto dir = open_parts(root_fd, *parts, parts->size() - 1, root);
+  if (!dir) return std::unexpected(dir.error());
+  return Parent{std::move(*dir), parts->back()};
+}
+
+bool missing(const Error& error) {
+  return error.message.ends_with(errno_text(ENOENT));
+}
+
+}  // namespace
+
+Result<TreeUsage> ConfinedRoot::usage(std::string_view relative) const {
+  auto parts = split_relative(relative);
+  if (!parts) return std::unexpected(parts.error());
+  TreeUsage usage;
+  UniqueFd dir;
+  if (parts->empty()) {
+    auto opened = open_parts(fd_.get(), *parts, 0, *this);
+    if (!opened) return std::unexpected(opened.error());
+    dir = std::move(*opened);
+  } else {
+    auto parent = open_parent(fd_.get(), relative, *this);
+    if (!parent)
+      return missing(parent.error()) ? Result<TreeUsage>(usage) : std::unexpected(parent.error());
+    struct stat info {};
+    if (::fstatat(parent->dir.get(), parent->leaf.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno == ENOENT) return usage;
+      return failf("Failed to stat '{}': {}", shown(relative), errno_text(errno));
+    }
+    usage.exists = true;
+    if (!S_ISDIR(info.st_mode)) return usage;
+    auto opened = open_directory_at(parent->dir.get(), parent->leaf, shown(relative));
+    if (!opened) return std::unexpected(opened.error());
+    dir = std::move(*opened);
+  }
+  struct stat info {};
+  if (::fstat(dir.get(), &info) != 0)
+    return failf("Failed to stat '{}': {}", shown(relative), errno_text(errno));
+  usage.exists = true;
+  usage.is_directory = true;
+  if (auto added = add_usage(dir.get(), shown(relative), info.st_dev, 0, usage); !added)
+    return std::unexpected(added.error());
+  return usage;
+}
+
+Result<RemovedTree> ConfinedRoot::clear_directory(std::string_view relative) const {
+  auto parent = open_parent(fd_.get(), relative, *this);
+  if (!parent) return std::unexpected(parent.error());
+  struct stat info {};
+  if (::fstatat(parent->dir.get(), parent->leaf.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno == ENOENT) return RemovedTree{};
+    return failf("Failed to stat '{}': {}", shown(relative), errno_text(errno));
+  }
+  auto trash = make_trash(fd_.get(), parent->leaf, shown(""));
+  if (!trash) return std::unexpected(trash.error());
+  if (::renameat(parent->dir.get(), parent->leaf.c_str(), trash->fd.get(), parent->leaf.c_str()) !=
+      0) {
+    int error = errno;
+    ::unlinkat(fd_.get(), trash->name.c_str(), AT_REMOVEDIR);
+    if (error == EXDEV && S_ISDIR(info.st_mode)) return clear_contents(relative);
+    return failf("Failed to move '{}' aside: {}", shown(relative), errno_text(error));
+  }
+  if (S_ISDIR(info.st_mode)) {
+    // The engine may run as another user than this process: keep the directory it can write.
+    if (::mkdirat(parent->dir.get(), parent->leaf.c_str(), 0700) != 0)
+      return failf("Failed to recreate '{}': {}", shown(relative), errno_text(errno));
+    auto fresh = open_directory_at(parent->dir.get(), parent->leaf, shown(relative));
+    if (!fresh) return std::unexpected(fresh.error());
+    if (::fchown(fresh->get(), info.st_uid, info.st_gid) != 0 && errno != EPERM)
+      return failf("Failed to set the owner of '{}': {}", shown(relative), errno_text(errno));
+    if (::fchmod(fresh->get(), info.st_mode & 07777) != 0)
+      return failf("Failed to set the mode of '{}': {}", shown(relative), errno_text(errno));
+  }
+  // Durable before deleting: after a crash the cache is empty and the trash is swept next time.
+  if (auto synced = sync_directory(parent->dir.get(), shown(relative)); !synced)
+    return std::unexpected(synced.error());
+  if (auto synced = sync_directory(fd_.get(), shown("")); !synced)
+    return std::unexpected(synced.error());
+  RemovedTree removed;
+  struct stat root_info {};
+  ::fstat(fd_.get(), &root_info);
+  if (auto done =
+          remove_at(fd_.get(), trash->name, root_info.st_dev, 0, shown(trash->name), removed);
+      !done)
+    return std::unexpected(done.error());
+  if (removed.entries > 0) --removed.entries;  // the trash directory itself
+  if (S_ISDIR(info.st_mode) && removed.entries > 0) --removed.entries;  // the cache directory
+  return removed;
+}
+
+Result<RemovedTree> ConfinedRoot::clear_contents(std::string_view relative) const {
+  auto parts = split_relative(relative);
+  if (!parts) return std::unexpected(parts.error());
+  auto dir = open_parts(fd_.get(), *parts, parts->size(), *this);
+  if (!dir) {
+    if (missing(dir.error())) return RemovedTree{};
+    return std::unexpected(dir.error());
+  }
+  auto names = list_names(dir->get(), shown(relative));
+  if (!names) return std::unexpected(names.error());
+  RemovedTree removed;
+  if (names->empty()) return removed;
+  auto trash = make_trash(dir->get(), "contents", shown(relative));
+  if (!trash) return std::unexpected(trash.error());
+  for (const auto& name : *names) {
+    if (name.starts_with(kTrashPrefix)) continue;
+    if (::renameat(dir->get(), name.c_str(), trash->fd.get(), name.c_str()) != 0)
+      return failf("Failed to move '{}' aside: {}", shown(join(std::string(relative), name)),
+                   errno_text(errno));
+  }
+  if (auto synced = sync_directory(dir->get(), shown(relative)); !synced)
+    return std::unexpected(synced.error());
+  struct stat info {};
+  ::fstat(dir->get(), &info);
+  const std::string trash_path = shown(join(std::string(relative), trash->name));
+  if (auto done = remove_at(dir->get(), trash->name, info.st_dev, 0, trash_path, removed); !done)
+    return std::unexpected(done.error());
+  if (removed.entries > 0) --removed.entries;  // the trash directory itself
+  return removed;
+}
+
+Result<std::vector<std::string>> ConfinedRoot::trash_in(std::string_view relative) const {
+  auto parts = split_relative(relative);
+  if (!parts) return std::unexpected(parts.error());
+  auto dir = open_parts(fd_.get(), *parts, parts->size(), *this);
+  if (!dir) {
+    if (missing(dir.error())) return std::vector<std::string>{};
+    return std::unexpected(dir.error());
+  }
+  auto names = list_names(dir->get(), shown(relative));
+  if (!names) return std::unexpected(names.error());
+  std::vector<std::string> trash;
+  for (const auto& name : *names)
+    if (name.starts_with(kTrashPrefix)) trash.push_back(join(std::string(relative), name));
+  return trash;
+}
+
+Result<RemovedTree> ConfinedRoot::remove(std::string_view relative) const {
+  auto parent = open_parent(fd_.get(), relative, *this);
+  if (!parent) {
+    if (missing(parent.error())) return RemovedTree{};
+    return std::unexpected(parent.error());
+  }
+  struct stat parent_info {};
+  if (::fstat(parent->dir.get(), &parent_info) != 0)
+    return failf("Failed to stat '{}': {}", shown(relative), errno_text(errno));
+  struct stat info {};
+  if (::fstatat(parent->dir.get(), parent->leaf.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno == ENOENT) return RemovedTree{};
+    return failf("Failed to stat '{}': {}", shown(relative), errno_text(errno));
+  }
+  RemovedTree removed;
+  if (auto done = remove_at(parent->dir.get(), parent->leaf, parent_info.st_dev, 0, shown(relative),
+                            removed);
+      !done)
+    return std::unexpected(done.error());
+  return removed;
+}
+
+Result<bool> ConfinedRoot::remove_file_if_same(std::string_view relative,
+                                               const FileIdentity& expected) const {
+  auto parent = open_parent(fd_.get(), relative, *this);
+  if (!parent) return std::unexpected(parent.error());
+  struct stat info {};
+  if (::fstatat(parent->dir.get(), parent->leaf.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno == ENOENT) return false;
+    return failf("Failed to stat '{}': {}", shown(relative), errno_text(errno));
+  }
+  if (!S_ISREG(info.st_mode) || info.st_dev != expected.device || info.st_ino != expected.inode)
+    return false;
+  if (::unlinkat(parent->dir.get(), parent->leaf.c_str(), 0) != 0) {
+    if (errno == ENOENT) return false;
+    return failf("Failed to remove '{}': {}", shown(relative), errno_text(errno));
+  }
+  return true;
+}
+
+Result<void> ConfinedRoot::for_each_file(
+    std::string_view relative, const std::function<void(const std::string&)>& visit) const {
+  auto parts = split_relative(relative);
+  if (!parts) return std::unexpected(parts.error());
+  auto dir = open_parts(fd_.get(), *parts, parts->size(), *this);
+  if (!dir) {
+    if (missing(dir.error())) return {};
+    return std::unexpected(dir.error());
+  }
+  struct stat info {};
+  if (::fstat(dir->get(), &info) != 0)
+    return failf("Failed to stat '{}': {}", shown(relative), errno_text(errno));
+  return visit_files(dir->get(), std::string(relative), shown(relative), info.st_dev, 0, visit);
+}
+
+Result<UniqueFd> ConfinedRoot::open_file(std::string_view relative, FileIdentity* identity) const {
+  auto parent = open_parent(fd_.get(), relative, *this);
+  if (!parent) return std::unexpected(parent.error());
+  int fd = ::openat(parent->dir.get(), parent->leaf.c_str(),
+                    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return failf("Failed to open '{}': {}", shown(relative), errno_text(errno));
+  UniqueFd file(fd);
+  struct stat info {};
+  if (::fstat(file.get(), &info) != 0)
+    return failf("Failed to stat '{}': {}", shown(relative), errno_text(errno));
+  if (!S_ISREG(info.st_mode))
+    return failf("Failed to open '{}': not a regular file", shown(relative));
+  if (identity) *identity = {info.st_dev, info.st_ino};
+  return file;
+}
+
+Result<void> ConfinedRoot::sync() const {
+  return sync_directory(fd_.get(), shown(""));
+}
+
+}  // namespace gl

@@ -1,0 +1,109 @@
+#pragma once
+// Removal confined to one directory. The root is opened once, refusing a symlink and the
+// directories no cache may be (/, homes, system directories); everything after works from its
+// descriptor, one component at a time, never following a symlink or crossing a mount, so no
+// removal can reach outside it whatever the tree below contains.
+
+#include <sys/types.h>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/error.hpp"
+
+namespace gl {
+
+// An open file descriptor, closed once.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept;
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd();
+
+  int get() const { return fd_; }
+  int release();
+
+ private:
+  int fd_ = -1;
+};
+
+// Refuses "/", home directories (/home/*, /root, the user's own), system directories and
+// anything under /usr, /etc, /proc, ...; `path` must be absolute.
+Result<void> check_clearable(const std::filesystem::path& path);
+
+inline constexpr std::string_view kTrashPrefix = ".trash-";
+
+struct TreeUsage {
+  bool exists = false;
+  bool is_directory = false;  // false for a missing path, a file or a symlink
+  std::uint64_t bytes = 0;    // apparent size of everything below, symlinks not followed
+  std::uint64_t entries = 0;  // files, symlinks and directories below
+};
+
+struct RemovedTree {
+  std::uint64_t bytes = 0;
+  std::uint64_t entries = 0;
+};
+
+struct FileIdentity {
+  dev_t device = 0;
+  ino_t inode = 0;
+};
+
+class ConfinedRoot {
+ public:
+  // Ancestors may be symlinks (they are the administrator's layout); the root itself may not,
+  // and both the path as written and the directory it resolves to must pass check_clearable.
+  static Result<ConfinedRoot> open(const std::filesystem::path& root);
+
+  const std::filesystem::path& path() const { return path_; }
+  std::string shown(std::string_view relative) const;  // for messages: root/relative
+
+  // `relative` is below the root: no "..", ".", empty components or leading '/'; "" is the root.
+  Result<TreeUsage> usage(std::string_view relative) const;
+
+  // Replaces the directory at `relative` with an empty one of the same mode and owner: renamed
+  // into a fresh `.trash-*` directory at the root in one step (so the cache is either whole or
+  // empty), then deleted. Falls back to deleting in place when the rename crosses a mount.
+  Result<RemovedTree> clear_directory(std::string_view relative) const;
+
+  // Empties `relative` ("" for the root) but keeps it: entries are moved into a `.trash-*`
+  // directory inside it, then deleted. Used when a cache directory is its own root.
+  Result<RemovedTree> clear_contents(std::string_view relative) const;
+
+  // `.trash-*` entries directly in `relative`: leftovers of an interrupted clear.
+  Result<std::vector<std::string>> trash_in(std::string_view relative) const;
+
+  // Deletes the file, symlink or tree at `relative`, confined as above. Missing is not an error.
+  Result<RemovedTree> remove(std::string_view relative) const;
+
+  // Unlinks the file at `relative` only if it is still `expected`, so a file swapped in since it
+  // was examined stays.
+  Result<bool> remove_file_if_same(std::string_view relative, const FileIdentity& expected) const;
+
+  // Calls `visit` with the relative path of every regular file below `relative`, in no set
+  // order; symlinks, other mounts and `.trash-*` are skipped.
+  Result<void> for_each_file(std::string_view relative,
+                             const std::function<void(const std::string&)>& visit) const;
+
+  // Opens a regular file read-only without following a symlink anywhere below the root.
+  Result<UniqueFd> open_file(std::string_view relative, FileIdentity* identity = nullptr) const;
+
+  // Makes the renames and unlinks done so far in the root durable.
+  Result<void> sync() const;
+
+ private:
+  ConfinedRoot(std::filesystem::path path, UniqueFd fd)
+      : path_(std::move(path)), fd_(std::move(fd)) {}
+  std::filesystem::path path_;
+  UniqueFd fd_;
+};
+
+}  // namespace gl

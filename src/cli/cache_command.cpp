@@ -1,0 +1,101 @@
+#include <fmt/core.h>
+
+#include "caches/cache_state.hpp"
+#include "caches/prepare.hpp"
+#include "cli/context.hpp"
+#include "caches/fingerprint_facts.hpp"
+#include "rules/node_probe.hpp"
+#include "plan/launch_plan.hpp"
+#include "profile/validate.hpp"
+
+namespace gl {
+namespace {
+
+std::string human_size(std::uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double value = static_cast<double>(bytes);
+  size_t unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
+    value /= 1024;
+    ++unit;
+  }
+  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, kUnits[unit]);
+}
+
+Result<LaunchPlan> plan_for(const CliContext& context, const std::string& name, Profile* out) {
+  auto profile = load_profile(context.profile_source(), name);
+  if (!profile) return std::unexpected(profile.error());
+  auto plan = make_launch_plan(*profile);
+  *out = std::move(*profile);
+  return plan;
+}
+
+int list_caches(const CliContext& context, const std::string& name) {
+  Profile profile;
+  auto plan = plan_for(context, name, &profile);
+  if (!plan) return report(plan.error());
+  auto state = inspect_caches(*plan, fingerprint_inputs(profile, probe_node_for(profile, ShellEnvironment::current())));
+  if (!state) return report(state.error());
+  fmt::print("cache root  {}\n", state->root);
+  fmt::print("fingerprint {}", state->fingerprint);
+  if (!state->stamped)
+    fmt::print(" (not stamped yet)\n");
+  else if (*state->stamped == state->fingerprint)
+    fmt::print(" (stamped)\n");
+  else
+    fmt::print(" (stamped {}: {})\n", *state->stamped, state->change);
+  size_t name_width = 4, path_width = 4;
+  for (const auto& cache : state->caches) {
+    name_width = std::max(name_width, cache.name.size());
+    path_width = std::max(path_width, cache.path.size());
+  }
+  fmt::print("{:<{}}  {:<{}}  {:>10}  {:<7}  {}\n", "NAME", name_width, "PATH", path_width, "SIZE",
+             "STATE", "KEYS ITSELF");
+  for (const auto& cache : state->caches)
+    fmt::print("{:<{}}  {:<{}}  {:>10}  {:<7}  {}\n", cache.name, name_width, cache.path,
+               path_width, cache.usage.exists ? human_size(cache.usage.bytes) : "-",
+               cache_state_name(cache.state), cache.keys_itself ? "yes" : "no");
+  return 0;
+}
+
+int clear(const CliContext& context, const std::string& name,
+          const std::vector<std::string>& names) {
+  Profile profile;
+  auto plan = plan_for(context, name, &profile);
+  if (!plan) return report(plan.error());
+  size_t count = 0;
+  auto removals = clear_caches(*plan, names, [&](const Removal& removal) {
+    ++count;
+    fmt::print("removed {} ({}): {}\n", removal.what, human_size(removal.bytes), removal.why);
+  });
+  if (!removals) return report(removals.error());
+  if (count == 0) fmt::print("nothing to clear\n");
+  return 0;
+}
+
+}  // namespace
+
+void add_cache_command(CLI::App& app, CliContext& context) {
+  auto* command = app.add_subcommand(
+      "cache", "List a profile's JIT caches with size and state, or clear them (cache clear)");
+  static std::string name;
+  command->add_option("profile", name, "Profile name or path to a .toml file");
+  auto* clear_command = command->add_subcommand("clear", "Empty a profile's JIT caches now");
+  static std::string clear_name;
+  static std::vector<std::string> cache_names;
+  clear_command->add_option("profile", clear_name, "Profile name or path to a .toml file")
+      ->required();
+  clear_command->add_option("names", cache_names, "Caches to clear (default: all)");
+  clear_command->callback(
+      [&context] { context.exit_code = clear(context, clear_name, cache_names); });
+  command->callback([&context, clear_command] {
+    if (clear_command->parsed()) return;
+    if (name.empty()) {
+      context.exit_code = report(Error{"gpulaunch cache: a profile is required"}, 2);
+      return;
+    }
+    context.exit_code = list_caches(context, name);
+  });
+}
+
+}  // namespace gl

@@ -1,0 +1,32 @@
+#include "cli/findings_report.hpp"
+
+#include <algorithm>
+
+#include <fmt/core.h>
+
+namespace gl {
+namespace {
+
+void print_group(const std::vector<Finding>& findings, Severity severity, std::string_view title) {
+  size_t count = std::count_if(findings.begin(), findings.end(), [&](const Finding& finding) {
+    return finding.severity == severity;
+  });
+  if (count == 0) return;
+  fmt::print("\n{} ({})\n", title, count);
+  for (const auto& finding : findings) {
+    if (finding.severity != severity) continue;
+    fmt::print("  {}[{}] {}\n", severity_name(severity), finding.code, finding.summary);
+    fmt::print("    rule: {}\n", finding.rule);
+    for (const auto& [name, value] : finding.facts) fmt::print("    {}: {}\n", name, value);
+    fmt::print("    fix: {}\n", finding.fix);
+  }
+}
+
+}  // namespace
+
+void print_findings(const std::vector<Finding>& findings) {
+  print_group(findings, Severity::error, "ERRORS");
+  print_group(findings, Severity::warning, "WARNINGS");
+}
+
+}  // namespace gl

@@ -1,0 +1,12 @@
+#include "rules/node_probe.hpp"
+
+#include "facts/gather.hpp"
+#include "rules/check.hpp"
+
+namespace gl {
+
+Facts probe_node_for(const Profile& profile, const ShellEnvironment& shell) {
+  return gather_facts(NodeFs("/"), facts_request(profile, shell));
+}
+
+}  // namespace gl
