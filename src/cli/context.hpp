@@ -22,6 +22,9 @@ struct CliContext {
 void add_list_command(CLI::App& app, CliContext& context);
 void add_show_command(CLI::App& app, CliContext& context);
 void add_render_command(CLI::App& app, CliContext& context);
+// Hidden build step: prints gpulaunch(1), read from every subcommand on `app`, or
+// gpulaunch.toml(5).
+void add_man_command(CLI::App& app, CliContext& context);
 
 // Prints an error line to stderr and returns the exit code for it.
 int report(const Error& error, int exit_code = 1);

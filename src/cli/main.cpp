@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   gl::add_list_command(app, context);
   gl::add_show_command(app, context);
   gl::add_render_command(app, context);
+  gl::add_man_command(app, context);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
