@@ -23,8 +23,12 @@ trap cleanup EXIT
 started=$SECONDS
 
 version=$(dpkg-parsechangelog -l "$src/packaging/debian/changelog" -S Version)
-echo "== building gpulaunch $version"
-if ! bash "$src/packaging/build-deb.sh" "$scratch/out" >"$scratch/build.log" 2>&1; then
+if [[ -n ${GPULAUNCH_TEST_DEB:-} ]]; then
+  # Iterating on this script: check a .deb already built, rather than build one.
+  mkdir -p "$scratch/out"
+  cp "$GPULAUNCH_TEST_DEB" "$scratch/out/"
+  echo "== using prebuilt $GPULAUNCH_TEST_DEB"
+elif echo "== building gpulaunch $version" && ! bash "$src/packaging/build-deb.sh" "$scratch/out" >"$scratch/build.log" 2>&1; then
   tail -n 60 "$scratch/build.log"
   echo "FAIL packaging/build-deb.sh (log tail above)"
   exit 1
@@ -153,7 +157,7 @@ out=$(gpulaunch list 2>&1)
 check "installed list finds /usr/share/gpulaunch/profiles from /" \
   grep -qE '^k26-ar +/usr/share/gpulaunch/profiles/k26-ar.toml$' <<<"$out"
 check "installed /etc/gpulaunch/profiles exists" test -d /etc/gpulaunch/profiles
-check "postinst created the gpulaunch user" id gpulaunch
+check "postinst created the gpulaunch user" bash -c "id gpulaunch >/dev/null"
 check "the gpulaunch user is in video" bash -c "id -nG gpulaunch | grep -qw video"
 if getent group render >/dev/null; then
   check "the gpulaunch user is in render" bash -c "id -nG gpulaunch | grep -qw render"
