@@ -10,6 +10,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev
   systemd dbus util-linux python3 python3-venv
+  debhelper dpkg-dev fakeroot lintian man-db bash-completion
 )
 
 missing=()

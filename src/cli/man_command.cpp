@@ -1,0 +1,240 @@
+// `gpulaunch internal-man 1|5`: the build generates gpulaunch(1) and gpulaunch.toml(5) with it, so
+// the pages cannot drift from the subcommands CLI11 knows and the key table validation reads.
+// Hidden from --help: it is a build step, not something operators run.
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "cli/context.hpp"
+#include "gpulaunch_version.hpp"
+#include "profile/schema.hpp"
+
+namespace gl {
+namespace {
+
+// Escapes text for roff. Hyphens in option-like words become \- so they render (and copy) as the
+// ASCII hyphen-minus a shell needs; hyphens inside ordinary words stay typographic.
+std::string roff(std::string_view text) {
+  std::string out;
+  bool option_word = false;
+  bool word_start = true;
+  for (char c : text) {
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      option_word = false;
+      word_start = true;
+    } else if (word_start && c != '(' && c != '"') {
+      option_word = c == '-';
+      word_start = false;
+    }
+    if (c == '\\') {
+      out += "\\e";
+    } else if (c == '-' && option_word) {
+      out += "\\-";
+    } else {
+      out += c;
+    }
+  }
+  // A line starting with . or ' would be read as a request.
+  if (!out.empty() && (out.front() == '.' || out.front() == '\'')) out.insert(0, "\\&");
+  return out;
+}
+
+// Names, keys and values: every hyphen is a literal one.
+std::string literal(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\\') {
+      out += "\\e";
+    } else if (c == '-') {
+      out += "\\-";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// Help strings are sentence fragments; the pages print them as sentences.
+std::string sentence(std::string_view help) {
+  std::string text = roff(help);
+  if (!text.empty() && text.back() != '.') text += '.';
+  return text;
+}
+
+std::string header(std::string_view title, int section, std::string_view date) {
+  return fmt::format(".TH {} {} \"{}\" \"gpulaunch {}\" \"gpulaunch manual\"\n", title, section,
+                     date, GPULAUNCH_VERSION);
+}
+
+// "--profiles-dir DIR" / "-h, --help" as roff, from CLI11's own description of the option.
+std::string option_synopsis(const CLI::Option& option) {
+  std::vector<std::string> names;
+  for (const auto& name : option.get_snames()) names.push_back("\\fB\\-" + literal(name) + "\\fR");
+  for (const auto& name : option.get_lnames())
+    names.push_back("\\fB\\-\\-" + literal(name) + "\\fR");
+  std::string text;
+  for (size_t i = 0; i < names.size(); ++i) text += (i ? ", " : "") + names[i];
+  if (option.get_expected_max() > 0) {  // 0: a flag
+    // "INT:INT in [0 - 1023]" -> "INT": the validator is described in the help text.
+    std::string type = option.get_type_name();
+    type = type.substr(0, type.find_first_of(": "));
+    if (type.empty()) type = "VALUE";
+    text += " \\fI" + literal(type) + "\\fR";
+  }
+  return text;
+}
+
+std::vector<const CLI::App*> visible_subcommands(const CLI::App& app) {
+  return app.get_subcommands([](const CLI::App* sub) { return !sub->get_group().empty(); });
+}
+
+std::string command_page(const CLI::App& app, std::string_view date) {
+  std::string page = header("GPULAUNCH", 1, date);
+  page += ".SH NAME\ngpulaunch \\- run LLM inference servers as hardened systemd services\n";
+  page += ".SH SYNOPSIS\n.B gpulaunch\n.RI [ options ] \" command \" [ arguments ]\n";
+  page +=
+      ".SH DESCRIPTION\n"
+      "\\fBgpulaunch\\fR turns a profile, a TOML file described in \\fBgpulaunch.toml\\fR(5), into "
+      "a systemd service that runs an inference server (SGLang, vLLM, TensorRT-LLM or any "
+      "command) with its toolkit, environment, caches and restart policy pinned.\n"
+      ".PP\n"
+      "Profiles are named by their file name without \\fI.toml\\fR and looked up on the search "
+      "path below; a command also accepts a path to a \\fI.toml\\fR file instead of a name.\n";
+  page += ".SH OPTIONS\n";
+  for (const CLI::Option* option : app.get_options()) {
+    if (option->get_positional() || !option->nonpositional()) continue;
+    page += ".TP\n" + option_synopsis(*option) + "\n" + roff(option->get_description()) + "\n";
+  }
+  page += ".SH COMMANDS\n";
+  for (const CLI::App* sub : visible_subcommands(app)) {
+    std::string usage = "\\fB" + literal(sub->get_name()) + "\\fR";
+    for (const CLI::Option* option : sub->get_options()) {
+      if (!option->get_positional()) continue;
+      std::string name = "\\fI" + literal(option->get_name(true)) + "\\fR";
+      usage += option->get_required() ? " " + name : " [" + name + "]";
+    }
+    bool has_options = false;
+    for (const CLI::Option* option : sub->get_options())
+      has_options = has_options || (option->nonpositional() &&
+                                    option->get_lnames() != std::vector<std::string>{"help"});
+    if (has_options) usage += " [\\fIoptions\\fR]";
+    page += ".TP\n" + usage + "\n" + roff(sub->get_description()) + "\n";
+    for (const CLI::Option* option : sub->get_options()) {
+      if (option->get_lnames() == std::vector<std::string>{"help"}) continue;
+      std::string label = option->nonpositional()
+                              ? option_synopsis(*option)
+                              : "\\fI" + literal(option->get_name(true)) + "\\fR";
+      page += ".RS\n.TP\n" + label + "\n" + roff(option->get_description()) + "\n.RE\n";
+    }
+  }
+  page +=
+      ".SH FILES\n"
+      ".TP\n\\fI./profiles/\\fR\nProfiles next to where \\fBgpulaunch\\fR runs; searched first.\n"
+      ".TP\n\\fI$XDG_CONFIG_HOME/gpulaunch/profiles/\\fR\nThe user's profiles "
+      "(\\fI~/.config/gpulaunch/profiles/\\fR when \\fBXDG_CONFIG_HOME\\fR is unset).\n"
+      ".TP\n\\fI/etc/gpulaunch/profiles/\\fR\nThe operator's profiles.\n"
+      ".TP\n\\fI/usr/share/gpulaunch/profiles/\\fR\nExample profiles shipped with gpulaunch.\n"
+      ".TP\n\\fI/usr/lib/systemd/system/gpulaunch\\-check@.service\\fR\n"
+      "Runs \\fBgpulaunch check\\fR \\fIprofile\\fR once, to re-validate a node at boot.\n"
+      ".PP\n"
+      "A profile found earlier on the search path shadows one of the same name further down, as "
+      "\\fI/etc\\fR shadows \\fI/usr\\fR for systemd units.\n";
+  page +=
+      ".SH \"EXIT STATUS\"\n"
+      "0 on success; 1 when a profile is missing or invalid, with one line on standard error "
+      "naming the file, line and column; 70 on an internal error.\n";
+  page +=
+      ".SH EXAMPLES\n"
+      ".nf\n"
+      "gpulaunch list\n"
+      "gpulaunch show k26\\-ar\n"
+      "gpulaunch render k26\\-ar > /etc/systemd/system/k26\\-ar.service\n"
+      ".fi\n";
+  page +=
+      ".SH \"SEE ALSO\"\n"
+      "\\fBgpulaunch.toml\\fR(5), \\fBsystemd.service\\fR(5), \\fBsystemd.exec\\fR(5), "
+      "\\fBsystemctl\\fR(1)\n";
+  return page;
+}
+
+std::string format_page(std::string_view date) {
+  std::string page = header("GPULAUNCH.TOML", 5, date);
+  page += ".SH NAME\ngpulaunch.toml \\- gpulaunch profile format\n";
+  page +=
+      ".SH SYNOPSIS\n"
+      "\\fI/etc/gpulaunch/profiles/\\fRNAME\\fI.toml\\fR\n.br\n"
+      "\\fI/etc/gpulaunch/profiles/\\fRNAME\\fI.toml.d/*.toml\\fR\n.br\n"
+      "\\fI/usr/share/gpulaunch/profiles/\\fRNAME\\fI.toml\\fR\n";
+  page +=
+      ".SH DESCRIPTION\n"
+      "A profile is a TOML file describing one inference service: the engine and model, how its "
+      "ranks are laid out, the CUDA toolkit its JIT compilers see, its GPUs, caches, HTTP "
+      "endpoint, restart policy and systemd settings. \\fBgpulaunch\\fR(1) looks profiles up by "
+      "name on its search path (see \\fBFILES\\fR in \\fBgpulaunch\\fR(1)).\n"
+      ".PP\n"
+      "A profile may name another in \\fBextends\\fR; it starts from that profile's keys and "
+      "overrides them. Drop-ins in \\fINAME.toml.d/*.toml\\fR, in any search directory, "
+      "are merged on top in file name order, as systemd does for units; a drop-in may not use "
+      "\\fBextends\\fR.\n"
+      ".PP\n"
+      "Unknown keys and values of the wrong type are errors naming the file, line and column.\n";
+  page += ".SH KEYS\n";
+  bool top_level_open = false;
+  for (const KeySpec& key : profile_schema()) {
+    const bool is_table = key.type == KeyType::table || key.type == KeyType::free_table;
+    const bool top_level = key.path.find('.') == std::string_view::npos;
+    if (is_table && top_level) {
+      page += fmt::format(".SS \"[{}]\"\n{}\n", literal(key.path),
+                          key.type == KeyType::free_table ? roff(key.help) + "; its keys are free."
+                                                          : sentence(key.help));
+      continue;
+    }
+    if (top_level && !top_level_open) {
+      page += ".SS \"Top level\"\n";
+      top_level_open = true;
+    }
+    const std::string_view name = top_level ? key.path : key.path.substr(key.path.rfind('.') + 1);
+    std::string type(key_type_name(key.type));
+    if (key.type == KeyType::free_table) type += " of free keys";
+    page += fmt::format(".TP\n\\fB{}\\fR \\(em {}\n{}\n", literal(name), roff(type),
+                        sentence(key.help));
+  }
+  page +=
+      ".SH EXAMPLE\n"
+      ".nf\n"
+      "description = \"Kimi K2.6 autoregressive, TP8, SGLang\"\n\n"
+      "[engine]\nkind = \"sglang\"\nvenv = \"/opt/gpulaunch/venvs/sglang\"\n\n"
+      "[model]\npath = \"/models/moonshotai/Kimi\\-K2.6\"\n\n"
+      "[parallelism]\ntp = 8\n\n"
+      "[toolkit]\ncuda_home = \"/usr/local/cuda\\-13.0\"\n\n"
+      "[server]\nport = 30000\nready_timeout = \"20min\"\n"
+      ".fi\n"
+      ".PP\n"
+      "More in \\fI/usr/share/gpulaunch/profiles/\\fR.\n";
+  page += ".SH \"SEE ALSO\"\n\\fBgpulaunch\\fR(1), \\fBsystemd.service\\fR(5)\n";
+  return page;
+}
+
+}  // namespace
+
+void add_man_command(CLI::App& app, CliContext& context) {
+  auto* command = app.add_subcommand("internal-man", "Print a manual page as roff (build step)");
+  command->group("");  // hidden
+  static std::string section;
+  static std::string date = "1970-01-01";
+  command->add_option("section", section, "1: gpulaunch(1), 5: gpulaunch.toml(5)")
+      ->required()
+      ->check(CLI::IsMember({"1", "5"}));
+  command->add_option("--date", date, "Date in the page footer (reproducible builds pass one)");
+  command->callback([&app, &context] {
+    fmt::print("{}", section == "1" ? command_page(app, date) : format_page(date));
+    context.exit_code = 0;
+  });
+}
+
+}  // namespace gl
