@@ -12,6 +12,7 @@ start-up lines and serves /health, /health_generate, /v1/models, /v1/completions
   MOCK_SGLANG_CRASH_AFTER    seconds after start before `crash` dies (default 3)
   MOCK_SGLANG_CRASH_EXIT     exit code for `crash` instead of SIGSEGV
   MOCK_SGLANG_HANG_AFTER     seconds after ready before `hang` stops answering (default 1)
+  MOCK_SGLANG_READY_FILE     file to write the time /health turned 200 into (benchmarks)
   MOCK_SGLANG_LEAK_MIB       MiB allocated per `leak` step (default 50)
   MOCK_SGLANG_LEAK_INTERVAL  seconds between `leak` steps (default 0.2)
 """
@@ -302,6 +303,11 @@ def main(argv=None):
     log("INFO:     Application startup complete.", tp=False)
     log(f"INFO:     Uvicorn running on http://{args.host}:{args.port} (Press CTRL+C to quit)", tp=False)
     state.ready.set()
+    # For benchmarks: the moment /health starts answering 200 (CLOCK_REALTIME seconds).
+    ready_file = os.environ.get("MOCK_SGLANG_READY_FILE")
+    if ready_file:
+        with open(ready_file, "w") as out:
+            out.write(f"{time.time():.6f}\n")
     log("The server is fired up and ready to roll!", tp=False)
 
     if mode == "hang":
