@@ -1,0 +1,29 @@
+#include "run/exit_status.hpp"
+
+#include <csignal>
+
+#include <gtest/gtest.h>
+
+namespace gl {
+namespace {
+
+int exited(int code) { return code << 8; }  // as waitpid reports a normal exit
+int killed(int signal) { return signal; }
+
+TEST(ExitStatus, SaysWhyTheEngineEnded) {
+  EXPECT_EQ(exit_status_for_engine(exited(0), false), 0);
+  EXPECT_EQ(exit_status_for_engine(exited(1), false), 1);
+  EXPECT_EQ(exit_status_for_engine(killed(SIGKILL), false), 128 + SIGKILL);
+  // argparse's exit 2 with its error line: the command line is wrong, a retry cannot help.
+  EXPECT_EQ(exit_status_for_engine(exited(2), true), kExitConfig);
+  EXPECT_EQ(exit_status_for_engine(exited(2), false), 2);
+}
+
+TEST(ExitStatus, RecognisesArgparseErrors) {
+  EXPECT_TRUE(is_usage_error_line("launch_server.py: error: unrecognized arguments: --tp 8"));
+  EXPECT_TRUE(is_usage_error_line("vllm serve: error: argument --max-num-seqs: invalid int value"));
+  EXPECT_FALSE(is_usage_error_line("RuntimeError: Not enough memory."));
+}
+
+}  // namespace
+}  // namespace gl
