@@ -9,6 +9,7 @@
 #include "cli/context.hpp"
 #include "cli/findings_report.hpp"
 #include "cli/lifecycle.hpp"
+#include "cli/locked.hpp"
 #include "cli/unit_diff.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/validate.hpp"
@@ -27,6 +28,7 @@ struct UpOptions {
   bool runtime = false;
   bool user = false;
   bool force = false;
+  std::string locked;  // --locked LOCK: refuse on any drift from it
 };
 
 std::string read_existing(const std::filesystem::path& path) {
@@ -104,6 +106,29 @@ int up(const UpOptions& options, const CliContext& context) {
   const std::string text = render_for_install(*profile);
   const std::string existing = read_existing(path);
 
+  // --locked: the node, profile, model and unit must be what the lock recorded; --force does not
+  // override this (a lock is the operator's explicit promise of what runs).
+  const auto shell = ShellEnvironment::current();
+  std::optional<Facts> probed;  // probed once, only when something needs the node's facts
+  auto node_facts = [&]() -> const Facts& {
+    if (!probed) probed = probe_node_for(*profile, shell);
+    return *probed;
+  };
+  if (!options.locked.empty()) {
+    auto rows = locked_drift(options.locked, *merged, *profile, node_facts());
+    if (!rows) return report(rows.error(), 2);
+    if (!rows->empty()) {
+      fmt::print("DRIFT: {} field(s) differ from {} (profile '{}')\n\n{}", rows->size(),
+                 options.locked, profile->name, drift_table(*rows));
+      std::fflush(stdout);
+      fmt::print(stderr,
+                 "Refusing to start {}: this node drifted from the lock {}. Re-lock with "
+                 "`gpulaunch lock {} -o {}` if the change is intended.\n",
+                 unit, options.locked, profile->name, options.locked);
+      return 1;
+    }
+  }
+
   auto manager = connect_systemd(placement.scope);
   if (!manager) return report(manager.error());
   auto before = (*manager)->status(unit);
@@ -119,8 +144,7 @@ int up(const UpOptions& options, const CliContext& context) {
     return 0;
   }
   // The check, before anything changes. Our own running engine holds the port: not a conflict.
-  const auto shell = ShellEnvironment::current();
-  const Facts facts = probe_node_for(*profile, shell);
+  const Facts& facts = node_facts();
   auto findings = evaluate(*profile, facts, shell);
   if (running)
     std::erase_if(findings, [](const Finding& finding) { return finding.code == "port-taken"; });
@@ -217,6 +241,8 @@ void add_up_command(CLI::App& app, CliContext& context) {
                                     "Install under /run/systemd/system (gone at reboot)");
   command->add_flag("--user", options.user, "Use the calling user's systemd manager")->excludes(runtime);
   command->add_flag("--force", options.force, "Start even when the check finds errors");
+  command->add_option("--locked", options.locked,
+                      "Refuse to start unless this node matches the lockfile (`gpulaunch verify`)");
   command->callback([&context] { context.exit_code = up(options, context); });
 }
 
