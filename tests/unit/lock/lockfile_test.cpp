@@ -70,10 +70,8 @@ Facts node_facts() {
   python.interpreter_exists = true;
   python.torch_version = "2.9.0+cu130";
   python.torch_cuda = "13.0";
-  python.packages = {{"torch", "2.9.0+cu130"},
-                     {"flashinfer", "0.6.7"},
-                     {"triton", "3.5.0"},
-                     {"sglang", "0.5.5"}};
+  python.packages = {
+      {"torch", "2.9.0+cu130"}, {"flashinfer", "0.6.7"}, {"triton", "3.5.0"}, {"sglang", "0.5.5"}};
   facts.python = python;
   return facts;
 }
@@ -132,12 +130,13 @@ TEST_F(LockTest, RecordsTheDecidingFactsInAFixedOrder) {
   std::vector<std::string> top;
   for (const auto& [key, value] : locked.items()) top.push_back(key);
   EXPECT_THAT(top, ElementsAre("gpulaunch_lock", "profile", "node", "model", "unit"));
-  EXPECT_EQ(locked["node"].dump(),
-            R"({"driver":{"version":"580.95.05","cuda":"13.0"},)"
-            R"("gpu":{"model":"NVIDIA RTX PRO 6000 Blackwell Server Edition","arch":"12.0","count":2},)"
-            R"("toolkit":{"path":"/usr/local/cuda-13.0","version":"13.0"},)"
-            R"("python":{"torch":"2.9.0+cu130","torch_cuda":"13.0","flashinfer":"0.6.7",)"
-            R"("triton":"3.5.0","engine":"sglang 0.5.5"}})");
+  EXPECT_EQ(
+      locked["node"].dump(),
+      R"({"driver":{"version":"580.95.05","cuda":"13.0"},)"
+      R"("gpu":{"model":"NVIDIA RTX PRO 6000 Blackwell Server Edition","arch":"12.0","count":2},)"
+      R"("toolkit":{"path":"/usr/local/cuda-13.0","version":"13.0"},)"
+      R"("python":{"torch":"2.9.0+cu130","torch_cuda":"13.0","flashinfer":"0.6.7",)"
+      R"("triton":"3.5.0","engine":"sglang 0.5.5"}})");
   EXPECT_EQ(locked["unit"]["name"], "gpulaunch-lk.service");
   EXPECT_EQ(locked["unit"]["node_rank"], 0);
   EXPECT_THAT(locked["unit"]["sha256"].get<std::string>(), ::testing::StartsWith("sha256:"));
@@ -172,8 +171,7 @@ TEST_F(LockTest, ModelIdentityHashesConfigTokenizerAndIndexButNeverWeights) {
                                  "tokenizer_config.json"));
   // sha256sum's "HASH  NAME" lines, sorted by name, hashed.
   std::string listing;
-  for (const auto& name : files)
-    listing += sha256_hex(*read_text(name)) + "  " + name + "\n";
+  for (const auto& name : files) listing += sha256_hex(*read_text(name)) + "  " + name + "\n";
   EXPECT_EQ(model["sha256"], "sha256:" + sha256_hex(listing));
   EXPECT_EQ(model["files"]["config.json"],
             "sha256:" + sha256_hex("{\"architectures\": [\"KimiK2\"]}\n"));
@@ -201,7 +199,9 @@ TEST_F(LockTest, UnpinnedHubModelOrMissingModelCannotBeLocked) {
                           "safetensors index in it"));
 }
 
-TEST_F(LockTest, NoDriftAgainstItself) { EXPECT_THAT(drift(lock(), lock()), ElementsAre()); }
+TEST_F(LockTest, NoDriftAgainstItself) {
+  EXPECT_THAT(drift(lock(), lock()), ElementsAre());
+}
 
 // One test per recorded field: the row a user reads.
 
@@ -259,7 +259,8 @@ TEST_F(LockTest, DriftInGpuCount) {
 TEST_F(LockTest, DriftInToolkitPath) {
   // No toolkit pinned: JIT libraries take /usr/local/cuda, then `which nvcc` once one is on PATH.
   std::string unpinned = kProfile;
-  unpinned.erase(unpinned.find("[toolkit]"), std::string("[toolkit]\ncuda_home = \"/usr/local/cuda-13.0\"\n\n").size());
+  unpinned.erase(unpinned.find("[toolkit]"),
+                 std::string("[toolkit]\ncuda_home = \"/usr/local/cuda-13.0\"\n\n").size());
   Facts locked = node_facts();
   locked.toolkits = {toolkit_at("/usr/local/cuda", "/usr/local/cuda/bin/nvcc", "13.0")};
   Facts live = node_facts();
@@ -339,10 +340,11 @@ TEST_F(LockTest, DriftInHubRevision) {
   moved.replace(moved.find("\"aaa\""), 5, "\"bbb\"");
   auto rows = drift_rows(lock(text), lock(moved));
   ASSERT_EQ(rows.size(), 2u);  // the profile changed too: the revision is in it
-  EXPECT_EQ(rows[1],
-            "model.revision  aaa                                                                      "
-            "bbb                                                                      another "
-            "revision of the model: other weights or tokenizer");
+  EXPECT_EQ(
+      rows[1],
+      "model.revision  aaa                                                                      "
+      "bbb                                                                      another "
+      "revision of the model: other weights or tokenizer");
 }
 
 TEST_F(LockTest, DriftInUnit) {
