@@ -26,7 +26,7 @@ std::string leaf_text(const Json& value) {
 
 void flatten(const Json& value, const std::string& prefix,
              std::vector<std::pair<std::string, std::string>>& out) {
-  if (value.is_object() && !value.empty()) {
+  if (value.is_object()) {  // an empty one (a model without files) records nothing
     for (const auto& [key, child] : value.items())
       flatten(child, prefix.empty() ? key : prefix + "." + key, out);
     return;

@@ -60,7 +60,8 @@ TEST(Nodes, EachRankRendersItsOwnRank) {
   auto profile = profile_from(kTwoNodes);
   ASSERT_TRUE(profile);
   auto rank1 = render_unit(*profile, RenderOptions{"/usr/bin/gpulaunch", "", 1}).to_text();
-  EXPECT_THAT(rank1, HasSubstr(R"("--nnodes" "2" "--node-rank" "1" "--dist-init-addr" "10.0.0.1:5000")"));
+  EXPECT_THAT(rank1,
+              HasSubstr(R"("--nnodes" "2" "--node-rank" "1" "--dist-init-addr" "10.0.0.1:5000")"));
 }
 
 TEST(Nodes, SshGetsBatchModeTheProfilesOptionsAndAQuotedCommand) {
@@ -119,7 +120,8 @@ class AllNodes : public ::testing::Test {
     std::string text = kTwoNodes;
     text.replace(text.find("[server]"), 8,
                  "gpulaunch = \"" + gpulaunch.string() + "\"\n\n[server]");
-    text.replace(text.find("10.0.0.1\", \"10.0.0.2"), 19, "node-a\", \"node-b");
+    const std::string hosts = R"("10.0.0.1", "10.0.0.2")";
+    text.replace(text.find(hosts), hosts.size(), R"("node-a", "node-b")");
     profile_ = dir_.write("pair.toml", text).string();
   }
 

@@ -147,7 +147,7 @@ TEST_F(LockTest, TextIsDeterministicIndentedAndEndsWithANewline) {
   const std::string second = lock_text(lock());
   EXPECT_EQ(first, second);
   EXPECT_EQ(first.back(), '\n');
-  EXPECT_EQ(first.substr(0, 24), "{\n  \"gpulaunch_lock\": 1,\n");
+  EXPECT_EQ(first.substr(0, 25), "{\n  \"gpulaunch_lock\": 1,\n");
   auto parsed = parse_lock(first, "lock.json");
   ASSERT_TRUE(parsed) << parsed.error().message;
   EXPECT_EQ(lock_text(*parsed), first);
@@ -339,12 +339,12 @@ TEST_F(LockTest, DriftInHubRevision) {
   std::string moved = text;
   moved.replace(moved.find("\"aaa\""), 5, "\"bbb\"");
   auto rows = drift_rows(lock(text), lock(moved));
-  ASSERT_EQ(rows.size(), 2u);  // the profile changed too: the revision is in it
-  EXPECT_EQ(
-      rows[1],
-      "model.revision  aaa                                                                      "
-      "bbb                                                                      another "
-      "revision of the model: other weights or tokenizer");
+  // The revision is in the profile and on the engine's command line: those change with it.
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_THAT(rows[0], ::testing::StartsWith("profile.sha256 "));
+  EXPECT_EQ(rows[1], "model.revision  aaa" + std::string(70, ' ') + "bbb" + std::string(70, ' ') +
+                         "another revision of the model: other weights or tokenizer");
+  EXPECT_THAT(rows[2], ::testing::StartsWith("unit.sha256 "));
 }
 
 TEST_F(LockTest, DriftInUnit) {
@@ -379,8 +379,10 @@ TEST_F(LockTest, FactsOfTwoNodesSideBySide) {
   auto differing = std::count_if(rows.begin(), rows.end(), [](auto& row) { return row.differs(); });
   EXPECT_EQ(differing, 1);
   auto text = side_by_side_table(rows, "a.json", "b.json");
-  EXPECT_THAT(text, HasSubstr("\n! node.toolkits./usr                   (none)     12.8"));
-  EXPECT_THAT(text, HasSubstr("\n  node.toolkits./usr/local/cuda-13.0   13.0       13.0\n"));
+  EXPECT_THAT(text, HasSubstr("\n  node.toolkits./usr/local/cuda-13.0  13.0  "));
+  EXPECT_THAT(text, ::testing::MatchesRegex("(.|\n)*\n! node.toolkits./usr +\\(none\\) +12.8 +JIT "
+                                            "compilers find this toolkit through CUDA_HOME, PATH "
+                                            "or /usr/local/cuda\n"));
 }
 
 TEST(Sha256, KnownAnswers) {
