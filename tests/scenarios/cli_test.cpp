@@ -22,7 +22,8 @@ struct Run {
 Run gpulaunch(FixtureNode& node, std::vector<std::string> args) {
   std::vector<std::string> env_args{
       "-i", "PATH=/usr/bin:/bin:/usr/local/bin",
-      std::string("GPULAUNCH_FAKE_NVML=") + getenv("GPULAUNCH_FAKE_NVML"),
+      std::string("GPULAUNCH_FAKE_NVML=") +
+          (getenv("GPULAUNCH_FAKE_NVML") ? getenv("GPULAUNCH_FAKE_NVML") : ""),
       std::string("LD_LIBRARY_PATH=") + GPULAUNCH_FAKE_NVML_DIR, GPULAUNCH_BIN};
   env_args.insert(env_args.end(), args.begin(), args.end());
   (void)node;
