@@ -57,6 +57,41 @@ std::vector<std::vector<std::string>> same_for_every_rank(const Profile& profile
   return std::vector<std::vector<std::string>>(profile.nodes.hosts.size(), args);
 }
 
+int start_every_rank(const Profile& profile, const AllNodesOptions& options) {
+  const auto ranks = profile.nodes.hosts.size();
+  // Every rank at once: a multi-node engine serves only once all ranks have joined.
+  std::vector<std::vector<std::string>> ups;
+  for (size_t rank = 0; rank < ranks; ++rank) {
+    std::vector<std::string> args{"up", profile.name, "--node-rank", std::to_string(rank)};
+    if (options.force) args.push_back("--force");
+    ups.push_back(std::move(args));
+  }
+  fmt::print("starting '{}' on {} node(s), dist_init_addr {}\n", profile.name, ranks,
+             profile.parallelism.dist_init_addr.value_or("(none)"));
+  std::fflush(stdout);
+  const auto limit = std::chrono::duration_cast<std::chrono::milliseconds>(
+      profile.server.ready_timeout + std::chrono::minutes(5));
+  auto results = run_on_all_ranks(profile, options.ssh, ups, limit);
+  size_t failed = 0;
+  for (const auto& result : results) {
+    if (result.ok()) {
+      fmt::print("  {}: {}\n", label(result),
+                 last_line(result.output).empty() ? std::string("up") : last_line(result.output));
+      continue;
+    }
+    ++failed;
+    fmt::print("  {}: FAILED: {}\n", label(result), failure(result));
+    print_indented(result.output);
+  }
+  if (failed) {
+    fmt::print(stderr, "Failed to bring up '{}': {} of {} node(s) failed (above).\n", profile.name,
+               failed, ranks);
+    return 1;
+  }
+  fmt::print("ready: '{}' serves on all {} node(s)\n", profile.name, ranks);
+  return 0;
+}
+
 }  // namespace
 
 int up_all_nodes(const Profile& profile, const AllNodesOptions& options) {
@@ -97,37 +132,7 @@ int up_all_nodes(const Profile& profile, const AllNodesOptions& options) {
     return 1;
   }
 
-  // 2. Every rank at once: a multi-node engine serves only once all ranks have joined.
-  std::vector<std::vector<std::string>> ups;
-  for (size_t rank = 0; rank < ranks; ++rank) {
-    std::vector<std::string> args{"up", profile.name, "--node-rank", std::to_string(rank)};
-    if (options.force) args.push_back("--force");
-    ups.push_back(std::move(args));
-  }
-  fmt::print("starting '{}' on {} node(s), dist_init_addr {}\n", profile.name, ranks,
-             profile.parallelism.dist_init_addr.value_or("(none)"));
-  std::fflush(stdout);
-  const auto limit = std::chrono::duration_cast<std::chrono::milliseconds>(
-      profile.server.ready_timeout + std::chrono::minutes(5));
-  auto results = run_on_all_ranks(profile, options.ssh, ups, limit);
-  size_t failed = 0;
-  for (const auto& result : results) {
-    if (result.ok()) {
-      fmt::print("  {}: {}\n", label(result),
-                 last_line(result.output).empty() ? std::string("up") : last_line(result.output));
-      continue;
-    }
-    ++failed;
-    fmt::print("  {}: FAILED: {}\n", label(result), failure(result));
-    print_indented(result.output);
-  }
-  if (failed) {
-    fmt::print(stderr, "Failed to bring up '{}': {} of {} node(s) failed (above).\n", profile.name,
-               failed, ranks);
-    return 1;
-  }
-  fmt::print("ready: '{}' serves on all {} node(s)\n", profile.name, ranks);
-  return 0;
+  return start_every_rank(profile, options);
 }
 
 int status_all_nodes(const Profile& profile, const AllNodesOptions& options) {
@@ -160,6 +165,18 @@ int down_all_nodes(const Profile& profile, const AllNodesOptions& options) {
     }
   }
   return code;
+}
+
+int restart_all_nodes(const Profile& profile, const AllNodesOptions& options) {
+  if (!has_nodes(profile)) return 2;
+  fmt::print("stopping every rank of '{}'\n", profile.name);
+  std::fflush(stdout);
+  if (int stopped = down_all_nodes(profile, AllNodesOptions{options.ssh, false, false});
+      stopped != 0) {
+    fmt::print(stderr, "Failed to restart '{}': not every rank stopped (above).\n", profile.name);
+    return stopped;
+  }
+  return start_every_rank(profile, AllNodesOptions{options.ssh, false, false});
 }
 
 }  // namespace gl

@@ -17,5 +17,8 @@ struct AllNodesOptions {
 int up_all_nodes(const Profile& profile, const AllNodesOptions& options);
 int status_all_nodes(const Profile& profile, const AllNodesOptions& options);
 int down_all_nodes(const Profile& profile, const AllNodesOptions& options);
+// The group together: every rank stopped, then every rank brought up (a multi-node engine
+// cannot take a rank back into a running group).
+int restart_all_nodes(const Profile& profile, const AllNodesOptions& options);
 
 }  // namespace gl

@@ -122,8 +122,20 @@ void add_down_command(CLI::App& app, CliContext& context) {
   static bool restart_user = false;
   restart_command->add_option("profile", restart_profile, "Profile name")->required();
   restart_command->add_flag("--user", restart_user, "Use the calling user's systemd manager");
-  restart_command->callback(
-      [&context] { context.exit_code = restart(restart_profile, restart_user); });
+  static AllNodesOptions restart_all;
+  static bool restart_on_all_nodes = false;
+  restart_command->add_flag("--all-nodes", restart_on_all_nodes,
+                            "Restart the whole group: stop every rank, then bring every rank up");
+  restart_command->add_option("--ssh", restart_all.ssh,
+                              "ssh client for --all-nodes (default /usr/bin/ssh)");
+  restart_command->callback([&context] {
+    if (restart_on_all_nodes) {
+      auto loaded = load_profile(context.profile_source(), restart_profile);
+      context.exit_code = loaded ? restart_all_nodes(*loaded, restart_all) : report(loaded.error());
+      return;
+    }
+    context.exit_code = restart(restart_profile, restart_user);
+  });
 }
 
 }  // namespace gl

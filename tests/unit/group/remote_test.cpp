@@ -195,6 +195,22 @@ TEST_F(AllNodes, StatusAndDownReportPerNode) {
   EXPECT_THAT(argv_seen("node-b"), ElementsAre("status pair", "down pair --purge"));
 }
 
+TEST_F(AllNodes, RestartStopsEveryRankBeforeAnyRankStarts) {
+  auto run = gpulaunch({"restart", profile_, "--all-nodes"});
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(argv_seen("node-a"), ElementsAre("down pair", "up pair --node-rank 0"));
+  EXPECT_THAT(argv_seen("node-b"), ElementsAre("down pair", "up pair --node-rank 1"));
+  std::ifstream log(dir_.path() / "ssh.log");
+  std::vector<std::string> order;
+  for (std::string line; std::getline(log, line);) order.push_back(line.substr(line.find(' ') + 1));
+  ASSERT_EQ(order.size(), 4u);
+  EXPECT_THAT(order[0], HasSubstr(" down pair 2>&1"));
+  EXPECT_THAT(order[1], HasSubstr(" down pair 2>&1"));
+  EXPECT_THAT(order[2], HasSubstr(" up pair --node-rank "));
+  EXPECT_THAT(order[3], HasSubstr(" up pair --node-rank "));
+  EXPECT_THAT(run.out, HasSubstr("ready: 'pair' serves on all 2 node(s)\n"));
+}
+
 TEST_F(AllNodes, AProfileWithoutHostsIsRefused) {
   auto single = dir_.write("single.toml",
                            "[engine]\nkind = \"sglang\"\nvenv = \"/opt/venv\"\n"
