@@ -116,11 +116,10 @@ int verify(const CliContext& context, const std::string& lock_path,
 
 Result<std::vector<FieldRow>> locked_drift(const std::string& lock_path,
                                            const MergedProfile& merged, const Profile& profile,
-                                           const Facts& facts) {
+                                           const Facts& facts, long long node_rank) {
   auto locked = load_lock_file(lock_path);
   if (!locked) return std::unexpected(locked.error());
-  const long long rank = (*locked)["unit"].value("node_rank", 0LL);
-  auto live = make_lock(merged, profile, facts, NodeFs("/"), rank);
+  auto live = make_lock(merged, profile, facts, NodeFs("/"), node_rank);
   return drift(*locked, live.lock);
 }
 

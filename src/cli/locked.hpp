@@ -12,9 +12,10 @@
 
 namespace gl {
 
-// The fields of this node (probed as `facts`) that differ from the lock at `lock_path`.
+// The fields of this node (probed as `facts`, taking rank `node_rank`) that differ from the lock
+// at `lock_path`.
 Result<std::vector<FieldRow>> locked_drift(const std::string& lock_path,
                                            const MergedProfile& merged, const Profile& profile,
-                                           const Facts& facts);
+                                           const Facts& facts, long long node_rank);
 
 }  // namespace gl

@@ -125,7 +125,7 @@ int up(const UpOptions& options, const CliContext& context) {
     return *probed;
   };
   if (!options.locked.empty()) {
-    auto rows = locked_drift(options.locked, *merged, *profile, node_facts());
+    auto rows = locked_drift(options.locked, *merged, *profile, node_facts(), options.node_rank);
     if (!rows) return report(rows.error(), 2);
     if (!rows->empty()) {
       fmt::print("DRIFT: {} field(s) differ from {} (profile '{}')\n\n{}", rows->size(),
