@@ -3,9 +3,11 @@
 
 #include <fmt/core.h>
 
+#include "cli/all_nodes.hpp"
 #include "cli/context.hpp"
 #include "cli/lifecycle.hpp"
 #include "profile/loader.hpp"
+#include "profile/validate.hpp"
 
 namespace gl {
 namespace {
@@ -100,15 +102,40 @@ void add_down_command(CLI::App& app, CliContext& context) {
   command->add_flag("--purge", options.purge, "Also remove the installed unit file");
   command->add_flag("--runtime", options.runtime, "The unit was installed with up --runtime");
   command->add_flag("--user", options.user, "Use the calling user's systemd manager");
-  command->callback([&context] { context.exit_code = down(options); });
+  static AllNodesOptions all_nodes;
+  static bool on_all_nodes = false;
+  command->add_flag("--all-nodes", on_all_nodes,
+                    "Stop the profile on every node of 'nodes.hosts', over ssh");
+  command->add_option("--ssh", all_nodes.ssh, "ssh client for --all-nodes (default /usr/bin/ssh)");
+  command->callback([&context] {
+    if (on_all_nodes) {
+      auto loaded = load_profile(context.profile_source(), options.profile);
+      all_nodes.purge = options.purge;
+      context.exit_code = loaded ? down_all_nodes(*loaded, all_nodes) : report(loaded.error());
+      return;
+    }
+    context.exit_code = down(options);
+  });
 
   auto* restart_command = app.add_subcommand("restart", "Restart a profile's service and wait");
   static std::string restart_profile;
   static bool restart_user = false;
   restart_command->add_option("profile", restart_profile, "Profile name")->required();
   restart_command->add_flag("--user", restart_user, "Use the calling user's systemd manager");
-  restart_command->callback(
-      [&context] { context.exit_code = restart(restart_profile, restart_user); });
+  static AllNodesOptions restart_all;
+  static bool restart_on_all_nodes = false;
+  restart_command->add_flag("--all-nodes", restart_on_all_nodes,
+                            "Restart the whole group: stop every rank, then bring every rank up");
+  restart_command->add_option("--ssh", restart_all.ssh,
+                              "ssh client for --all-nodes (default /usr/bin/ssh)");
+  restart_command->callback([&context] {
+    if (restart_on_all_nodes) {
+      auto loaded = load_profile(context.profile_source(), restart_profile);
+      context.exit_code = loaded ? restart_all_nodes(*loaded, restart_all) : report(loaded.error());
+      return;
+    }
+    context.exit_code = restart(restart_profile, restart_user);
+  });
 }
 
 }  // namespace gl

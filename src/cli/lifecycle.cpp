@@ -25,8 +25,9 @@ std::string own_binary() {
   return error ? std::string("/usr/bin/gpulaunch") : self.string();
 }
 
-std::string render_for_install(const Profile& profile) {
+std::string render_for_install(const Profile& profile, long long node_rank) {
   RenderOptions options;
+  options.node_rank = node_rank;
   options.gpulaunch_binary = own_binary();
   options.version = GPULAUNCH_VERSION;
   return render_unit(profile, options).to_text();

@@ -17,7 +17,7 @@ struct UnitPlacement {
 };
 
 // The unit file `up` would install for this profile, rendered for this very binary.
-std::string render_for_install(const Profile& profile);
+std::string render_for_install(const Profile& profile, long long node_rank = 0);
 
 // This executable's absolute path: the installed one, or the build tree's when run from there.
 std::string own_binary();

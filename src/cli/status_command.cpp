@@ -5,8 +5,10 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/all_nodes.hpp"
 #include "cli/context.hpp"
 #include "cli/lifecycle.hpp"
+#include "profile/validate.hpp"
 #include "util/duration.hpp"
 
 namespace gl {
@@ -99,7 +101,20 @@ void add_status_command(CLI::App& app, CliContext& context) {
   command->add_option("profile", profile, "Profile name (default: all)");
   command->add_flag("--json", json, "Machine-readable output");
   command->add_flag("--user", user, "Use the calling user's systemd manager");
-  command->callback([&context] { context.exit_code = status(profile, json, user); });
+  static AllNodesOptions all_nodes;
+  static bool on_all_nodes = false;
+  command->add_flag("--all-nodes", on_all_nodes,
+                    "Status of the profile on every node of 'nodes.hosts', over ssh");
+  command->add_option("--ssh", all_nodes.ssh, "ssh client for --all-nodes (default /usr/bin/ssh)");
+  command->callback([&context] {
+    if (on_all_nodes) {
+      auto loaded = load_profile(context.profile_source(), profile);
+      context.exit_code =
+          loaded ? status_all_nodes(*loaded, all_nodes) : report(loaded.error());
+      return;
+    }
+    context.exit_code = status(profile, json, user);
+  });
 }
 
 }  // namespace gl

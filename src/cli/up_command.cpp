@@ -6,9 +6,11 @@
 
 #include <fmt/core.h>
 
+#include "cli/all_nodes.hpp"
 #include "cli/context.hpp"
 #include "cli/findings_report.hpp"
 #include "cli/lifecycle.hpp"
+#include "cli/locked.hpp"
 #include "cli/unit_diff.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/validate.hpp"
@@ -27,6 +29,10 @@ struct UpOptions {
   bool runtime = false;
   bool user = false;
   bool force = false;
+  std::string locked;  // --locked LOCK: refuse on any drift from it
+  long long node_rank = 0;
+  bool all_nodes = false;
+  std::string ssh = "/usr/bin/ssh";
 };
 
 std::string read_existing(const std::filesystem::path& path) {
@@ -96,13 +102,42 @@ int up(const UpOptions& options, const CliContext& context) {
   if (!merged) return report(merged.error());
   auto profile = validate_profile(*merged);
   if (!profile) return report(profile.error());
+  if (options.all_nodes)
+    return up_all_nodes(*profile, AllNodesOptions{options.ssh, options.force, false});
+  if (options.node_rank >= profile->parallelism.nodes)
+    return report(Error{fmt::format("--node-rank {} is outside profile '{}', which spans {} node(s)",
+                                    options.node_rank, profile->name,
+                                    profile->parallelism.nodes)});
 
   const UnitPlacement placement{options.user ? ManagerScope::user : ManagerScope::system,
                                 options.runtime};
   const std::string unit = profile->unit_name();
   const auto path = placement.directory() / unit;
-  const std::string text = render_for_install(*profile);
+  const std::string text = render_for_install(*profile, options.node_rank);
   const std::string existing = read_existing(path);
+
+  // --locked: the node, profile, model and unit must be what the lock recorded; --force does not
+  // override this (a lock is the operator's explicit promise of what runs).
+  const auto shell = ShellEnvironment::current();
+  std::optional<Facts> probed;  // probed once, only when something needs the node's facts
+  auto node_facts = [&]() -> const Facts& {
+    if (!probed) probed = probe_node_for(*profile, shell);
+    return *probed;
+  };
+  if (!options.locked.empty()) {
+    auto rows = locked_drift(options.locked, *merged, *profile, node_facts(), options.node_rank);
+    if (!rows) return report(rows.error(), 2);
+    if (!rows->empty()) {
+      fmt::print("DRIFT: {} field(s) differ from {} (profile '{}')\n\n{}", rows->size(),
+                 options.locked, profile->name, drift_table(*rows));
+      std::fflush(stdout);
+      fmt::print(stderr,
+                 "Refusing to start {}: this node drifted from the lock {}. Re-lock with "
+                 "`gpulaunch lock {} -o {}` if the change is intended.\n",
+                 unit, options.locked, profile->name, options.locked);
+      return 1;
+    }
+  }
 
   auto manager = connect_systemd(placement.scope);
   if (!manager) return report(manager.error());
@@ -110,7 +145,7 @@ int up(const UpOptions& options, const CliContext& context) {
   if (!before) return report(before.error());
   const bool running = before->active_state == "active" || before->active_state == "activating" ||
                        before->active_state == "reloading";
-  const LaunchPlan plan = make_launch_plan(*profile);
+  const LaunchPlan plan = make_launch_plan(*profile, LaunchOptions{options.node_rank});
 
   if (existing == text && before->active_state == "active" &&
       before->fragment_path == path.string()) {
@@ -119,8 +154,7 @@ int up(const UpOptions& options, const CliContext& context) {
     return 0;
   }
   // The check, before anything changes. Our own running engine holds the port: not a conflict.
-  const auto shell = ShellEnvironment::current();
-  const Facts facts = probe_node_for(*profile, shell);
+  const Facts& facts = node_facts();
   auto findings = evaluate(*profile, facts, shell);
   if (running)
     std::erase_if(findings, [](const Finding& finding) { return finding.code == "port-taken"; });
@@ -217,6 +251,14 @@ void add_up_command(CLI::App& app, CliContext& context) {
                                     "Install under /run/systemd/system (gone at reboot)");
   command->add_flag("--user", options.user, "Use the calling user's systemd manager")->excludes(runtime);
   command->add_flag("--force", options.force, "Start even when the check finds errors");
+  command->add_option("--node-rank", options.node_rank, "Rank of this node in a multi-node profile")
+      ->check(CLI::Range(0LL, 1023LL));
+  auto* all = command->add_flag("--all-nodes", options.all_nodes,
+                                "Check every node of 'nodes.hosts', then bring each rank up over ssh");
+  command->add_option("--ssh", options.ssh, "ssh client for --all-nodes (default /usr/bin/ssh)");
+  command->add_option("--locked", options.locked,
+                      "Refuse to start unless this node matches the lockfile (`gpulaunch verify`)")
+      ->excludes(all);
   command->callback([&context] { context.exit_code = up(options, context); });
 }
 

@@ -45,6 +45,18 @@ struct ParallelismSettings {
   std::optional<std::string> dist_init_addr;  // "host:port" of rank 0, for nodes > 1
 };
 
+// The hosts of a multi-node profile, in rank order, and how gpulaunch reaches them: the
+// system's OpenSSH client, the same gpulaunch installed on each.
+struct NodesSettings {
+  std::vector<std::string> hosts;  // rank 0 first
+  std::optional<std::string> ssh_user;
+  long long ssh_port = 22;
+  std::optional<std::string> ssh_identity;     // -i
+  std::optional<std::string> ssh_known_hosts;  // UserKnownHostsFile, checked strictly
+  long long dist_init_port = 5000;             // with hosts[0], the default dist_init_addr
+  std::string gpulaunch = "/usr/bin/gpulaunch";  // on each node
+};
+
 struct SpeculativeSettings {
   std::string algorithm;  // the engine's own name: EAGLE3, DFLASH, NEXTN, ...
   std::optional<std::string> draft_model;
@@ -106,6 +118,7 @@ struct Profile {
   EngineSettings engine;
   ModelSettings model;
   ParallelismSettings parallelism;
+  NodesSettings nodes;
   std::optional<SpeculativeSettings> speculative;
   ToolkitSettings toolkit;
   GpuSettings gpus;

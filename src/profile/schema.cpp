@@ -36,6 +36,16 @@ constexpr std::array kSchema{
     KeySpec{"parallelism.nodes", KeyType::integer, "Nodes the ranks span"},
     KeySpec{"parallelism.dist_init_addr", KeyType::string, "host:port of rank 0 (nodes > 1)"},
 
+    KeySpec{"nodes", KeyType::table, "The hosts of a multi-node profile, reached over SSH"},
+    KeySpec{"nodes.hosts", KeyType::string_array, "Hosts in rank order (rank 0 first)"},
+    KeySpec{"nodes.ssh_user", KeyType::string, "User ssh logs in as (default: ssh's own)"},
+    KeySpec{"nodes.ssh_port", KeyType::integer, "Port of each node's sshd (default 22)"},
+    KeySpec{"nodes.ssh_identity", KeyType::string, "Private key ssh uses (-i)"},
+    KeySpec{"nodes.ssh_known_hosts", KeyType::string, "known_hosts file, checked strictly"},
+    KeySpec{"nodes.dist_init_port", KeyType::integer,
+            "Port on the first host for the default dist_init_addr (default 5000)"},
+    KeySpec{"nodes.gpulaunch", KeyType::string, "gpulaunch on each node (default /usr/bin/gpulaunch)"},
+
     KeySpec{"speculative", KeyType::table, "Speculative decoding"},
     KeySpec{"speculative.algorithm", KeyType::string, "Engine's name for it: EAGLE3, DFLASH, ..."},
     KeySpec{"speculative.draft_model", KeyType::string, "Draft model path or hub id"},

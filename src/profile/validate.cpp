@@ -358,6 +358,56 @@ class Validator {
     return {};
   }
 
+  // [nodes]: the hosts in rank order. parallelism.nodes follows their count (or must equal it),
+  // and dist_init_addr defaults to the first host.
+  Result<void> read_nodes(Profile& profile) {
+    auto& nodes = profile.nodes;
+    nodes.hosts = strings_at("nodes.hosts");
+    if (auto ok = no_nul("nodes.hosts", nodes.hosts); !ok) return ok;
+    static const std::regex kHost{R"([A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:]+\])"};
+    for (size_t i = 0; i < nodes.hosts.size(); ++i) {
+      if (!std::regex_match(nodes.hosts[i], kHost))
+        return fail_at(where("nodes.hosts"), "'nodes.hosts' entry {} must be a host name or address, got '{}'",
+                       i, nodes.hosts[i]);
+      for (size_t j = 0; j < i; ++j)
+        if (nodes.hosts[j] == nodes.hosts[i])
+          return fail_at(where("nodes.hosts"), "'nodes.hosts' lists '{}' twice (ranks {} and {})",
+                         nodes.hosts[i], j, i);
+    }
+    auto user = text_at("nodes.ssh_user");
+    if (!user) return std::unexpected(user.error());
+    nodes.ssh_user = *user;
+    if (auto ok = integer_into("nodes.ssh_port", 1, 65535, nodes.ssh_port); !ok) return ok;
+    if (auto ok = integer_into("nodes.dist_init_port", 1, 65535, nodes.dist_init_port); !ok) return ok;
+    auto identity = path_at("nodes.ssh_identity");
+    if (!identity) return std::unexpected(identity.error());
+    nodes.ssh_identity = *identity;
+    auto known_hosts = path_at("nodes.ssh_known_hosts");
+    if (!known_hosts) return std::unexpected(known_hosts.error());
+    nodes.ssh_known_hosts = *known_hosts;
+    auto binary = path_at("nodes.gpulaunch");
+    if (!binary) return std::unexpected(binary.error());
+    if (*binary) nodes.gpulaunch = **binary;
+
+    if (nodes.hosts.empty()) {
+      if (node_at("nodes"))
+        return fail_at(where("nodes"), "'nodes' needs 'nodes.hosts', the hosts in rank order");
+      return {};
+    }
+    auto& p = profile.parallelism;
+    const auto count = static_cast<long long>(nodes.hosts.size());
+    if (node_at("parallelism.nodes") && p.nodes != count)
+      return fail_at(where("parallelism.nodes"),
+                     "'parallelism.nodes' = {} but 'nodes.hosts' lists {} host(s); they must agree",
+                     p.nodes, count);
+    p.nodes = count;
+    if (!p.dist_init_addr) {
+      const std::string& first = nodes.hosts.front();
+      p.dist_init_addr = fmt::format("{}:{}", first, nodes.dist_init_port);
+    }
+    return {};
+  }
+
   Result<void> read_parallelism(Profile& profile) {
     auto& p = profile.parallelism;
     for (auto [key, target] : {std::pair{"parallelism.tp", &p.tp}, std::pair{"parallelism.pp", &p.pp},
@@ -368,6 +418,7 @@ class Validator {
     auto addr = text_at("parallelism.dist_init_addr");
     if (!addr) return std::unexpected(addr.error());
     p.dist_init_addr = *addr;
+    if (auto ok = read_nodes(profile); !ok) return ok;
 
     const EngineKind kind = profile.engine.kind;
     if (p.dp_attention && kind != EngineKind::sglang)

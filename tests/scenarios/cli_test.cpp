@@ -22,7 +22,8 @@ struct Run {
 Run gpulaunch(FixtureNode& node, std::vector<std::string> args) {
   std::vector<std::string> env_args{
       "-i", "PATH=/usr/bin:/bin:/usr/local/bin",
-      std::string("GPULAUNCH_FAKE_NVML=") + getenv("GPULAUNCH_FAKE_NVML"),
+      std::string("GPULAUNCH_FAKE_NVML=") +
+          (getenv("GPULAUNCH_FAKE_NVML") ? getenv("GPULAUNCH_FAKE_NVML") : ""),
       std::string("LD_LIBRARY_PATH=") + GPULAUNCH_FAKE_NVML_DIR, GPULAUNCH_BIN};
   env_args.insert(env_args.end(), args.begin(), args.end());
   (void)node;
@@ -85,6 +86,82 @@ TEST(FactsCli, NoDriverIsAFactNotACrash) {
   EXPECT_EQ(run.exit_code, 0);
   EXPECT_THAT(run.out, HasSubstr("driver: no NVIDIA driver [none]"));
   EXPECT_THAT(run.out, HasSubstr("gpus: 0"));
+}
+
+// A lock taken on a node, then the node's pinned toolkit replaced by another version.
+TEST(VerifyCli, ToolkitChangedSinceTheLockIsNamedAsTheDrift) {
+  FixtureNode node;
+  auto profile = build_scenario(scenario_named("seed-fixed-cuda-home-pinned"), node, 30000);
+  const std::string root = node.root().string();
+  const std::string lock = (node.scratch() / "node.lock").string();
+  auto locked = gpulaunch(node, {"lock", profile, "--root", root, "-o", lock});
+  ASSERT_EQ(locked.exit_code, 0) << locked.out;
+  auto same = gpulaunch(node, {"verify", lock, "--root", root});
+  EXPECT_EQ(same.exit_code, 0) << same.out;
+  EXPECT_THAT(same.out, HasSubstr("OK: this node matches " + lock));
+
+  node.toolkit("/usr/local/cuda-13.0", "12.9");
+  auto run = gpulaunch(node, {"verify", lock, "--root", root});
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("DRIFT: 1 field(s) differ from " + lock));
+  EXPECT_THAT(run.out, HasSubstr("\nFIELD                 LOCKED  LIVE  WHY IT MATTERS\n"
+                                 "node.toolkit.version  13.0    12.9  JIT kernels compile with "
+                                 "this nvcc: FlashInfer gates GPU architectures on its version "
+                                 "and the JIT caches are keyed to it\n"));
+}
+
+TEST(VerifyCli, LockWrittenTwiceIsTheSameBytes) {
+  FixtureNode node;
+  auto profile = build_scenario(scenario_named("healthy-blackwell-cuda-13"), node, 30000);
+  auto first = gpulaunch(node, {"lock", profile, "--root", node.root().string()});
+  auto second = gpulaunch(node, {"lock", profile, "--root", node.root().string()});
+  ASSERT_EQ(first.exit_code, 0);
+  EXPECT_EQ(first.out, second.out);
+  EXPECT_THAT(first.out, HasSubstr("\n  \"gpulaunch_lock\": 1,\n"));
+  EXPECT_THAT(first.out, HasSubstr("\"config.json\": \"sha256:"));
+}
+
+TEST(VerifyCli, UnreadableLockMeansVerifyCouldNotRun) {
+  FixtureNode node;
+  auto run = gpulaunch(node, {"verify", (node.scratch() / "missing.lock").string()});
+  EXPECT_EQ(run.exit_code, 2);
+}
+
+TEST(VerifyCli, UpLockedRefusesToStartOnANodeThatDrifted) {
+  FixtureNode node;
+  auto profile = build_scenario(scenario_named("seed-fixed-cuda-home-pinned"), node, 30000);
+  const std::string lock = (node.scratch() / "node.lock").string();
+  ASSERT_EQ(
+      gpulaunch(node, {"lock", profile, "--root", node.root().string(), "-o", lock}).exit_code, 0);
+  // This machine is not the fixture node: at least the model the lock names is not here.
+  auto run = gpulaunch(node, {"up", profile, "--locked", lock});
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("DRIFT: "));
+  EXPECT_THAT(run.out,
+              ::testing::MatchesRegex("(.|\n)*\nmodel.files.config.json +sha256:[0-9a-f]{64} +"
+                                      "\\(none\\) +this file of the model changed\n(.|\n)*"));
+  EXPECT_THAT(run.out, ::testing::Not(HasSubstr("starting gpulaunch-")));
+}
+
+TEST(DiffCli, TwoNodesFactsSideBySide) {
+  FixtureNode a;
+  auto profile_a = build_scenario(scenario_named("healthy-blackwell-cuda-13"), a, 30000);
+  auto facts_a = gpulaunch(a, {"facts", profile_a, "--root", a.root().string(), "--json"});
+  FixtureNode b;
+  auto profile_b = build_scenario(scenario_named("healthy-hopper-cuda-12.9"), b, 30000);
+  auto facts_b = gpulaunch(b, {"facts", profile_b, "--root", b.root().string(), "--json"});
+  const auto file_a = a.scratch() / "a.json";
+  const auto file_b = a.scratch() / "b.json";
+  std::ofstream(file_a) << facts_a.out;
+  std::ofstream(file_b) << facts_b.out;
+  auto run = gpulaunch(a, {"diff", file_a.string(), file_b.string()});
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_THAT(run.out, ::testing::MatchesRegex(
+                           "(.|\n)*\n! node.gpu.model +NVIDIA RTX PRO 6000 Blackwell Server "
+                           "Edition +NVIDIA H200 +memory fraction(.|\n)*"));
+  auto same = gpulaunch(a, {"diff", file_a.string(), file_a.string()});
+  EXPECT_EQ(same.exit_code, 0);
+  EXPECT_THAT(same.out, HasSubstr("\nidentical\n"));
 }
 
 }  // namespace

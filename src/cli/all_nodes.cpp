@@ -1,0 +1,182 @@
+#include "cli/all_nodes.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include <fmt/core.h>
+
+#include "cli/context.hpp"
+#include "group/remote.hpp"
+
+namespace gl {
+namespace {
+
+constexpr auto kQuickTimeout = std::chrono::minutes(5);
+
+std::string label(const RankResult& result) {
+  return fmt::format("rank {} ({})", result.rank, result.host);
+}
+
+void print_indented(const std::string& text) {
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) fmt::print("    {}\n", line);
+}
+
+std::string last_line(const std::string& text) {
+  std::istringstream lines(text);
+  std::string line;
+  std::string last;
+  while (std::getline(lines, line))
+    if (!line.empty()) last = line;
+  return last;
+}
+
+// Why a rank's command did not succeed, in one line.
+std::string failure(const RankResult& result) {
+  if (!result.error.empty()) return result.error;
+  if (result.exit_code == 255)
+    return fmt::format(
+        "ssh could not run the command on {} (exit 255): unreachable, refused or "
+        "host key not in known_hosts",
+        result.host);
+  return fmt::format("exit {}", result.exit_code);
+}
+
+bool has_nodes(const Profile& profile) {
+  if (!profile.nodes.hosts.empty()) return true;
+  report(
+      Error{fmt::format("profile '{}' lists no hosts ('nodes.hosts', rank order): "
+                        "--all-nodes needs them",
+                        profile.name)});
+  return false;
+}
+
+std::vector<std::vector<std::string>> same_for_every_rank(const Profile& profile,
+                                                          const std::vector<std::string>& args) {
+  return std::vector<std::vector<std::string>>(profile.nodes.hosts.size(), args);
+}
+
+int start_every_rank(const Profile& profile, const AllNodesOptions& options) {
+  const auto ranks = profile.nodes.hosts.size();
+  // Every rank at once: a multi-node engine serves only once all ranks have joined.
+  std::vector<std::vector<std::string>> ups;
+  for (size_t rank = 0; rank < ranks; ++rank) {
+    std::vector<std::string> args{"up", profile.name, "--node-rank", std::to_string(rank)};
+    if (options.force) args.push_back("--force");
+    ups.push_back(std::move(args));
+  }
+  fmt::print("starting '{}' on {} node(s), dist_init_addr {}\n", profile.name, ranks,
+             profile.parallelism.dist_init_addr.value_or("(none)"));
+  std::fflush(stdout);
+  const auto limit = std::chrono::duration_cast<std::chrono::milliseconds>(
+      profile.server.ready_timeout + std::chrono::minutes(5));
+  auto results = run_on_all_ranks(profile, options.ssh, ups, limit);
+  size_t failed = 0;
+  for (const auto& result : results) {
+    if (result.ok()) {
+      fmt::print("  {}: {}\n", label(result),
+                 last_line(result.output).empty() ? std::string("up") : last_line(result.output));
+      continue;
+    }
+    ++failed;
+    fmt::print("  {}: FAILED: {}\n", label(result), failure(result));
+    print_indented(result.output);
+  }
+  if (failed) {
+    fmt::print(stderr, "Failed to bring up '{}': {} of {} node(s) failed (above).\n", profile.name,
+               failed, ranks);
+    return 1;
+  }
+  fmt::print("ready: '{}' serves on all {} node(s)\n", profile.name, ranks);
+  return 0;
+}
+
+}  // namespace
+
+int up_all_nodes(const Profile& profile, const AllNodesOptions& options) {
+  if (!has_nodes(profile)) return 2;
+  const auto ranks = profile.nodes.hosts.size();
+
+  // 1. The check on every node, before anything starts anywhere.
+  fmt::print("checking '{}' on {} node(s)\n", profile.name, ranks);
+  std::fflush(stdout);
+  auto checks = run_on_all_ranks(
+      profile, options.ssh, same_for_every_rank(profile, {"check", profile.name}), kQuickTimeout);
+  bool check_errors = false;
+  bool unchecked = false;
+  for (const auto& check : checks) {
+    if (check.ok()) {
+      fmt::print("  {}: check OK\n", label(check));
+      continue;
+    }
+    if (check.error.empty() && check.exit_code == 1) {
+      check_errors = true;
+      fmt::print("  {}: check FAILED, the start would fail there\n", label(check));
+    } else {
+      unchecked = true;
+      fmt::print("  {}: could not check: {}\n", label(check), failure(check));
+    }
+    print_indented(check.output);
+  }
+  std::fflush(stdout);
+  if (unchecked) {
+    fmt::print(stderr, "Refusing to start '{}': not every node could be checked.\n", profile.name);
+    return 1;
+  }
+  if (check_errors && !options.force) {
+    fmt::print(stderr,
+               "Refusing to start '{}': the check found errors on a node above. Fix them, or pass "
+               "--force to start anyway.\n",
+               profile.name);
+    return 1;
+  }
+
+  return start_every_rank(profile, options);
+}
+
+int status_all_nodes(const Profile& profile, const AllNodesOptions& options) {
+  if (!has_nodes(profile)) return 2;
+  auto results = run_on_all_ranks(
+      profile, options.ssh, same_for_every_rank(profile, {"status", profile.name}), kQuickTimeout);
+  int code = 0;
+  for (const auto& result : results) {
+    fmt::print("{}:{}\n", label(result),
+               result.ok() ? std::string() : " FAILED: " + failure(result));
+    print_indented(result.output);
+    if (!result.ok()) code = 1;
+  }
+  return code;
+}
+
+int down_all_nodes(const Profile& profile, const AllNodesOptions& options) {
+  if (!has_nodes(profile)) return 2;
+  std::vector<std::string> args{"down", profile.name};
+  if (options.purge) args.push_back("--purge");
+  auto results =
+      run_on_all_ranks(profile, options.ssh, same_for_every_rank(profile, args), kQuickTimeout);
+  int code = 0;
+  for (const auto& result : results) {
+    fmt::print("  {}: {}\n", label(result),
+               result.ok() ? last_line(result.output) : "FAILED: " + failure(result));
+    if (!result.ok()) {
+      print_indented(result.output);
+      code = 1;
+    }
+  }
+  return code;
+}
+
+int restart_all_nodes(const Profile& profile, const AllNodesOptions& options) {
+  if (!has_nodes(profile)) return 2;
+  fmt::print("stopping every rank of '{}'\n", profile.name);
+  std::fflush(stdout);
+  if (int stopped = down_all_nodes(profile, AllNodesOptions{options.ssh, false, false});
+      stopped != 0) {
+    fmt::print(stderr, "Failed to restart '{}': not every rank stopped (above).\n", profile.name);
+    return stopped;
+  }
+  return start_every_rank(profile, AllNodesOptions{options.ssh, false, false});
+}
+
+}  // namespace gl

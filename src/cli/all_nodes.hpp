@@ -1,0 +1,24 @@
+#pragma once
+// `up|status|down PROFILE --all-nodes`: the same command on every host of a multi-node profile,
+// over the system's ssh, with one report per node.
+
+#include <string>
+
+#include "profile/profile.hpp"
+
+namespace gl {
+
+struct AllNodesOptions {
+  std::string ssh = "/usr/bin/ssh";
+  bool force = false;  // up: start despite check errors
+  bool purge = false;  // down: remove the unit files too
+};
+
+int up_all_nodes(const Profile& profile, const AllNodesOptions& options);
+int status_all_nodes(const Profile& profile, const AllNodesOptions& options);
+int down_all_nodes(const Profile& profile, const AllNodesOptions& options);
+// The group together: every rank stopped, then every rank brought up (a multi-node engine
+// cannot take a rank back into a running group).
+int restart_all_nodes(const Profile& profile, const AllNodesOptions& options);
+
+}  // namespace gl

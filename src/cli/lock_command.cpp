@@ -1,0 +1,156 @@
+// `gpulaunch lock PROFILE`, `gpulaunch verify LOCK`, and the drift check `up --locked` shares.
+
+#include <fmt/core.h>
+
+#include "cli/context.hpp"
+#include "cli/locked.hpp"
+#include "facts/gather.hpp"
+#include "lock/drift.hpp"
+#include "profile/validate.hpp"
+#include "rules/check.hpp"
+#include "util/atomic_file.hpp"
+
+namespace gl {
+namespace {
+
+constexpr int kVerifyOk = 0;
+constexpr int kVerifyDrift = 1;
+constexpr int kVerifyCouldNotRun = 2;
+
+struct NodeOptions {
+  std::string root = "/";
+  std::string facts_file;
+};
+
+void add_node_options(CLI::App* command, NodeOptions& options) {
+  command->add_option(
+      "--root", options.root,
+      "Probe the filesystem (toolkits, venv, model) under this directory instead of /");
+  command->add_option("--facts", options.facts_file,
+                      "Node facts recorded by `gpulaunch facts --json` instead of probing");
+}
+
+Result<Facts> node_facts(const Profile& profile, const NodeOptions& options) {
+  if (!options.facts_file.empty()) return load_facts_file(options.facts_file);
+  auto request = facts_request(profile, ShellEnvironment::current());
+  request.probe_ports = false;  // a lock does not record ports
+  return gather_facts(NodeFs(options.root), request);
+}
+
+struct LoadedProfile {
+  MergedProfile merged;
+  Profile profile;
+};
+
+Result<LoadedProfile> load(const CliContext& context, const std::string& name_or_path) {
+  auto source = context.profile_source();
+  auto merged = load_merged(source, name_or_path);
+  if (!merged) return std::unexpected(merged.error());
+  auto profile = validate_profile(*merged);
+  if (!profile) return std::unexpected(profile.error());
+  return LoadedProfile{std::move(*merged), std::move(*profile)};
+}
+
+int lock(const CliContext& context, const std::string& name, const std::string& output,
+         long long node_rank, const NodeOptions& options) {
+  auto loaded = load(context, name);
+  if (!loaded) return report(loaded.error(), 2);
+  if (node_rank >= loaded->profile.parallelism.nodes)
+    return report(
+        Error{fmt::format("--node-rank {} is outside profile '{}', which spans {} node(s)",
+                          node_rank, loaded->profile.name, loaded->profile.parallelism.nodes)},
+        2);
+  auto facts = node_facts(loaded->profile, options);
+  if (!facts) return report(facts.error(), 2);
+  auto build = make_lock(loaded->merged, loaded->profile, *facts, NodeFs(options.root), node_rank);
+  if (!build.problems.empty()) {
+    for (const auto& problem : build.problems) fmt::print(stderr, "{}\n", problem);
+    fmt::print(stderr, "Refusing to write a lock for '{}': it would not pin the above.\n",
+               loaded->profile.name);
+    return 2;
+  }
+  const std::string text = lock_text(build.lock);
+  if (output.empty() || output == "-") {
+    fmt::print("{}", text);
+    return 0;
+  }
+  if (auto written = write_file_atomically(output, text); !written)
+    return report(written.error(), 2);
+  fmt::print("locked '{}' on {} into {}\n", loaded->profile.name,
+             options.facts_file.empty() ? "root " + options.root : "facts " + options.facts_file,
+             output);
+  return 0;
+}
+
+int verify(const CliContext& context, const std::string& lock_path,
+           const std::string& profile_override, const NodeOptions& options) {
+  auto locked = load_lock_file(lock_path);
+  if (!locked) return report(locked.error(), kVerifyCouldNotRun);
+  std::string name = profile_override;
+  if (name.empty()) {
+    const auto& section = (*locked)["profile"];
+    const std::string file = section.value("file", "");
+    std::error_code error;
+    name = !file.empty() && std::filesystem::is_regular_file(file, error)
+               ? file
+               : section.value("name", "");
+  }
+  auto loaded = load(context, name);
+  if (!loaded) return report(loaded.error(), kVerifyCouldNotRun);
+  auto facts = node_facts(loaded->profile, options);
+  if (!facts) return report(facts.error(), kVerifyCouldNotRun);
+  const long long rank = (*locked)["unit"].value("node_rank", 0LL);
+  auto live = make_lock(loaded->merged, loaded->profile, *facts, NodeFs(options.root), rank);
+  auto rows = drift(*locked, live.lock);
+  if (rows.empty()) {
+    fmt::print("OK: this node matches {} (profile '{}')\n", lock_path, loaded->profile.name);
+    return kVerifyOk;
+  }
+  fmt::print("DRIFT: {} field(s) differ from {} (profile '{}')\n\n{}", rows.size(), lock_path,
+             loaded->profile.name, drift_table(rows));
+  for (const auto& problem : live.problems) fmt::print("note: {}\n", problem);
+  return kVerifyDrift;
+}
+
+}  // namespace
+
+Result<std::vector<FieldRow>> locked_drift(const std::string& lock_path,
+                                           const MergedProfile& merged, const Profile& profile,
+                                           const Facts& facts, long long node_rank) {
+  auto locked = load_lock_file(lock_path);
+  if (!locked) return std::unexpected(locked.error());
+  auto live = make_lock(merged, profile, facts, NodeFs("/"), node_rank);
+  return drift(*locked, live.lock);
+}
+
+void add_lock_command(CLI::App& app, CliContext& context) {
+  auto* command = app.add_subcommand(
+      "lock", "Write a lockfile: merged profile, node facts, model identity, unit hash");
+  static std::string name;
+  static std::string output;
+  static long long node_rank = 0;
+  static NodeOptions options;
+  command->add_option("profile", name, "Profile name or path to a .toml file")->required();
+  command->add_option("-o,--output", output, "Write the lock to this file (default: stdout)");
+  command->add_option("--node-rank", node_rank, "Rank of this node in a multi-node profile")
+      ->check(CLI::Range(0LL, 1023LL));
+  add_node_options(command, options);
+  command->callback(
+      [&context] { context.exit_code = lock(context, name, output, node_rank, options); });
+}
+
+void add_verify_command(CLI::App& app, CliContext& context) {
+  auto* command = app.add_subcommand(
+      "verify", "Compare this node with a lockfile; exit 1 on drift, 2 when it could not run");
+  static std::string lock_path;
+  static std::string profile;
+  static NodeOptions options;
+  command->add_option("lock", lock_path, "Lockfile written by `gpulaunch lock`")->required();
+  command->add_option("--profile", profile,
+                      "Profile to compare (default: the lock's file if present, else its name)");
+  add_node_options(command, options);
+  command->callback(
+      [&context] { context.exit_code = verify(context, lock_path, profile, options); });
+}
+
+}  // namespace gl

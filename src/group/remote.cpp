@@ -1,0 +1,70 @@
+#include "group/remote.hpp"
+
+#include <thread>
+
+#include <fmt/core.h>
+
+#include "util/process.hpp"
+
+namespace gl {
+
+std::string shell_quote(std::string_view word) {
+  if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                              "0123456789_-./=:,@+") == std::string_view::npos)
+    return std::string(word);
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+std::vector<std::string> ssh_args(const NodesSettings& nodes, const std::string& host,
+                                  const std::vector<std::string>& remote_args) {
+  std::vector<std::string> args{
+      "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-p", std::to_string(nodes.ssh_port)};
+  if (nodes.ssh_identity) {
+    args.insert(args.end(), {"-i", *nodes.ssh_identity, "-o", "IdentitiesOnly=yes"});
+  }
+  if (nodes.ssh_known_hosts) {
+    args.insert(args.end(), {"-o", "UserKnownHostsFile=" + *nodes.ssh_known_hosts, "-o",
+                             "StrictHostKeyChecking=yes"});
+  }
+  if (nodes.ssh_user) args.insert(args.end(), {"-l", *nodes.ssh_user});
+  // An IPv6 literal is written [addr] in profiles; ssh wants it bare.
+  std::string target = host;
+  if (target.size() > 2 && target.front() == '[' && target.back() == ']')
+    target = target.substr(1, target.size() - 2);
+  args.push_back(target);
+  args.push_back("--");
+  std::string command = shell_quote(nodes.gpulaunch);
+  for (const auto& arg : remote_args) command += " " + shell_quote(arg);
+  args.push_back(command + " 2>&1");
+  return args;
+}
+
+std::vector<RankResult> run_on_all_ranks(const Profile& profile, const std::string& ssh_program,
+                                         const std::vector<std::vector<std::string>>& args_per_rank,
+                                         std::chrono::milliseconds timeout) {
+  const auto& hosts = profile.nodes.hosts;
+  std::vector<RankResult> results(hosts.size());
+  {
+    std::vector<std::jthread> workers;
+    for (size_t rank = 0; rank < hosts.size() && rank < args_per_rank.size(); ++rank) {
+      workers.emplace_back([&, rank] {
+        RankResult& result = results[rank];
+        result.rank = static_cast<long long>(rank);
+        result.host = hosts[rank];
+        auto ran = run_process(ssh_program,
+                               ssh_args(profile.nodes, hosts[rank], args_per_rank[rank]), timeout);
+        if (!ran) {
+          result.error = ran.error().message;
+          return;
+        }
+        result.exit_code = ran->exit_code;
+        result.output = std::move(ran->out);
+      });
+    }
+  }
+  return results;
+}
+
+}  // namespace gl

@@ -1,0 +1,43 @@
+#pragma once
+// A multi-node profile's ranks, reached with the system's OpenSSH client: the argv for
+// `ssh HOST gpulaunch ...`, and running one command on every rank at once. No agent of our own:
+// each node runs the same gpulaunch, as `up` would there.
+
+#include <chrono>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "profile/profile.hpp"
+#include "util/error.hpp"
+
+namespace gl {
+
+inline constexpr std::string_view kSystemSsh = "/usr/bin/ssh";
+
+// POSIX shell single quoting, for the command line ssh hands the remote shell.
+std::string shell_quote(std::string_view word);
+
+// ssh's arguments (without the program) to run `remote_args` on `host`: BatchMode (never a
+// prompt), the profile's user, port, identity and known_hosts (checked strictly), then the
+// remote command, quoted, with its stderr joined to stdout so failures come back.
+std::vector<std::string> ssh_args(const NodesSettings& nodes, const std::string& host,
+                                  const std::vector<std::string>& remote_args);
+
+struct RankResult {
+  long long rank = 0;
+  std::string host;
+  int exit_code = -1;  // 255: ssh itself failed (unreachable, refused, host key)
+  std::string output;
+  std::string error;  // the command could not be run or timed out
+
+  bool ok() const { return error.empty() && exit_code == 0; }
+};
+
+// Runs `args_for_rank(rank)` on every host at once over `ssh_program`, waiting for all;
+// results in rank order.
+std::vector<RankResult> run_on_all_ranks(const Profile& profile, const std::string& ssh_program,
+                                         const std::vector<std::vector<std::string>>& args_per_rank,
+                                         std::chrono::milliseconds timeout);
+
+}  // namespace gl

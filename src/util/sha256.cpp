@@ -1,0 +1,62 @@
+#include "util/sha256.hpp"
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <memory>
+
+#include <openssl/evp.h>
+
+namespace gl {
+namespace {
+
+struct ContextDeleter {
+  void operator()(EVP_MD_CTX* context) const { EVP_MD_CTX_free(context); }
+};
+using Context = std::unique_ptr<EVP_MD_CTX, ContextDeleter>;
+
+Context new_context() {
+  Context context(EVP_MD_CTX_new());
+  if (!context || EVP_DigestInit_ex(context.get(), EVP_sha256(), nullptr) != 1) return nullptr;
+  return context;
+}
+
+std::string finish(EVP_MD_CTX* context) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+  unsigned int size = 0;
+  EVP_DigestFinal_ex(context, digest.data(), &size);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(size * 2);
+  for (unsigned int i = 0; i < size; ++i) {
+    hex.push_back(kHex[digest[i] >> 4]);
+    hex.push_back(kHex[digest[i] & 0xf]);
+  }
+  return hex;
+}
+
+}  // namespace
+
+std::string sha256_hex(std::string_view data) {
+  auto context = new_context();
+  if (!context) return {};
+  EVP_DigestUpdate(context.get(), data.data(), data.size());
+  return finish(context.get());
+}
+
+Result<std::string> sha256_file_hex(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return failf("Failed to hash '{}': {}", path.string(), std::strerror(errno));
+  auto context = new_context();
+  if (!context) return failf("Failed to hash '{}': OpenSSL has no SHA-256", path.string());
+  std::array<char, 1 << 16> buffer{};
+  while (in) {
+    in.read(buffer.data(), buffer.size());
+    if (in.gcount() > 0) EVP_DigestUpdate(context.get(), buffer.data(), in.gcount());
+  }
+  if (in.bad()) return failf("Failed to hash '{}': read error", path.string());
+  return finish(context.get());
+}
+
+}  // namespace gl

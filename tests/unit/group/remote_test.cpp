@@ -1,0 +1,223 @@
+// Multi-node profiles: hosts in rank order, the ssh command line each rank gets, and
+// `up|status|down --all-nodes` driven through a stand-in ssh that runs the remote command here.
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "group/remote.hpp"
+#include "profile/memory_source.hpp"
+#include "profile/validate.hpp"
+#include "temp_dir.hpp"
+#include "unit/render.hpp"
+#include "util/process.hpp"
+
+namespace gl {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr const char* kTwoNodes = R"([engine]
+kind = "sglang"
+venv = "/opt/venv"
+
+[model]
+path = "/models/m"
+
+[parallelism]
+tp = 8
+
+[nodes]
+hosts = ["10.0.0.1", "10.0.0.2"]
+ssh_user = "gl"
+ssh_port = 2222
+ssh_identity = "/etc/gpulaunch/id_ed25519"
+ssh_known_hosts = "/etc/gpulaunch/known_hosts"
+
+[server]
+port = 30000
+)";
+
+Result<Profile> profile_from(const std::string& text) {
+  MemorySource source({{"/p/pair.toml", text}});
+  return load_profile(source, "pair");
+}
+
+TEST(Nodes, HostsSetTheNodeCountAndRankZerosAddress) {
+  auto profile = profile_from(kTwoNodes);
+  ASSERT_TRUE(profile) << profile.error().message;
+  EXPECT_THAT(profile->nodes.hosts, ElementsAre("10.0.0.1", "10.0.0.2"));
+  EXPECT_EQ(profile->parallelism.nodes, 2);
+  EXPECT_EQ(profile->parallelism.dist_init_addr, "10.0.0.1:5000");
+  EXPECT_EQ(profile->gpus_per_node(), 4);
+}
+
+TEST(Nodes, EachRankRendersItsOwnRank) {
+  auto profile = profile_from(kTwoNodes);
+  ASSERT_TRUE(profile);
+  auto rank1 = render_unit(*profile, RenderOptions{"/usr/bin/gpulaunch", "", 1}).to_text();
+  EXPECT_THAT(rank1,
+              HasSubstr(R"("--nnodes" "2" "--node-rank" "1" "--dist-init-addr" "10.0.0.1:5000")"));
+}
+
+TEST(Nodes, SshGetsBatchModeTheProfilesOptionsAndAQuotedCommand) {
+  auto profile = profile_from(kTwoNodes);
+  ASSERT_TRUE(profile);
+  EXPECT_THAT(ssh_args(profile->nodes, "10.0.0.2", {"up", "pair", "--node-rank", "1"}),
+              ElementsAre("-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-p", "2222", "-i",
+                          "/etc/gpulaunch/id_ed25519", "-o", "IdentitiesOnly=yes", "-o",
+                          "UserKnownHostsFile=/etc/gpulaunch/known_hosts", "-o",
+                          "StrictHostKeyChecking=yes", "-l", "gl", "10.0.0.2", "--",
+                          "/usr/bin/gpulaunch up pair --node-rank 1 2>&1"));
+}
+
+TEST(Nodes, ShellQuotingSurvivesTheRemoteShell) {
+  EXPECT_EQ(shell_quote("plain-1.0"), "plain-1.0");
+  EXPECT_EQ(shell_quote(""), "''");
+  EXPECT_EQ(shell_quote("a b"), "'a b'");
+  EXPECT_EQ(shell_quote("it's $HOME"), "'it'\\''s $HOME'");
+  auto echoed = run_process("/bin/sh", {"-c", "printf %s " + shell_quote("it's $HOME; `x`")});
+  ASSERT_TRUE(echoed);
+  EXPECT_EQ(echoed->out, "it's $HOME; `x`");
+}
+
+// A stand-in for ssh: logs "HOST COMMAND", then runs the command here with $HOST set, as the
+// remote shell would. A stand-in gpulaunch logs its argv per host and answers like the real one.
+class AllNodes : public ::testing::Test {
+ protected:
+  AllNodes() {
+    ssh_ = dir_.write("ssh",
+                      "#!/bin/sh\n"
+                      "host=\n"
+                      "while [ $# -gt 0 ]; do\n"
+                      "  case \"$1\" in\n"
+                      "    -o|-p|-i|-l) shift 2 ;;\n"
+                      "    --) shift; break ;;\n"
+                      "    *) host=$1; shift ;;\n"
+                      "  esac\n"
+                      "done\n"
+                      "[ \"$host\" = \"$UNREACHABLE\" ] && exit 255\n"
+                      "echo \"$host $1\" >> \"$LOG_DIR/ssh.log\"\n"
+                      "HOST=$host exec /bin/sh -c \"$1\"\n")
+               .string();
+    const auto gpulaunch = dir_.write("gpulaunch",
+                                      "#!/bin/sh\n"
+                                      "echo \"$*\" >> \"$LOG_DIR/$HOST.argv\"\n"
+                                      "case \"$1\" in\n"
+                                      "  check) if [ \"$HOST\" = \"$FAIL_CHECK_ON\" ]; then\n"
+                                      "      echo 'ERRORS (1)'; exit 1; fi\n"
+                                      "    echo 'OK, nothing blocks a start' ;;\n"
+                                      "  up) echo \"ready: $2 serves at http://$HOST:30000\" ;;\n"
+                                      "  status) echo \"$2: active (running)\" ;;\n"
+                                      "  down) echo \"stopped gpulaunch-$2.service\" ;;\n"
+                                      "esac\n");
+    std::filesystem::permissions(ssh_, std::filesystem::perms::owner_all);
+    std::filesystem::permissions(gpulaunch, std::filesystem::perms::owner_all);
+    std::string text = kTwoNodes;
+    text.replace(text.find("[server]"), 8,
+                 "gpulaunch = \"" + gpulaunch.string() + "\"\n\n[server]");
+    const std::string hosts = R"("10.0.0.1", "10.0.0.2")";
+    text.replace(text.find(hosts), hosts.size(), R"("node-a", "node-b")");
+    profile_ = dir_.write("pair.toml", text).string();
+  }
+
+  struct Run {
+    int exit_code;
+    std::string out;
+  };
+
+  Run gpulaunch(std::vector<std::string> args, std::vector<std::string> env = {}) {
+    std::vector<std::string> env_args{"-i", "PATH=/usr/bin:/bin", "LOG_DIR=" + dir_.str()};
+    env_args.insert(env_args.end(), env.begin(), env.end());
+    env_args.push_back(GL_GPULAUNCH_BINARY);
+    env_args.insert(env_args.end(), args.begin(), args.end());
+    env_args.insert(env_args.end(), {"--ssh", ssh_});
+    auto result = run_process("/usr/bin/env", env_args, std::chrono::seconds(30));
+    EXPECT_TRUE(result) << (result ? "" : result.error().message);
+    return result ? Run{result->exit_code, result->out} : Run{-1, ""};
+  }
+
+  std::vector<std::string> argv_seen(const std::string& host) const {
+    std::ifstream in(dir_.path() / (host + ".argv"));
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+  }
+
+  testing::TempDir dir_;
+  std::string ssh_;
+  std::string profile_;
+};
+
+TEST_F(AllNodes, UpChecksEveryNodeThenStartsEachRankWithItsRank) {
+  auto run = gpulaunch({"up", profile_, "--all-nodes"});
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(argv_seen("node-a"), ElementsAre("check pair", "up pair --node-rank 0"));
+  EXPECT_THAT(argv_seen("node-b"), ElementsAre("check pair", "up pair --node-rank 1"));
+  EXPECT_THAT(run.out, HasSubstr("  rank 0 (node-a): check OK\n  rank 1 (node-b): check OK\n"));
+  EXPECT_THAT(run.out, HasSubstr("starting 'pair' on 2 node(s), dist_init_addr node-a:5000\n"));
+  EXPECT_THAT(run.out, HasSubstr("  rank 1 (node-b): ready: pair serves at http://node-b:30000\n"));
+  EXPECT_THAT(run.out, HasSubstr("ready: 'pair' serves on all 2 node(s)\n"));
+}
+
+TEST_F(AllNodes, ACheckErrorOnOneNodeStartsNothingAnywhere) {
+  auto run = gpulaunch({"up", profile_, "--all-nodes"}, {"FAIL_CHECK_ON=node-b"});
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("  rank 1 (node-b): check FAILED, the start would fail there\n"
+                                 "    ERRORS (1)\n"));
+  EXPECT_THAT(argv_seen("node-a"), ElementsAre("check pair"));
+  EXPECT_THAT(argv_seen("node-b"), ElementsAre("check pair"));
+}
+
+TEST_F(AllNodes, AnUnreachableNodeIsNamed) {
+  auto run = gpulaunch({"up", profile_, "--all-nodes"}, {"UNREACHABLE=node-b"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.out, HasSubstr("  rank 1 (node-b): could not check: ssh could not run the "
+                                 "command on node-b (exit 255)"));
+  EXPECT_THAT(argv_seen("node-a"), ElementsAre("check pair"));
+}
+
+TEST_F(AllNodes, StatusAndDownReportPerNode) {
+  auto status = gpulaunch({"status", profile_, "--all-nodes"});
+  EXPECT_EQ(status.exit_code, 0) << status.out;
+  EXPECT_EQ(status.out,
+            "rank 0 (node-a):\n    pair: active (running)\n"
+            "rank 1 (node-b):\n    pair: active (running)\n");
+  auto down = gpulaunch({"down", profile_, "--all-nodes", "--purge"});
+  EXPECT_EQ(down.exit_code, 0) << down.out;
+  EXPECT_EQ(down.out,
+            "  rank 0 (node-a): stopped gpulaunch-pair.service\n"
+            "  rank 1 (node-b): stopped gpulaunch-pair.service\n");
+  EXPECT_THAT(argv_seen("node-b"), ElementsAre("status pair", "down pair --purge"));
+}
+
+TEST_F(AllNodes, RestartStopsEveryRankBeforeAnyRankStarts) {
+  auto run = gpulaunch({"restart", profile_, "--all-nodes"});
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(argv_seen("node-a"), ElementsAre("down pair", "up pair --node-rank 0"));
+  EXPECT_THAT(argv_seen("node-b"), ElementsAre("down pair", "up pair --node-rank 1"));
+  std::ifstream log(dir_.path() / "ssh.log");
+  std::vector<std::string> order;
+  for (std::string line; std::getline(log, line);) order.push_back(line.substr(line.find(' ') + 1));
+  ASSERT_EQ(order.size(), 4u);
+  EXPECT_THAT(order[0], HasSubstr(" down pair 2>&1"));
+  EXPECT_THAT(order[1], HasSubstr(" down pair 2>&1"));
+  EXPECT_THAT(order[2], HasSubstr(" up pair --node-rank "));
+  EXPECT_THAT(order[3], HasSubstr(" up pair --node-rank "));
+  EXPECT_THAT(run.out, HasSubstr("ready: 'pair' serves on all 2 node(s)\n"));
+}
+
+TEST_F(AllNodes, AProfileWithoutHostsIsRefused) {
+  auto single = dir_.write("single.toml",
+                           "[engine]\nkind = \"sglang\"\nvenv = \"/opt/venv\"\n"
+                           "[model]\npath = \"/models/m\"\n");
+  auto run = gpulaunch({"up", single.string(), "--all-nodes"});
+  EXPECT_EQ(run.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace gl
