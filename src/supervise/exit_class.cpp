@@ -89,7 +89,9 @@ Classification classify_stop(const StopReport& report) {
                               " EXIT_CODE=" + report.exit_code +
                               " EXIT_STATUS=" + report.exit_status;
   const bool exited = report.exit_code == "exited";
-  const std::optional<int> status = exited ? number(report.exit_status) : std::nullopt;
+  // -1: no exit status (killed by a signal, or not a number). A plain int, as g++ 12 warns
+  // falsely about std::optional<int> comparisons here.
+  const int status = exited ? number(report.exit_status).value_or(-1) : -1;
 
   // Exit statuses that say it all come first: they are gpulaunch's own or systemd's verdicts.
   if (status == kExitConfig) {
@@ -97,7 +99,7 @@ Classification classify_stop(const StopReport& report) {
       if (is_usage_error_line(line)) return with(ExitClass::config_error, line);
     return with(ExitClass::config_error, summary);
   }
-  if (status && *status >= 200 && *status <= 244) return with(ExitClass::setup_failure, summary);
+  if (status >= 200 && status <= 244) return with(ExitClass::setup_failure, summary);
   if (status == kExitCrashLoop) return with(ExitClass::budget, summary);
   if (status == kExitGpuResidue) return with(ExitClass::residue, summary);
 
