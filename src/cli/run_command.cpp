@@ -1,6 +1,10 @@
 #include <algorithm>
 #include <cstdio>
+#include <charconv>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <unistd.h>
 #include <optional>
 #include <thread>
 
@@ -10,6 +14,7 @@
 #include "caches/prepare.hpp"
 #include "cli/context.hpp"
 #include "cli/supervise.hpp"
+#include "facts/gpu_probe.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/validate.hpp"
 #include "rules/node_probe.hpp"
@@ -21,6 +26,9 @@
 
 namespace gl {
 namespace {
+
+// How long a start waits for other processes to release the GPUs' memory.
+constexpr std::chrono::seconds kResidueWait{60};
 
 void say(const std::string& line) {
   fmt::print("gpulaunch: {}\n", line);
@@ -49,6 +57,62 @@ Result<void> prepare_jit_caches(const std::string& snapshot, Notifier& notifier)
   for (const auto& kept : report->kept) say("kept " + kept);
   for (const auto& held : report->held_locks) say("lock still held, left in place: " + held);
   return {};
+}
+
+// GPUs this unit may use, as NVML indices from CUDA_VISIBLE_DEVICES (the unit pins it); empty
+// means all (unset, or UUIDs we do not map here).
+std::vector<int> assigned_gpus() {
+  std::vector<int> gpus;
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (!visible) return gpus;
+  std::string_view rest(visible);
+  while (!rest.empty()) {
+    auto word = rest.substr(0, rest.find(','));
+    rest.remove_prefix(std::min(rest.size(), word.size() + 1));
+    int index = 0;
+    auto [end, error] = std::from_chars(word.data(), word.data() + word.size(), index);
+    if (error != std::errc{} || end != word.data() + word.size()) return {};
+    gpus.push_back(index);
+  }
+  return gpus;
+}
+
+std::string process_name(unsigned pid) {
+  std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+  std::string name;
+  std::getline(comm, name);
+  return name.empty() ? "?" : name;
+}
+
+// Leftover workers of an earlier engine (or anyone else) still holding memory on our GPUs make
+// the next start run out of memory: report them and wait, bounded, for them to let go.
+bool wait_for_gpu_residue(Notifier& notifier, std::chrono::seconds limit) {
+  const auto gpus = assigned_gpus();
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  bool reported = false;
+  for (;;) {
+    auto processes = nvml_compute_processes(gpus);
+    if (!processes) return true;  // no NVML here: nothing to check
+    std::erase_if(*processes, [](const GpuProcessUse& use) { return use.pid == static_cast<unsigned>(::getpid()); });
+    if (processes->empty()) {
+      if (reported) say("GPU memory released; starting the engine");
+      return true;
+    }
+    if (!reported) {
+      for (const auto& use : *processes)
+        say(fmt::format("GPU residue: pid {} ({}) holds {} MiB on GPU {}", use.pid,
+                        process_name(use.pid), use.used_mib, use.gpu));
+      notifier.notify(fmt::format("STATUS=waiting for {} process(es) to release GPU memory",
+                                  processes->size()));
+      notifier.notify(fmt::format("EXTEND_TIMEOUT_USEC={}", (limit.count() + 120) * 1'000'000LL));
+      reported = true;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      say(fmt::format("GPU memory still held after {}s; not starting into an OOM", limit.count()));
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
 }
 
 // The supervisor's part of a start: stay down after a crash loop, back off after failures,
@@ -80,6 +144,7 @@ std::optional<int> supervise_start(const std::string& name, const std::string& s
     notifier.notify(fmt::format("EXTEND_TIMEOUT_USEC={}", extend));
     std::this_thread::sleep_for(decision.delay);
   }
+  if (!wait_for_gpu_residue(notifier, kResidueWait)) return kExitGpuResidue;
   if (supervised.restart.step_down && (state->gpu_level > 0 || state->host_level > 0)) {
     auto stepped = step_down(argv, supervised.kind, state->gpu_level, state->host_level);
     for (const auto& change : stepped.changes)

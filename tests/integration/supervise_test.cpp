@@ -53,10 +53,9 @@ class Supervise : public ::testing::Test {
     }
   }
 
-  // A fresh profile: its history from an earlier run is removed first.
+  // Each boot has a fresh /var/lib/gpulaunch (a tmpfs in the harness), so no old history.
   static void write_profile(const std::string& name, int port, const std::string& extra,
                             const std::string& env = "") {
-    fs::remove_all(fs::path("/var/lib/gpulaunch") / name);
     std::ofstream(kWork / "profiles" / (name + ".toml"))
         << "[engine]\nkind = \"sglang\"\nvenv = \"" << (kWork / "venv").string() << "\"\n"
         << "[model]\npath = \"/models/mock\"\n"
@@ -110,8 +109,9 @@ class Supervise : public ::testing::Test {
   }
 
   static std::vector<std::string> recorded_argv(const std::string& name) {
-    std::ifstream in(fs::path("/var/lib/gpulaunch") / name / "mock-sglang-argv.json");
-    auto json = nlohmann::json::parse(in, nullptr, false);
+    // /var/lib/gpulaunch is private to the harness's mount namespace.
+    auto recorded = systemd_->exec({"cat", "/var/lib/gpulaunch/" + name + "/mock-sglang-argv.json"});
+    auto json = nlohmann::json::parse(recorded.out, nullptr, false);
     return json.is_array() ? json.get<std::vector<std::string>>() : std::vector<std::string>{};
   }
 
@@ -215,7 +215,6 @@ TEST_F(Supervise, ACrashLoopStopsAtItsBudgetUntilRestarted) {
 }
 
 TEST_F(Supervise, AConfigurationErrorIsNotRetried) {
-  fs::remove_all("/var/lib/gpulaunch/badflag");
   std::ofstream(kWork / "profiles/badflag.toml")
       << "[engine]\nkind = \"sglang\"\nvenv = \"" << (kWork / "venv").string()
       << "\"\nargs = [\"--no-such-flag\"]\n[model]\npath = \"/models/mock\"\n[server]\nport = 31104\n"
