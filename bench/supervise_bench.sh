@@ -36,6 +36,8 @@ port = 31201
 delay = "1s"
 max_delay = "1s"
 budget = 1000
+[service]
+extra = ["ReadWritePaths=$work/gl"]
 [env]
 BENCH_DIR = "$work/gl"
 BENCH_VENV = "$work/venv"

@@ -36,6 +36,15 @@ std::string format_time(int64_t usec) {
   return fmt::format("{}.{:03}Z", text, (usec / 1000) % 1000);
 }
 
+bool saw_run_verdict(const std::vector<std::string>& lines) {
+  for (auto line = lines.rbegin(); line != lines.rend(); ++line)
+    if (line->starts_with("gpulaunch: engine exited with status") ||
+        line->starts_with("gpulaunch: engine was killed by signal") ||
+        line->starts_with("gpulaunch: exiting with"))
+      return true;
+  return false;
+}
+
 // Reads the invocation's journal and classifies. journald takes the last lines from the stream
 // and the kernel a moment after the process ended, so an unexplained stop is read again for up
 // to a second before it is called a plain crash.
@@ -56,6 +65,11 @@ Classification classify_invocation(StopReport& report, const std::string& invoca
       for (const auto& entry : *kernel) report.kernel_lines.push_back(entry.message);
     result = classify_stop(report);
     if (result.value != ExitClass::crash) break;
+    // `run`'s own verdict is its last line, after all engine output: once it is in, only an OOM
+    // kill's kernel line can still be late, and only a SIGKILL can be one.
+    if (saw_run_verdict(report.lines) && !report.exit_status.ends_with("KILL") &&
+        report.exit_status != "137")
+      break;
   }
   return result;
 }
@@ -76,15 +90,20 @@ int record_exit(const std::string& name, const std::string& snapshot) {
   if (auto kills = own_cgroup_oom_kills()) {
     const long long before = *kills >= state->cgroup_oom_kills ? state->cgroup_oom_kills : 0;
     if (*kills > before)
-      report.cgroup_oom_kill = fmt::format("memory cgroup oom_kill counter {} -> {}", before, *kills);
+      report.cgroup_oom_kill =
+          fmt::format("memory cgroup oom_kill counter {} -> {}", before, *kills);
     state->cgroup_oom_kills = *kills;
   }
   const Classification stop = classify_invocation(report, env_or_empty("INVOCATION_ID"));
   const int64_t now = now_usec();
-  auto outcome = after_stop(*state, stop, supervised.restart, now,
-                            max_gpu_level(supervised.kind), max_host_level(supervised.kind));
-  SupervisorEvent event{now, std::string(exit_class_name(stop.value)), stop.evidence,
-                        outcome.action, outcome.state.gpu_level, outcome.state.host_level};
+  auto outcome = after_stop(*state, stop, supervised.restart, now, max_gpu_level(supervised.kind),
+                            max_host_level(supervised.kind));
+  SupervisorEvent event{now,
+                        std::string(exit_class_name(stop.value)),
+                        stop.evidence,
+                        outcome.action,
+                        outcome.state.gpu_level,
+                        outcome.state.host_level};
   fmt::print("gpulaunch: stop classified as {}: {}; action: {}\n", event.kind, event.evidence,
              event.action);
   if (auto saved = history.save(outcome.state); !saved)
@@ -119,8 +138,8 @@ int show_events(const std::string& name, bool json, size_t count) {
     return 0;
   }
   for (const auto& event : *events)
-    fmt::print("{}  {:<14} {}\n{:26}evidence: {}\n{:26}action:   {}\n", format_time(event.time_usec),
-               event.kind, "", "", event.evidence, "", event.action);
+    fmt::print("{}  {:<14} {}\n{:26}evidence: {}\n{:26}action:   {}\n",
+               format_time(event.time_usec), event.kind, "", "", event.evidence, "", event.action);
   return 0;
 }
 
@@ -152,9 +171,10 @@ Result<void> reset_crash_loop(const std::string& name, const std::string& why) {
   const long long forgiven = state->consecutive_failures;
   state->consecutive_failures = 0;
   if (auto saved = history.save(*state); !saved) return saved;
-  return history.append(SupervisorEvent{now_usec(), "operator-reset", why,
-                                        fmt::format("forgave {} failure(s); starting again", forgiven),
-                                        state->gpu_level, state->host_level});
+  return history.append(
+      SupervisorEvent{now_usec(), "operator-reset", why,
+                      fmt::format("forgave {} failure(s); starting again", forgiven),
+                      state->gpu_level, state->host_level});
 }
 
 void add_supervise_commands(CLI::App& app, CliContext& context) {

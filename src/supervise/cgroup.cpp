@@ -29,7 +29,8 @@ std::optional<long long> own_cgroup_oom_kills() {
     const std::string controllers = line.substr(first + 1, second - first - 1);
     const std::string path = line.substr(second + 1);
     if (controllers == "memory")
-      if (auto value = counter_in("/sys/fs/cgroup/memory" + path + "/memory.oom_control")) return value;
+      if (auto value = counter_in("/sys/fs/cgroup/memory" + path + "/memory.oom_control"))
+        return value;
     if (controllers.empty())
       if (auto value = counter_in("/sys/fs/cgroup" + path + "/memory.events")) return value;
   }

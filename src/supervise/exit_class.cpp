@@ -78,7 +78,8 @@ bool is_kernel_oom_kill_of(std::string_view line, std::string_view unit) {
   if (line.find(kKernelOomKillMarker) == std::string_view::npos || unit.empty()) return false;
   for (std::string_view key : {"oom_memcg=", "task_memcg="}) {
     auto path = field_value(line, key);
-    if (path.size() > unit.size() && path.ends_with(unit) && path[path.size() - unit.size() - 1] == '/')
+    if (path.size() > unit.size() && path.ends_with(unit) &&
+        path[path.size() - unit.size() - 1] == '/')
       return true;
   }
   return false;

@@ -32,18 +32,18 @@ bool counts_as_failure(ExitClass value);
 bool is_terminal(ExitClass value);
 
 struct StopReport {
-  std::string unit;            // gpulaunch-NAME.service
-  std::string service_result;  // $SERVICE_RESULT: success, exit-code, signal, oom-kill, ...
-  std::string exit_code;       // $EXIT_CODE: exited, killed, dumped
-  std::string exit_status;     // $EXIT_STATUS: a number or a signal name (KILL)
-  std::vector<std::string> lines;         // the invocation's own output
+  std::string unit;                // gpulaunch-NAME.service
+  std::string service_result;      // $SERVICE_RESULT: success, exit-code, signal, oom-kill, ...
+  std::string exit_code;           // $EXIT_CODE: exited, killed, dumped
+  std::string exit_status;         // $EXIT_STATUS: a number or a signal name (KILL)
+  std::vector<std::string> lines;  // the invocation's own output
   std::vector<std::string> kernel_lines;  // kernel messages since the invocation started
   std::string cgroup_oom_kill;  // non-empty: the cgroup's v1 oom_kill counter grew (the evidence)
 };
 
 struct Classification {
   ExitClass value = ExitClass::crash;
-  std::string evidence;  // the one line that decided it
+  std::string evidence;            // the one line that decided it
   std::optional<MemoryKnob> knob;  // cuda_oom: what the message says to lower
 };
 

@@ -1,9 +1,9 @@
 #include "supervise/history.hpp"
 
-#include <cerrno>
-#include <cstring>
 #include <fcntl.h>
 #include <unistd.h>
+#include <cerrno>
+#include <cstring>
 
 #include <nlohmann/json.hpp>
 
@@ -23,7 +23,9 @@ nlohmann::json event_json(const SupervisorEvent& event) {
 
 }  // namespace
 
-std::string event_to_json(const SupervisorEvent& event) { return event_json(event).dump(); }
+std::string event_to_json(const SupervisorEvent& event) {
+  return event_json(event).dump();
+}
 
 Result<SupervisorState> History::state() const {
   const auto path = directory_ / "supervisor.json";

@@ -19,16 +19,16 @@ StartDecision decide_start(const SupervisorState& state, const RestartSettings& 
   StartDecision decision;
   if (settings.budget > 0 && state.consecutive_failures >= settings.budget) {
     decision.stay_down = true;
-    decision.reason = fmt::format(
-        "crash loop: {} failures in a row (budget {}), last {}", state.consecutive_failures,
-        settings.budget, state.last_class.empty() ? "unknown" : state.last_class);
+    decision.reason = fmt::format("crash loop: {} failures in a row (budget {}), last {}",
+                                  state.consecutive_failures, settings.budget,
+                                  state.last_class.empty() ? "unknown" : state.last_class);
     return decision;
   }
   decision.delay = backoff_delay(state.consecutive_failures, settings);
   if (decision.delay.count() > 0)
-    decision.reason = fmt::format("backing off {} after {} (failure {} of {})",
-                                  format_duration(decision.delay), state.last_class,
-                                  state.consecutive_failures, settings.budget);
+    decision.reason =
+        fmt::format("backing off {} after {} (failure {} of {})", format_duration(decision.delay),
+                    state.last_class, state.consecutive_failures, settings.budget);
   return decision;
 }
 
@@ -62,8 +62,9 @@ StopOutcome after_stop(SupervisorState state, const Classification& stop,
       outcome.action = "none (stopped cleanly)";
       break;
     case ExitClass::config_error:
-      outcome.action = "stay down: configuration error, not retried (fix the profile, then "
-                       "`gpulaunch up`)";
+      outcome.action =
+          "stay down: configuration error, not retried (fix the profile, then "
+          "`gpulaunch up`)";
       break;
     case ExitClass::setup_failure:
       outcome.action = "stay down: systemd could not set up the service, not retried";
@@ -78,9 +79,9 @@ StopOutcome after_stop(SupervisorState state, const Classification& stop,
         outcome.action = fmt::format("stay down: crash-loop budget of {} failures spent{}",
                                      settings.budget, step);
       else
-        outcome.action = fmt::format("restart after {}{}",
-                                     format_duration(backoff_delay(state.consecutive_failures, settings)),
-                                     step);
+        outcome.action =
+            fmt::format("restart after {}{}",
+                        format_duration(backoff_delay(state.consecutive_failures, settings)), step);
   }
   outcome.state = state;
   return outcome;
@@ -93,7 +94,8 @@ StopOutcome after_stable(SupervisorState state, int64_t now_usec) {
     parts.push_back(fmt::format("forgive {} failure(s)", state.consecutive_failures));
   state.consecutive_failures = 0;
   state.last_stable_usec = now_usec;
-  if (state.gpu_level > 0) parts.push_back(fmt::format("step up to GPU memory level {}", --state.gpu_level));
+  if (state.gpu_level > 0)
+    parts.push_back(fmt::format("step up to GPU memory level {}", --state.gpu_level));
   if (state.host_level > 0)
     parts.push_back(fmt::format("step up to concurrency level {}", --state.host_level));
   for (size_t i = 0; i < parts.size(); ++i) outcome.action += (i ? "; " : "") + parts[i];

@@ -11,7 +11,7 @@ namespace gl {
 namespace {
 
 struct Knobs {
-  std::string_view fraction;     // the GPU memory share the engine takes
+  std::string_view fraction;  // the GPU memory share the engine takes
   double default_fraction;
   std::string_view concurrency;  // requests in flight
   std::string_view graph_bs;     // largest CUDA graph batch; empty: none
@@ -32,8 +32,10 @@ std::optional<Knobs> knobs_for(EngineKind kind) {
 std::optional<size_t> find_value(const std::vector<std::string>& argv, std::string_view flag) {
   std::optional<size_t> found;
   for (size_t i = 0; i < argv.size(); ++i) {
-    if (argv[i] == flag && i + 1 < argv.size()) found = i + 1;
-    else if (argv[i].starts_with(flag) && argv[i].size() > flag.size() && argv[i][flag.size()] == '=')
+    if (argv[i] == flag && i + 1 < argv.size())
+      found = i + 1;
+    else if (argv[i].starts_with(flag) && argv[i].size() > flag.size() &&
+             argv[i][flag.size()] == '=')
       found = i;
   }
   return found;
@@ -68,12 +70,13 @@ int max_gpu_level(EngineKind kind, const StepBounds& bounds) {
 int max_host_level(EngineKind kind, const StepBounds& bounds) {
   if (!knobs_for(kind)) return 0;
   int levels = 0;
-  for (long long n = bounds.default_concurrency; n / 2 >= bounds.concurrency_floor; n /= 2) ++levels;
+  for (long long n = bounds.default_concurrency; n / 2 >= bounds.concurrency_floor; n /= 2)
+    ++levels;
   return levels;
 }
 
-SteppedArgv step_down(std::vector<std::string> argv, EngineKind kind, int gpu_level,
-                      int host_level, const StepBounds& bounds) {
+SteppedArgv step_down(std::vector<std::string> argv, EngineKind kind, int gpu_level, int host_level,
+                      const StepBounds& bounds) {
   SteppedArgv out;
   auto knobs = knobs_for(kind);
   if (!knobs || (gpu_level <= 0 && host_level <= 0)) {

@@ -27,7 +27,7 @@ struct SteppedArgv {
 int max_gpu_level(EngineKind kind, const StepBounds& bounds = {});
 int max_host_level(EngineKind kind, const StepBounds& bounds = {});
 
-SteppedArgv step_down(std::vector<std::string> argv, EngineKind kind, int gpu_level,
-                      int host_level, const StepBounds& bounds = {});
+SteppedArgv step_down(std::vector<std::string> argv, EngineKind kind, int gpu_level, int host_level,
+                      const StepBounds& bounds = {});
 
 }  // namespace gl

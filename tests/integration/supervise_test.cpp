@@ -70,9 +70,9 @@ class Supervise : public ::testing::Test {
   }
 
   static ExecResult gpulaunch(const std::string& arguments) {
-    return systemd_->exec({"sh", "-c",
-                           "'" + kGpulaunch + "' -P '" + (kWork / "profiles").string() + "' " +
-                               arguments + " 2>&1"});
+    return systemd_->exec(
+        {"sh", "-c",
+         "'" + kGpulaunch + "' -P '" + (kWork / "profiles").string() + "' " + arguments + " 2>&1"});
   }
 
   static nlohmann::json status_of(const std::string& name) {
@@ -82,7 +82,8 @@ class Supervise : public ::testing::Test {
   }
 
   static nlohmann::json events_of(const std::string& name) {
-    auto events = nlohmann::json::parse(gpulaunch("events " + name + " --json").out, nullptr, false);
+    auto events =
+        nlohmann::json::parse(gpulaunch("events " + name + " --json").out, nullptr, false);
     return events.is_array() ? events : nlohmann::json::array();
   }
 
@@ -110,7 +111,8 @@ class Supervise : public ::testing::Test {
 
   static std::vector<std::string> recorded_argv(const std::string& name) {
     // /var/lib/gpulaunch is private to the harness's mount namespace.
-    auto recorded = systemd_->exec({"cat", "/var/lib/gpulaunch/" + name + "/mock-sglang-argv.json"});
+    auto recorded =
+        systemd_->exec({"cat", "/var/lib/gpulaunch/" + name + "/mock-sglang-argv.json"});
     auto json = nlohmann::json::parse(recorded.out, nullptr, false);
     return json.is_array() ? json.get<std::vector<std::string>>() : std::vector<std::string>{};
   }
@@ -141,12 +143,14 @@ TEST_F(Supervise, AHostOomUnderMemoryMaxIsClassifiedAsHostOom) {
   ASSERT_EQ(up.exit_code, 0) << up.out;
   nlohmann::json events;
   ASSERT_TRUE(eventually([&] { return has_event(events = events_of("hostoom"), "host-oom"); }))
-      << events.dump(2) << "\n" << gpulaunch("logs hostoom -n 100").out;
+      << events.dump(2) << "\n"
+      << gpulaunch("logs hostoom -n 100").out;
   const auto event = event_of(events, "host-oom");
   std::printf("host OOM evidence: %s\naction: %s\n", event["evidence"].get<std::string>().c_str(),
               event["action"].get<std::string>().c_str());
   EXPECT_NE(event["action"].get<std::string>().find("step down to concurrency level 1"),
-            std::string::npos) << event.dump();
+            std::string::npos)
+      << event.dump();
   // It comes back with less concurrency.
   ASSERT_TRUE(eventually([&] {
     auto s = status_of("hostoom");
@@ -171,7 +175,8 @@ TEST_F(Supervise, ACudaOomComesBackWithALowerMemFraction) {
   ASSERT_TRUE(has_event(events, "cuda-oom")) << events.dump(2);
   EXPECT_NE(event_of(events, "cuda-oom")["evidence"].get<std::string>().find(
                 "torch.OutOfMemoryError: CUDA out of memory"),
-            std::string::npos) << events.dump(2);
+            std::string::npos)
+      << events.dump(2);
   EXPECT_EQ(flag_value(recorded_argv("cudaoom"), "--mem-fraction-static"), "0.83");
   auto status = status_of("cudaoom");
   EXPECT_EQ(status["step_down"]["gpu_memory_level"], 1) << status.dump(2);
@@ -179,7 +184,8 @@ TEST_F(Supervise, ACudaOomComesBackWithALowerMemFraction) {
   auto logs = gpulaunch("logs cudaoom -n 200");
   EXPECT_NE(logs.out.find("step-down (GPU memory level 1, concurrency level 0): "
                           "--mem-fraction-static 0.88 -> 0.83"),
-            std::string::npos) << logs.out;
+            std::string::npos)
+      << logs.out;
   gpulaunch("down cudaoom --runtime --purge");
 }
 
@@ -217,7 +223,8 @@ TEST_F(Supervise, ACrashLoopStopsAtItsBudgetUntilRestarted) {
 TEST_F(Supervise, AConfigurationErrorIsNotRetried) {
   std::ofstream(kWork / "profiles/badflag.toml")
       << "[engine]\nkind = \"sglang\"\nvenv = \"" << (kWork / "venv").string()
-      << "\"\nargs = [\"--no-such-flag\"]\n[model]\npath = \"/models/mock\"\n[server]\nport = 31104\n"
+      << "\"\nargs = [\"--no-such-flag\"]\n[model]\npath = \"/models/mock\"\n[server]\nport = "
+         "31104\n"
       << kRestart << "\n[env]\nMOCK_SGLANG_LOAD_SECONDS = \"1\"\n";
   auto up = gpulaunch("up badflag --runtime --force");
   EXPECT_NE(up.exit_code, 0) << up.out;
@@ -226,7 +233,8 @@ TEST_F(Supervise, AConfigurationErrorIsNotRetried) {
       << events.dump(2);
   EXPECT_NE(event_of(events, "config-error")["evidence"].get<std::string>().find(
                 "unrecognized arguments: --no-such-flag"),
-            std::string::npos) << events.dump(2);
+            std::string::npos)
+      << events.dump(2);
   std::this_thread::sleep_for(4s);
   auto status = status_of("badflag");
   EXPECT_EQ(status["restarts"], 0) << status.dump(2);
@@ -245,9 +253,10 @@ TEST_F(Supervise, TheLadderStepsBackUpAfterTheStablePeriod) {
       << events.dump(2);
   EXPECT_TRUE(has_event(events, "cuda-oom"));
   EXPECT_EQ(flag_value(recorded_argv("ladder"), "--mem-fraction-static"), "0.83");
-  EXPECT_NE(event_of(events, "stable")["action"].get<std::string>().find(
-                "step up to GPU memory level 0"),
-            std::string::npos) << events.dump(2);
+  EXPECT_NE(
+      event_of(events, "stable")["action"].get<std::string>().find("step up to GPU memory level 0"),
+      std::string::npos)
+      << events.dump(2);
   auto status = status_of("ladder");
   EXPECT_EQ(status["step_down"]["gpu_memory_level"], 0) << status.dump(2);
   EXPECT_EQ(status["consecutive_failures"], 0);

@@ -9,8 +9,13 @@ constexpr const char* kUnit = "gpulaunch-demo.service";
 
 StopReport stop(std::string result, std::string code, std::string status,
                 std::vector<std::string> lines = {}, std::vector<std::string> kernel = {}) {
-  return StopReport{kUnit, std::move(result), std::move(code), std::move(status),
-                    std::move(lines), std::move(kernel), ""};
+  return StopReport{kUnit,
+                    std::move(result),
+                    std::move(code),
+                    std::move(status),
+                    std::move(lines),
+                    std::move(kernel),
+                    ""};
 }
 
 struct SignatureCase {
@@ -20,7 +25,8 @@ struct SignatureCase {
 
 TEST(ExitClass, EachCudaOomSignatureIsCudaOomWithItsKnob) {
   const SignatureCase cases[] = {
-      {"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.", MemoryKnob::mem_fraction},
+      {"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
+       MemoryKnob::mem_fraction},
       {"RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
        MemoryKnob::mem_fraction},
       {"Exception: Capture cuda graph failed: CUDA out of memory", MemoryKnob::cuda_graph_max_bs},
@@ -42,7 +48,8 @@ TEST(ExitClass, KernelOomKillLineForTheUnitIsHostOomEvenAsSigkill) {
   const std::string line =
       "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,"
       "oom_memcg=/gpulaunch-harness.7/system.slice/gpulaunch-demo.service,"
-      "task_memcg=/gpulaunch-harness.7/system.slice/gpulaunch-demo.service,task=python3,pid=42,uid=0";
+      "task_memcg=/gpulaunch-harness.7/system.slice/"
+      "gpulaunch-demo.service,task=python3,pid=42,uid=0";
   auto from_run = classify_stop(stop("exit-code", "exited", "137", {}, {line}));
   EXPECT_EQ(from_run.value, ExitClass::host_oom);
   EXPECT_EQ(from_run.evidence, line);
@@ -59,7 +66,8 @@ TEST(ExitClass, KernelOomKillOfAnotherUnitIsNotOurs) {
   EXPECT_FALSE(is_kernel_oom_kill_of(other, kUnit));
   EXPECT_FALSE(is_kernel_oom_kill_of(prefixed, kUnit));
   EXPECT_TRUE(is_kernel_oom_kill_of(
-      "oom-kill:constraint=CONSTRAINT_MEMCG,oom_memcg=/system.slice/gpulaunch-demo.service", kUnit));
+      "oom-kill:constraint=CONSTRAINT_MEMCG,oom_memcg=/system.slice/gpulaunch-demo.service",
+      kUnit));
   EXPECT_EQ(classify_stop(stop("signal", "killed", "KILL", {}, {other})).value, ExitClass::crash);
 }
 
@@ -73,8 +81,9 @@ TEST(ExitClass, ResultOomKillAndTheCgroupCounterAreHostOom) {
 }
 
 TEST(ExitClass, ConfigurationErrorAndSetupFailureAreTerminal) {
-  auto config = classify_stop(stop("exit-code", "exited", "78",
-                                   {"usage: ...", "launch_server: error: unrecognized arguments: --bogus"}));
+  auto config =
+      classify_stop(stop("exit-code", "exited", "78",
+                         {"usage: ...", "launch_server: error: unrecognized arguments: --bogus"}));
   EXPECT_EQ(config.value, ExitClass::config_error);
   EXPECT_EQ(config.evidence, "launch_server: error: unrecognized arguments: --bogus");
   EXPECT_TRUE(is_terminal(config.value));

@@ -26,7 +26,8 @@ TEST(History, StateRoundTripsAndEventsAppendInOrder) {
   EXPECT_EQ(loaded->gpu_level, 1);
   EXPECT_EQ(loaded->last_class, "cuda-oom");
   for (int i = 0; i < 3; ++i)
-    ASSERT_TRUE(history.append(SupervisorEvent{i, "crash", "line " + std::to_string(i), "restart", 0, 0}));
+    ASSERT_TRUE(
+        history.append(SupervisorEvent{i, "crash", "line " + std::to_string(i), "restart", 0, 0}));
   auto events = history.events(2);
   ASSERT_TRUE(events);
   ASSERT_EQ(events->size(), 2u);

@@ -88,8 +88,8 @@ TEST(StepDown, SglangMemFractionInsertedFromDefaultThenLowered) {
 }
 
 TEST(StepDown, ExistingValuesAreLoweredInPlaceWithinFloors) {
-  std::vector<std::string> argv{"x", "--mem-fraction-static=0.6", "--cuda-graph-max-bs", "64",
-                                "--max-running-requests", "100"};
+  std::vector<std::string> argv{"x",  "--mem-fraction-static=0.6", "--cuda-graph-max-bs",
+                                "64", "--max-running-requests",    "100"};
   auto stepped = step_down(argv, EngineKind::sglang, 4, 2);
   EXPECT_EQ(stepped.argv[1], "--mem-fraction-static=0.50");  // 0.6 - 0.2 floored at 0.5
   EXPECT_EQ(stepped.argv[3], "4");                           // 64 >> 4
