@@ -5,6 +5,7 @@
 
 #include "cli/all_nodes.hpp"
 #include "cli/context.hpp"
+#include "cli/supervise.hpp"
 #include "cli/lifecycle.hpp"
 #include "profile/loader.hpp"
 #include "profile/validate.hpp"
@@ -77,6 +78,11 @@ int down(const DownOptions& options) {
 
 int restart(const std::string& profile, bool user) {
   const std::string unit = unit_for(profile);
+  // The documented way out of a crash loop: the operator says try again.
+  if (auto reset = reset_crash_loop(std::filesystem::path(profile).stem().string(),
+                                    "gpulaunch restart");
+      !reset)
+    fmt::print(stderr, "warning: {}\n", reset.error().message);
   auto manager = connect_systemd(user ? ManagerScope::user : ManagerScope::system);
   if (!manager) return report(manager.error());
   auto job = (*manager)->enqueue("RestartUnit", unit);

@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include "cli/context.hpp"
+#include "cli/supervise.hpp"
 #include "gpulaunch_version.hpp"
 
 int main(int argc, char** argv) {
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
   gl::add_status_command(app, context);
   gl::add_logs_command(app, context);
   gl::add_run_command(app, context);
+  gl::add_supervise_commands(app, context);
   gl::add_facts_command(app, context);
   gl::add_check_command(app, context);
   gl::add_cache_command(app, context);

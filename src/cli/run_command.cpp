@@ -1,21 +1,34 @@
 #include <algorithm>
 #include <cstdio>
+#include <charconv>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <unistd.h>
+#include <optional>
+#include <thread>
 
 #include <fmt/core.h>
 
 #include "caches/fingerprint_facts.hpp"
 #include "caches/prepare.hpp"
 #include "cli/context.hpp"
+#include "cli/supervise.hpp"
+#include "facts/gpu_probe.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/validate.hpp"
 #include "rules/node_probe.hpp"
 #include "run/bridge.hpp"
 #include "run/exit_status.hpp"
+#include "supervise/policy.hpp"
+#include "supervise/step_down.hpp"
 #include "util/duration.hpp"
 
 namespace gl {
 namespace {
+
+// How long a start waits for other processes to release the GPUs' memory.
+constexpr std::chrono::seconds kResidueWait{60};
 
 void say(const std::string& line) {
   fmt::print("gpulaunch: {}\n", line);
@@ -46,6 +59,116 @@ Result<void> prepare_jit_caches(const std::string& snapshot, Notifier& notifier)
   return {};
 }
 
+// GPUs this unit may use, as NVML indices from CUDA_VISIBLE_DEVICES (the unit pins it); empty
+// means all (unset, or UUIDs we do not map here).
+std::vector<int> assigned_gpus() {
+  std::vector<int> gpus;
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (!visible) return gpus;
+  std::string_view rest(visible);
+  while (!rest.empty()) {
+    auto word = rest.substr(0, rest.find(','));
+    rest.remove_prefix(std::min(rest.size(), word.size() + 1));
+    int index = 0;
+    auto [end, error] = std::from_chars(word.data(), word.data() + word.size(), index);
+    if (error != std::errc{} || end != word.data() + word.size()) return {};
+    gpus.push_back(index);
+  }
+  return gpus;
+}
+
+std::string process_name(unsigned pid) {
+  std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+  std::string name;
+  std::getline(comm, name);
+  return name.empty() ? "?" : name;
+}
+
+// Leftover workers of an earlier engine (or anyone else) still holding memory on our GPUs make
+// the next start run out of memory: report them and wait, bounded, for them to let go.
+bool wait_for_gpu_residue(Notifier& notifier, std::chrono::seconds limit) {
+  const auto gpus = assigned_gpus();
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  bool reported = false;
+  for (;;) {
+    auto processes = nvml_compute_processes(gpus);
+    if (!processes) return true;  // no NVML here: nothing to check
+    std::erase_if(*processes, [](const GpuProcessUse& use) { return use.pid == static_cast<unsigned>(::getpid()); });
+    if (processes->empty()) {
+      if (reported) say("GPU memory released; starting the engine");
+      return true;
+    }
+    if (!reported) {
+      for (const auto& use : *processes)
+        say(fmt::format("GPU residue: pid {} ({}) holds {} MiB on GPU {}", use.pid,
+                        process_name(use.pid), use.used_mib, use.gpu));
+      notifier.notify(fmt::format("STATUS=waiting for {} process(es) to release GPU memory",
+                                  processes->size()));
+      notifier.notify(fmt::format("EXTEND_TIMEOUT_USEC={}", (limit.count() + 120) * 1'000'000LL));
+      reported = true;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      say(fmt::format("GPU memory still held after {}s; not starting into an OOM", limit.count()));
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+}
+
+// The supervisor's part of a start: stay down after a crash loop, back off after failures,
+// step the memory knobs down after OOMs. Returns an exit code when the engine must not start.
+std::optional<int> supervise_start(const std::string& name, const std::string& snapshot,
+                                   long long ready_timeout, Notifier& notifier,
+                                   std::vector<std::string>& argv, BridgeOptions& options) {
+  const SupervisedProfile supervised = load_supervised(name, snapshot);
+  if (!supervised.loaded) return std::nullopt;  // no snapshot: systemd's own restart only
+  const History history(profile_state_directory(name));
+  auto state = history.state();
+  if (!state) {
+    say(fmt::format("{}; supervising without history", state.error().message));
+    return std::nullopt;
+  }
+  const StartDecision decision = decide_start(*state, supervised.restart);
+  if (decision.stay_down) {
+    say(fmt::format("{}; staying down. Fix the cause (`gpulaunch events {}`), then "
+                    "`gpulaunch restart {}` to try again",
+                    decision.reason, name, name));
+    notifier.notify(fmt::format("STATUS={}; gpulaunch restart {} to try again", decision.reason, name));
+    return kExitCrashLoop;
+  }
+  if (decision.delay.count() > 0) {
+    say(decision.reason);
+    notifier.notify("STATUS=" + decision.reason);
+    // The start job's timeout keeps running while we wait: push it past wait + load.
+    const long long extend = (decision.delay.count() + ready_timeout + 60) * 1'000'000LL;
+    notifier.notify(fmt::format("EXTEND_TIMEOUT_USEC={}", extend));
+    std::this_thread::sleep_for(decision.delay);
+  }
+  if (!wait_for_gpu_residue(notifier, kResidueWait)) return kExitGpuResidue;
+  if (supervised.restart.step_down && (state->gpu_level > 0 || state->host_level > 0)) {
+    auto stepped = step_down(argv, supervised.kind, state->gpu_level, state->host_level);
+    for (const auto& change : stepped.changes)
+      say(fmt::format("step-down (GPU memory level {}, concurrency level {}): {}", state->gpu_level,
+                      state->host_level, change));
+    argv = std::move(stepped.argv);
+  }
+  options.stable_after = std::chrono::duration_cast<std::chrono::seconds>(supervised.restart.stable_after);
+  options.on_stable = [name]() -> std::string {
+    const History history(profile_state_directory(name));
+    auto state = history.state();
+    if (!state) return state.error().message;
+    if (state->consecutive_failures == 0 && state->gpu_level == 0 && state->host_level == 0)
+      return {};
+    auto outcome = after_stable(*state, now_usec());
+    if (auto saved = history.save(outcome.state); !saved) return saved.error().message;
+    SupervisorEvent event{now_usec(), "stable", "served for restart.stable_after", outcome.action,
+                          outcome.state.gpu_level, outcome.state.host_level};
+    if (auto appended = history.append(event); !appended) return appended.error().message;
+    return "stable: " + outcome.action;
+  };
+  return std::nullopt;
+}
+
 }  // namespace
 
 void add_run_command(CLI::App& app, CliContext& context) {
@@ -73,8 +196,12 @@ void add_run_command(CLI::App& app, CliContext& context) {
     options.readiness.ready_timeout = Seconds{ready_timeout};
     options.readiness.progress_grace =
         Seconds{progress_grace > 0 ? progress_grace : std::min(300LL, ready_timeout)};
-    options.argv = argv;
     auto notifier = systemd_notifier();
+    if (auto stop = supervise_start(profile, snapshot, ready_timeout, *notifier, argv, options)) {
+      context.exit_code = *stop;
+      return;
+    }
+    options.argv = argv;
     if (auto prepared = prepare_jit_caches(snapshot, *notifier); !prepared) {
       fmt::print("gpulaunch: {}\n", prepared.error().message);
       context.exit_code = kExitConfig;

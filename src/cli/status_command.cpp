@@ -9,6 +9,7 @@
 #include "cli/context.hpp"
 #include "cli/lifecycle.hpp"
 #include "profile/validate.hpp"
+#include "supervise/history.hpp"
 #include "util/duration.hpp"
 
 namespace gl {
@@ -63,6 +64,12 @@ int status(const std::string& profile, bool json, bool user) {
       continue;
     }
     const auto uptime = uptime_seconds(*state);
+    // The supervisor's view: failures in a row, the step-down ladder, the last classified event.
+    const History history(profile_state_directory(profile_of(unit)));
+    const SupervisorState supervisor = history.state().value_or(SupervisorState{});
+    std::string last_event;
+    if (auto events = history.events(1); events && !events->empty())
+      last_event = events->back().kind + ": " + events->back().action;
     if (json) {
       all.push_back({{"profile", profile_of(unit)},
                      {"unit", unit},
@@ -73,6 +80,11 @@ int status(const std::string& profile, bool json, bool user) {
                      {"uptime_seconds", uptime ? nlohmann::json(*uptime) : nlohmann::json()},
                      {"restarts", state->restarts},
                      {"last_failure", last_failure(*state)},
+                     {"consecutive_failures", supervisor.consecutive_failures},
+                     {"step_down", {{"gpu_memory_level", supervisor.gpu_level},
+                                    {"concurrency_level", supervisor.host_level}}},
+                     {"last_class", supervisor.last_class},
+                     {"last_event", last_event},
                      {"unit_file", state->fragment_path}});
       continue;
     }
@@ -84,6 +96,11 @@ int status(const std::string& profile, bool json, bool user) {
     fmt::print("  restarts: {}\n", state->restarts);
     auto failure = last_failure(*state);
     fmt::print("  last failure: {}\n", failure.empty() ? "-" : failure);
+    fmt::print("  failures in a row: {}{}\n", supervisor.consecutive_failures,
+               supervisor.last_class.empty() ? "" : " (last: " + supervisor.last_class + ")");
+    fmt::print("  step-down: GPU memory level {}, concurrency level {}\n", supervisor.gpu_level,
+               supervisor.host_level);
+    fmt::print("  last event: {}\n", last_event.empty() ? "-" : last_event);
     fmt::print("  unit file: {}\n", state->fragment_path);
     if (state->active_state != "active") exit_code = std::max(exit_code, 3);
   }

@@ -8,6 +8,7 @@
 
 #include "cli/all_nodes.hpp"
 #include "cli/context.hpp"
+#include "cli/supervise.hpp"
 #include "cli/findings_report.hpp"
 #include "cli/lifecycle.hpp"
 #include "cli/locked.hpp"
@@ -188,6 +189,9 @@ int up(const UpOptions& options, const CliContext& context) {
     if (auto reloaded = (*manager)->reload(); !reloaded) return report(reloaded.error());
   }
 
+  // Starting by hand is the operator's word: an earlier crash loop no longer holds it down.
+  if (auto reset = reset_crash_loop(profile->name, "gpulaunch up"); !reset)
+    fmt::print(stderr, "warning: {}\n", reset.error().message);
   const char* method = running && existing != text ? "RestartUnit" : "StartUnit";
   fmt::print("{} {} ({})\n", running && existing != text ? "restarting" : "starting", unit,
              path.string());

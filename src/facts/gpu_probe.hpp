@@ -19,6 +19,16 @@ struct GpuProbe {
 // libnvidia-ml.so.1 through the dynamic loader (LD_LIBRARY_PATH applies).
 Result<GpuProbe> probe_nvml();
 
+// A process holding memory on a GPU (NVML's compute processes).
+struct GpuProcessUse {
+  int gpu = 0;  // NVML index
+  unsigned pid = 0;
+  unsigned long long used_mib = 0;
+};
+
+// Compute processes on the GPUs with the given NVML indices (all GPUs when empty).
+Result<std::vector<GpuProcessUse>> nvml_compute_processes(const std::vector<int>& gpus);
+
 // nvidia-smi's --query-gpu CSV and its `-q` report, parsed.
 Result<std::vector<GpuFact>> parse_nvidia_smi_csv(std::string_view csv,
                                                   std::string* driver_version);

@@ -3,6 +3,8 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+
 #include "facts/gpu_probe.hpp"
 #include "util/version.hpp"
 
@@ -16,7 +18,14 @@ struct nvmlMemory_t {
   unsigned long long free;
   unsigned long long used;
 };
+struct nvmlProcessInfo_t {  // nvmlProcessInfo_v2_t: what nvmlDeviceGetComputeRunningProcesses_v3 fills
+  unsigned pid;
+  unsigned long long usedGpuMemory;
+  unsigned gpuInstanceId;
+  unsigned computeInstanceId;
+};
 constexpr nvmlReturn_t kNvmlSuccess = 0;
+constexpr nvmlReturn_t kNvmlInsufficientSize = 7;
 constexpr unsigned kNameLength = 96;
 
 class Library {
@@ -103,6 +112,47 @@ Result<GpuProbe> probe_nvml() {
   }
   shutdown();
   return probe;
+}
+
+Result<std::vector<GpuProcessUse>> nvml_compute_processes(const std::vector<int>& gpus) {
+  Library library;
+  if (!library.loaded()) return fail("Failed to load 'libnvidia-ml.so.1'");
+  auto init = library.symbol<nvmlReturn_t()>("nvmlInit_v2");
+  auto shutdown = library.symbol<nvmlReturn_t()>("nvmlShutdown");
+  auto count = library.symbol<nvmlReturn_t(unsigned*)>("nvmlDeviceGetCount_v2");
+  auto by_index =
+      library.symbol<nvmlReturn_t(unsigned, nvmlDevice_t*)>("nvmlDeviceGetHandleByIndex_v2");
+  auto processes = library.symbol<nvmlReturn_t(nvmlDevice_t, unsigned*, nvmlProcessInfo_t*)>(
+      "nvmlDeviceGetComputeRunningProcesses_v3");
+  if (!init || !shutdown || !count || !by_index || !processes)
+    return fail("Failed to load 'libnvidia-ml.so.1': a required NVML symbol is missing");
+  if (nvmlReturn_t code = init(); code != kNvmlSuccess)
+    return failf("Failed to initialise NVML: error {}", code);
+  unsigned devices = 0;
+  std::vector<GpuProcessUse> found;
+  if (count(&devices) == kNvmlSuccess)
+    for (unsigned index = 0; index < devices; ++index) {
+      if (!gpus.empty() && std::find(gpus.begin(), gpus.end(), static_cast<int>(index)) == gpus.end())
+        continue;
+      nvmlDevice_t device = nullptr;
+      if (by_index(index, &device) != kNvmlSuccess) continue;
+      // Processes come and go between the two calls: ask again while the buffer is too small.
+      std::vector<nvmlProcessInfo_t> infos(16);
+      for (int attempt = 0; attempt < 4; ++attempt) {
+        unsigned size = static_cast<unsigned>(infos.size());
+        nvmlReturn_t code = processes(device, &size, infos.data());
+        if (code == kNvmlInsufficientSize) {
+          infos.resize(size + 8);
+          continue;
+        }
+        if (code == kNvmlSuccess)
+          for (unsigned i = 0; i < size; ++i)
+            found.push_back({static_cast<int>(index), infos[i].pid, infos[i].usedGpuMemory >> 20});
+        break;
+      }
+    }
+  shutdown();
+  return found;
 }
 
 }  // namespace gl

@@ -264,7 +264,18 @@ class Bridge {
     signals_.cancel();
     drain_timer_.cancel();
     probe_timer_.cancel();
+    stable_timer_.cancel();
     io_.stop();
+  }
+
+  // Serving for `stable_after` forgives earlier failures (the supervisor's business).
+  void arm_stable_timer() {
+    if (!options_.on_stable || options_.stable_after.count() <= 0) return;
+    stable_timer_.expires_after(options_.stable_after);
+    stable_timer_.async_wait([this](beast::error_code error) {
+      if (error || engine_ended_ || stopping_) return;
+      if (auto message = options_.on_stable(); !message.empty()) say(message);
+    });
   }
 
   void kill_group(int signal) {
@@ -310,6 +321,7 @@ class Bridge {
       auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_);
       say(fmt::format("engine is serving: {} answered 200 after {:.1f}s", options_.health_url,
                       elapsed.count() / 1000.0));
+      arm_stable_timer();
     }
     if (was_ready) {
       const bool healthy = status == 200;
@@ -370,6 +382,7 @@ class Bridge {
   asio::steady_timer probe_timer_{io_};
   asio::steady_timer kill_timer_{io_};
   asio::steady_timer drain_timer_{io_};
+  asio::steady_timer stable_timer_{io_};
   pid_t pid_ = -1;
   int wait_status_ = 0;
   bool engine_ended_ = false;

@@ -21,6 +21,9 @@ struct BridgeOptions {
   std::vector<std::string> argv;  // the engine
   std::chrono::milliseconds probe_interval{1000};
   std::chrono::seconds stop_timeout{90};  // after forwarding SIGTERM, then SIGKILL
+  // Called once the engine has served for `stable_after`; returns a line to log (or empty).
+  std::chrono::seconds stable_after{0};
+  std::function<std::string()> on_stable;
 };
 
 // Runs until the engine has ended; returns the process exit status (run/exit_status.hpp).

@@ -8,6 +8,8 @@ namespace gl {
 
 inline constexpr int kExitConfig = 78;        // EX_CONFIG: the same start would fail the same way
 inline constexpr int kExitReadyTimeout = 75;  // EX_TEMPFAIL: never answered health in time
+inline constexpr int kExitCrashLoop = 79;     // the crash-loop budget is spent: stay down
+inline constexpr int kExitGpuResidue = 80;    // other processes kept holding the GPUs' memory
 inline constexpr int kExitSignalBase = 128;   // engine killed by signal N: 128 + N
 
 // Exit status for an engine that ended with `wait_status` (waitpid's), given whether it printed

@@ -59,6 +59,35 @@ class SdJournal final : public Journal {
     }
   }
 
+  Result<std::vector<JournalEntry>> invocation(std::string_view invocation_id) override {
+    sd_journal_flush_matches(journal_);
+    const std::string id = "_SYSTEMD_INVOCATION_ID=" + std::string(invocation_id);
+    int r = sd_journal_add_match(journal_, id.c_str(), 0);
+    if (r < 0) return failf("Failed to filter the journal: {}", std::strerror(-r));
+    std::vector<JournalEntry> entries;
+    if ((r = sd_journal_seek_head(journal_)) < 0)
+      return failf("Failed to seek the journal: {}", std::strerror(-r));
+    while ((r = sd_journal_next(journal_)) > 0) entries.push_back(read_entry(journal_));
+    if (r < 0) return failf("Failed to read the journal: {}", std::strerror(-r));
+    return entries;
+  }
+
+  Result<std::vector<JournalEntry>> kernel_since(uint64_t since_usec, std::string_view text) override {
+    sd_journal_flush_matches(journal_);
+    int r = sd_journal_add_match(journal_, "_TRANSPORT=kernel", 0);
+    if (r < 0) return failf("Failed to filter the journal: {}", std::strerror(-r));
+    if ((r = sd_journal_seek_realtime_usec(journal_, since_usec)) < 0)
+      return failf("Failed to seek the journal: {}", std::strerror(-r));
+    std::vector<JournalEntry> entries;
+    while ((r = sd_journal_next(journal_)) > 0) {
+      auto entry = read_entry(journal_);
+      if (entry.realtime_usec >= since_usec && entry.message.find(text) != std::string::npos)
+        entries.push_back(std::move(entry));
+    }
+    if (r < 0) return failf("Failed to read the journal: {}", std::strerror(-r));
+    return entries;
+  }
+
  private:
   Result<void> match(std::string_view unit) {
     sd_journal_flush_matches(journal_);

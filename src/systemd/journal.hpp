@@ -28,6 +28,12 @@ class Journal {
   // Entries after those, as they arrive, until `sink` returns false.
   virtual Result<void> follow(std::string_view unit,
                               const std::function<bool(const JournalEntry&)>& sink) = 0;
+  // Every line one invocation of a unit wrote (_SYSTEMD_INVOCATION_ID=), oldest first.
+  virtual Result<std::vector<JournalEntry>> invocation(std::string_view invocation_id) = 0;
+  // Kernel messages (_TRANSPORT=kernel) since `since_usec` (realtime) that contain `text`:
+  // kernel lines name no unit, so callers filter by what the line says.
+  virtual Result<std::vector<JournalEntry>> kernel_since(uint64_t since_usec,
+                                                         std::string_view text) = 0;
 };
 
 Result<std::unique_ptr<Journal>> open_journal();

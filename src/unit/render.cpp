@@ -7,6 +7,14 @@
 namespace gl {
 namespace {
 
+// systemd's own exit codes for a failed sandbox set-up (EXIT_CHDIR ... EXIT_*), systemd.exec(5).
+// Listed one by one: systemd 252 rejects ranges ("200-244") in RestartPreventExitStatus=.
+std::string setup_failure_statuses() {
+  std::string list;
+  for (int code = 200; code <= 244; ++code) list += (list.empty() ? "" : " ") + std::to_string(code);
+  return list;
+}
+
 bool under(const std::string& path, std::string_view prefix) {
   return path == prefix || path.starts_with(std::string(prefix) + "/");
 }
@@ -44,11 +52,9 @@ UnitFile render_unit(const Profile& profile, const RenderOptions& options) {
   unit.add("Unit", "Description", escape_specifiers(description));
   unit.add("Unit", "Wants", "network-online.target");
   unit.add("Unit", "After", "network-online.target nvidia-persistenced.service");
-  // A crash loop: `budget` starts that each failed before the run could count as stable.
-  unit.add("Unit", "StartLimitIntervalSec",
-           format_duration(profile.restart.budget *
-                           (profile.restart.stable_after + profile.restart.delay)));
-  unit.add("Unit", "StartLimitBurst", std::to_string(profile.restart.budget));
+  // gpulaunch counts a crash loop itself (`restart.budget` failures in a row, kept across
+  // restarts in the state directory); systemd's start limit would cut the backoff short.
+  unit.add("Unit", "StartLimitIntervalSec", "0");
   for (const auto& line : profile.service.unit_extra) {
     auto equals = line.find('=');
     unit.add("Unit", line.substr(0, equals), line.substr(equals + 1));
@@ -90,9 +96,19 @@ UnitFile render_unit(const Profile& profile, const RenderOptions& options) {
   // SIGTERM reaches the bridge, which stops the engine; stragglers holding VRAM get SIGKILL.
   unit.add("Service", "KillMode", "mixed");
   unit.add("Service", "Restart", profile.restart.policy);
-  unit.add("Service", "RestartSec", format_duration(profile.restart.delay));
-  // 78 (EX_CONFIG): a configuration error will fail the same way again.
-  unit.add("Service", "RestartPreventExitStatus", "78");
+  // systemd 252 has no RestartSteps=: `run` waits the growing delay itself (restart.delay
+  // doubling to restart.max_delay), so systemd's own pause stays short and fixed.
+  unit.add("Service", "RestartSec", "1s");
+  // 78 (EX_CONFIG): a configuration error will fail the same way again; 79: the crash-loop
+  // budget is spent; 200-244: systemd could not set up the sandbox. None is worth retrying.
+  unit.add("Service", "RestartPreventExitStatus", "78 79");
+  unit.add("Service", "RestartPreventExitStatus", setup_failure_statuses());
+  // Classify every stop and decide what the next start does (`+`: full privileges, to read the
+  // journal and the cgroup even with User=).
+  unit.add("Service", "ExecStopPost",
+           "+" + exec_command_line({options.gpulaunch_binary, "record-exit",
+                                    "--profile=" + profile.name,
+                                    "--snapshot=" + plan.snapshot_path}));
   if (profile.service.user) unit.add("Service", "User", *profile.service.user);
   if (profile.service.group) unit.add("Service", "Group", *profile.service.group);
   if (profile.service.memory_max) unit.add("Service", "MemoryMax", *profile.service.memory_max);

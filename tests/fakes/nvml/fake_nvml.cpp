@@ -5,6 +5,7 @@
 //   driver 580.95.05
 //   cuda 13000                   nvmlSystemGetCudaDriverVersion_v2
 //   gpu 12 0 97887 GPU-uuid Name with spaces
+//   process 0 4242 2048          a compute process on GPU 0: pid, MiB used (GPU residue)
 // Without the variable or the file, nvmlInit_v2 fails with NVML_ERROR_LIBRARY_NOT_FOUND.
 
 #include <cstdint>
@@ -30,6 +31,12 @@ struct Node {
   std::string driver;
   int cuda = 0;
   std::vector<Gpu> gpus;
+  struct Process {
+    unsigned gpu = 0;
+    unsigned pid = 0;
+    unsigned long long mib = 0;
+  };
+  std::vector<Process> processes;
 };
 
 Node node;
@@ -78,6 +85,10 @@ int nvmlInit_v2() {
       words >> gpu.major >> gpu.minor >> gpu.mib >> gpu.uuid;
       std::getline(words >> std::ws, gpu.name);
       node.gpus.push_back(gpu);
+    } else if (key == "process") {
+      Node::Process process;
+      words >> process.gpu >> process.pid >> process.mib;
+      node.processes.push_back(process);
     }
   }
   return node.init_code;
@@ -140,6 +151,28 @@ int nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) {
   memory->total = gpu->mib << 20;
   memory->free = memory->total;
   memory->used = 0;
+  return kSuccess;
+}
+
+struct nvmlProcessInfo_t {  // nvmlProcessInfo_v2_t, what the _v3 call fills
+  unsigned pid;
+  unsigned long long usedGpuMemory;
+  unsigned gpuInstanceId;
+  unsigned computeInstanceId;
+};
+
+int nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned* count,
+                                            nvmlProcessInfo_t* infos) {
+  const Gpu* gpu = gpu_of(device);
+  if (!gpu || !count) return kInvalidArgument;
+  const unsigned index = static_cast<unsigned>(gpu - node.gpus.data());
+  std::vector<nvmlProcessInfo_t> found;
+  for (const auto& process : node.processes)
+    if (process.gpu == index) found.push_back({process.pid, process.mib << 20, 0, 0});
+  const unsigned room = *count;
+  *count = static_cast<unsigned>(found.size());
+  if (found.size() > room || (!infos && !found.empty())) return kInsufficientSize;
+  for (size_t i = 0; i < found.size(); ++i) infos[i] = found[i];
   return kSuccess;
 }
 

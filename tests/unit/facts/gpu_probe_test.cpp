@@ -49,6 +49,24 @@ TEST(Nvml, FakeLibraryThroughLdLibraryPath) {
   EXPECT_EQ(probe->gpus[0].uuid, "GPU-00001000-0000-0000-0000-000000000000");
 }
 
+// GPU residue: compute processes left on the GPUs a start is about to use.
+TEST(Nvml, ComputeProcessesOnTheAssignedGpus) {
+  test::FixtureNode node;
+  auto file = node.nvml({{2, 12, 0}}, "580.95.05", "13.0");
+  std::ofstream(file, std::ios::app) << "process 0 4242 2048\nprocess 1 4343 512\n";
+  setenv("GPULAUNCH_FAKE_NVML", file.c_str(), 1);
+  auto all = nvml_compute_processes({});
+  ASSERT_TRUE(all) << all.error().message;
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ(all->at(0).pid, 4242u);
+  EXPECT_EQ(all->at(0).used_mib, 2048u);
+  auto second = nvml_compute_processes({1});
+  ASSERT_TRUE(second);
+  ASSERT_EQ(second->size(), 1u);
+  EXPECT_EQ(second->at(0).gpu, 1);
+  EXPECT_EQ(second->at(0).pid, 4343u);
+}
+
 TEST(Nvml, DriverNotLoadedIsAnErrorValue) {
   test::FixtureNode node;
   auto file = node.nvml({}, "", "0", 9);

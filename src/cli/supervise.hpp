@@ -1,0 +1,28 @@
+#pragma once
+// What `run`, `restart` and `status` share with the supervision commands.
+
+#include <cstdint>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "profile/profile.hpp"
+#include "util/error.hpp"
+
+namespace gl {
+
+struct CliContext;
+
+struct SupervisedProfile {
+  RestartSettings restart;  // defaults when there is no snapshot
+  EngineKind kind = EngineKind::command;
+  bool loaded = false;
+};
+
+int64_t now_usec();
+SupervisedProfile load_supervised(const std::string& name, const std::string& snapshot);
+// `gpulaunch restart`: the operator's word ends a crash loop.
+Result<void> reset_crash_loop(const std::string& name, const std::string& why);
+void add_supervise_commands(CLI::App& app, CliContext& context);
+
+}  // namespace gl

@@ -1,0 +1,131 @@
+#include "supervise/exit_class.hpp"
+
+#include <array>
+#include <charconv>
+#include <utility>
+
+#include "run/exit_status.hpp"
+
+namespace gl {
+namespace {
+
+constexpr std::array<std::pair<ExitClass, std::string_view>, 10> kNames{{
+    {ExitClass::clean, "clean"},
+    {ExitClass::host_oom, "host-oom"},
+    {ExitClass::cuda_oom, "cuda-oom"},
+    {ExitClass::hang, "hang"},
+    {ExitClass::start_timeout, "start-timeout"},
+    {ExitClass::config_error, "config-error"},
+    {ExitClass::setup_failure, "setup-failure"},
+    {ExitClass::budget, "crash-loop"},
+    {ExitClass::residue, "gpu-residue"},
+    {ExitClass::crash, "crash"},
+}};
+
+std::optional<int> number(std::string_view text) {
+  int value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+// The value of `key=` in a comma-separated kernel line, or empty.
+std::string_view field_value(std::string_view line, std::string_view key) {
+  for (size_t at = line.find(key); at != std::string_view::npos; at = line.find(key, at + 1)) {
+    if (at > 0 && line[at - 1] != ',' && line[at - 1] != ':') continue;
+    auto value = line.substr(at + key.size());
+    return value.substr(0, value.find(','));
+  }
+  return {};
+}
+
+Classification with(ExitClass value, std::string evidence) {
+  return Classification{value, std::move(evidence), std::nullopt};
+}
+
+}  // namespace
+
+std::string_view exit_class_name(ExitClass value) {
+  for (const auto& [known, name] : kNames)
+    if (known == value) return name;
+  return "crash";
+}
+
+std::optional<ExitClass> parse_exit_class(std::string_view name) {
+  for (const auto& [known, text] : kNames)
+    if (text == name) return known;
+  return std::nullopt;
+}
+
+bool counts_as_failure(ExitClass value) {
+  switch (value) {
+    case ExitClass::clean:
+    case ExitClass::budget:
+    case ExitClass::config_error:
+    case ExitClass::setup_failure:
+      return false;
+    default:
+      return true;
+  }
+}
+
+bool is_terminal(ExitClass value) {
+  return value == ExitClass::config_error || value == ExitClass::setup_failure ||
+         value == ExitClass::budget;
+}
+
+bool is_kernel_oom_kill_of(std::string_view line, std::string_view unit) {
+  if (line.find(kKernelOomKillMarker) == std::string_view::npos || unit.empty()) return false;
+  for (std::string_view key : {"oom_memcg=", "task_memcg="}) {
+    auto path = field_value(line, key);
+    if (path.size() > unit.size() && path.ends_with(unit) &&
+        path[path.size() - unit.size() - 1] == '/')
+      return true;
+  }
+  return false;
+}
+
+Classification classify_stop(const StopReport& report) {
+  const std::string summary = "SERVICE_RESULT=" + report.service_result +
+                              " EXIT_CODE=" + report.exit_code +
+                              " EXIT_STATUS=" + report.exit_status;
+  const bool exited = report.exit_code == "exited";
+  // -1: no exit status (killed by a signal, or not a number). A plain int, as g++ 12 warns
+  // falsely about std::optional<int> comparisons here.
+  const int status = exited ? number(report.exit_status).value_or(-1) : -1;
+
+  // Exit statuses that say it all come first: they are gpulaunch's own or systemd's verdicts.
+  if (status == kExitConfig) {
+    for (const auto& line : report.lines)
+      if (is_usage_error_line(line)) return with(ExitClass::config_error, line);
+    return with(ExitClass::config_error, summary);
+  }
+  if (status >= 200 && status <= 244) return with(ExitClass::setup_failure, summary);
+  if (status == kExitCrashLoop) return with(ExitClass::budget, summary);
+  if (status == kExitGpuResidue) return with(ExitClass::residue, summary);
+
+  // systemd calls it success when the engine exited 0 or a stop request's SIGTERM ended it.
+  if (report.service_result == "success") return with(ExitClass::clean, summary);
+
+  // The kernel's word beats the exit status: an OOM kill reads as SIGKILL (signal 9, or 137
+  // from `run`) on cgroup v1 and hybrid hosts; only pure v2 reports Result=oom-kill.
+  for (const auto& line : report.kernel_lines)
+    if (is_kernel_oom_kill_of(line, report.unit)) return with(ExitClass::host_oom, line);
+  if (report.service_result == "oom-kill") return with(ExitClass::host_oom, summary);
+  if (!report.cgroup_oom_kill.empty()) return with(ExitClass::host_oom, report.cgroup_oom_kill);
+
+  if (report.service_result == "watchdog") return with(ExitClass::hang, summary);
+  if (report.service_result == "timeout" || status == kExitReadyTimeout)
+    return with(ExitClass::start_timeout, summary);
+
+  // CUDA OOM: the engine's own words; the last matching line is the final error.
+  for (auto line = report.lines.rbegin(); line != report.lines.rend(); ++line)
+    for (const auto& signature : cuda_oom_signatures())
+      if (line->find(signature.text) != std::string::npos)
+        return Classification{ExitClass::cuda_oom, *line, signature.knob};
+
+  if (status == 0) return with(ExitClass::clean, summary);
+  return with(ExitClass::crash, summary);
+}
+
+}  // namespace gl

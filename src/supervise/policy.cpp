@@ -1,0 +1,107 @@
+#include "supervise/policy.hpp"
+
+#include <algorithm>
+
+#include <fmt/core.h>
+
+#include "util/duration.hpp"
+
+namespace gl {
+
+Seconds backoff_delay(long long consecutive_failures, const RestartSettings& settings) {
+  if (consecutive_failures <= 0) return Seconds{0};
+  Seconds delay = settings.delay;
+  for (long long i = 1; i < consecutive_failures && delay < settings.max_delay; ++i) delay *= 2;
+  return std::min(delay, settings.max_delay);
+}
+
+StartDecision decide_start(const SupervisorState& state, const RestartSettings& settings) {
+  StartDecision decision;
+  if (settings.budget > 0 && state.consecutive_failures >= settings.budget) {
+    decision.stay_down = true;
+    decision.reason = fmt::format("crash loop: {} failures in a row (budget {}), last {}",
+                                  state.consecutive_failures, settings.budget,
+                                  state.last_class.empty() ? "unknown" : state.last_class);
+    return decision;
+  }
+  decision.delay = backoff_delay(state.consecutive_failures, settings);
+  if (decision.delay.count() > 0)
+    decision.reason =
+        fmt::format("backing off {} after {} (failure {} of {})", format_duration(decision.delay),
+                    state.last_class, state.consecutive_failures, settings.budget);
+  return decision;
+}
+
+StopOutcome after_stop(SupervisorState state, const Classification& stop,
+                       const RestartSettings& settings, int64_t now_usec, int max_gpu_level,
+                       int max_host_level) {
+  StopOutcome outcome;
+  std::string step;
+  if (counts_as_failure(stop.value)) {
+    ++state.consecutive_failures;
+    state.last_failure_usec = now_usec;
+    state.last_class = std::string(exit_class_name(stop.value));
+    if (settings.step_down && stop.value == ExitClass::cuda_oom) {
+      if (state.gpu_level < max_gpu_level)
+        step = fmt::format("; step down to GPU memory level {}", ++state.gpu_level);
+      else
+        step = "; GPU memory knobs already at their floor";
+    }
+    if (settings.step_down && stop.value == ExitClass::host_oom) {
+      if (state.host_level < max_host_level)
+        step = fmt::format("; step down to concurrency level {}", ++state.host_level);
+      else
+        step = "; concurrency already at its floor";
+    }
+  } else if (stop.value != ExitClass::budget) {
+    state.last_class = std::string(exit_class_name(stop.value));
+  }
+
+  switch (stop.value) {
+    case ExitClass::clean:
+      outcome.action = "none (stopped cleanly)";
+      break;
+    case ExitClass::config_error:
+      outcome.action =
+          "stay down: configuration error, not retried (fix the profile, then "
+          "`gpulaunch up`)";
+      break;
+    case ExitClass::setup_failure:
+      outcome.action = "stay down: systemd could not set up the service, not retried";
+      break;
+    case ExitClass::budget:
+      outcome.action = "stay down: crash-loop budget spent (`gpulaunch restart` to try again)";
+      break;
+    default:
+      if (settings.policy == "no")
+        outcome.action = "stay down: restart.policy = no" + step;
+      else if (settings.budget > 0 && state.consecutive_failures >= settings.budget)
+        outcome.action = fmt::format("stay down: crash-loop budget of {} failures spent{}",
+                                     settings.budget, step);
+      else
+        outcome.action =
+            fmt::format("restart after {}{}",
+                        format_duration(backoff_delay(state.consecutive_failures, settings)), step);
+  }
+  outcome.state = state;
+  return outcome;
+}
+
+StopOutcome after_stable(SupervisorState state, int64_t now_usec) {
+  StopOutcome outcome;
+  std::vector<std::string> parts;
+  if (state.consecutive_failures > 0)
+    parts.push_back(fmt::format("forgive {} failure(s)", state.consecutive_failures));
+  state.consecutive_failures = 0;
+  state.last_stable_usec = now_usec;
+  if (state.gpu_level > 0)
+    parts.push_back(fmt::format("step up to GPU memory level {}", --state.gpu_level));
+  if (state.host_level > 0)
+    parts.push_back(fmt::format("step up to concurrency level {}", --state.host_level));
+  for (size_t i = 0; i < parts.size(); ++i) outcome.action += (i ? "; " : "") + parts[i];
+  if (outcome.action.empty()) outcome.action = "none";
+  outcome.state = state;
+  return outcome;
+}
+
+}  // namespace gl

@@ -1,0 +1,269 @@
+// Supervision against a real systemd 252 booted privately (tests/integration/harness), with the
+// mock SGLang driven into each failure: record-exit classifies every stop from systemd's
+// SERVICE_RESULT/EXIT_* and the invocation's journal, `run` backs off, steps down, stays down.
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/private_systemd.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using gpulaunch::testing::ExecResult;
+using gpulaunch::testing::PrivateSystemd;
+using namespace std::chrono_literals;
+
+const fs::path kWork = fs::path(GL_BINARY_DIR) / "supervise-work";
+const std::string kGpulaunch = GL_GPULAUNCH_BINARY;
+// Short enough for a test, long enough to see the delay grow.
+const std::string kRestart = "[restart]\ndelay = \"1s\"\nmax_delay = \"4s\"\n";
+
+class Supervise : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    fs::remove_all(kWork);
+    fs::create_directories(kWork / "profiles");
+    const std::string install = "bash '" + std::string(GL_SOURCE_DIR) + "/mock/install.sh' '" +
+                                (kWork / "venv").string() + "' >/dev/null";
+    ASSERT_EQ(std::system(install.c_str()), 0) << install;
+    systemd_ = new PrivateSystemd();
+    if (!systemd_->boot()) {
+      skip_reason_ = systemd_->skipped() ? systemd_->skip_reason() : "";
+      return;
+    }
+    booted_ = true;
+  }
+
+  static void TearDownTestSuite() {
+    delete systemd_;
+    systemd_ = nullptr;
+  }
+
+  void SetUp() override {
+    if (!booted_) {
+      if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
+      FAIL() << "the private systemd did not boot";
+    }
+  }
+
+  // Each boot has a fresh /var/lib/gpulaunch (a tmpfs in the harness), so no old history.
+  static void write_profile(const std::string& name, int port, const std::string& extra,
+                            const std::string& env = "") {
+    std::ofstream(kWork / "profiles" / (name + ".toml"))
+        << "[engine]\nkind = \"sglang\"\nvenv = \"" << (kWork / "venv").string() << "\"\n"
+        << "[model]\npath = \"/models/mock\"\n"
+        << "[server]\nport = " << port << "\n"
+        << extra << "\n[env]\nMOCK_SGLANG_LOAD_SECONDS = \"1\"\n"
+        << "MOCK_SGLANG_MODE_FILE = \"" << (kWork / (name + ".mode")).string() << "\"\n"
+        << env;
+  }
+
+  static void set_mode(const std::string& name, const std::string& mode) {
+    std::ofstream(kWork / (name + ".mode")) << mode;
+  }
+
+  static ExecResult gpulaunch(const std::string& arguments) {
+    return systemd_->exec(
+        {"sh", "-c",
+         "'" + kGpulaunch + "' -P '" + (kWork / "profiles").string() + "' " + arguments + " 2>&1"});
+  }
+
+  static nlohmann::json status_of(const std::string& name) {
+    auto all = nlohmann::json::parse(gpulaunch("status " + name + " --json").out, nullptr, false);
+    if (!all.is_array() || all.empty()) return nlohmann::json::object();
+    return all[0];
+  }
+
+  static nlohmann::json events_of(const std::string& name) {
+    auto events =
+        nlohmann::json::parse(gpulaunch("events " + name + " --json").out, nullptr, false);
+    return events.is_array() ? events : nlohmann::json::array();
+  }
+
+  static bool has_event(const nlohmann::json& events, const std::string& kind) {
+    for (const auto& event : events)
+      if (event["class"] == kind) return true;
+    return false;
+  }
+
+  static nlohmann::json event_of(const nlohmann::json& events, const std::string& kind) {
+    for (const auto& event : events)
+      if (event["class"] == kind) return event;
+    return nlohmann::json::object();
+  }
+
+  template <class Predicate>
+  static bool eventually(Predicate done, std::chrono::seconds limit = 60s) {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (done()) return true;
+      std::this_thread::sleep_for(300ms);
+    }
+    return done();
+  }
+
+  static std::vector<std::string> recorded_argv(const std::string& name) {
+    // /var/lib/gpulaunch is private to the harness's mount namespace.
+    auto recorded =
+        systemd_->exec({"cat", "/var/lib/gpulaunch/" + name + "/mock-sglang-argv.json"});
+    auto json = nlohmann::json::parse(recorded.out, nullptr, false);
+    return json.is_array() ? json.get<std::vector<std::string>>() : std::vector<std::string>{};
+  }
+
+  static std::optional<std::string> flag_value(const std::vector<std::string>& argv,
+                                               const std::string& flag) {
+    for (size_t i = 0; i + 1 < argv.size(); ++i)
+      if (argv[i] == flag) return argv[i + 1];
+    return std::nullopt;
+  }
+
+  static PrivateSystemd* systemd_;
+  static bool booted_;
+  static std::string skip_reason_;
+};
+
+PrivateSystemd* Supervise::systemd_ = nullptr;
+bool Supervise::booted_ = false;
+std::string Supervise::skip_reason_;
+
+// cgroup v1/hybrid: systemd says Result=signal or exit-code 137, never oom-kill; the kernel's
+// oom-kill line (or the cgroup's counter) must be what tells.
+TEST_F(Supervise, AHostOomUnderMemoryMaxIsClassifiedAsHostOom) {
+  write_profile("hostoom", 31101, "[service]\nmemory_max = \"200M\"\n" + kRestart);
+  set_mode("hostoom", "leak");
+  auto up = gpulaunch("up hostoom --runtime --force");
+  set_mode("hostoom", "normal");  // the restart comes back healthy
+  ASSERT_EQ(up.exit_code, 0) << up.out;
+  nlohmann::json events;
+  ASSERT_TRUE(eventually([&] { return has_event(events = events_of("hostoom"), "host-oom"); }))
+      << events.dump(2) << "\n"
+      << gpulaunch("logs hostoom -n 100").out;
+  const auto event = event_of(events, "host-oom");
+  std::printf("host OOM evidence: %s\naction: %s\n", event["evidence"].get<std::string>().c_str(),
+              event["action"].get<std::string>().c_str());
+  EXPECT_NE(event["action"].get<std::string>().find("step down to concurrency level 1"),
+            std::string::npos)
+      << event.dump();
+  // It comes back with less concurrency.
+  ASSERT_TRUE(eventually([&] {
+    auto s = status_of("hostoom");
+    return s.value("restarts", 0) >= 1 && s.value("state", "") == "active";
+  })) << status_of("hostoom").dump(2);
+  EXPECT_EQ(flag_value(recorded_argv("hostoom"), "--max-running-requests"), "128");
+  EXPECT_EQ(status_of("hostoom")["step_down"]["concurrency_level"], 1);
+  gpulaunch("down hostoom --runtime --purge");
+}
+
+TEST_F(Supervise, ACudaOomComesBackWithALowerMemFraction) {
+  write_profile("cudaoom", 31102, kRestart);
+  set_mode("cudaoom", "cuda-oom");
+  auto up = gpulaunch("up cudaoom --runtime --force");
+  set_mode("cudaoom", "normal");
+  EXPECT_NE(up.exit_code, 0) << up.out;  // the first start never served
+  ASSERT_TRUE(eventually([&] {
+    auto s = status_of("cudaoom");
+    return s.value("restarts", 0) >= 1 && s.value("state", "") == "active";
+  })) << status_of("cudaoom").dump(2);
+  auto events = events_of("cudaoom");
+  ASSERT_TRUE(has_event(events, "cuda-oom")) << events.dump(2);
+  EXPECT_NE(event_of(events, "cuda-oom")["evidence"].get<std::string>().find(
+                "torch.OutOfMemoryError: CUDA out of memory"),
+            std::string::npos)
+      << events.dump(2);
+  EXPECT_EQ(flag_value(recorded_argv("cudaoom"), "--mem-fraction-static"), "0.83");
+  auto status = status_of("cudaoom");
+  EXPECT_EQ(status["step_down"]["gpu_memory_level"], 1) << status.dump(2);
+  EXPECT_EQ(status["last_class"], "cuda-oom");
+  auto logs = gpulaunch("logs cudaoom -n 200");
+  EXPECT_NE(logs.out.find("step-down (GPU memory level 1, concurrency level 0): "
+                          "--mem-fraction-static 0.88 -> 0.83"),
+            std::string::npos)
+      << logs.out;
+  gpulaunch("down cudaoom --runtime --purge");
+}
+
+TEST_F(Supervise, ACrashLoopStopsAtItsBudgetUntilRestarted) {
+  write_profile("loop", 31103, kRestart + "budget = 3\n",
+                "MOCK_SGLANG_CRASH_AFTER = \"1\"\nMOCK_SGLANG_CRASH_EXIT = \"3\"\n");
+  set_mode("loop", "crash");
+  gpulaunch("up loop --runtime --force");
+  nlohmann::json events;
+  ASSERT_TRUE(eventually([&] { return has_event(events = events_of("loop"), "crash-loop"); }, 90s))
+      << events.dump(2);
+  int crashes = 0;
+  for (const auto& event : events) crashes += event["class"] == "crash";
+  EXPECT_EQ(crashes, 3) << events.dump(2);
+  auto status = status_of("loop");
+  EXPECT_EQ(status["state"], "failed") << status.dump(2);
+  EXPECT_EQ(status["consecutive_failures"], 3);
+  const int restarts = status["restarts"];
+  std::this_thread::sleep_for(4s);  // it stays down
+  status = status_of("loop");
+  EXPECT_EQ(status["restarts"], restarts);
+  EXPECT_EQ(status["state"], "failed");
+  auto logs = gpulaunch("logs loop -n 100");
+  EXPECT_NE(logs.out.find("crash loop: 3 failures in a row (budget 3)"), std::string::npos)
+      << logs.out;
+  // The documented remedy.
+  set_mode("loop", "normal");
+  auto restart = gpulaunch("restart loop");
+  EXPECT_EQ(restart.exit_code, 0) << restart.out;
+  EXPECT_EQ(status_of("loop")["state"], "active");
+  EXPECT_TRUE(has_event(events_of("loop"), "operator-reset"));
+  gpulaunch("down loop --runtime --purge");
+}
+
+TEST_F(Supervise, AConfigurationErrorIsNotRetried) {
+  std::ofstream(kWork / "profiles/badflag.toml")
+      << "[engine]\nkind = \"sglang\"\nvenv = \"" << (kWork / "venv").string()
+      << "\"\nargs = [\"--no-such-flag\"]\n[model]\npath = \"/models/mock\"\n[server]\nport = "
+         "31104\n"
+      << kRestart << "\n[env]\nMOCK_SGLANG_LOAD_SECONDS = \"1\"\n";
+  auto up = gpulaunch("up badflag --runtime --force");
+  EXPECT_NE(up.exit_code, 0) << up.out;
+  nlohmann::json events;
+  ASSERT_TRUE(eventually([&] { return has_event(events = events_of("badflag"), "config-error"); }))
+      << events.dump(2);
+  EXPECT_NE(event_of(events, "config-error")["evidence"].get<std::string>().find(
+                "unrecognized arguments: --no-such-flag"),
+            std::string::npos)
+      << events.dump(2);
+  std::this_thread::sleep_for(4s);
+  auto status = status_of("badflag");
+  EXPECT_EQ(status["restarts"], 0) << status.dump(2);
+  EXPECT_EQ(status["state"], "failed");
+  EXPECT_EQ(status["consecutive_failures"], 0);
+  gpulaunch("down badflag --runtime --purge");
+}
+
+TEST_F(Supervise, TheLadderStepsBackUpAfterTheStablePeriod) {
+  write_profile("ladder", 31105, kRestart + "stable_after = \"3s\"\n");
+  set_mode("ladder", "cuda-oom");
+  gpulaunch("up ladder --runtime --force");
+  set_mode("ladder", "normal");
+  nlohmann::json events;
+  ASSERT_TRUE(eventually([&] { return has_event(events = events_of("ladder"), "stable"); }))
+      << events.dump(2);
+  EXPECT_TRUE(has_event(events, "cuda-oom"));
+  EXPECT_EQ(flag_value(recorded_argv("ladder"), "--mem-fraction-static"), "0.83");
+  EXPECT_NE(
+      event_of(events, "stable")["action"].get<std::string>().find("step up to GPU memory level 0"),
+      std::string::npos)
+      << events.dump(2);
+  auto status = status_of("ladder");
+  EXPECT_EQ(status["step_down"]["gpu_memory_level"], 0) << status.dump(2);
+  EXPECT_EQ(status["consecutive_failures"], 0);
+  // The next start uses the profile's own settings again.
+  ASSERT_EQ(gpulaunch("restart ladder").exit_code, 0);
+  EXPECT_EQ(flag_value(recorded_argv("ladder"), "--mem-fraction-static"), std::nullopt);
+  gpulaunch("down ladder --runtime --purge");
+}
+
+}  // namespace

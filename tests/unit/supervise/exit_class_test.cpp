@@ -1,0 +1,119 @@
+#include "supervise/exit_class.hpp"
+
+#include <gtest/gtest.h>
+
+namespace gl {
+namespace {
+
+constexpr const char* kUnit = "gpulaunch-demo.service";
+
+StopReport stop(std::string result, std::string code, std::string status,
+                std::vector<std::string> lines = {}, std::vector<std::string> kernel = {}) {
+  return StopReport{kUnit,
+                    std::move(result),
+                    std::move(code),
+                    std::move(status),
+                    std::move(lines),
+                    std::move(kernel),
+                    ""};
+}
+
+struct SignatureCase {
+  const char* line;
+  MemoryKnob knob;
+};
+
+TEST(ExitClass, EachCudaOomSignatureIsCudaOomWithItsKnob) {
+  const SignatureCase cases[] = {
+      {"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
+       MemoryKnob::mem_fraction},
+      {"RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
+       MemoryKnob::mem_fraction},
+      {"Exception: Capture cuda graph failed: CUDA out of memory", MemoryKnob::cuda_graph_max_bs},
+      {"RuntimeError: alloc_req_slots runs out of memory.", MemoryKnob::max_requests},
+      {"ValueError: No available memory for the cache blocks.", MemoryKnob::mem_fraction},
+      {"ValueError: Free memory on device (1.2/80 GiB) on startup is less than desired GPU memory "
+       "utilization (0.9, 72 GiB).",
+       MemoryKnob::mem_fraction},
+  };
+  for (const auto& c : cases) {
+    auto result = classify_stop(stop("exit-code", "exited", "1", {"loading", c.line, "bye"}));
+    EXPECT_EQ(result.value, ExitClass::cuda_oom) << c.line;
+    EXPECT_EQ(result.evidence, c.line);
+    EXPECT_EQ(result.knob, c.knob) << c.line;
+  }
+}
+
+TEST(ExitClass, KernelOomKillLineForTheUnitIsHostOomEvenAsSigkill) {
+  const std::string line =
+      "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,"
+      "oom_memcg=/gpulaunch-harness.7/system.slice/gpulaunch-demo.service,"
+      "task_memcg=/gpulaunch-harness.7/system.slice/"
+      "gpulaunch-demo.service,task=python3,pid=42,uid=0";
+  auto from_run = classify_stop(stop("exit-code", "exited", "137", {}, {line}));
+  EXPECT_EQ(from_run.value, ExitClass::host_oom);
+  EXPECT_EQ(from_run.evidence, line);
+  EXPECT_EQ(classify_stop(stop("signal", "killed", "KILL", {}, {line})).value, ExitClass::host_oom);
+}
+
+TEST(ExitClass, KernelOomKillOfAnotherUnitIsNotOurs) {
+  const std::string other =
+      "oom-kill:constraint=CONSTRAINT_MEMCG,oom_memcg=/system.slice/gpulaunch-demo2.service,"
+      "task_memcg=/system.slice/gpulaunch-demo2.service,task=python3,pid=42,uid=0";
+  const std::string prefixed =
+      "oom-kill:constraint=CONSTRAINT_MEMCG,oom_memcg=/system.slice/xgpulaunch-demo.service,"
+      "task_memcg=/system.slice/xgpulaunch-demo.service,task=python3";
+  EXPECT_FALSE(is_kernel_oom_kill_of(other, kUnit));
+  EXPECT_FALSE(is_kernel_oom_kill_of(prefixed, kUnit));
+  EXPECT_TRUE(is_kernel_oom_kill_of(
+      "oom-kill:constraint=CONSTRAINT_MEMCG,oom_memcg=/system.slice/gpulaunch-demo.service",
+      kUnit));
+  EXPECT_EQ(classify_stop(stop("signal", "killed", "KILL", {}, {other})).value, ExitClass::crash);
+}
+
+TEST(ExitClass, ResultOomKillAndTheCgroupCounterAreHostOom) {
+  EXPECT_EQ(classify_stop(stop("oom-kill", "killed", "KILL")).value, ExitClass::host_oom);
+  auto report = stop("exit-code", "exited", "137");
+  report.cgroup_oom_kill = "memory cgroup oom_kill counter 0 -> 1";
+  auto result = classify_stop(report);
+  EXPECT_EQ(result.value, ExitClass::host_oom);
+  EXPECT_EQ(result.evidence, report.cgroup_oom_kill);
+}
+
+TEST(ExitClass, ConfigurationErrorAndSetupFailureAreTerminal) {
+  auto config =
+      classify_stop(stop("exit-code", "exited", "78",
+                         {"usage: ...", "launch_server: error: unrecognized arguments: --bogus"}));
+  EXPECT_EQ(config.value, ExitClass::config_error);
+  EXPECT_EQ(config.evidence, "launch_server: error: unrecognized arguments: --bogus");
+  EXPECT_TRUE(is_terminal(config.value));
+  EXPECT_FALSE(counts_as_failure(config.value));
+  for (const char* code : {"200", "217", "226", "244"}) {
+    auto result = classify_stop(stop("exit-code", "exited", code));
+    EXPECT_EQ(result.value, ExitClass::setup_failure) << code;
+    EXPECT_TRUE(is_terminal(result.value));
+  }
+  EXPECT_EQ(classify_stop(stop("exit-code", "exited", "245")).value, ExitClass::crash);
+  EXPECT_EQ(classify_stop(stop("exit-code", "exited", "79")).value, ExitClass::budget);
+}
+
+TEST(ExitClass, WatchdogTimeoutCleanCrash) {
+  EXPECT_EQ(classify_stop(stop("watchdog", "exited", "134")).value, ExitClass::hang);
+  EXPECT_EQ(classify_stop(stop("timeout", "killed", "TERM")).value, ExitClass::start_timeout);
+  EXPECT_EQ(classify_stop(stop("exit-code", "exited", "75")).value, ExitClass::start_timeout);
+  EXPECT_EQ(classify_stop(stop("success", "exited", "0")).value, ExitClass::clean);
+  EXPECT_EQ(classify_stop(stop("success", "killed", "TERM")).value, ExitClass::clean);
+  auto segv = classify_stop(stop("exit-code", "exited", "139", {"Segmentation fault"}));
+  EXPECT_EQ(segv.value, ExitClass::crash);
+  EXPECT_EQ(segv.evidence, "SERVICE_RESULT=exit-code EXIT_CODE=exited EXIT_STATUS=139");
+}
+
+TEST(ExitClass, NamesRoundTrip) {
+  for (auto value : {ExitClass::clean, ExitClass::host_oom, ExitClass::cuda_oom, ExitClass::hang,
+                     ExitClass::start_timeout, ExitClass::config_error, ExitClass::setup_failure,
+                     ExitClass::budget, ExitClass::residue, ExitClass::crash})
+    EXPECT_EQ(parse_exit_class(exit_class_name(value)), value);
+}
+
+}  // namespace
+}  // namespace gl

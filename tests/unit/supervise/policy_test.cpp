@@ -1,0 +1,112 @@
+#include "supervise/policy.hpp"
+
+#include <gtest/gtest.h>
+
+#include "supervise/step_down.hpp"
+
+namespace gl {
+namespace {
+
+RestartSettings settings() {
+  RestartSettings restart;
+  restart.delay = Seconds{10};
+  restart.max_delay = Seconds{300};
+  restart.budget = 5;
+  return restart;
+}
+
+TEST(Policy, BackoffDoublesFromDelayToTheCap) {
+  const auto restart = settings();
+  EXPECT_EQ(backoff_delay(0, restart), Seconds{0});
+  EXPECT_EQ(backoff_delay(1, restart), Seconds{10});
+  EXPECT_EQ(backoff_delay(2, restart), Seconds{20});
+  EXPECT_EQ(backoff_delay(3, restart), Seconds{40});
+  EXPECT_EQ(backoff_delay(6, restart), Seconds{300});
+  EXPECT_EQ(backoff_delay(1000, restart), Seconds{300});
+}
+
+TEST(Policy, BudgetSpentMeansStayDown) {
+  SupervisorState state;
+  state.consecutive_failures = 4;
+  state.last_class = "crash";
+  auto decision = decide_start(state, settings());
+  EXPECT_FALSE(decision.stay_down);
+  EXPECT_EQ(decision.delay, Seconds{80});
+  state.consecutive_failures = 5;
+  decision = decide_start(state, settings());
+  EXPECT_TRUE(decision.stay_down);
+  EXPECT_NE(decision.reason.find("crash loop: 5 failures"), std::string::npos) << decision.reason;
+}
+
+TEST(Policy, CudaOomStepsDownWithinBoundsHostOomLowersConcurrency) {
+  SupervisorState state;
+  Classification cuda{ExitClass::cuda_oom, "torch.OutOfMemoryError", MemoryKnob::mem_fraction};
+  auto outcome = after_stop(state, cuda, settings(), 100, 2, 3);
+  EXPECT_EQ(outcome.state.gpu_level, 1);
+  EXPECT_EQ(outcome.state.consecutive_failures, 1);
+  EXPECT_NE(outcome.action.find("restart after 10s; step down to GPU memory level 1"),
+            std::string::npos)
+      << outcome.action;
+  outcome = after_stop(outcome.state, cuda, settings(), 200, 2, 3);
+  outcome = after_stop(outcome.state, cuda, settings(), 300, 2, 3);
+  EXPECT_EQ(outcome.state.gpu_level, 2);  // the floor
+  outcome = after_stop(outcome.state, Classification{ExitClass::host_oom, "oom-kill", {}},
+                       settings(), 400, 2, 3);
+  EXPECT_EQ(outcome.state.host_level, 1);
+  EXPECT_EQ(outcome.state.last_class, "host-oom");
+}
+
+TEST(Policy, ConfigErrorIsNotAFailureButStaysDown) {
+  auto outcome = after_stop(SupervisorState{}, Classification{ExitClass::config_error, "x", {}},
+                            settings(), 1, 5, 5);
+  EXPECT_EQ(outcome.state.consecutive_failures, 0);
+  EXPECT_NE(outcome.action.find("not retried"), std::string::npos);
+}
+
+TEST(Policy, StableForgivesAndStepsUpOneLevel) {
+  SupervisorState state;
+  state.consecutive_failures = 3;
+  state.gpu_level = 2;
+  state.host_level = 1;
+  auto outcome = after_stable(state, 500);
+  EXPECT_EQ(outcome.state.consecutive_failures, 0);
+  EXPECT_EQ(outcome.state.gpu_level, 1);
+  EXPECT_EQ(outcome.state.host_level, 0);
+  EXPECT_EQ(outcome.state.last_stable_usec, 500);
+  EXPECT_EQ(outcome.action,
+            "forgive 3 failure(s); step up to GPU memory level 1; step up to concurrency level 0");
+}
+
+TEST(StepDown, SglangMemFractionInsertedFromDefaultThenLowered) {
+  std::vector<std::string> argv{"python", "-m", "sglang.launch_server", "--port", "30000"};
+  auto one = step_down(argv, EngineKind::sglang, 1, 0);
+  ASSERT_EQ(one.argv.size(), 7u);
+  EXPECT_EQ(one.argv[5], "--mem-fraction-static");
+  EXPECT_EQ(one.argv[6], "0.83");
+  EXPECT_EQ(one.changes.at(0), "--mem-fraction-static 0.88 -> 0.83");
+  EXPECT_EQ(step_down(argv, EngineKind::sglang, 0, 0).argv, argv);
+}
+
+TEST(StepDown, ExistingValuesAreLoweredInPlaceWithinFloors) {
+  std::vector<std::string> argv{"x",  "--mem-fraction-static=0.6", "--cuda-graph-max-bs",
+                                "64", "--max-running-requests",    "100"};
+  auto stepped = step_down(argv, EngineKind::sglang, 4, 2);
+  EXPECT_EQ(stepped.argv[1], "--mem-fraction-static=0.50");  // 0.6 - 0.2 floored at 0.5
+  EXPECT_EQ(stepped.argv[3], "4");                           // 64 >> 4
+  EXPECT_EQ(stepped.argv[5], "25");                          // 100 >> 2
+  auto vllm = step_down({"vllm", "serve", "m"}, EngineKind::vllm, 2, 1);
+  EXPECT_EQ(vllm.argv, (std::vector<std::string>{"vllm", "serve", "m", "--gpu-memory-utilization",
+                                                 "0.80", "--max-num-seqs", "128"}));
+  EXPECT_EQ(step_down({"trtllm-serve"}, EngineKind::trtllm, 3, 3).argv,
+            std::vector<std::string>{"trtllm-serve"});
+}
+
+TEST(StepDown, LevelsEndAtTheFloor) {
+  EXPECT_EQ(max_gpu_level(EngineKind::sglang), 7);  // 0.88 -> 0.53
+  EXPECT_EQ(max_gpu_level(EngineKind::vllm), 8);    // 0.90 -> 0.50
+  EXPECT_EQ(max_host_level(EngineKind::vllm), 5);   // 256 -> 8
+  EXPECT_EQ(max_gpu_level(EngineKind::trtllm), 0);
+}
+
+}  // namespace
+}  // namespace gl
