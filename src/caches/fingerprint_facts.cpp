@@ -36,7 +36,8 @@ FingerprintInputs fingerprint_inputs(const Profile& profile, const Facts& facts)
     };
     inputs.flashinfer_version = version_of("flashinfer");
     inputs.triton_version = version_of("triton");
-    if (profile.engine.kind != EngineKind::command) inputs.engine_version = version_of(inputs.engine);
+    if (profile.engine.kind != EngineKind::command)
+      inputs.engine_version = version_of(inputs.engine);
   }
   return inputs;
 }

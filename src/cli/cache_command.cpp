@@ -1,12 +1,12 @@
 #include <fmt/core.h>
 
 #include "caches/cache_state.hpp"
+#include "caches/fingerprint_facts.hpp"
 #include "caches/prepare.hpp"
 #include "cli/context.hpp"
-#include "caches/fingerprint_facts.hpp"
-#include "rules/node_probe.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/validate.hpp"
+#include "rules/node_probe.hpp"
 
 namespace gl {
 namespace {
@@ -34,7 +34,8 @@ int list_caches(const CliContext& context, const std::string& name) {
   Profile profile;
   auto plan = plan_for(context, name, &profile);
   if (!plan) return report(plan.error());
-  auto state = inspect_caches(*plan, fingerprint_inputs(profile, probe_node_for(profile, ShellEnvironment::current())));
+  auto state = inspect_caches(
+      *plan, fingerprint_inputs(profile, probe_node_for(profile, ShellEnvironment::current())));
   if (!state) return report(state.error());
   fmt::print("cache root  {}\n", state->root);
   fmt::print("fingerprint {}", state->fingerprint);

@@ -5,8 +5,8 @@
 
 #include "cli/all_nodes.hpp"
 #include "cli/context.hpp"
-#include "cli/supervise.hpp"
 #include "cli/lifecycle.hpp"
+#include "cli/supervise.hpp"
 #include "profile/loader.hpp"
 #include "profile/validate.hpp"
 
@@ -70,7 +70,8 @@ int down(const DownOptions& options) {
       fmt::print("removed {}\n", file.string());
       if (auto reloaded = (*manager)->reload(); !reloaded) return report(reloaded.error());
     } else if (error) {
-      return report(Error{fmt::format("Failed to remove '{}': {}", file.string(), error.message())});
+      return report(
+          Error{fmt::format("Failed to remove '{}': {}", file.string(), error.message())});
     }
   }
   return 0;
@@ -79,8 +80,8 @@ int down(const DownOptions& options) {
 int restart(const std::string& profile, bool user) {
   const std::string unit = unit_for(profile);
   // The documented way out of a crash loop: the operator says try again.
-  if (auto reset = reset_crash_loop(std::filesystem::path(profile).stem().string(),
-                                    "gpulaunch restart");
+  if (auto reset =
+          reset_crash_loop(std::filesystem::path(profile).stem().string(), "gpulaunch restart");
       !reset)
     fmt::print(stderr, "warning: {}\n", reset.error().message);
   auto manager = connect_systemd(user ? ManagerScope::user : ManagerScope::system);

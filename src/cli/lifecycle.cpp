@@ -38,7 +38,8 @@ std::string describe_state(const UnitStatus& status) {
   std::string text = fmt::format("{} ({})", status.active_state, status.sub_state);
   if (status.result != "success" && !status.result.empty()) {
     text += fmt::format(", last result: {}", status.result);
-    if (status.exec_main_code == 1) text += fmt::format(", exit status {}", status.exec_main_status);
+    if (status.exec_main_code == 1)
+      text += fmt::format(", exit status {}", status.exec_main_status);
     if (status.exec_main_code == 2 || status.exec_main_code == 3)
       text += fmt::format(", signal {}", status.exec_main_status);
   }

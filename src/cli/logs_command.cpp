@@ -39,7 +39,8 @@ int logs(const std::string& profile, bool follow, size_t lines) {
 }  // namespace
 
 void add_logs_command(CLI::App& app, CliContext& context) {
-  auto* command = app.add_subcommand("logs", "Show a service's journal: the engine's output and systemd's");
+  auto* command =
+      app.add_subcommand("logs", "Show a service's journal: the engine's output and systemd's");
   static std::string profile;
   static bool follow = false;
   static size_t lines = 50;

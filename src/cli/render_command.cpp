@@ -17,7 +17,8 @@ void add_render_command(CLI::App& app, CliContext& context) {
   static long long node_rank = 0;
   command->add_option("profile", name, "Profile name or path to a .toml file")->required();
   command->add_option("--gpulaunch-bin", binary,
-                      "gpulaunch binary the unit runs (default: this one, so a build tree renders a unit that runs the build tree)");
+                      "gpulaunch binary the unit runs (default: this one, so a build tree renders "
+                      "a unit that runs the build tree)");
   command->add_option("--node-rank", node_rank, "Rank of this node in a multi-node profile")
       ->check(CLI::Range(0LL, 1023LL));
   command->callback([&context] {
@@ -28,9 +29,9 @@ void add_render_command(CLI::App& app, CliContext& context) {
       return;
     }
     if (node_rank >= profile->parallelism.nodes) {
-      context.exit_code = report(Error{fmt::format(
-          "--node-rank {} is outside profile '{}', which spans {} node(s)", node_rank,
-          profile->name, profile->parallelism.nodes)});
+      context.exit_code =
+          report(Error{fmt::format("--node-rank {} is outside profile '{}', which spans {} node(s)",
+                                   node_rank, profile->name, profile->parallelism.nodes)});
       return;
     }
     RenderOptions options;

@@ -1,10 +1,10 @@
+#include <unistd.h>
 #include <algorithm>
-#include <cstdio>
 #include <charconv>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 #include <optional>
 #include <thread>
 
@@ -39,8 +39,10 @@ void say(const std::string& line) {
 // with what and why, before the engine can load a stale kernel.
 Result<void> prepare_jit_caches(const std::string& snapshot, Notifier& notifier) {
   if (snapshot.empty() || !std::filesystem::exists(snapshot)) {
-    say(fmt::format("no profile snapshot at '{}': JIT caches not checked (install with "
-                    "`gpulaunch up`)", snapshot));
+    say(
+        fmt::format("no profile snapshot at '{}': JIT caches not checked (install with "
+                    "`gpulaunch up`)",
+                    snapshot));
     return {};
   }
   notifier.notify("STATUS=checking JIT caches");
@@ -48,12 +50,15 @@ Result<void> prepare_jit_caches(const std::string& snapshot, Notifier& notifier)
   if (!profile) return std::unexpected(profile.error());
   const LaunchPlan plan = make_launch_plan(*profile);
   const Facts facts = probe_node_for(*profile, ShellEnvironment::current());
-  auto report = prepare_caches(plan, fingerprint_inputs(*profile, facts), [](const Removal& removal) {
-    say(fmt::format("removed {} ({} bytes): {}", removal.what, removal.bytes, removal.why));
-  });
+  auto report =
+      prepare_caches(plan, fingerprint_inputs(*profile, facts), [](const Removal& removal) {
+        say(fmt::format("removed {} ({} bytes): {}", removal.what, removal.bytes, removal.why));
+      });
   if (!report) return std::unexpected(report.error());
-  if (!report->change.empty()) say(fmt::format("JIT caches were stale: {}", report->change));
-  else say(fmt::format("JIT caches current (fingerprint {})", report->fingerprint));
+  if (!report->change.empty())
+    say(fmt::format("JIT caches were stale: {}", report->change));
+  else
+    say(fmt::format("JIT caches current (fingerprint {})", report->fingerprint));
   for (const auto& kept : report->kept) say("kept " + kept);
   for (const auto& held : report->held_locks) say("lock still held, left in place: " + held);
   return {};
@@ -93,7 +98,9 @@ bool wait_for_gpu_residue(Notifier& notifier, std::chrono::seconds limit) {
   for (;;) {
     auto processes = nvml_compute_processes(gpus);
     if (!processes) return true;  // no NVML here: nothing to check
-    std::erase_if(*processes, [](const GpuProcessUse& use) { return use.pid == static_cast<unsigned>(::getpid()); });
+    std::erase_if(*processes, [](const GpuProcessUse& use) {
+      return use.pid == static_cast<unsigned>(::getpid());
+    });
     if (processes->empty()) {
       if (reported) say("GPU memory released; starting the engine");
       return true;
@@ -130,10 +137,12 @@ std::optional<int> supervise_start(const std::string& name, const std::string& s
   }
   const StartDecision decision = decide_start(*state, supervised.restart);
   if (decision.stay_down) {
-    say(fmt::format("{}; staying down. Fix the cause (`gpulaunch events {}`), then "
+    say(
+        fmt::format("{}; staying down. Fix the cause (`gpulaunch events {}`), then "
                     "`gpulaunch restart {}` to try again",
                     decision.reason, name, name));
-    notifier.notify(fmt::format("STATUS={}; gpulaunch restart {} to try again", decision.reason, name));
+    notifier.notify(
+        fmt::format("STATUS={}; gpulaunch restart {} to try again", decision.reason, name));
     return kExitCrashLoop;
   }
   if (decision.delay.count() > 0) {
@@ -152,7 +161,8 @@ std::optional<int> supervise_start(const std::string& name, const std::string& s
                       state->host_level, change));
     argv = std::move(stepped.argv);
   }
-  options.stable_after = std::chrono::duration_cast<std::chrono::seconds>(supervised.restart.stable_after);
+  options.stable_after =
+      std::chrono::duration_cast<std::chrono::seconds>(supervised.restart.stable_after);
   options.on_stable = [name]() -> std::string {
     const History history(profile_state_directory(name));
     auto state = history.state();
@@ -161,8 +171,12 @@ std::optional<int> supervise_start(const std::string& name, const std::string& s
       return {};
     auto outcome = after_stable(*state, now_usec());
     if (auto saved = history.save(outcome.state); !saved) return saved.error().message;
-    SupervisorEvent event{now_usec(), "stable", "served for restart.stable_after", outcome.action,
-                          outcome.state.gpu_level, outcome.state.host_level};
+    SupervisorEvent event{now_usec(),
+                          "stable",
+                          "served for restart.stable_after",
+                          outcome.action,
+                          outcome.state.gpu_level,
+                          outcome.state.host_level};
     if (auto appended = history.append(event); !appended) return appended.error().message;
     return "stable: " + outcome.action;
   };
@@ -185,9 +199,10 @@ void add_run_command(CLI::App& app, CliContext& context) {
   command->add_option("--health-url", health_url, "URL answering 200 once serving")->required();
   command->add_option("--ready-timeout", ready_timeout, "Seconds to wait for health 200")
       ->check(CLI::Range(1LL, 86400LL));
-  command->add_option("--progress-grace", progress_grace,
-                      "Seconds by which loading progress pushes the ready deadline back "
-                      "(default: the ready timeout, at most 300)")
+  command
+      ->add_option("--progress-grace", progress_grace,
+                   "Seconds by which loading progress pushes the ready deadline back "
+                   "(default: the ready timeout, at most 300)")
       ->check(CLI::Range(1LL, 86400LL));
   command->add_option("engine_argv", argv, "The engine's command line, after --")->required();
   command->callback([&context] {

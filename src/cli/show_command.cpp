@@ -9,7 +9,8 @@
 namespace gl {
 
 void add_show_command(CLI::App& app, CliContext& context) {
-  auto* command = app.add_subcommand("show", "Print a profile with its parents and drop-ins merged");
+  auto* command =
+      app.add_subcommand("show", "Print a profile with its parents and drop-ins merged");
   static std::string name;
   command->add_option("profile", name, "Profile name or path to a .toml file")->required();
   command->callback([&context] {

@@ -81,8 +81,9 @@ int status(const std::string& profile, bool json, bool user) {
                      {"restarts", state->restarts},
                      {"last_failure", last_failure(*state)},
                      {"consecutive_failures", supervisor.consecutive_failures},
-                     {"step_down", {{"gpu_memory_level", supervisor.gpu_level},
-                                    {"concurrency_level", supervisor.host_level}}},
+                     {"step_down",
+                      {{"gpu_memory_level", supervisor.gpu_level},
+                       {"concurrency_level", supervisor.host_level}}},
                      {"last_class", supervisor.last_class},
                      {"last_event", last_event},
                      {"unit_file", state->fragment_path}});
@@ -104,8 +105,10 @@ int status(const std::string& profile, bool json, bool user) {
     fmt::print("  unit file: {}\n", state->fragment_path);
     if (state->active_state != "active") exit_code = std::max(exit_code, 3);
   }
-  if (json) fmt::print("{}\n", all.dump(2));
-  else if (units.empty()) fmt::print("no gpulaunch services are loaded\n");
+  if (json)
+    fmt::print("{}\n", all.dump(2));
+  else if (units.empty())
+    fmt::print("no gpulaunch services are loaded\n");
   return exit_code;
 }
 
@@ -126,8 +129,7 @@ void add_status_command(CLI::App& app, CliContext& context) {
   command->callback([&context] {
     if (on_all_nodes) {
       auto loaded = load_profile(context.profile_source(), profile);
-      context.exit_code =
-          loaded ? status_all_nodes(*loaded, all_nodes) : report(loaded.error());
+      context.exit_code = loaded ? status_all_nodes(*loaded, all_nodes) : report(loaded.error());
       return;
     }
     context.exit_code = status(profile, json, user);

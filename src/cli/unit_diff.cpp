@@ -15,9 +15,9 @@ std::string unit_diff(const std::string& installed, const std::string& updated,
   const auto before = directory / "installed", after = directory / "new";
   std::string text = "(could not compute the difference)\n";
   if (write_file_atomically(before, installed) && write_file_atomically(after, updated)) {
-    auto diff = run_process("/usr/bin/diff", {"-u", "--label", label + " (installed)",
-                                              before.string(), "--label", label + " (new)",
-                                              after.string()});
+    auto diff =
+        run_process("/usr/bin/diff", {"-u", "--label", label + " (installed)", before.string(),
+                                      "--label", label + " (new)", after.string()});
     if (diff && diff->exit_code <= 1) text = diff->out;
   }
   std::error_code ignored;

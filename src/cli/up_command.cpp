@@ -1,17 +1,17 @@
+#include <unistd.h>
 #include <chrono>
 #include <fstream>
 #include <sstream>
 #include <thread>
-#include <unistd.h>
 
 #include <fmt/core.h>
 
 #include "cli/all_nodes.hpp"
 #include "cli/context.hpp"
-#include "cli/supervise.hpp"
 #include "cli/findings_report.hpp"
 #include "cli/lifecycle.hpp"
 #include "cli/locked.hpp"
+#include "cli/supervise.hpp"
 #include "cli/unit_diff.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/validate.hpp"
@@ -106,9 +106,9 @@ int up(const UpOptions& options, const CliContext& context) {
   if (options.all_nodes)
     return up_all_nodes(*profile, AllNodesOptions{options.ssh, options.force, false});
   if (options.node_rank >= profile->parallelism.nodes)
-    return report(Error{fmt::format("--node-rank {} is outside profile '{}', which spans {} node(s)",
-                                    options.node_rank, profile->name,
-                                    profile->parallelism.nodes)});
+    return report(
+        Error{fmt::format("--node-rank {} is outside profile '{}', which spans {} node(s)",
+                          options.node_rank, profile->name, profile->parallelism.nodes)});
 
   const UnitPlacement placement{options.user ? ManagerScope::user : ManagerScope::system,
                                 options.runtime};
@@ -170,13 +170,17 @@ int up(const UpOptions& options, const CliContext& context) {
   }
   std::fflush(stdout);
   if (errors > 0 && !options.force) {
-    fmt::print(stderr, "Refusing to start {}: the check found {} error(s) above. Fix them, or "
-                       "pass --force to start anyway.\n", unit, errors);
+    fmt::print(stderr,
+               "Refusing to start {}: the check found {} error(s) above. Fix them, or "
+               "pass --force to start anyway.\n",
+               unit, errors);
     return 1;
   }
   if (errors > 0)
-    fmt::print(stderr, "WARNING: --force: starting {} DESPITE {} CHECK ERROR(S); expect the "
-                       "failures they predict.\n", unit, errors);
+    fmt::print(stderr,
+               "WARNING: --force: starting {} DESPITE {} CHECK ERROR(S); expect the "
+               "failures they predict.\n",
+               unit, errors);
 
   if (!existing.empty() && existing != text) {
     fmt::print("{} changed:\n{}", path.string(), unit_diff(existing, text, path.string()));
@@ -211,8 +215,9 @@ int up(const UpOptions& options, const CliContext& context) {
       return report(waited.error());
     auto status = (*manager)->status(unit);
     if (!status) return report(status.error());
-    std::string phase = status->status_text.empty() ? status->active_state + " (" + status->sub_state + ")"
-                                                    : status->status_text;
+    std::string phase = status->status_text.empty()
+                            ? status->active_state + " (" + status->sub_state + ")"
+                            : status->status_text;
     progress.show(phase, Clock::now() - started);
     if (phase != last_phase) {
       last_phase = phase;
@@ -240,28 +245,34 @@ int up(const UpOptions& options, const CliContext& context) {
   fmt::print("ready: {} serves at {} after {:.1f}s\n", profile->name,
              plan.health_url.substr(0, plan.health_url.rfind('/')), elapsed.count() / 1000.0);
   const std::string where = options.user ? " --user" : options.runtime ? " --runtime" : "";
-  fmt::print("status: gpulaunch status {0}   logs: gpulaunch logs {0} -f   stop: gpulaunch down {0}{1}\n",
-             profile->name, where);
+  fmt::print(
+      "status: gpulaunch status {0}   logs: gpulaunch logs {0} -f   stop: gpulaunch down {0}{1}\n",
+      profile->name, where);
   return 0;
 }
 
 }  // namespace
 
 void add_up_command(CLI::App& app, CliContext& context) {
-  auto* command = app.add_subcommand("up", "Install the profile's unit, start it, wait until it serves");
+  auto* command =
+      app.add_subcommand("up", "Install the profile's unit, start it, wait until it serves");
   static UpOptions options;
-  command->add_option("profile", options.profile, "Profile name or path to a .toml file")->required();
+  command->add_option("profile", options.profile, "Profile name or path to a .toml file")
+      ->required();
   auto* runtime = command->add_flag("--runtime", options.runtime,
                                     "Install under /run/systemd/system (gone at reboot)");
-  command->add_flag("--user", options.user, "Use the calling user's systemd manager")->excludes(runtime);
+  command->add_flag("--user", options.user, "Use the calling user's systemd manager")
+      ->excludes(runtime);
   command->add_flag("--force", options.force, "Start even when the check finds errors");
   command->add_option("--node-rank", options.node_rank, "Rank of this node in a multi-node profile")
       ->check(CLI::Range(0LL, 1023LL));
-  auto* all = command->add_flag("--all-nodes", options.all_nodes,
-                                "Check every node of 'nodes.hosts', then bring each rank up over ssh");
+  auto* all =
+      command->add_flag("--all-nodes", options.all_nodes,
+                        "Check every node of 'nodes.hosts', then bring each rank up over ssh");
   command->add_option("--ssh", options.ssh, "ssh client for --all-nodes (default /usr/bin/ssh)");
-  command->add_option("--locked", options.locked,
-                      "Refuse to start unless this node matches the lockfile (`gpulaunch verify`)")
+  command
+      ->add_option("--locked", options.locked,
+                   "Refuse to start unless this node matches the lockfile (`gpulaunch verify`)")
       ->excludes(all);
   command->callback([&context] { context.exit_code = up(options, context); });
 }

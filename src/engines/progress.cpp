@@ -39,12 +39,18 @@ std::optional<int> percent_in(std::string_view line) {
 
 std::string_view phase_name(Phase phase) {
   switch (phase) {
-    case Phase::starting: return "starting";
-    case Phase::loading_weights: return "loading weights";
-    case Phase::capturing_graphs: return "capturing CUDA graphs";
-    case Phase::compiling: return "compiling";
-    case Phase::waiting_for_health: return "waiting for health";
-    case Phase::serving: return "serving";
+    case Phase::starting:
+      return "starting";
+    case Phase::loading_weights:
+      return "loading weights";
+    case Phase::capturing_graphs:
+      return "capturing CUDA graphs";
+    case Phase::compiling:
+      return "compiling";
+    case Phase::waiting_for_health:
+      return "waiting for health";
+    case Phase::serving:
+      return "serving";
   }
   return "unknown";
 }
@@ -53,8 +59,10 @@ std::optional<ProgressUpdate> parse_progress_line(std::string_view line) {
   for (const auto& [marker, phase] : kMarkers) {
     if (line.find(marker) == std::string_view::npos) continue;
     ProgressUpdate update{phase, std::nullopt};
-    if (marker == "Load weight end") update.percent = 100;
-    else if (phase == Phase::loading_weights) update.percent = percent_in(line);
+    if (marker == "Load weight end")
+      update.percent = 100;
+    else if (phase == Phase::loading_weights)
+      update.percent = percent_in(line);
     return update;
   }
   return std::nullopt;

@@ -6,7 +6,14 @@
 
 namespace gl {
 
-enum class Phase { starting, loading_weights, capturing_graphs, compiling, waiting_for_health, serving };
+enum class Phase {
+  starting,
+  loading_weights,
+  capturing_graphs,
+  compiling,
+  waiting_for_health,
+  serving
+};
 
 std::string_view phase_name(Phase phase);
 

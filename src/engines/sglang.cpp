@@ -8,9 +8,13 @@ namespace gl {
 // new flag shares the prefix.
 std::vector<std::string> sglang_argv(const Profile& profile, const LaunchOptions& options) {
   const auto& p = profile.parallelism;
-  std::vector<std::string> argv{venv_program(profile, "python"), "-m", "sglang.launch_server",
-                                "--model-path", profile.model.path,
-                                "--tensor-parallel-size", std::to_string(p.tp)};
+  std::vector<std::string> argv{venv_program(profile, "python"),
+                                "-m",
+                                "sglang.launch_server",
+                                "--model-path",
+                                profile.model.path,
+                                "--tensor-parallel-size",
+                                std::to_string(p.tp)};
   auto add = [&](std::string flag, std::string value) {
     argv.push_back(std::move(flag));
     argv.push_back(std::move(value));

@@ -11,8 +11,8 @@ namespace gl {
 std::vector<std::string> vllm_argv(const Profile& profile, const LaunchOptions& options) {
   const auto& p = profile.parallelism;
   std::vector<std::string> argv{profile.engine.executable.value_or(venv_program(profile, "vllm")),
-                                "serve", profile.model.path,
-                                "--tensor-parallel-size", std::to_string(p.tp)};
+                                "serve", profile.model.path, "--tensor-parallel-size",
+                                std::to_string(p.tp)};
   auto add = [&](std::string flag, std::string value) {
     argv.push_back(std::move(flag));
     argv.push_back(std::move(value));

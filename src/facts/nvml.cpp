@@ -18,7 +18,8 @@ struct nvmlMemory_t {
   unsigned long long free;
   unsigned long long used;
 };
-struct nvmlProcessInfo_t {  // nvmlProcessInfo_v2_t: what nvmlDeviceGetComputeRunningProcesses_v3 fills
+struct nvmlProcessInfo_t {  // nvmlProcessInfo_v2_t: what nvmlDeviceGetComputeRunningProcesses_v3
+                            // fills
   unsigned pid;
   unsigned long long usedGpuMemory;
   unsigned gpuInstanceId;
@@ -132,7 +133,8 @@ Result<std::vector<GpuProcessUse>> nvml_compute_processes(const std::vector<int>
   std::vector<GpuProcessUse> found;
   if (count(&devices) == kNvmlSuccess)
     for (unsigned index = 0; index < devices; ++index) {
-      if (!gpus.empty() && std::find(gpus.begin(), gpus.end(), static_cast<int>(index)) == gpus.end())
+      if (!gpus.empty() &&
+          std::find(gpus.begin(), gpus.end(), static_cast<int>(index)) == gpus.end())
         continue;
       nvmlDevice_t device = nullptr;
       if (by_index(index, &device) != kNvmlSuccess) continue;

@@ -80,9 +80,9 @@ LaunchPlan make_launch_plan(const Profile& profile, const LaunchOptions& options
                                 : plan.cache_root + "/" + std::string(cache.directory);
     plan.caches.push_back({std::string(cache.name), directory, cache.keys_itself});
     for (const auto& variable : cache.variables)
-      env.emplace_back(std::string(variable.name),
-                       variable.subpath.empty() ? directory
-                                                : directory + "/" + std::string(variable.subpath));
+      env.emplace_back(
+          std::string(variable.name),
+          variable.subpath.empty() ? directory : directory + "/" + std::string(variable.subpath));
   }
 
   // Nothing may fall back to a home directory the service does not own.
@@ -95,8 +95,10 @@ LaunchPlan make_launch_plan(const Profile& profile, const LaunchOptions& options
   for (const auto& [name, value] : profile.env) {
     auto existing = std::find_if(env.begin(), env.end(),
                                  [&](const auto& entry) { return entry.first == name; });
-    if (existing != env.end()) existing->second = value;  // HOME, LANG, ...: the profile wins
-    else env.emplace_back(name, value);
+    if (existing != env.end())
+      existing->second = value;  // HOME, LANG, ...: the profile wins
+    else
+      env.emplace_back(name, value);
   }
   return plan;
 }

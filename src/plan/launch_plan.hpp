@@ -20,13 +20,13 @@ struct CacheLocation {
 struct LaunchPlan {
   std::vector<std::string> argv;
   std::vector<std::pair<std::string, std::string>> environment;  // in a fixed, readable order
-  std::string state_directory;  // /var/lib/gpulaunch/NAME
+  std::string state_directory;                                   // /var/lib/gpulaunch/NAME
   // The merged profile as `up` installed it, for `run` (which cannot see the caller's
   // ./profiles): /var/lib/gpulaunch/snapshots/NAME.toml
   std::string snapshot_path;
   std::string cache_root;
   std::vector<CacheLocation> caches;
-  std::string health_url;       // what `run` and `up` poll
+  std::string health_url;  // what `run` and `up` poll
 };
 
 inline constexpr std::string_view kSystemPath =

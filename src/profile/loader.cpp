@@ -45,7 +45,8 @@ class Merger {
     if (toml::node* extends = table->get("extends")) {
       const Location where = location_of(*extends, Location{shown});
       auto parent_name = extends->value<std::string>();
-      if (!parent_name) return fail_at(where, "'extends' must be a string, not {}", type_of(*extends));
+      if (!parent_name)
+        return fail_at(where, "'extends' must be a string, not {}", type_of(*extends));
       if (std::find(chain.begin(), chain.end(), *parent_name) != chain.end()) {
         std::string cycle;
         for (const auto& link : chain) cycle += link + " -> ";
@@ -87,12 +88,18 @@ class Merger {
  private:
   static std::string_view type_of(const toml::node& node) {
     switch (node.type()) {
-      case toml::node_type::table: return "a table";
-      case toml::node_type::array: return "an array";
-      case toml::node_type::integer: return "an integer";
-      case toml::node_type::floating_point: return "a float";
-      case toml::node_type::boolean: return "a boolean";
-      default: return "a date or time";
+      case toml::node_type::table:
+        return "a table";
+      case toml::node_type::array:
+        return "an array";
+      case toml::node_type::integer:
+        return "an integer";
+      case toml::node_type::floating_point:
+        return "a float";
+      case toml::node_type::boolean:
+        return "a boolean";
+      default:
+        return "a date or time";
     }
   }
 
@@ -104,8 +111,8 @@ class Merger {
 bool is_valid_profile_name(std::string_view name) {
   if (name.empty() || name.size() > 64 || name.front() == '.' || name.front() == '-') return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '-' || c == '_' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '.';
   });
 }
 
@@ -175,8 +182,8 @@ std::vector<fs::path> DirectorySource::dropins(const fs::path& path) const {
   for (const auto& directory : directories_) {
     directories.push_back(directory / directory_name);
     std::error_code error;
-    own_listed = own_listed || fs::equivalent(directories.back(), own, error) ||
-                 directories.back() == own;
+    own_listed =
+        own_listed || fs::equivalent(directories.back(), own, error) || directories.back() == own;
   }
   // A profile named by path, outside the search path, still gets its own drop-ins first.
   if (!own_listed) directories.insert(directories.begin(), own);

@@ -26,7 +26,8 @@ std::optional<fs::path> MemorySource::find(std::string_view name, const fs::path
 
 Result<std::string> MemorySource::read(const fs::path& path) const {
   auto it = files_.find(path.string());
-  if (it == files_.end()) return failf("Failed to open '{}': No such file or directory", path.string());
+  if (it == files_.end())
+    return failf("Failed to open '{}': No such file or directory", path.string());
   return it->second;
 }
 

@@ -6,10 +6,14 @@ namespace gl {
 
 std::string_view engine_kind_name(EngineKind kind) {
   switch (kind) {
-    case EngineKind::sglang: return "sglang";
-    case EngineKind::vllm: return "vllm";
-    case EngineKind::trtllm: return "trtllm";
-    case EngineKind::command: return "command";
+    case EngineKind::sglang:
+      return "sglang";
+    case EngineKind::vllm:
+      return "vllm";
+    case EngineKind::trtllm:
+      return "trtllm";
+    case EngineKind::command:
+      return "command";
   }
   return "unknown";
 }

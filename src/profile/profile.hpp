@@ -51,9 +51,9 @@ struct NodesSettings {
   std::vector<std::string> hosts;  // rank 0 first
   std::optional<std::string> ssh_user;
   long long ssh_port = 22;
-  std::optional<std::string> ssh_identity;     // -i
-  std::optional<std::string> ssh_known_hosts;  // UserKnownHostsFile, checked strictly
-  long long dist_init_port = 5000;             // with hosts[0], the default dist_init_addr
+  std::optional<std::string> ssh_identity;       // -i
+  std::optional<std::string> ssh_known_hosts;    // UserKnownHostsFile, checked strictly
+  long long dist_init_port = 5000;               // with hosts[0], the default dist_init_addr
   std::string gpulaunch = "/usr/bin/gpulaunch";  // on each node
 };
 
@@ -74,7 +74,7 @@ struct ToolkitSettings {
 struct GpuSettings {
   std::vector<std::string> devices;  // indices ("0") or UUIDs ("GPU-...")
   std::optional<long long> count;
-  std::optional<std::string> arch;   // expected compute capability, "12.0"
+  std::optional<std::string> arch;  // expected compute capability, "12.0"
 
   long long available() const {
     return devices.empty() ? count.value_or(0) : static_cast<long long>(devices.size());

@@ -44,7 +44,8 @@ constexpr std::array kSchema{
     KeySpec{"nodes.ssh_known_hosts", KeyType::string, "known_hosts file, checked strictly"},
     KeySpec{"nodes.dist_init_port", KeyType::integer,
             "Port on the first host for the default dist_init_addr (default 5000)"},
-    KeySpec{"nodes.gpulaunch", KeyType::string, "gpulaunch on each node (default /usr/bin/gpulaunch)"},
+    KeySpec{"nodes.gpulaunch", KeyType::string,
+            "gpulaunch on each node (default /usr/bin/gpulaunch)"},
 
     KeySpec{"speculative", KeyType::table, "Speculative decoding"},
     KeySpec{"speculative.algorithm", KeyType::string, "Engine's name for it: EAGLE3, DFLASH, ..."},
@@ -94,7 +95,9 @@ constexpr std::array kSchema{
 
 }  // namespace
 
-std::span<const KeySpec> profile_schema() { return kSchema; }
+std::span<const KeySpec> profile_schema() {
+  return kSchema;
+}
 
 const KeySpec* find_key(std::string_view path) {
   for (const auto& spec : kSchema)
@@ -120,15 +123,24 @@ std::vector<std::string> child_keys(std::string_view parent) {
 std::string_view key_type_name(KeyType type) {
   switch (type) {
     case KeyType::table:
-    case KeyType::free_table: return "a table";
-    case KeyType::string: return "a string";
-    case KeyType::integer: return "an integer";
-    case KeyType::number: return "a number";
-    case KeyType::boolean: return "a boolean";
-    case KeyType::string_array: return "an array of strings";
-    case KeyType::device_array: return "an array of GPU indices or UUIDs";
-    case KeyType::duration: return "a duration (seconds or \"20min\")";
-    case KeyType::memory: return "a size (\"900G\", \"80%\" or \"infinity\")";
+    case KeyType::free_table:
+      return "a table";
+    case KeyType::string:
+      return "a string";
+    case KeyType::integer:
+      return "an integer";
+    case KeyType::number:
+      return "a number";
+    case KeyType::boolean:
+      return "a boolean";
+    case KeyType::string_array:
+      return "an array of strings";
+    case KeyType::device_array:
+      return "an array of GPU indices or UUIDs";
+    case KeyType::duration:
+      return "a duration (seconds or \"20min\")";
+    case KeyType::memory:
+      return "a size (\"900G\", \"80%\" or \"infinity\")";
   }
   return "a value";
 }

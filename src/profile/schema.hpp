@@ -10,11 +10,11 @@
 namespace gl {
 
 enum class KeyType {
-  table,         // a section
-  free_table,    // a section whose keys are the user's (env)
+  table,       // a section
+  free_table,  // a section whose keys are the user's (env)
   string,
   integer,
-  number,        // float or integer
+  number,  // float or integer
   boolean,
   string_array,
   device_array,  // integers or strings

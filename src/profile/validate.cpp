@@ -19,29 +19,42 @@ struct PinnedVariable {
   std::string_view instead;
 };
 constexpr PinnedVariable kPinned[] = {
-    {"CUDA_HOME", "toolkit.cuda_home"},     {"CUDA_PATH", "toolkit.cuda_home"},
-    {"PATH", "engine.venv"},                {"LD_LIBRARY_PATH", "toolkit.cuda_home"},
-    {"CUDA_VISIBLE_DEVICES", "gpus.devices"}, {"CUDA_DEVICE_ORDER", "gpus.devices"},
+    {"CUDA_HOME", "toolkit.cuda_home"},
+    {"CUDA_PATH", "toolkit.cuda_home"},
+    {"PATH", "engine.venv"},
+    {"LD_LIBRARY_PATH", "toolkit.cuda_home"},
+    {"CUDA_VISIBLE_DEVICES", "gpus.devices"},
+    {"CUDA_DEVICE_ORDER", "gpus.devices"},
     {"FLASHINFER_CUDA_ARCH_LIST", "toolkit.arch_list"},
     {"TORCH_CUDA_ARCH_LIST", "toolkit.arch_list"},
 };
 
 // Directives gpulaunch writes itself; service.extra may not replace them.
-constexpr std::string_view kOwnedDirectives[] = {"Type", "ExecStart", "NotifyAccess",
-                                                  "ExecStopPost", "Environment", "WatchdogSec"};
+constexpr std::string_view kOwnedDirectives[] = {"Type",         "ExecStart",   "NotifyAccess",
+                                                 "ExecStopPost", "Environment", "WatchdogSec"};
 
 std::string_view toml_type_name(const toml::node& node) {
   switch (node.type()) {
-    case toml::node_type::table: return "a table";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::string: return "a string";
-    case toml::node_type::integer: return "an integer";
-    case toml::node_type::floating_point: return "a float";
-    case toml::node_type::boolean: return "a boolean";
-    case toml::node_type::date: return "a date";
-    case toml::node_type::time: return "a time";
-    case toml::node_type::date_time: return "a date-time";
-    default: return "nothing";
+    case toml::node_type::table:
+      return "a table";
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::string:
+      return "a string";
+    case toml::node_type::integer:
+      return "an integer";
+    case toml::node_type::floating_point:
+      return "a float";
+    case toml::node_type::boolean:
+      return "a boolean";
+    case toml::node_type::date:
+      return "a date";
+    case toml::node_type::time:
+      return "a time";
+    case toml::node_type::date_time:
+      return "a date-time";
+    default:
+      return "nothing";
   }
 }
 
@@ -53,7 +66,9 @@ bool has_control_or_nul(std::string_view text, bool allow_newline_tab) {
   });
 }
 
-bool is_absolute_path(std::string_view text) { return !text.empty() && text.front() == '/'; }
+bool is_absolute_path(std::string_view text) {
+  return !text.empty() && text.front() == '/';
+}
 
 class Validator {
  public:
@@ -81,8 +96,8 @@ class Validator {
 
   Result<void> check_table(const toml::table& table, const std::string& parent) {
     for (auto&& [key, node] : table) {
-      const std::string path = parent.empty() ? std::string(key.str())
-                                              : parent + "." + std::string(key.str());
+      const std::string path =
+          parent.empty() ? std::string(key.str()) : parent + "." + std::string(key.str());
       const KeySpec* spec = find_key(path);
       if (!spec) {
         Location where = key_location(key, node);
@@ -124,8 +139,8 @@ class Validator {
         if (!node.is_table()) return wrong();
         for (auto&& [key, value] : *node.as_table()) {
           if (!value.is_string() && !value.is_integer() && !value.is_boolean())
-            return fail_at(location_of(value, where), "'{}.{}' must be a string, not {}",
-                           spec.path, key.str(), toml_type_name(value));
+            return fail_at(location_of(value, where), "'{}.{}' must be a string, not {}", spec.path,
+                           key.str(), toml_type_name(value));
         }
         return {};
       }
@@ -165,9 +180,7 @@ class Validator {
 
   // --- typed access --------------------------------------------------------------------------
 
-  const toml::node* node_at(std::string_view path) const {
-    return table_.at_path(path).node();
-  }
+  const toml::node* node_at(std::string_view path) const { return table_.at_path(path).node(); }
 
   Location where(std::string_view path) const {
     if (const toml::node* node = node_at(path)) return location_of(*node, fallback_);
@@ -225,8 +238,8 @@ class Validator {
     } else {
       value = parse_duration(*node->value<std::string>());
       if (!value)
-        return fail_at(where(path), "'{}' is not a duration: '{}' (use seconds or \"20min\")",
-                       path, *node->value<std::string>());
+        return fail_at(where(path), "'{}' is not a duration: '{}' (use seconds or \"20min\")", path,
+                       *node->value<std::string>());
     }
     if (*value < low || *value > high)
       return fail_at(where(path), "'{}' must be between {} and {}, got {}", path,
@@ -265,18 +278,22 @@ class Validator {
     auto kind = string_at("engine.kind");
     if (!kind) return fail_at(where("engine.kind"), "missing required key 'engine.kind'");
     static const std::vector<std::string> kKinds{"sglang", "vllm", "trtllm", "command"};
-    if (*kind == "sglang") engine.kind = EngineKind::sglang;
-    else if (*kind == "vllm") engine.kind = EngineKind::vllm;
-    else if (*kind == "trtllm") engine.kind = EngineKind::trtllm;
-    else if (*kind == "command") engine.kind = EngineKind::command;
+    if (*kind == "sglang")
+      engine.kind = EngineKind::sglang;
+    else if (*kind == "vllm")
+      engine.kind = EngineKind::vllm;
+    else if (*kind == "trtllm")
+      engine.kind = EngineKind::trtllm;
+    else if (*kind == "command")
+      engine.kind = EngineKind::command;
     else
       return fail_at(where("engine.kind"),
                      "'engine.kind' must be sglang, vllm, trtllm or command, got '{}'{}", *kind,
                      did_you_mean_suffix(*kind, kKinds));
 
-    for (auto [key, target] : {std::pair{"engine.venv", &engine.venv},
-                               std::pair{"engine.python", &engine.python},
-                               std::pair{"engine.executable", &engine.executable}}) {
+    for (auto [key, target] :
+         {std::pair{"engine.venv", &engine.venv}, std::pair{"engine.python", &engine.python},
+          std::pair{"engine.executable", &engine.executable}}) {
       auto value = path_at(key);
       if (!value) return std::unexpected(value.error());
       *target = *value;
@@ -291,13 +308,14 @@ class Validator {
     switch (engine.kind) {
       case EngineKind::sglang:
         if (!engine.venv && !engine.python)
-          return fail_at(where("engine"), "engine kind 'sglang' needs 'engine.venv' or 'engine.python'");
+          return fail_at(where("engine"),
+                         "engine kind 'sglang' needs 'engine.venv' or 'engine.python'");
         break;
       case EngineKind::vllm:
       case EngineKind::trtllm:
         if (!engine.venv && !engine.executable)
-          return fail_at(where("engine"), "engine kind '{}' needs 'engine.venv' or 'engine.executable'",
-                         *kind);
+          return fail_at(where("engine"),
+                         "engine kind '{}' needs 'engine.venv' or 'engine.executable'", *kind);
         break;
       case EngineKind::command:
         if (engine.argv.empty())
@@ -313,7 +331,8 @@ class Validator {
         break;
     }
     if (engine.kind != EngineKind::command && !engine.argv.empty())
-      return fail_at(where("engine.argv"), "'engine.argv' is only for kind = \"command\"; use 'engine.args'");
+      return fail_at(where("engine.argv"),
+                     "'engine.argv' is only for kind = \"command\"; use 'engine.args'");
 
     if (const toml::node* node = node_at("engine.mem_fraction")) {
       double value = *node->value<double>();
@@ -354,7 +373,8 @@ class Validator {
     if (!revision) return std::unexpected(revision.error());
     profile.model.revision = *revision;
     if (profile.model.revision && profile.model.is_local())
-      return fail_at(where("model.revision"), "'model.revision' applies to hub ids, not local paths");
+      return fail_at(where("model.revision"),
+                     "'model.revision' applies to hub ids, not local paths");
     return {};
   }
 
@@ -367,8 +387,9 @@ class Validator {
     static const std::regex kHost{R"([A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:]+\])"};
     for (size_t i = 0; i < nodes.hosts.size(); ++i) {
       if (!std::regex_match(nodes.hosts[i], kHost))
-        return fail_at(where("nodes.hosts"), "'nodes.hosts' entry {} must be a host name or address, got '{}'",
-                       i, nodes.hosts[i]);
+        return fail_at(where("nodes.hosts"),
+                       "'nodes.hosts' entry {} must be a host name or address, got '{}'", i,
+                       nodes.hosts[i]);
       for (size_t j = 0; j < i; ++j)
         if (nodes.hosts[j] == nodes.hosts[i])
           return fail_at(where("nodes.hosts"), "'nodes.hosts' lists '{}' twice (ranks {} and {})",
@@ -378,7 +399,8 @@ class Validator {
     if (!user) return std::unexpected(user.error());
     nodes.ssh_user = *user;
     if (auto ok = integer_into("nodes.ssh_port", 1, 65535, nodes.ssh_port); !ok) return ok;
-    if (auto ok = integer_into("nodes.dist_init_port", 1, 65535, nodes.dist_init_port); !ok) return ok;
+    if (auto ok = integer_into("nodes.dist_init_port", 1, 65535, nodes.dist_init_port); !ok)
+      return ok;
     auto identity = path_at("nodes.ssh_identity");
     if (!identity) return std::unexpected(identity.error());
     nodes.ssh_identity = *identity;
@@ -410,11 +432,13 @@ class Validator {
 
   Result<void> read_parallelism(Profile& profile) {
     auto& p = profile.parallelism;
-    for (auto [key, target] : {std::pair{"parallelism.tp", &p.tp}, std::pair{"parallelism.pp", &p.pp},
-                               std::pair{"parallelism.ep", &p.ep}, std::pair{"parallelism.dp", &p.dp},
-                               std::pair{"parallelism.nodes", &p.nodes}})
+    for (auto [key, target] :
+         {std::pair{"parallelism.tp", &p.tp}, std::pair{"parallelism.pp", &p.pp},
+          std::pair{"parallelism.ep", &p.ep}, std::pair{"parallelism.dp", &p.dp},
+          std::pair{"parallelism.nodes", &p.nodes}})
       if (auto ok = integer_into(key, 1, 1024, *target); !ok) return ok;
-    if (const toml::node* node = node_at("parallelism.dp_attention")) p.dp_attention = *node->value<bool>();
+    if (const toml::node* node = node_at("parallelism.dp_attention"))
+      p.dp_attention = *node->value<bool>();
     auto addr = text_at("parallelism.dist_init_addr");
     if (!addr) return std::unexpected(addr.error());
     p.dist_init_addr = *addr;
@@ -422,24 +446,29 @@ class Validator {
 
     const EngineKind kind = profile.engine.kind;
     if (p.dp_attention && kind != EngineKind::sglang)
-      return fail_at(where("parallelism.dp_attention"), "'parallelism.dp_attention' applies to sglang only");
+      return fail_at(where("parallelism.dp_attention"),
+                     "'parallelism.dp_attention' applies to sglang only");
     if (p.dp_attention && p.tp % p.dp != 0)
       return fail_at(where("parallelism.dp"),
-                     "with dp_attention, 'parallelism.dp' ({}) must divide 'parallelism.tp' ({})", p.dp, p.tp);
+                     "with dp_attention, 'parallelism.dp' ({}) must divide 'parallelism.tp' ({})",
+                     p.dp, p.tp);
     if ((kind == EngineKind::sglang || kind == EngineKind::trtllm) && p.tp % p.ep != 0)
-      return fail_at(where("parallelism.ep"), "'parallelism.ep' ({}) must divide 'parallelism.tp' ({})",
-                     p.ep, p.tp);
-    if (kind == EngineKind::vllm && p.ep != 1 && p.ep != p.tp * p.dp)
       return fail_at(where("parallelism.ep"),
-                     "vLLM's expert parallelism spans tp x dp ranks: 'parallelism.ep' must be 1 or {}, got {}",
-                     p.tp * p.dp, p.ep);
+                     "'parallelism.ep' ({}) must divide 'parallelism.tp' ({})", p.ep, p.tp);
+    if (kind == EngineKind::vllm && p.ep != 1 && p.ep != p.tp * p.dp)
+      return fail_at(
+          where("parallelism.ep"),
+          "vLLM's expert parallelism spans tp x dp ranks: 'parallelism.ep' must be 1 or {}, got {}",
+          p.tp * p.dp, p.ep);
     if (p.nodes > 1) {
       if (kind == EngineKind::trtllm)
-        return fail_at(where("parallelism.nodes"), "multi-node trtllm-serve is not supported; set 'parallelism.nodes' to 1");
-      if (kind != EngineKind::command && !p.dist_init_addr)
         return fail_at(where("parallelism.nodes"),
-                       "'parallelism.nodes' = {} needs 'parallelism.dist_init_addr' (host:port of rank 0)",
-                       p.nodes);
+                       "multi-node trtllm-serve is not supported; set 'parallelism.nodes' to 1");
+      if (kind != EngineKind::command && !p.dist_init_addr)
+        return fail_at(
+            where("parallelism.nodes"),
+            "'parallelism.nodes' = {} needs 'parallelism.dist_init_addr' (host:port of rank 0)",
+            p.nodes);
     }
     if (p.dist_init_addr) {
       static const std::regex kHostPort{R"(([A-Za-z0-9.-]+|\[[0-9A-Fa-f:]+\]):([0-9]{1,5}))"};
@@ -447,7 +476,8 @@ class Validator {
       if (!std::regex_match(*p.dist_init_addr, match, kHostPort) || std::stol(match[2]) < 1 ||
           std::stol(match[2]) > 65535)
         return fail_at(where("parallelism.dist_init_addr"),
-                       "'parallelism.dist_init_addr' must be host:port, got '{}'", *p.dist_init_addr);
+                       "'parallelism.dist_init_addr' must be host:port, got '{}'",
+                       *p.dist_init_addr);
     }
     return {};
   }
@@ -457,11 +487,13 @@ class Validator {
     SpeculativeSettings spec;
     auto algorithm = text_at("speculative.algorithm");
     if (!algorithm) return std::unexpected(algorithm.error());
-    if (!*algorithm) return fail_at(where("speculative"), "missing required key 'speculative.algorithm'");
+    if (!*algorithm)
+      return fail_at(where("speculative"), "missing required key 'speculative.algorithm'");
     static const std::regex kName{R"([A-Za-z0-9_-]+)"};
     if (!std::regex_match(**algorithm, kName))
       return fail_at(where("speculative.algorithm"),
-                     "'speculative.algorithm' must be a name like EAGLE3 or DFLASH, got '{}'", **algorithm);
+                     "'speculative.algorithm' must be a name like EAGLE3 or DFLASH, got '{}'",
+                     **algorithm);
     spec.algorithm = **algorithm;
     auto draft = text_at("speculative.draft_model");
     if (!draft) return std::unexpected(draft.error());
@@ -474,9 +506,10 @@ class Validator {
       *target = *value;
     }
     if (profile.engine.kind == EngineKind::command || profile.engine.kind == EngineKind::trtllm)
-      return fail_at(where("speculative"),
-                     "[speculative] is not rendered for engine kind '{}'; pass its flags in 'engine.args'",
-                     engine_kind_name(profile.engine.kind));
+      return fail_at(
+          where("speculative"),
+          "[speculative] is not rendered for engine kind '{}'; pass its flags in 'engine.args'",
+          engine_kind_name(profile.engine.kind));
     profile.speculative = std::move(spec);
     return {};
   }
@@ -486,21 +519,24 @@ class Validator {
     if (!cuda_home) return std::unexpected(cuda_home.error());
     profile.toolkit.cuda_home = *cuda_home;
     if (cuda_home->has_value() && (*cuda_home)->find_first_of(": ") != std::string::npos)
-      return fail_at(where("toolkit.cuda_home"), "'toolkit.cuda_home' must not contain ':' or spaces (it goes into PATH)");
+      return fail_at(where("toolkit.cuda_home"),
+                     "'toolkit.cuda_home' must not contain ':' or spaces (it goes into PATH)");
     static const std::regex kVersion{R"([0-9]{1,2}\.[0-9]{1,2}(\.[0-9]{1,3})?)"};
     auto min_version = text_at("toolkit.min_version");
     if (!min_version) return std::unexpected(min_version.error());
     if (*min_version && !std::regex_match(**min_version, kVersion))
-      return fail_at(where("toolkit.min_version"), "'toolkit.min_version' must look like \"13.0\", got '{}'",
-                     **min_version);
+      return fail_at(where("toolkit.min_version"),
+                     "'toolkit.min_version' must look like \"13.0\", got '{}'", **min_version);
     profile.toolkit.min_version = *min_version;
-    static const std::regex kArchList{R"([0-9]{1,2}\.[0-9][af]?(\+PTX)?([ ;,][0-9]{1,2}\.[0-9][af]?(\+PTX)?)*)"};
+    static const std::regex kArchList{
+        R"([0-9]{1,2}\.[0-9][af]?(\+PTX)?([ ;,][0-9]{1,2}\.[0-9][af]?(\+PTX)?)*)"};
     auto arch_list = text_at("toolkit.arch_list");
     if (!arch_list) return std::unexpected(arch_list.error());
     if (*arch_list && !std::regex_match(**arch_list, kArchList))
-      return fail_at(where("toolkit.arch_list"),
-                     "'toolkit.arch_list' must list architectures like \"12.0f\" or \"9.0a 10.0a\", got '{}'",
-                     **arch_list);
+      return fail_at(
+          where("toolkit.arch_list"),
+          "'toolkit.arch_list' must list architectures like \"12.0f\" or \"9.0a 10.0a\", got '{}'",
+          **arch_list);
     profile.toolkit.arch_list = *arch_list;
     return {};
   }
@@ -514,20 +550,23 @@ class Validator {
         if (item.is_integer()) {
           long long index = *item.value<int64_t>();
           if (index < 0 || index > 1023)
-            return fail_at(location_of(item, fallback_), "'gpus.devices' index must be between 0 and 1023, got {}", index);
+            return fail_at(location_of(item, fallback_),
+                           "'gpus.devices' index must be between 0 and 1023, got {}", index);
           device = std::to_string(index);
         } else {
           device = *item.value<std::string>();
           static const std::regex kUuid{R"((GPU|MIG)-[0-9A-Fa-f-]{8,64}|[0-9]{1,4})"};
           if (!std::regex_match(device, kUuid))
             return fail_at(location_of(item, fallback_),
-                           "'gpus.devices' entries must be indices or GPU-/MIG- UUIDs, got '{}'", device);
+                           "'gpus.devices' entries must be indices or GPU-/MIG- UUIDs, got '{}'",
+                           device);
         }
         if (!seen.insert(device).second)
           return fail_at(location_of(item, fallback_), "'gpus.devices' lists GPU {} twice", device);
         gpus.devices.push_back(device);
       }
-      if (gpus.devices.empty()) return fail_at(where("gpus.devices"), "'gpus.devices' must not be empty");
+      if (gpus.devices.empty())
+        return fail_at(where("gpus.devices"), "'gpus.devices' must not be empty");
     }
     auto count = integer_at("gpus.count", 1, 1024);
     if (!count) return std::unexpected(count.error());
@@ -538,7 +577,8 @@ class Validator {
     auto arch = text_at("gpus.arch");
     if (!arch) return std::unexpected(arch.error());
     if (*arch && !std::regex_match(**arch, kArch))
-      return fail_at(where("gpus.arch"), "'gpus.arch' must be a compute capability like \"12.0\", got '{}'", **arch);
+      return fail_at(where("gpus.arch"),
+                     "'gpus.arch' must be a compute capability like \"12.0\", got '{}'", **arch);
     gpus.arch = *arch;
     return {};
   }
@@ -547,7 +587,7 @@ class Validator {
     auto root = path_at("caches.root");
     if (!root) return std::unexpected(root.error());
     profile.caches.root = root->value_or("/var/cache/gpulaunch/" + profile.name);
-    if (profile.caches.root == "/" )
+    if (profile.caches.root == "/")
       return fail_at(where("caches.root"), "'caches.root' must not be '/'");
     if (const toml::node* node = node_at("caches.paths")) {
       std::vector<std::string> names;
@@ -558,7 +598,8 @@ class Validator {
           return fail_at(key_location(key, value), "unknown cache '{}'{}", key.str(),
                          did_you_mean_suffix(key.str(), names));
         auto directory = value.value<std::string>();
-        if (!value.is_string() || !is_absolute_path(*directory) || has_control_or_nul(*directory, false))
+        if (!value.is_string() || !is_absolute_path(*directory) ||
+            has_control_or_nul(*directory, false))
           return fail_at(location_of(value, fallback_), "'{}' must be an absolute path", path);
         profile.caches.overrides[std::string(key.str())] = *directory;
       }
@@ -572,7 +613,8 @@ class Validator {
     if (!host) return std::unexpected(host.error());
     if (*host) {
       if ((*host)->empty() || (*host)->find_first_of(" /") != std::string::npos)
-        return fail_at(where("server.host"), "'server.host' must be an address or host name, got '{}'", **host);
+        return fail_at(where("server.host"),
+                       "'server.host' must be an address or host name, got '{}'", **host);
       server.host = **host;
     }
     server.port = profile.engine.kind == EngineKind::sglang ? 30000 : 8000;
@@ -580,11 +622,15 @@ class Validator {
     auto health = text_at("server.health_path");
     if (!health) return std::unexpected(health.error());
     if (*health) {
-      if ((*health)->empty() || (*health)->front() != '/' || (*health)->find(' ') != std::string::npos)
-        return fail_at(where("server.health_path"), "'server.health_path' must start with '/', got '{}'", **health);
+      if ((*health)->empty() || (*health)->front() != '/' ||
+          (*health)->find(' ') != std::string::npos)
+        return fail_at(where("server.health_path"),
+                       "'server.health_path' must start with '/', got '{}'", **health);
       server.health_path = **health;
     }
-    if (auto ok = duration_into("server.ready_timeout", Seconds{1}, Seconds{86400}, server.ready_timeout); !ok)
+    if (auto ok =
+            duration_into("server.ready_timeout", Seconds{1}, Seconds{86400}, server.ready_timeout);
+        !ok)
       return ok;
     return duration_into("server.watchdog", Seconds{0}, Seconds{3600}, server.watchdog);
   }
@@ -594,27 +640,35 @@ class Validator {
     if (auto policy = string_at("restart.policy")) {
       static const std::vector<std::string> kPolicies{"on-failure", "always", "no"};
       if (std::find(kPolicies.begin(), kPolicies.end(), *policy) == kPolicies.end())
-        return fail_at(where("restart.policy"), "'restart.policy' must be on-failure, always or no, got '{}'{}",
-                       *policy, did_you_mean_suffix(*policy, kPolicies));
+        return fail_at(where("restart.policy"),
+                       "'restart.policy' must be on-failure, always or no, got '{}'{}", *policy,
+                       did_you_mean_suffix(*policy, kPolicies));
       restart.policy = *policy;
     }
-    if (auto ok = duration_into("restart.delay", Seconds{1}, Seconds{3600}, restart.delay); !ok) return ok;
-    if (auto ok = duration_into("restart.max_delay", Seconds{1}, Seconds{86400}, restart.max_delay); !ok) return ok;
+    if (auto ok = duration_into("restart.delay", Seconds{1}, Seconds{3600}, restart.delay); !ok)
+      return ok;
+    if (auto ok = duration_into("restart.max_delay", Seconds{1}, Seconds{86400}, restart.max_delay);
+        !ok)
+      return ok;
     if (restart.max_delay < restart.delay)
-      return fail_at(where("restart.max_delay"), "'restart.max_delay' ({}) is below 'restart.delay' ({})",
+      return fail_at(where("restart.max_delay"),
+                     "'restart.max_delay' ({}) is below 'restart.delay' ({})",
                      format_duration(restart.max_delay), format_duration(restart.delay));
-    if (auto ok = duration_into("restart.stable_after", Seconds{1}, Seconds{7 * 86400}, restart.stable_after); !ok)
+    if (auto ok = duration_into("restart.stable_after", Seconds{1}, Seconds{7 * 86400},
+                                restart.stable_after);
+        !ok)
       return ok;
     if (auto ok = integer_into("restart.budget", 1, 1000, restart.budget); !ok) return ok;
-    if (const toml::node* node = node_at("restart.step_down")) restart.step_down = *node->value<bool>();
+    if (const toml::node* node = node_at("restart.step_down"))
+      restart.step_down = *node->value<bool>();
     return {};
   }
 
   Result<void> read_service(Profile& profile) {
     auto& service = profile.service;
     static const std::regex kAccount{R"([a-z_][a-z0-9_-]{0,31})"};
-    for (auto [key, target] : {std::pair{"service.user", &service.user},
-                               std::pair{"service.group", &service.group}}) {
+    for (auto [key, target] :
+         {std::pair{"service.user", &service.user}, std::pair{"service.group", &service.group}}) {
       auto value = text_at(key);
       if (!value) return std::unexpected(value.error());
       if (*value && !std::regex_match(**value, kAccount))
@@ -627,7 +681,8 @@ class Validator {
       static const std::regex kMemory{R"([1-9][0-9]{0,15}[KMGT]?|[1-9][0-9]?%|100%|infinity)"};
       if (!std::regex_match(text, kMemory))
         return fail_at(where("service.memory_max"),
-                       "'service.memory_max' must be a size like \"900G\", a percentage or \"infinity\", got '{}'",
+                       "'service.memory_max' must be a size like \"900G\", a percentage or "
+                       "\"infinity\", got '{}'",
                        text);
       service.memory_max = text;
     }
@@ -661,16 +716,20 @@ class Validator {
         return fail_at(at, "'env.{}' is not a valid variable name", name);
       for (const auto& pinned : kPinned)
         if (pinned.name == name)
-          return fail_at(at, "'env.{}' is pinned by gpulaunch; set '{}' instead", name, pinned.instead);
+          return fail_at(at, "'env.{}' is pinned by gpulaunch; set '{}' instead", name,
+                         pinned.instead);
       for (const auto& cache : jit_caches())
         for (const auto& variable : cache.variables)
           if (variable.name == name)
-            return fail_at(at, "'env.{}' is pinned by gpulaunch; set 'caches.paths.{}' instead", name,
-                           cache.name);
+            return fail_at(at, "'env.{}' is pinned by gpulaunch; set 'caches.paths.{}' instead",
+                           name, cache.name);
       std::string text;
-      if (value.is_string()) text = *value.value<std::string>();
-      else if (value.is_integer()) text = std::to_string(*value.value<int64_t>());
-      else text = *value.value<bool>() ? "1" : "0";
+      if (value.is_string())
+        text = *value.value<std::string>();
+      else if (value.is_integer())
+        text = std::to_string(*value.value<int64_t>());
+      else
+        text = *value.value<bool>() ? "1" : "0";
       if (text.find('\0') != std::string::npos)
         return fail_at(location_of(value, fallback_), "'env.{}' contains a NUL byte", name);
       profile.env[name] = text;
@@ -684,7 +743,8 @@ class Validator {
     const auto& p = profile.parallelism;
     const long long world = profile.world_size();
     if (world % p.nodes != 0)
-      return fail_at(where("parallelism.nodes"), "{} ranks do not split evenly over {} nodes", world, p.nodes);
+      return fail_at(where("parallelism.nodes"), "{} ranks do not split evenly over {} nodes",
+                     world, p.nodes);
     const long long needed = profile.gpus_per_node();
     if (profile.gpus.available() == 0) {
       profile.gpus.count = needed;
@@ -715,7 +775,9 @@ class Validator {
 
 }  // namespace
 
-Result<Profile> validate_profile(const MergedProfile& merged) { return Validator(merged).run(); }
+Result<Profile> validate_profile(const MergedProfile& merged) {
+  return Validator(merged).run();
+}
 
 Result<Profile> load_profile(const ProfileSource& source, std::string_view name_or_path) {
   auto merged = load_merged(source, name_or_path);

@@ -1,18 +1,18 @@
 #include "run/bridge.hpp"
 
+#include <sys/wait.h>
+#include <unistd.h>
 #include <csignal>
 #include <memory>
 #include <optional>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <utility>  // Boost 1.74's asio/awaitable.hpp uses std::exchange without it
 
+#include <fmt/core.h>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/process.hpp>
 #include <boost/process/extend.hpp>
-#include <fmt/core.h>
 
 #include "run/exit_status.hpp"
 
@@ -131,7 +131,9 @@ class Bridge {
  public:
   Bridge(const BridgeOptions& options, Notifier& notifier,
          const std::function<void(std::string_view)>& print)
-      : options_(options), notifier_(notifier), print_(print),
+      : options_(options),
+        notifier_(notifier),
+        print_(print),
         readiness_(options.readiness, Clock::now()) {
     // Installed before the engine exists, so no SIGCHLD is missed. SIGABRT is systemd's
     // watchdog signal (WatchdogSignal= default).
@@ -166,9 +168,9 @@ class Bridge {
     std::error_code error;
     std::vector<std::string> args(options_.argv.begin() + 1, options_.argv.end());
     // Its own process group: a hung engine and all its workers can be killed together.
-    bp::child child(bp::exe = options_.argv.front(), bp::args = args,
-                    (bp::std_out & bp::std_err) > pipe_, bp::std_in < bp::null,
-                    bp::extend::on_exec_setup = [](auto&) { ::setpgid(0, 0); }, error);
+    bp::child child(
+        bp::exe = options_.argv.front(), bp::args = args, (bp::std_out & bp::std_err) > pipe_,
+        bp::std_in < bp::null, bp::extend::on_exec_setup = [](auto&) { ::setpgid(0, 0); }, error);
     if (error) {
       say(fmt::format("Failed to start '{}': {}", options_.argv.front(), error.message()));
       return false;
@@ -182,8 +184,9 @@ class Bridge {
   void read_output() {
     asio::async_read_until(pipe_, output_, LineEnd{}, [this](beast::error_code error, size_t size) {
       if (error) {
-        if (output_.size() > 0) emit_line(std::string(asio::buffers_begin(output_.data()),
-                                                      asio::buffers_end(output_.data())));
+        if (output_.size() > 0)
+          emit_line(
+              std::string(asio::buffers_begin(output_.data()), asio::buffers_end(output_.data())));
         output_eof_ = true;
         maybe_finish();
         return;
@@ -307,8 +310,8 @@ class Bridge {
         return;
       }
       auto timeout = std::min<std::chrono::milliseconds>(options_.probe_interval * 2, 5s);
-      auto probe = std::make_shared<HealthProbe>(io_, url_, timeout,
-                                                 [this](std::optional<int> status) { on_health(status); });
+      auto probe = std::make_shared<HealthProbe>(
+          io_, url_, timeout, [this](std::optional<int> status) { on_health(status); });
       probe->start();
     });
   }
@@ -359,11 +362,13 @@ class Bridge {
     }
     int code = exit_status_for_engine(wait_status_, saw_usage_error_);
     if (WIFSIGNALED(wait_status_))
-      say(fmt::format("engine was killed by signal {} ({}); exiting with {}", WTERMSIG(wait_status_),
-                      strsignal(WTERMSIG(wait_status_)), code));
+      say(fmt::format("engine was killed by signal {} ({}); exiting with {}",
+                      WTERMSIG(wait_status_), strsignal(WTERMSIG(wait_status_)), code));
     else if (code == kExitConfig)
-      say(fmt::format("engine rejected its command line; exiting with {} (configuration error, "
-                      "not retried)", code));
+      say(
+          fmt::format("engine rejected its command line; exiting with {} (configuration error, "
+                      "not retried)",
+                      code));
     else
       say(fmt::format("engine exited with status {}", code));
     return code;

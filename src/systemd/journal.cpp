@@ -72,7 +72,8 @@ class SdJournal final : public Journal {
     return entries;
   }
 
-  Result<std::vector<JournalEntry>> kernel_since(uint64_t since_usec, std::string_view text) override {
+  Result<std::vector<JournalEntry>> kernel_since(uint64_t since_usec,
+                                                 std::string_view text) override {
     sd_journal_flush_matches(journal_);
     int r = sd_journal_add_match(journal_, "_TRANSPORT=kernel", 0);
     if (r < 0) return failf("Failed to filter the journal: {}", std::strerror(-r));

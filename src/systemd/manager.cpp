@@ -1,9 +1,9 @@
 #include "systemd/manager.hpp"
 
+#include <unistd.h>
 #include <cerrno>
 #include <cstring>
 #include <map>
-#include <unistd.h>
 
 #include <systemd/sd-bus.h>
 
@@ -83,17 +83,20 @@ class SdBusManager final : public SystemdManager {
       free(value);
       return {};
     };
-    for (auto [property, target] : {std::pair{"LoadState", &status.load_state},
-                                    std::pair{"ActiveState", &status.active_state},
-                                    std::pair{"SubState", &status.sub_state},
-                                    std::pair{"FragmentPath", &status.fragment_path}})
+    for (auto [property, target] :
+         {std::pair{"LoadState", &status.load_state},
+          std::pair{"ActiveState", &status.active_state}, std::pair{"SubState", &status.sub_state},
+          std::pair{"FragmentPath", &status.fragment_path}})
       if (auto ok = text(kUnit, property, *target); !ok) return std::unexpected(ok.error());
-    if (auto ok = trivial(*path, kUnit, "ActiveEnterTimestamp", 't', &status.active_enter_usec); !ok)
+    if (auto ok = trivial(*path, kUnit, "ActiveEnterTimestamp", 't', &status.active_enter_usec);
+        !ok)
       return std::unexpected(ok.error());
-    if (auto ok = trivial(*path, kUnit, "StateChangeTimestamp", 't', &status.state_change_usec); !ok)
+    if (auto ok = trivial(*path, kUnit, "StateChangeTimestamp", 't', &status.state_change_usec);
+        !ok)
       return std::unexpected(ok.error());
     if (!status.name.ends_with(".service") || status.load_state != "loaded") return status;
-    if (auto ok = text(kServiceIface, "Result", status.result); !ok) return std::unexpected(ok.error());
+    if (auto ok = text(kServiceIface, "Result", status.result); !ok)
+      return std::unexpected(ok.error());
     if (auto ok = text(kServiceIface, "StatusText", status.status_text); !ok)
       return std::unexpected(ok.error());
     if (auto ok = trivial(*path, kServiceIface, "MainPID", 'u', &status.main_pid); !ok)
@@ -102,7 +105,8 @@ class SdBusManager final : public SystemdManager {
       return std::unexpected(ok.error());
     if (auto ok = trivial(*path, kServiceIface, "ExecMainCode", 'i', &status.exec_main_code); !ok)
       return std::unexpected(ok.error());
-    if (auto ok = trivial(*path, kServiceIface, "ExecMainStatus", 'i', &status.exec_main_status); !ok)
+    if (auto ok = trivial(*path, kServiceIface, "ExecMainStatus", 'i', &status.exec_main_status);
+        !ok)
       return std::unexpected(ok.error());
     return status;
   }
@@ -147,8 +151,9 @@ class SdBusManager final : public SystemdManager {
       if (changed_) return {};
       auto left = deadline - std::chrono::steady_clock::now();
       if (left <= std::chrono::milliseconds::zero()) return {};
-      r = sd_bus_wait(bus_, static_cast<uint64_t>(
-                                std::chrono::duration_cast<std::chrono::microseconds>(left).count()));
+      r = sd_bus_wait(bus_,
+                      static_cast<uint64_t>(
+                          std::chrono::duration_cast<std::chrono::microseconds>(left).count()));
       if (r < 0 && r != -EINTR) return failf("Failed to wait for systemd: {}", std::strerror(-r));
     }
   }
@@ -202,8 +207,8 @@ class SdBusManager final : public SystemdManager {
   Result<void> trivial(const std::string& path, const char* iface, const char* property, char type,
                        T* target) {
     sd_bus_error error = SD_BUS_ERROR_NULL;
-    int r = sd_bus_get_property_trivial(bus_, kService, path.c_str(), iface, property, &error,
-                                        type, target);
+    int r = sd_bus_get_property_trivial(bus_, kService, path.c_str(), iface, property, &error, type,
+                                        target);
     if (r < 0) {
       auto message = describe(error, r);
       sd_bus_error_free(&error);
@@ -249,8 +254,9 @@ Result<sd_bus*> open_bus(ManagerScope scope) {
     bus = nullptr;
   }
   int r = sd_bus_open_system(&bus);
-  if (r < 0) return failf("Failed to connect to systemd: {} (is systemd running as PID 1?)",
-                          std::strerror(-r));
+  if (r < 0)
+    return failf("Failed to connect to systemd: {} (is systemd running as PID 1?)",
+                 std::strerror(-r));
   return bus;
 }
 
@@ -260,7 +266,8 @@ Result<std::unique_ptr<SystemdManager>> connect_systemd(ManagerScope scope) {
   auto bus = open_bus(scope);
   if (!bus) return std::unexpected(bus.error());
   auto manager = std::make_unique<SdBusManager>(*bus);
-  if (auto subscribed = manager->subscribe(); !subscribed) return std::unexpected(subscribed.error());
+  if (auto subscribed = manager->subscribe(); !subscribed)
+    return std::unexpected(subscribed.error());
   return std::unique_ptr<SystemdManager>(std::move(manager));
 }
 

@@ -26,9 +26,9 @@ struct UnitStatus {
   std::string status_text;   // STATUS= from the unit's main process
   std::string fragment_path;
   uint32_t main_pid = 0;
-  uint32_t restarts = 0;         // NRestarts
-  int32_t exec_main_code = 0;    // CLD_EXITED (1), CLD_KILLED (2), CLD_DUMPED (3)
-  int32_t exec_main_status = 0;  // exit status or signal number
+  uint32_t restarts = 0;           // NRestarts
+  int32_t exec_main_code = 0;      // CLD_EXITED (1), CLD_KILLED (2), CLD_DUMPED (3)
+  int32_t exec_main_status = 0;    // exit status or signal number
   uint64_t active_enter_usec = 0;  // realtime, 0 when never active
   uint64_t state_change_usec = 0;  // realtime of the last state change
 };

@@ -23,6 +23,8 @@ class SdNotifier final : public Notifier {
 
 }  // namespace
 
-std::unique_ptr<Notifier> systemd_notifier() { return std::make_unique<SdNotifier>(); }
+std::unique_ptr<Notifier> systemd_notifier() {
+  return std::make_unique<SdNotifier>();
+}
 
 }  // namespace gl

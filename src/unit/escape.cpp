@@ -14,9 +14,11 @@ size_t utf8_sequence(std::string_view text, size_t i) {
   for (size_t k = 1; k < length; ++k)
     if ((byte(i + k) & 0xc0) != 0x80) return 0;
   // Reject overlong three- and four-byte forms and UTF-16 surrogates, as systemd's utf8 check does.
-  if (length == 3 && ((lead == 0xe0 && byte(i + 1) < 0xa0) || (lead == 0xed && byte(i + 1) >= 0xa0)))
+  if (length == 3 &&
+      ((lead == 0xe0 && byte(i + 1) < 0xa0) || (lead == 0xed && byte(i + 1) >= 0xa0)))
     return 0;
-  if (length == 4 && ((lead == 0xf0 && byte(i + 1) < 0x90) || (lead == 0xf4 && byte(i + 1) >= 0x90)))
+  if (length == 4 &&
+      ((lead == 0xf0 && byte(i + 1) < 0x90) || (lead == 0xf4 && byte(i + 1) >= 0x90)))
     return 0;
   return length;
 }
@@ -37,16 +39,32 @@ std::string quote(std::string_view text, bool escape_dollar) {
       continue;
     }
     switch (c) {
-      case '%': out += "%%"; break;
-      case '$': out += escape_dollar ? "$$" : "$"; break;
-      case '\\': out += "\\\\"; break;
-      case '"': out += "\\\""; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
+      case '%':
+        out += "%%";
+        break;
+      case '$':
+        out += escape_dollar ? "$$" : "$";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
       default:
-        if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
-        else out += static_cast<char>(c);
+        if (c < 0x20 || c == 0x7f)
+          out += fmt::format("\\x{:02x}", c);
+        else
+          out += static_cast<char>(c);
     }
     ++i;
   }
@@ -56,7 +74,9 @@ std::string quote(std::string_view text, bool escape_dollar) {
 
 }  // namespace
 
-std::string quote_exec_word(std::string_view word) { return quote(word, true); }
+std::string quote_exec_word(std::string_view word) {
+  return quote(word, true);
+}
 
 std::string exec_command_line(const std::vector<std::string>& argv) {
   std::string line;

@@ -1,16 +1,18 @@
 #include "util/atomic_file.hpp"
 
-#include <cerrno>
-#include <cstring>
 #include <fcntl.h>
-#include <string>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cerrno>
+#include <cstring>
+#include <string>
 
 namespace gl {
 namespace {
 
-std::string errno_text(int error) { return std::strerror(error); }
+std::string errno_text(int error) {
+  return std::strerror(error);
+}
 
 Result<void> write_all(int fd, std::string_view content, const std::string& shown) {
   while (!content.empty()) {
@@ -31,8 +33,9 @@ Result<void> write_file_atomically(const std::filesystem::path& path, std::strin
   const std::filesystem::path directory = path.has_parent_path() ? path.parent_path() : ".";
   std::string temp_template = (directory / ("." + path.filename().string() + ".XXXXXX")).string();
   int fd = ::mkstemp(temp_template.data());
-  if (fd < 0) return failf("Failed to create a temporary file in '{}': {}", directory.string(),
-                           errno_text(errno));
+  if (fd < 0)
+    return failf("Failed to create a temporary file in '{}': {}", directory.string(),
+                 errno_text(errno));
   const std::string temp = temp_template;
   auto discard = [&](Error error) -> Result<void> {
     ::close(fd);

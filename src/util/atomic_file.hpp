@@ -1,9 +1,9 @@
 #pragma once
 // Files other programs read (units, state) are replaced whole or not at all.
 
+#include <sys/types.h>
 #include <filesystem>
 #include <string_view>
-#include <sys/types.h>
 
 #include "util/error.hpp"
 

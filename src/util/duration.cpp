@@ -11,7 +11,13 @@ namespace gl {
 namespace {
 
 constexpr std::array<std::pair<std::string_view, long long>, 8> kUnits{{
-    {"s", 1}, {"sec", 1}, {"m", 60}, {"min", 60}, {"h", 3600}, {"hr", 3600}, {"d", 86400},
+    {"s", 1},
+    {"sec", 1},
+    {"m", 60},
+    {"min", 60},
+    {"h", 3600},
+    {"hr", 3600},
+    {"d", 86400},
     {"day", 86400},
 }};
 

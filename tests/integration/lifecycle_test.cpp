@@ -72,9 +72,9 @@ class Lifecycle : public ::testing::Test {
 
   // gpulaunch inside the namespaces, stdout and stderr together.
   static ExecResult gpulaunch(const std::string& arguments) {
-    return systemd_->exec({"sh", "-c",
-                           "'" + kGpulaunch + "' -P '" + (kWork / "profiles").string() + "' " +
-                               arguments + " 2>&1"});
+    return systemd_->exec(
+        {"sh", "-c",
+         "'" + kGpulaunch + "' -P '" + (kWork / "profiles").string() + "' " + arguments + " 2>&1"});
   }
 
   static nlohmann::json status_of(const std::string& name) {
@@ -113,7 +113,8 @@ TEST_F(Lifecycle, UpWaitsUntilServingThenStatusThenDown) {
   auto up = gpulaunch("up basic --runtime --force");
   ASSERT_EQ(up.exit_code, 0) << up.out;
   EXPECT_NE(up.out.find("loading weights"), std::string::npos) << up.out;
-  EXPECT_TRUE(std::regex_search(up.out, std::regex("ready: basic serves at http://127.0.0.1:31001 after [0-9.]+s")))
+  EXPECT_TRUE(std::regex_search(
+      up.out, std::regex("ready: basic serves at http://127.0.0.1:31001 after [0-9.]+s")))
       << up.out;
   // Ready means serving: the health endpoint answers 200 at this point.
   auto health = systemd_->exec({"python3", "-c",
@@ -135,7 +136,8 @@ TEST_F(Lifecycle, UpWaitsUntilServingThenStatusThenDown) {
   auto down = gpulaunch("down basic --runtime --purge");
   EXPECT_EQ(down.exit_code, 0) << down.out;
   EXPECT_NE(down.out.find("stopped gpulaunch-basic.service"), std::string::npos) << down.out;
-  EXPECT_NE(down.out.find("removed /run/systemd/system/gpulaunch-basic.service"), std::string::npos);
+  EXPECT_NE(down.out.find("removed /run/systemd/system/gpulaunch-basic.service"),
+            std::string::npos);
   auto gone = gpulaunch("status basic");
   EXPECT_NE(gone.exit_code, 0);
   EXPECT_NE(gone.out.find("is not installed"), std::string::npos) << gone.out;
@@ -149,12 +151,14 @@ TEST_F(Lifecycle, UpRefusesWhenTheCheckFindsErrorsUnlessForced) {
   EXPECT_EQ(refused.exit_code, 1) << refused.out;
   EXPECT_NE(refused.out.find("error[no-nvidia-driver]"), std::string::npos) << refused.out;
   EXPECT_NE(refused.out.find("Refusing to start gpulaunch-gated.service: the check found"),
-            std::string::npos) << refused.out;
+            std::string::npos)
+      << refused.out;
   EXPECT_NE(gpulaunch("status gated").exit_code, 0);  // nothing was installed
   auto forced = gpulaunch("up gated --runtime --force");
   EXPECT_EQ(forced.exit_code, 0) << forced.out;
   EXPECT_NE(forced.out.find("WARNING: --force: starting gpulaunch-gated.service DESPITE"),
-            std::string::npos) << forced.out;
+            std::string::npos)
+      << forced.out;
   gpulaunch("down gated --runtime --purge");
 }
 
@@ -260,17 +264,20 @@ TEST(Hardening, K26UnitScoresAtMost2Point5AndKeepsTheGpusReachable) {
                              "/profiles' render k26-ar > '" + unit + "'";
   ASSERT_EQ(std::system(render.c_str()), 0);
   const std::string report = (dir / "security.txt").string();
-  std::system(("systemd-analyze security --offline=yes '" + unit + "' > '" + report + "' 2>&1").c_str());
+  std::system(
+      ("systemd-analyze security --offline=yes '" + unit + "' > '" + report + "' 2>&1").c_str());
   std::ifstream in(report);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::smatch match;
-  ASSERT_TRUE(std::regex_search(text, match, std::regex("Overall exposure level for [^:]+: ([0-9.]+)")))
+  ASSERT_TRUE(
+      std::regex_search(text, match, std::regex("Overall exposure level for [^:]+: ([0-9.]+)")))
       << text;
   const double score = std::stod(match[1]);
   std::printf("systemd-analyze security: gpulaunch-k26-ar.service exposure %.1f\n", score);
   EXPECT_LE(score, 2.5);
   std::ifstream unit_in(unit);
-  std::string unit_text((std::istreambuf_iterator<char>(unit_in)), std::istreambuf_iterator<char>());
+  std::string unit_text((std::istreambuf_iterator<char>(unit_in)),
+                        std::istreambuf_iterator<char>());
   EXPECT_NE(unit_text.find("DevicePolicy=closed\n"), std::string::npos);
   EXPECT_NE(unit_text.find("DeviceAllow=char-nvidia* rw\n"), std::string::npos);
   EXPECT_EQ(unit_text.find("PrivateDevices=yes"), std::string::npos);

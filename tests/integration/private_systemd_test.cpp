@@ -12,7 +12,9 @@ namespace {
 
 using gpulaunch::testing::PrivateSystemd;
 
-bool alive(int pid) { return pid > 0 && (kill(pid, 0) == 0 || errno != ESRCH); }
+bool alive(int pid) {
+  return pid > 0 && (kill(pid, 0) == 0 || errno != ESRCH);
+}
 
 TEST(PrivateSystemd, BootsRunsAndPowersOff) {
   PrivateSystemd systemd;

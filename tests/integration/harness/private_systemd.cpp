@@ -62,7 +62,8 @@ std::string PrivateSystemd::script_path() {
 }
 
 PrivateSystemd::PrivateSystemd() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "gpulaunch-private-systemd.XXXXXX");
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / "gpulaunch-private-systemd.XXXXXX");
   if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
   state_dir_ = pattern;
 }

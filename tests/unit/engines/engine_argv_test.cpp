@@ -73,7 +73,8 @@ tp = 8
 pp = 2
 nodes = 2
 dist_init_addr = "10.1.2.3:29500"
-)"), {.node_rank = 1});
+)"),
+                          {.node_rank = 1});
   EXPECT_EQ(argv[0], "/usr/local/bin/vllm");
   EXPECT_EQ(argv[1], "serve");
   EXPECT_EQ(argv[2], "org/model");

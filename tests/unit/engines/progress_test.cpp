@@ -15,8 +15,10 @@ TEST(Progress, ReadsWeightLoadingPercentagesAsSglangAndVllmPrintThem) {
 }
 
 TEST(Progress, KnowsTheLaterPhases) {
-  EXPECT_EQ(parse_progress_line("[TP0] Capture cuda graph begin. This can take up to several minutes.")->phase,
-            Phase::capturing_graphs);
+  EXPECT_EQ(
+      parse_progress_line("[TP0] Capture cuda graph begin. This can take up to several minutes.")
+          ->phase,
+      Phase::capturing_graphs);
   EXPECT_EQ(parse_progress_line("INFO:     Application startup complete.")->phase,
             Phase::waiting_for_health);
   EXPECT_FALSE(parse_progress_line("INFO: 127.0.0.1 - \"GET /health HTTP/1.1\" 503"));

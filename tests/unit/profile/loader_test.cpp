@@ -27,7 +27,8 @@ port = 30000
 TEST(Loader, ExtendsInheritsAndOverridesKeyByKey) {
   TempDir dir;
   dir.write("p/base.toml", kBase);
-  dir.write("p/child.toml", "extends = \"base\"\n[parallelism]\ntp = 4\n[server]\nhost = \"0.0.0.0\"\n");
+  dir.write("p/child.toml",
+            "extends = \"base\"\n[parallelism]\ntp = 4\n[server]\nhost = \"0.0.0.0\"\n");
   DirectorySource source({dir.path() / "p"});
   auto profile = load_profile(source, "child");
   ASSERT_TRUE(profile) << profile.error().message;

@@ -47,7 +47,9 @@ INSTANTIATE_TEST_SUITE_P(Profiles, Malformed, ::testing::ValuesIn(case_names()),
                            return name;
                          });
 
-TEST(MalformedCorpus, IsLargeEnough) { EXPECT_GE(case_names().size(), 30u); }
+TEST(MalformedCorpus, IsLargeEnough) {
+  EXPECT_GE(case_names().size(), 30u);
+}
 
 }  // namespace
 }  // namespace gl

@@ -28,8 +28,7 @@ void on_small_stack(std::function<void()> body) {
 TEST(TomlGuard, RefusesTensOfThousandsOfDottedPartsWithoutCrashing) {
   std::string key = "a";
   for (int i = 0; i < 30000; ++i) key += ".a";
-  for (const std::string& text :
-       {key + " = 1\n", "[" + key + "]\n", "x = {" + key + " = 1}\n"}) {
+  for (const std::string& text : {key + " = 1\n", "[" + key + "]\n", "x = {" + key + " = 1}\n"}) {
     ASSERT_GT(text.size(), 60000u);
     on_small_stack([&] {
       auto parsed = parse_toml(text, "deep.toml");
@@ -38,9 +37,8 @@ TEST(TomlGuard, RefusesTensOfThousandsOfDottedPartsWithoutCrashing) {
       size_t column = 0;
       for (size_t dots = 0; dots <= kMaxDotsPerLine; ++column)
         if (text[column] == '.') ++dots;
-      EXPECT_EQ(parsed.error().message,
-                "deep.toml:1:" + std::to_string(column) +
-                    ": line has more than 128 dotted key parts or numbers");
+      EXPECT_EQ(parsed.error().message, "deep.toml:1:" + std::to_string(column) +
+                                            ": line has more than 128 dotted key parts or numbers");
     });
   }
 }
@@ -105,7 +103,8 @@ TEST(TomlGuard, RefusesAClosingBraceInsideAnArray) {
   for (std::string_view text : {"a = [}", "a = [1,}", "a = {b = [}]}", "a = [ # c\n}"}) {
     auto parsed = parse_toml(text, "b.toml");
     ASSERT_FALSE(parsed) << text;
-    EXPECT_NE(parsed.error().message.find(": '}' inside an array closes nothing"), std::string::npos);
+    EXPECT_NE(parsed.error().message.find(": '}' inside an array closes nothing"),
+              std::string::npos);
   }
 }
 

@@ -7,8 +7,12 @@
 namespace gl {
 namespace {
 
-int exited(int code) { return code << 8; }  // as waitpid reports a normal exit
-int killed(int signal) { return signal; }
+int exited(int code) {
+  return code << 8;
+}  // as waitpid reports a normal exit
+int killed(int signal) {
+  return signal;
+}
 
 TEST(ExitStatus, SaysWhyTheEngineEnded) {
   EXPECT_EQ(exit_status_for_engine(exited(0), false), 0);

@@ -11,7 +11,8 @@ TEST(Readiness, ReportsProgressAndSaysReadyOnlyOnHealth200) {
   const auto start = Clock::now();
   Readiness readiness({.ready_timeout = 1200s, .progress_grace = 300s}, start);
   EXPECT_EQ(readiness.take_notifications(), std::vector<std::string>{"STATUS=starting"});
-  readiness.on_output_line("Loading safetensors checkpoint shards:  50% Completed | 4/8", start + 1s);
+  readiness.on_output_line("Loading safetensors checkpoint shards:  50% Completed | 4/8",
+                           start + 1s);
   EXPECT_EQ(readiness.take_notifications(), std::vector<std::string>{"STATUS=loading weights 50%"});
   readiness.on_health(503, start + 2s);
   readiness.on_health(std::nullopt, start + 3s);
@@ -35,8 +36,9 @@ TEST(Readiness, ProgressNearTheDeadlineExtendsItAndSystemdsTimeout) {
   EXPECT_EQ(readiness.take_notifications(), std::vector<std::string>{"STATUS=loading weights 10%"});
   readiness.on_output_line("Loading safetensors checkpoint shards:  90% Completed", start + 500s);
   // 100 s were left: the deadline moves to 300 s from now; systemd gets a minute more.
-  EXPECT_EQ(readiness.take_notifications(),
-            (std::vector<std::string>{"EXTEND_TIMEOUT_USEC=360000000", "STATUS=loading weights 90%"}));
+  EXPECT_EQ(
+      readiness.take_notifications(),
+      (std::vector<std::string>{"EXTEND_TIMEOUT_USEC=360000000", "STATUS=loading weights 90%"}));
   EXPECT_FALSE(readiness.deadline_passed(start + 799s));
   EXPECT_TRUE(readiness.deadline_passed(start + 800s));
 }

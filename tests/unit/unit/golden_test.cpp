@@ -35,7 +35,9 @@ struct GoldenCase {
   std::vector<fs::path> search;
 };
 
-void PrintTo(const GoldenCase& golden, std::ostream* out) { *out << golden.label; }
+void PrintTo(const GoldenCase& golden, std::ostream* out) {
+  *out << golden.label;
+}
 
 std::vector<GoldenCase> golden_cases() {
   std::vector<GoldenCase> cases;
@@ -45,8 +47,10 @@ std::vector<GoldenCase> golden_cases() {
       if (item.path().extension() == ".toml") files.push_back(item.path());
     std::sort(files.begin(), files.end());
     for (const auto& file : files)
-      cases.push_back({prefix + file.stem().string(), file,
-                       expected_dir / (file.stem().string() + ".service"), {inputs}});
+      cases.push_back({prefix + file.stem().string(),
+                       file,
+                       expected_dir / (file.stem().string() + ".service"),
+                       {inputs}});
   };
   collect(kSource / "tests/golden", kSource / "tests/golden", "");
   collect(kSource / "profiles", kSource / "tests/golden/examples", "example_");
@@ -63,7 +67,8 @@ std::string slurp(const fs::path& path) {
 // Source paths in the header depend on the checkout; goldens spell the root as {src}.
 std::string portable(std::string text) {
   const std::string root = kSource.string();
-  for (size_t at; (at = text.find(root)) != std::string::npos;) text.replace(at, root.size(), "{src}");
+  for (size_t at; (at = text.find(root)) != std::string::npos;)
+    text.replace(at, root.size(), "{src}");
   return text;
 }
 
@@ -151,17 +156,17 @@ TEST_P(Golden, PassesSystemdAnalyzeVerify) {
   gl::testing::TempDir dir;
   auto file = dir.write(rendered->first.unit_name(), rendered->second.to_text());
   const std::string log = (dir.path() / "verify.log").string();
-  int status = std::system(("systemd-analyze verify '" + file.string() + "' >'" + log + "' 2>&1").c_str());
+  int status =
+      std::system(("systemd-analyze verify '" + file.string() + "' >'" + log + "' 2>&1").c_str());
   EXPECT_EQ(status, 0) << slurp(log);
   EXPECT_EQ(slurp(log), "");
 }
 
-INSTANTIATE_TEST_SUITE_P(Units, Golden, ::testing::ValuesIn(golden_cases()),
-                         [](const auto& info) {
-                           std::string name = info.param.label;
-                           std::replace(name.begin(), name.end(), '-', '_');
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Units, Golden, ::testing::ValuesIn(golden_cases()), [](const auto& info) {
+  std::string name = info.param.label;
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+});
 
 }  // namespace
 }  // namespace gl

@@ -1,8 +1,8 @@
 #include "util/atomic_file.hpp"
 
+#include <sys/stat.h>
 #include <filesystem>
 #include <fstream>
-#include <sys/stat.h>
 
 #include <gtest/gtest.h>
 
@@ -35,15 +35,16 @@ TEST_F(AtomicFile, ReplacesContentWholeAndLeavesNoTemporaries) {
 TEST_F(AtomicFile, ReportsAMissingDirectory) {
   auto written = write_file_atomically(dir_ / "no/such/dir/file", "x");
   ASSERT_FALSE(written);
-  EXPECT_NE(written.error().message.find("Failed to create a temporary file in"), std::string::npos);
+  EXPECT_NE(written.error().message.find("Failed to create a temporary file in"),
+            std::string::npos);
 }
 
 TEST_F(AtomicFile, ReadRefusesOversizedFilesBeforeReading) {
   std::ofstream(dir_ / "big.toml") << std::string(2048, 'x');
   auto text = read_file(dir_ / "big.toml", 1024);
   ASSERT_FALSE(text);
-  EXPECT_EQ(text.error().message,
-            (dir_ / "big.toml").string() + ":1:1: file is 2048 bytes, over the limit of 1024 bytes");
+  EXPECT_EQ(text.error().message, (dir_ / "big.toml").string() +
+                                      ":1:1: file is 2048 bytes, over the limit of 1024 bytes");
 }
 
 }  // namespace
