@@ -65,17 +65,9 @@ Json package(const PythonEnvFact* python, const std::string& name) {
 }
 
 std::optional<std::string> engine_package(EngineKind kind) {
-  switch (kind) {
-    case EngineKind::sglang:
-      return "sglang";
-    case EngineKind::vllm:
-      return "vllm";
-    case EngineKind::trtllm:
-      return "tensorrt_llm";
-    case EngineKind::command:
-      return std::nullopt;
-  }
-  return std::nullopt;
+  std::string_view module = engine_python_module(kind);
+  if (module.empty()) return std::nullopt;
+  return std::string(module);
 }
 
 }  // namespace

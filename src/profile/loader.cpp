@@ -46,7 +46,7 @@ class Merger {
       const Location where = location_of(*extends, Location{shown});
       auto parent_name = extends->value<std::string>();
       if (!parent_name)
-        return fail_at(where, "'extends' must be a string, not {}", type_of(*extends));
+        return fail_at(where, "'extends' must be a string, not {}", toml_type_name(*extends));
       if (std::find(chain.begin(), chain.end(), *parent_name) != chain.end()) {
         std::string cycle;
         for (const auto& link : chain) cycle += link + " -> ";
@@ -86,23 +86,6 @@ class Merger {
   }
 
  private:
-  static std::string_view type_of(const toml::node& node) {
-    switch (node.type()) {
-      case toml::node_type::table:
-        return "a table";
-      case toml::node_type::array:
-        return "an array";
-      case toml::node_type::integer:
-        return "an integer";
-      case toml::node_type::floating_point:
-        return "a float";
-      case toml::node_type::boolean:
-        return "a boolean";
-      default:
-        return "a date or time";
-    }
-  }
-
   const ProfileSource& source_;
 };
 

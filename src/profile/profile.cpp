@@ -18,6 +18,20 @@ std::string_view engine_kind_name(EngineKind kind) {
   return "unknown";
 }
 
+std::string_view engine_python_module(EngineKind kind) {
+  switch (kind) {
+    case EngineKind::sglang:
+      return "sglang";
+    case EngineKind::vllm:
+      return "vllm";
+    case EngineKind::trtllm:
+      return "tensorrt_llm";
+    case EngineKind::command:
+      return "";
+  }
+  return "";
+}
+
 long long Profile::world_size() const {
   long long world = parallelism.tp * parallelism.pp;
   // vLLM and SGLang without dp-attention replicate the tp x pp group dp times; SGLang's

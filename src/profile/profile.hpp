@@ -13,6 +13,8 @@ namespace gl {
 enum class EngineKind { sglang, vllm, trtllm, command };
 
 std::string_view engine_kind_name(EngineKind kind);
+// The engine's Python package as dist-info and imports name it ("tensorrt_llm"); "" for command.
+std::string_view engine_python_module(EngineKind kind);
 
 struct EngineSettings {
   EngineKind kind = EngineKind::sglang;

@@ -146,6 +146,31 @@ Result<toml::table> parse_toml(std::string_view text, const std::string& path) {
   }
 }
 
+std::string_view toml_type_name(const toml::node& node) {
+  switch (node.type()) {
+    case toml::node_type::table:
+      return "a table";
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::string:
+      return "a string";
+    case toml::node_type::integer:
+      return "an integer";
+    case toml::node_type::floating_point:
+      return "a float";
+    case toml::node_type::boolean:
+      return "a boolean";
+    case toml::node_type::date:
+      return "a date";
+    case toml::node_type::time:
+      return "a time";
+    case toml::node_type::date_time:
+      return "a date-time";
+    default:
+      return "nothing";
+  }
+}
+
 Location location_of(const toml::node& node, const Location& fallback) {
   const auto& source = node.source();
   if (!source.path || source.begin.line == 0) return fallback;

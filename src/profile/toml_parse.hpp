@@ -20,6 +20,9 @@ Result<void> guard_toml_text(std::string_view text, const std::string& path);
 
 Result<toml::table> parse_toml(std::string_view text, const std::string& path);
 
+// "a string", "an integer", ...: what a node is, for error messages.
+std::string_view toml_type_name(const toml::node& node);
+
 // "path:line:col" of a node toml++ parsed; `fallback` when it has no source (defaults).
 Location location_of(const toml::node& node, const Location& fallback);
 

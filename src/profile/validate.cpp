@@ -33,31 +33,6 @@ constexpr PinnedVariable kPinned[] = {
 constexpr std::string_view kOwnedDirectives[] = {"Type",         "ExecStart",   "NotifyAccess",
                                                  "ExecStopPost", "Environment", "WatchdogSec"};
 
-std::string_view toml_type_name(const toml::node& node) {
-  switch (node.type()) {
-    case toml::node_type::table:
-      return "a table";
-    case toml::node_type::array:
-      return "an array";
-    case toml::node_type::string:
-      return "a string";
-    case toml::node_type::integer:
-      return "an integer";
-    case toml::node_type::floating_point:
-      return "a float";
-    case toml::node_type::boolean:
-      return "a boolean";
-    case toml::node_type::date:
-      return "a date";
-    case toml::node_type::time:
-      return "a time";
-    case toml::node_type::date_time:
-      return "a date-time";
-    default:
-      return "nothing";
-  }
-}
-
 bool has_control_or_nul(std::string_view text, bool allow_newline_tab) {
   return std::any_of(text.begin(), text.end(), [&](char c) {
     auto u = static_cast<unsigned char>(c);

@@ -408,20 +408,6 @@ void check_toolkit(const Context& context, const LaunchPlan& plan, const ShellEn
   }
 }
 
-std::string_view engine_module(EngineKind kind) {
-  switch (kind) {
-    case EngineKind::sglang:
-      return "sglang";
-    case EngineKind::vllm:
-      return "vllm";
-    case EngineKind::trtllm:
-      return "tensorrt_llm";
-    case EngineKind::command:
-      return "";
-  }
-  return "";
-}
-
 void check_engine(const Context& context, const LaunchPlan& plan, std::vector<Finding>& findings) {
   const auto& facts = context.facts;
   const auto& profile = context.profile;
@@ -436,7 +422,7 @@ void check_engine(const Context& context, const LaunchPlan& plan, std::vector<Fi
                      {{"program", plan.argv.front()}},
                      "create the venv (engine.venv) or fix engine.python/engine.executable"});
   }
-  auto module = engine_module(profile.engine.kind);
+  auto module = engine_python_module(profile.engine.kind);
   if (!module.empty() && facts.python) {
     auto found = facts.python->modules.find(std::string(module));
     if (found == facts.python->modules.end() || !found->second)
