@@ -71,7 +71,7 @@ int start_every_rank(const Profile& profile, const AllNodesOptions& options) {
   std::fflush(stdout);
   const auto limit = std::chrono::duration_cast<std::chrono::milliseconds>(
       profile.server.ready_timeout + std::chrono::minutes(5));
-  auto results = run_on_all_ranks(profile, options.ssh, ups, limit);
+  auto results = run_on_all_ranks(profile.nodes, options.ssh, ups, limit);
   size_t failed = 0;
   for (const auto& result : results) {
     if (result.ok()) {
@@ -101,8 +101,9 @@ int up_all_nodes(const Profile& profile, const AllNodesOptions& options) {
   // 1. The check on every node, before anything starts anywhere.
   fmt::print("checking '{}' on {} node(s)\n", profile.name, ranks);
   std::fflush(stdout);
-  auto checks = run_on_all_ranks(
-      profile, options.ssh, same_for_every_rank(profile, {"check", profile.name}), kQuickTimeout);
+  auto checks =
+      run_on_all_ranks(profile.nodes, options.ssh,
+                       same_for_every_rank(profile, {"check", profile.name}), kQuickTimeout);
   bool check_errors = false;
   bool unchecked = false;
   for (const auto& check : checks) {
@@ -137,8 +138,9 @@ int up_all_nodes(const Profile& profile, const AllNodesOptions& options) {
 
 int status_all_nodes(const Profile& profile, const AllNodesOptions& options) {
   if (!has_nodes(profile)) return 2;
-  auto results = run_on_all_ranks(
-      profile, options.ssh, same_for_every_rank(profile, {"status", profile.name}), kQuickTimeout);
+  auto results =
+      run_on_all_ranks(profile.nodes, options.ssh,
+                       same_for_every_rank(profile, {"status", profile.name}), kQuickTimeout);
   int code = 0;
   for (const auto& result : results) {
     fmt::print("{}:{}\n", label(result),
@@ -153,8 +155,8 @@ int down_all_nodes(const Profile& profile, const AllNodesOptions& options) {
   if (!has_nodes(profile)) return 2;
   std::vector<std::string> args{"down", profile.name};
   if (options.purge) args.push_back("--purge");
-  auto results =
-      run_on_all_ranks(profile, options.ssh, same_for_every_rank(profile, args), kQuickTimeout);
+  auto results = run_on_all_ranks(profile.nodes, options.ssh, same_for_every_rank(profile, args),
+                                  kQuickTimeout);
   int code = 0;
   for (const auto& result : results) {
     fmt::print("  {}: {}\n", label(result),

@@ -16,6 +16,7 @@ struct CliContext;
 struct SupervisedProfile {
   RestartSettings restart;  // defaults when there is no snapshot
   EngineKind kind = EngineKind::command;
+  NodesSettings nodes;  // hosts in rank order when the profile spans several nodes
   bool loaded = false;
 };
 
@@ -24,5 +25,7 @@ SupervisedProfile load_supervised(const std::string& name, const std::string& sn
 // `gpulaunch restart`: the operator's word ends a crash loop.
 Result<void> reset_crash_loop(const std::string& name, const std::string& why);
 void add_supervise_commands(CLI::App& app, CliContext& context);
+// `peer-failed`: what a rank does when another rank of its group failed (cli/group_restart.cpp).
+void add_group_commands(CLI::App& app, CliContext& context);
 
 }  // namespace gl

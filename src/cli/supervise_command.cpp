@@ -12,9 +12,12 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/context.hpp"
+#include "cli/group_restart.hpp"
+#include "group/remote.hpp"
 #include "profile/validate.hpp"
 #include "supervise/cgroup.hpp"
 #include "supervise/exit_class.hpp"
+#include "supervise/group_policy.hpp"
 #include "supervise/policy.hpp"
 #include "supervise/step_down.hpp"
 #include "systemd/journal.hpp"
@@ -74,7 +77,16 @@ Classification classify_invocation(StopReport& report, const std::string& invoca
   return result;
 }
 
-int record_exit(const std::string& name, const std::string& snapshot) {
+struct RecordExitOptions {
+  std::string profile;
+  std::string snapshot;
+  long long node_rank = -1;  // multi-node profiles: this node's rank
+  std::string ssh = std::string(kSystemSsh);
+};
+
+int record_exit(const RecordExitOptions& options) {
+  const std::string& name = options.profile;
+  const std::string& snapshot = options.snapshot;
   const SupervisedProfile supervised = load_supervised(name, snapshot);
   StopReport report;
   report.unit = "gpulaunch-" + name + ".service";
@@ -108,6 +120,18 @@ int record_exit(const std::string& name, const std::string& snapshot) {
              event.action);
   if (auto saved = history.save(outcome.state); !saved)
     fmt::print("gpulaunch record-exit: {}\n", saved.error().message);
+  if (supervised.nodes.hosts.size() > 1 && group_must_know(stop.value)) {
+    if (options.node_rank < 0) {
+      event.action +=
+          "; the other ranks were not told (the unit predates group restarts: "
+          "run `gpulaunch up --all-nodes` again)";
+    } else {
+      std::fflush(stdout);
+      event.action += "; the group: " + notify_group(name, supervised.nodes, options.node_rank,
+                                                     stop, now, options.ssh);
+    }
+    fmt::print("gpulaunch: {}\n", event.action);
+  }
   if (auto appended = history.append(event); !appended)
     fmt::print("gpulaunch record-exit: {}\n", appended.error().message);
   return 0;
@@ -159,6 +183,7 @@ SupervisedProfile load_supervised(const std::string& name, const std::string& sn
   (void)name;
   supervised.restart = profile->restart;
   supervised.kind = profile->engine.kind;
+  supervised.nodes = profile->nodes;
   supervised.loaded = true;
   return supervised;
 }
@@ -181,11 +206,13 @@ void add_supervise_commands(CLI::App& app, CliContext& context) {
   auto* record = app.add_subcommand(
       "record-exit", "ExecStopPost=: classify why the engine stopped and record the event");
   record->group("");  // units call it
-  static std::string record_profile, record_snapshot;
-  record->add_option("--profile", record_profile, "Profile name")->required();
-  record->add_option("--snapshot", record_snapshot, "The merged profile `up` wrote");
-  record->callback(
-      [&context] { context.exit_code = record_exit(record_profile, record_snapshot); });
+  static RecordExitOptions record_options;
+  record->add_option("--profile", record_options.profile, "Profile name")->required();
+  record->add_option("--snapshot", record_options.snapshot, "The merged profile `up` wrote");
+  record->add_option("--node-rank", record_options.node_rank,
+                     "This node's rank (multi-node: the other ranks are told of a failure)");
+  record->add_option("--ssh", record_options.ssh, "ssh client (tests)");
+  record->callback([&context] { context.exit_code = record_exit(record_options); });
 
   auto* events = app.add_subcommand("events", "Why a profile's engine stopped and what was done");
   static std::string events_profile;

@@ -41,10 +41,10 @@ std::vector<std::string> ssh_args(const NodesSettings& nodes, const std::string&
   return args;
 }
 
-std::vector<RankResult> run_on_all_ranks(const Profile& profile, const std::string& ssh_program,
+std::vector<RankResult> run_on_all_ranks(const NodesSettings& nodes, const std::string& ssh_program,
                                          const std::vector<std::vector<std::string>>& args_per_rank,
                                          std::chrono::milliseconds timeout) {
-  const auto& hosts = profile.nodes.hosts;
+  const auto& hosts = nodes.hosts;
   std::vector<RankResult> results(hosts.size());
   {
     std::vector<std::jthread> workers;
@@ -53,8 +53,12 @@ std::vector<RankResult> run_on_all_ranks(const Profile& profile, const std::stri
         RankResult& result = results[rank];
         result.rank = static_cast<long long>(rank);
         result.host = hosts[rank];
-        auto ran = run_process(ssh_program,
-                               ssh_args(profile.nodes, hosts[rank], args_per_rank[rank]), timeout);
+        if (args_per_rank[rank].empty()) {
+          result.skipped = true;
+          return;
+        }
+        auto ran =
+            run_process(ssh_program, ssh_args(nodes, hosts[rank], args_per_rank[rank]), timeout);
         if (!ran) {
           result.error = ran.error().message;
           return;

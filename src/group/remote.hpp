@@ -29,14 +29,15 @@ struct RankResult {
   std::string host;
   int exit_code = -1;  // 255: ssh itself failed (unreachable, refused, host key)
   std::string output;
-  std::string error;  // the command could not be run or timed out
+  std::string error;     // the command could not be run or timed out
+  bool skipped = false;  // no command for this rank (the caller's own)
 
   bool ok() const { return error.empty() && exit_code == 0; }
 };
 
-// Runs `args_for_rank(rank)` on every host at once over `ssh_program`, waiting for all;
-// results in rank order.
-std::vector<RankResult> run_on_all_ranks(const Profile& profile, const std::string& ssh_program,
+// Runs `args_per_rank[rank]` on every host at once over `ssh_program`, waiting for all; results
+// in rank order. A rank whose args are empty is skipped.
+std::vector<RankResult> run_on_all_ranks(const NodesSettings& nodes, const std::string& ssh_program,
                                          const std::vector<std::vector<std::string>>& args_per_rank,
                                          std::chrono::milliseconds timeout);
 

@@ -31,11 +31,15 @@ std::string local_address(const std::string& host) {
 
 }  // namespace
 
+std::string snapshot_path_for(const std::string& profile_name) {
+  return "/var/lib/gpulaunch/snapshots/" + profile_name + ".toml";
+}
+
 LaunchPlan make_launch_plan(const Profile& profile, const LaunchOptions& options) {
   LaunchPlan plan;
   plan.argv = engine_argv(profile, options);
   plan.state_directory = "/var/lib/gpulaunch/" + profile.name;
-  plan.snapshot_path = "/var/lib/gpulaunch/snapshots/" + profile.name + ".toml";
+  plan.snapshot_path = snapshot_path_for(profile.name);
   plan.cache_root = profile.caches.root;
   plan.health_url = "http://" + local_address(profile.server.host) + ":" +
                     std::to_string(profile.server.port) + profile.server.health_path;

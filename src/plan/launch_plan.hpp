@@ -34,4 +34,7 @@ inline constexpr std::string_view kSystemPath =
 
 LaunchPlan make_launch_plan(const Profile& profile, const LaunchOptions& options = {});
 
+// Where `up` keeps the merged profile of `profile_name` (LaunchPlan::snapshot_path).
+std::string snapshot_path_for(const std::string& profile_name);
+
 }  // namespace gl

@@ -53,7 +53,10 @@ StopOutcome after_stop(SupervisorState state, const Classification& stop,
       else
         step = "; concurrency already at its floor";
     }
-  } else if (stop.value != ExitClass::budget) {
+  } else if (stop.value != ExitClass::budget &&
+             !(stop.value == ExitClass::clean && state.consecutive_failures > 0)) {
+    // A clean stop between failures (the group restarting this rank, an operator's stop) keeps
+    // the failure the next start backs off from.
     state.last_class = std::string(exit_class_name(stop.value));
   }
 

@@ -103,6 +103,10 @@ class SdBusManager final : public SystemdManager {
       return std::unexpected(ok.error());
     if (auto ok = trivial(*path, kServiceIface, "NRestarts", 'u', &status.restarts); !ok)
       return std::unexpected(ok.error());
+    if (auto ok =
+            trivial(*path, kServiceIface, "ExecMainStartTimestamp", 't', &status.main_start_usec);
+        !ok)
+      return std::unexpected(ok.error());
     if (auto ok = trivial(*path, kServiceIface, "ExecMainCode", 'i', &status.exec_main_code); !ok)
       return std::unexpected(ok.error());
     if (auto ok = trivial(*path, kServiceIface, "ExecMainStatus", 'i', &status.exec_main_status);

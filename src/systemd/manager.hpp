@@ -31,6 +31,7 @@ struct UnitStatus {
   int32_t exec_main_status = 0;    // exit status or signal number
   uint64_t active_enter_usec = 0;  // realtime, 0 when never active
   uint64_t state_change_usec = 0;  // realtime of the last state change
+  uint64_t main_start_usec = 0;    // realtime the current (or last) main process started
 };
 
 class SystemdManager {

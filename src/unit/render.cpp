@@ -109,10 +109,14 @@ UnitFile render_unit(const Profile& profile, const RenderOptions& options) {
   unit.add("Service", "RestartPreventExitStatus", setup_failure_statuses());
   // Classify every stop and decide what the next start does (`+`: full privileges, to read the
   // journal and the cgroup even with User=).
-  unit.add(
-      "Service", "ExecStopPost",
-      "+" + exec_command_line({options.gpulaunch_binary, "record-exit", "--profile=" + profile.name,
-                               "--snapshot=" + plan.snapshot_path}));
+  std::vector<std::string> record_exit{options.gpulaunch_binary, "record-exit",
+                                       "--profile=" + profile.name,
+                                       "--snapshot=" + plan.snapshot_path};
+  // A multi-node engine cannot survive losing a rank: a failure here restarts the whole group,
+  // and the notice to the other ranks names this one.
+  if (profile.parallelism.nodes > 1)
+    record_exit.push_back("--node-rank=" + std::to_string(options.node_rank));
+  unit.add("Service", "ExecStopPost", "+" + exec_command_line(record_exit));
   if (profile.service.user) unit.add("Service", "User", *profile.service.user);
   if (profile.service.group) unit.add("Service", "Group", *profile.service.group);
   if (profile.service.memory_max) unit.add("Service", "MemoryMax", *profile.service.memory_max);

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <unistd.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -114,6 +116,9 @@ class AllNodes : public ::testing::Test {
                                       "  up) echo \"ready: $2 serves at http://$HOST:30000\" ;;\n"
                                       "  status) echo \"$2: active (running)\" ;;\n"
                                       "  down) echo \"stopped gpulaunch-$2.service\" ;;\n"
+                                      "  peer-failed) echo 'checking the unit'\n"
+                                      "    echo 'peer-failed: restart with the group: restart "
+                                      "after 1s' ;;\n"
                                       "esac\n");
     std::filesystem::permissions(ssh_, std::filesystem::perms::owner_all);
     std::filesystem::permissions(gpulaunch, std::filesystem::perms::owner_all);
@@ -147,6 +152,9 @@ class AllNodes : public ::testing::Test {
     for (std::string line; std::getline(in, line);) lines.push_back(line);
     return lines;
   }
+
+  Run record_exit_on_rank1(const std::vector<std::string>& stop_env,
+                           const std::vector<std::string>& env = {});
 
   testing::TempDir dir_;
   std::string ssh_;
@@ -209,6 +217,71 @@ TEST_F(AllNodes, RestartStopsEveryRankBeforeAnyRankStarts) {
   EXPECT_THAT(order[2], HasSubstr(" up pair --node-rank "));
   EXPECT_THAT(order[3], HasSubstr(" up pair --node-rank "));
   EXPECT_THAT(run.out, HasSubstr("ready: 'pair' serves on all 2 node(s)\n"));
+}
+
+// `record-exit` as the unit's ExecStopPost= runs it on rank 1, then `events`. It writes the
+// history under /var/lib/gpulaunch, so both run in a private mount namespace with a tmpfs there.
+AllNodes::Run AllNodes::record_exit_on_rank1(const std::vector<std::string>& stop_env,
+                                             const std::vector<std::string>& env) {
+  const std::string binary = GL_GPULAUNCH_BINARY;
+  std::vector<std::string> args = stop_env;
+  args.insert(args.end(), env.begin(), env.end());
+  args.insert(args.end(),
+              {"unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
+               "mount -t tmpfs gl-test /var/lib && '" + binary + "' record-exit --profile=pair " +
+                   "--snapshot='" + profile_ + "' --node-rank=1 --ssh='" + ssh_ + "' && '" +
+                   binary + "' events pair"});
+  std::vector<std::string> env_args{"-i", "PATH=/usr/bin:/bin:/usr/sbin:/sbin",
+                                    "LOG_DIR=" + dir_.str()};
+  env_args.insert(env_args.end(), args.begin(), args.end());
+  auto result = run_process("/usr/bin/env", env_args, std::chrono::seconds(30));
+  EXPECT_TRUE(result) << (result ? "" : result.error().message);
+  return result ? Run{result->exit_code, result->out} : Run{-1, ""};
+}
+
+bool can_unshare_mounts() {
+  auto probe = run_process("/usr/bin/unshare", {"--mount", "true"});
+  return ::geteuid() == 0 && probe && probe->exit_code == 0;
+}
+
+TEST_F(AllNodes, ARankThatStaysDownTellsEveryOtherRankAndRecordsTheirAnswers) {
+  if (!can_unshare_mounts())
+    GTEST_SKIP() << "needs root and unshare --mount (record-exit writes /var/lib/gpulaunch)";
+  auto run =
+      record_exit_on_rank1({"SERVICE_RESULT=exit-code", "EXIT_CODE=exited", "EXIT_STATUS=78"});
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  // Told over ssh: rank 0 only, never itself, with the classification and its evidence.
+  EXPECT_TRUE(argv_seen("node-b").empty());
+  EXPECT_THAT(argv_seen("node-a"),
+              ElementsAre(::testing::StartsWith(
+                  "peer-failed --profile=pair --from-rank=1 --from-host=node-b "
+                  "--class=config-error --at=")));
+  EXPECT_THAT(
+      argv_seen("node-a")[0],
+      ::testing::EndsWith(" --evidence=SERVICE_RESULT=exit-code EXIT_CODE=exited EXIT_STATUS=78"));
+  EXPECT_THAT(run.out, HasSubstr("action:   stay down: configuration error, not retried (fix "
+                                 "the profile, then `gpulaunch up`); the group: rank 0 (node-a): "
+                                 "restart with the group: restart after 1s\n"));
+}
+
+TEST_F(AllNodes, AnUnreachableRankIsNamedInTheEvent) {
+  if (!can_unshare_mounts())
+    GTEST_SKIP() << "needs root and unshare --mount (record-exit writes /var/lib/gpulaunch)";
+  auto run = record_exit_on_rank1(
+      {"SERVICE_RESULT=exit-code", "EXIT_CODE=exited", "EXIT_STATUS=78"}, {"UNREACHABLE=node-a"});
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("the group: rank 0 (node-a): not told: ssh could not reach it "
+                                 "(exit 255)\n"));
+}
+
+TEST_F(AllNodes, ACleanStopTellsNoOne) {
+  if (!can_unshare_mounts())
+    GTEST_SKIP() << "needs root and unshare --mount (record-exit writes /var/lib/gpulaunch)";
+  auto run =
+      record_exit_on_rank1({"SERVICE_RESULT=success", "EXIT_CODE=killed", "EXIT_STATUS=TERM"});
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("clean"));
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() / "ssh.log"));
 }
 
 TEST_F(AllNodes, AProfileWithoutHostsIsRefused) {

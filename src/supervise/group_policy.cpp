@@ -1,0 +1,55 @@
+#include "supervise/group_policy.hpp"
+
+#include <fmt/core.h>
+
+namespace gl {
+
+bool group_must_know(ExitClass stop) {
+  return stop != ExitClass::clean && (counts_as_failure(stop) || is_terminal(stop));
+}
+
+std::string rank_label(long long rank, const std::string& host) {
+  return fmt::format("rank {} ({})", rank, host);
+}
+
+PeerDecision after_peer_failure(SupervisorState state, const PeerFailure& failure,
+                                const LocalRank& local, const RestartSettings& settings,
+                                int64_t now_usec, int max_gpu_level, int max_host_level) {
+  PeerDecision decision;
+  decision.outcome.state = state;
+  const std::string peer = rank_label(failure.rank, failure.host);
+  const bool running = local.active_state == "active" || local.active_state == "activating" ||
+                       local.active_state == "reloading";
+  if (!running) {
+    decision.outcome.action =
+        fmt::format("none: this rank is {}, nothing to take down with {}",
+                    local.active_state.empty() ? "not loaded" : local.active_state, peer);
+    return decision;
+  }
+  if (local.main_pid == 0 || local.main_start_usec >= static_cast<uint64_t>(failure.time_usec)) {
+    decision.outcome.action =
+        fmt::format("none: this rank started again after {} failed; it joins the new group", peer);
+    return decision;
+  }
+  if (is_terminal(failure.stop.value)) {
+    decision.response = PeerResponse::stop;
+    decision.outcome.action = fmt::format(
+        "stop: the group cannot serve while {} stays down (`gpulaunch restart NAME "
+        "--all-nodes` once it is fixed)",
+        peer);
+    return decision;
+  }
+  if (!counts_as_failure(failure.stop.value)) {
+    decision.outcome.action = fmt::format("none: {} stopped cleanly", peer);
+    return decision;
+  }
+  decision.outcome =
+      after_stop(std::move(state), failure.stop, settings, now_usec, max_gpu_level, max_host_level);
+  decision.response = settings.policy == "no" ? PeerResponse::stop : PeerResponse::restart;
+  decision.outcome.action = fmt::format(
+      "{} with the group: {}", decision.response == PeerResponse::stop ? "stop" : "restart",
+      decision.outcome.action);
+  return decision;
+}
+
+}  // namespace gl
