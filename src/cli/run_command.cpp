@@ -19,7 +19,7 @@
 #include "profile/validate.hpp"
 #include "rules/node_probe.hpp"
 #include "run/bridge.hpp"
-#include "run/exit_status.hpp"
+#include "supervise/exit_status.hpp"
 #include "supervise/policy.hpp"
 #include "supervise/step_down.hpp"
 #include "util/duration.hpp"

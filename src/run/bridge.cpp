@@ -14,7 +14,7 @@
 #include <boost/process.hpp>
 #include <boost/process/extend.hpp>
 
-#include "run/exit_status.hpp"
+#include "supervise/exit_status.hpp"
 
 namespace gl::bridge_detail {
 

@@ -26,7 +26,7 @@ struct BridgeOptions {
   std::function<std::string()> on_stable;
 };
 
-// Runs until the engine has ended; returns the process exit status (run/exit_status.hpp).
+// Runs until the engine has ended; returns the process exit status (supervise/exit_status.hpp).
 // `print` receives every output line, the engine's and the bridge's own.
 int run_bridge(const BridgeOptions& options, Notifier& notifier,
                const std::function<void(std::string_view)>& print);

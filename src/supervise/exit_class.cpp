@@ -4,7 +4,7 @@
 #include <charconv>
 #include <utility>
 
-#include "run/exit_status.hpp"
+#include "supervise/exit_status.hpp"
 
 namespace gl {
 namespace {

@@ -1,4 +1,4 @@
-#include "run/exit_status.hpp"
+#include "supervise/exit_status.hpp"
 
 #include <sys/wait.h>
 
