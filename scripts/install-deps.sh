@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs what building, testing and the demo need, from Debian 12's archive. Idempotent:
 # packages already present are not downloaded again.
+# openssh-server is there for the multi-node integration test, which runs its own sshd inside
+# network namespaces; installing it must not start one on this machine, so the install runs under
+# a policy-rc.d that forbids service starts (an existing policy-rc.d is left as it is).
 set -euo pipefail
 
 packages=(
@@ -9,7 +12,8 @@ packages=(
   libsystemd-dev libboost-dev libboost-filesystem-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev
-  systemd dbus util-linux python3 python3-venv
+  systemd dbus util-linux iproute2 python3 python3-venv procps
+  openssh-client openssh-server
   debhelper dpkg-dev fakeroot lintian man-db bash-completion
 )
 
@@ -24,6 +28,21 @@ if ((${#missing[@]})); then
     exit 1
   fi
   export DEBIAN_FRONTEND=noninteractive
+  # invoke-rc.d asks /usr/sbin/policy-rc.d before starting a service from a package's postinst;
+  # exit 101 means "not allowed". Ours exists only for this install.
+  policy=/usr/sbin/policy-rc.d
+  if [[ ! -e $policy ]]; then
+    trap 'rm -f "$policy"' EXIT
+    trap 'exit 1' INT TERM HUP  # so that the EXIT trap runs on these too
+    printf '#!/bin/sh\n# install-deps.sh: no service starts during its apt-get install\nexit 101\n' >"$policy"
+    chmod 755 "$policy"
+  else
+    policy=""
+  fi
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  if [[ -n $policy ]]; then
+    rm -f "$policy"
+    trap - EXIT INT TERM HUP
+  fi
 fi

@@ -2,8 +2,8 @@
 # A private systemd 252 for integration tests on a machine whose PID 1 is not systemd.
 #
 #   systemd-harness.sh boot STATE_DIR          boot; prints the manager's PID (as the host sees it)
-#   systemd-harness.sh exec STATE_DIR -- CMD.. run CMD inside (mount + PID namespaces); exit status
-#                                              passed through
+#   systemd-harness.sh exec STATE_DIR -- CMD.. run CMD inside (mount, PID and network namespaces);
+#                                              exit status passed through
 #   systemd-harness.sh poweroff STATE_DIR      SIGRTMIN+4, SIGKILL after a grace period; idempotent
 #   systemd-harness.sh pid STATE_DIR           print the PID if that manager is still running
 #
@@ -23,6 +23,12 @@
 # (init.scope, system.slice, units) stays in that subtree, cannot collide with another harness,
 # and is removed at power-off. (That subtree sits at each hierarchy's root, i.e. outside the
 # caller's own memory cgroup.)
+#
+# GPULAUNCH_HARNESS_NETNS=NAME at boot: the manager, and so every unit it starts, lives in the
+# network namespace /run/netns/NAME (made beforehand, e.g. with `ip netns add NAME`) instead of the
+# caller's, so that several harnesses can be separate hosts on a test network. `exec` always enters
+# the manager's network namespace (without the variable, that is the caller's own). The namespace
+# stays the caller's to delete, after power-off.
 #
 # Boot failures that mean "cannot run here" (not root, no unshare) exit 77, for CTest's skip.
 set -euo pipefail
@@ -81,9 +87,9 @@ is_ours() {
   [[ $pid =~ ^[0-9]+$ && $pid -gt 1 ]] || return 1
   [[ $(start_time "$pid") == "$started" ]] || return 1
   local cmd
-  cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
+  cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline") || return 1
   [[ $cmd == "$SYSTEMD --system --unit=$TARGET"* ]] || return 1
-  tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "container=$MARK" || return 1
+  tr '\0' '\n' 2>/dev/null <"/proc/$pid/environ" | grep -qx "container=$MARK" || return 1
   [[ $(readlink "/proc/$pid/ns/pid") != "$(readlink /proc/self/ns/pid)" ]] || return 1
 }
 
@@ -185,6 +191,16 @@ cmd_boot() {
   [[ -x $SYSTEMD ]] || skip "$SYSTEMD missing"
   unshare --pid --mount --fork --mount-proc true 2>/dev/null || skip "unshare --pid --mount is not permitted here"
 
+  # With GPULAUNCH_HARNESS_NETNS, unshare (and so the namespace's PID 1) starts in that network
+  # namespace; otherwise in ours.
+  local netns=()
+  if [[ -n ${GPULAUNCH_HARNESS_NETNS:-} ]]; then
+    local netns_file=/run/netns/$GPULAUNCH_HARNESS_NETNS
+    [[ $GPULAUNCH_HARNESS_NETNS != */* && -e $netns_file ]] ||
+      die "GPULAUNCH_HARNESS_NETNS: no network namespace $netns_file"
+    netns=(nsenter "--net=$netns_file" --)
+  fi
+
   local state pid started
   state=$(state_dir "$1")
   if pid=$(running_pid "$state"); then
@@ -199,7 +215,7 @@ cmd_boot() {
 
   local console="$state/console.log"
   : >"$console"
-  setsid unshare --pid --mount --fork --mount-proc --propagation private -- \
+  "${netns[@]}" setsid unshare --pid --mount --fork --mount-proc --propagation private -- \
     /bin/bash -c "$NS_INIT" ns-init "$state/ns" "$SYSTEMD" "$TARGET" "$MARK" "$name" "${MASKED[@]}" \
     </dev/null >>"$console" 2>&1 &
   local unshare_pid=$!
@@ -247,7 +263,8 @@ cmd_exec() {
   [[ ${1:-} == -- ]] && shift
   (($#)) || die "exec: missing command"
   pid=$(running_pid "$state") || die "no running manager in $state"
-  exec nsenter -t "$pid" -m -p -w -- "$@"
+  # -n: the manager's network namespace (GPULAUNCH_HARNESS_NETNS), the caller's when none was given.
+  exec nsenter -t "$pid" -m -p -n -w -- "$@"
 }
 
 cmd_poweroff() {

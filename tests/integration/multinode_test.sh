@@ -1,0 +1,317 @@
+#!/usr/bin/env bash
+# Multi-node over a real network: two "hosts", each a private systemd 252 (systemd-harness.sh) in
+# its own network namespace, joined by a veth pair, each running its own sshd (keys made here) as a
+# unit of that systemd. From node 0, the operator's seat, `gpulaunch up mn --all-nodes` goes over
+# the system's /usr/bin/ssh to both; then the ranks each mock engine recorded, `status --all-nodes`,
+# a killed rank 1 restarting the whole group, and `down --all-nodes`.
+#
+#   multinode_test.sh GPULAUNCH_BINARY SOURCE_DIR WORK_DIR
+#
+# WORK_DIR must not be under /tmp, /var/tmp or /run: inside the harness those are private tmpfs, and
+# the units read the venv, the keys and the binary from there. All traffic stays on the two
+# namespaces (a private /24) and their loopbacks; nothing listens on the host. Exit 77 (CTest skip)
+# only when this machine cannot do it (not root, no `ip netns`, no unshare); a missing sshd is a
+# failure (scripts/install-deps.sh installs it).
+set -euo pipefail
+
+if (($# != 3)); then
+  echo "usage: $0 GPULAUNCH_BINARY SOURCE_DIR WORK_DIR" >&2
+  exit 2
+fi
+
+skip() { echo "SKIP: multinode: $*"; exit 77; }
+[[ $(id -u) -eq 0 ]] || skip "needs root (network namespaces, private systemd, sshd)"
+ip netns list >/dev/null 2>&1 || skip "no 'ip netns' (iproute2)"
+unshare --pid --mount --fork --mount-proc true 2>/dev/null ||
+  skip "unshare --pid --mount is not permitted here"
+unshare --net true 2>/dev/null || skip "unshare --net is not permitted here"
+
+fail_early() { echo "FAIL: $*" >&2; exit 1; }
+for tool in /usr/sbin/sshd /usr/bin/ssh /usr/bin/ssh-keygen; do
+  [[ -x $tool ]] || fail_early "$tool missing: run scripts/install-deps.sh (installs openssh-server and openssh-client)"
+done
+
+binary=$(realpath "$1")
+source_dir=$(realpath "$2")
+[[ -x $binary ]] || fail_early "no gpulaunch binary at $1"
+harness=$source_dir/tests/integration/harness/systemd-harness.sh
+mkdir -p "$3"
+work=$(realpath "$3")
+case $work/ in
+  /tmp/* | /var/tmp/* | /run/* | /var/lib/gpulaunch/* | /var/cache/* | /var/log/* | /etc/*)
+    fail_early "WORK_DIR $work is private inside the harness; put it under the build tree" ;;
+esac
+
+readonly nodes=(node0 node1)
+readonly unit=gpulaunch-mn.service
+readonly engine_pattern='^[^ ]*/python[^ ]* -m sglang\.launch_server'  # the engine, not `gpulaunch run`
+
+# --- cleanup ---------------------------------------------------------------------------------
+# Idempotent, and also run at the start: a run killed by CTest's timeout (SIGKILL, no trap) leaves
+# its managers and namespaces behind, named in WORK_DIR/netns.
+cleanup() {
+  local -  # set +e stays in here
+  set +e
+  local node ns
+  for node in "${nodes[@]}"; do
+    [[ -d $work/$node ]] && "$harness" poweroff "$work/$node"
+  done
+  if [[ -f $work/netns ]]; then
+    while read -r ns; do
+      [[ $ns == gl-mn-* ]] && ip netns del "$ns" 2>/dev/null
+    done <"$work/netns"
+    rm -f "$work/netns"
+  fi
+  rm -rf "$work/keys"
+  return 0
+}
+cleanup
+rm -rf "$work"
+mkdir -p "$work"
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM HUP
+
+inside() {  # inside NODE CMD...: run CMD on that node (its mount, PID and network namespaces)
+  local node=$1
+  shift
+  "$harness" exec "$work/$node" -- "$@"
+}
+
+# Prints the unit's journal and sshd's on every node that is up, then exits 1.
+fail() {
+  echo "FAIL: $*" >&2
+  local node
+  for node in "${nodes[@]}"; do
+    "$harness" pid "$work/$node" >/dev/null 2>&1 || continue
+    echo "--- $node: journalctl -u $unit" >&2
+    inside "$node" journalctl -u "$unit" --no-pager -n 80 >&2 || true
+    echo "--- $node: journalctl -u gl-test-sshd.service" >&2
+    inside "$node" journalctl -u gl-test-sshd.service --no-pager -n 20 >&2 || true
+  done
+  exit 1
+}
+
+# The binary under test, copied: both nodes' units run it (ExecStart=, ExecStopPost=) for minutes,
+# and a rebuild relinking the original meanwhile would take it from under them mid-test.
+mkdir -p "$work/bin"
+cp "$binary" "$work/bin/gpulaunch"
+binary=$work/bin/gpulaunch
+"$binary" --version >/dev/null || fail "the copy of the gpulaunch binary does not run"
+
+# --- mock engine ---------------------------------------------------------------------------------
+bash "$source_dir/mock/install.sh" "$work/venv" >/dev/null || fail "mock/install.sh"
+
+# --- network: two namespaces, one veth pair, a private /24 -----------------------------------------
+netns=(gl-mn-$$-0 gl-mn-$$-1)
+subnet=10.213.$(($$ % 250 + 1))
+addr=("$subnet.1" "$subnet.2")
+printf '%s\n' "${netns[@]}" >"$work/netns"  # before creating them, so that cleanup finds them
+for ns in "${netns[@]}"; do ip netns add "$ns"; done
+# Created inside the first namespace with its peer in the second: the pair never exists on the host.
+ip -n "${netns[0]}" link add gl-mn0 type veth peer name gl-mn1 netns "${netns[1]}"
+for i in 0 1; do
+  ip -n "${netns[i]}" link set lo up
+  ip -n "${netns[i]}" addr add "${addr[i]}/24" dev "gl-mn$i"
+  ip -n "${netns[i]}" link set "gl-mn$i" up
+done
+echo "network: ${netns[0]} ${addr[0]} <-> ${netns[1]} ${addr[1]}"
+
+# --- keys: root's client identity, one host key per node ----------------------------------------
+keys=$work/keys
+mkdir -m 0700 "$keys"
+ssh-keygen -q -t ed25519 -N '' -C gl-mn-client -f "$keys/id_ed25519"
+cp "$keys/id_ed25519.pub" "$keys/authorized_keys"
+: >"$keys/known_hosts"
+for i in 0 1; do
+  ssh-keygen -q -t ed25519 -N '' -C "gl-mn-node$i" -f "$keys/host${i}_ed25519"
+  read -r key_type key _ <"$keys/host${i}_ed25519.pub"
+  echo "${addr[i]} $key_type $key" >>"$keys/known_hosts"
+done
+
+# What gpulaunch's group/remote passes (BatchMode, the profile's identity and known_hosts, strict).
+ssh_opts=(-o BatchMode=yes -o ConnectTimeout=5 -i "$keys/id_ed25519" -o IdentitiesOnly=yes
+  -o "UserKnownHostsFile=$keys/known_hosts" -o StrictHostKeyChecking=yes)
+
+# --- two hosts: a private systemd in each namespace, sshd as one of its units --------------------
+mkdir -p "$work/ssh"
+for i in 0 1; do
+  node=${nodes[i]}
+  GPULAUNCH_HARNESS_NETNS=${netns[i]} "$harness" boot "$work/$node" >/dev/null ||
+    fail "boot of $node (console: $work/$node/console.log)"
+  # StrictModes no: the keys lie in the build tree, whose directories sshd would not trust.
+  cat >"$work/ssh/$node.sshd_config" <<EOF
+ListenAddress ${addr[i]}
+Port 22
+HostKey $keys/host${i}_ed25519
+AuthorizedKeysFile $keys/authorized_keys
+PermitRootLogin prohibit-password
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+PidFile none
+LogLevel VERBOSE
+EOF
+  # Without PAM, sshd refuses an account whose password field is locked ('!'); unlock root in the
+  # node's private /etc overlay only (the host's /etc/shadow is never written).
+  inside "$node" sh -c 'grep -q "^root:!" /etc/shadow && sed -i "s/^root:!*/root:*/" /etc/shadow || true'
+  # /run (the node's private tmpfs) needs sshd's privilege-separation directory.
+  inside "$node" install -d -m 0755 /run/sshd
+  inside "$node" /usr/sbin/sshd -t -f "$work/ssh/$node.sshd_config" || fail "sshd -t on $node"
+  # A unit of this node's systemd: the commands ssh runs then talk to this node's manager.
+  inside "$node" systemd-run -q --unit=gl-test-sshd /usr/sbin/sshd -D -e -f "$work/ssh/$node.sshd_config" || fail "starting sshd on $node"
+done
+
+# Ready when node 0 (the operator) reaches both and node 1 reaches node 0 (ExecStopPost's path for
+# a failing rank 1).
+wait_for_ssh() {  # wait_for_ssh FROM_NODE ADDR
+  local deadline=$((SECONDS + 60))
+  until inside "$1" ssh "${ssh_opts[@]}" "root@$2" true 2>"$work/ssh/last-error"; do
+    ((SECONDS < deadline)) || { cat "$work/ssh/last-error" >&2; fail "ssh from $1 to $2"; }
+    sleep 0.5
+  done
+}
+wait_for_ssh node0 "${addr[0]}"
+wait_for_ssh node0 "${addr[1]}"
+wait_for_ssh node1 "${addr[0]}"
+echo "ssh: node0 -> ${addr[0]}, ${addr[1]}; node1 -> ${addr[0]}: ok"
+
+# --- the profile, the same on both nodes -----------------------------------------------------
+cat >"$work/mn.toml" <<EOF
+[engine]
+kind = "sglang"
+venv = "$work/venv"
+[model]
+path = "/models/mock model"
+[parallelism]
+tp = 2
+[nodes]
+hosts = ["${addr[0]}", "${addr[1]}"]
+ssh_identity = "$keys/id_ed25519"
+ssh_known_hosts = "$keys/known_hosts"
+gpulaunch = "$binary"
+[server]
+port = 31400
+ready_timeout = "2min"
+[restart]
+delay = "1s"
+[env]
+MOCK_SGLANG_LOAD_SECONDS = "1"
+MOCK_SGLANG_ARGV_FILE = "/var/lib/gpulaunch/mn/mock-argv.json"
+EOF
+for node in "${nodes[@]}"; do
+  inside "$node" sh -c 'mkdir -p /etc/gpulaunch/profiles && cat >/etc/gpulaunch/profiles/mn.toml' \
+    <"$work/mn.toml"
+done
+
+# --- up --all-nodes, from node 0 -----------------------------------------------------------------
+# --force: there are no GPUs, so every node's check reports errors.
+set +e
+out=$(timeout 400 "$harness" exec "$work/node0" -- "$binary" up mn --all-nodes --force 2>&1)
+code=$?
+set -e
+echo "$ gpulaunch up mn --all-nodes --force (exit $code)"
+echo "$out"
+((code == 0)) || fail "up --all-nodes exited $code"
+grep -qxF "ready: 'mn' serves on all 2 node(s)" <<<"$out" || fail "up --all-nodes: no 'ready' line"
+
+# --- each rank's engine got its own rank and rank 0's address ------------------------------------
+for i in 0 1; do
+  inside "${nodes[i]}" cat /var/lib/gpulaunch/mn/mock-argv.json >"$work/argv$i.json" ||
+    fail "no recorded argv on ${nodes[i]}"
+  python3 - "$work/argv$i.json" "$i" "${addr[0]}:5000" <<'PY' || fail "argv of ${nodes[i]}"
+import json, sys
+argv = json.load(open(sys.argv[1]))
+want = {"--nnodes": "2", "--node-rank": sys.argv[2], "--dist-init-addr": sys.argv[3]}
+got = {flag: argv[argv.index(flag) + 1] if flag in argv[:-1] else None for flag in want}
+for flag in want:
+    if got[flag] != want[flag]:
+        print(f"  {flag}: want {want[flag]!r}, got {got[flag]!r} in {argv}")
+sys.exit(0 if got == want else 1)
+PY
+  echo "rank $i argv: --nnodes 2 --node-rank $i --dist-init-addr ${addr[0]}:5000"
+done
+
+# --- status --all-nodes ----------------------------------------------------------------------------
+set +e
+out=$(timeout 120 "$harness" exec "$work/node0" -- "$binary" status mn --all-nodes 2>&1)
+code=$?
+set -e
+echo "$ gpulaunch status mn --all-nodes (exit $code)"
+echo "$out"
+((code == 0)) || fail "status --all-nodes exited $code"
+# Each rank's block ("rank N (ADDR):" then its node's status, indented) says the unit is active.
+echo "$out" >"$work/status-all.txt"
+python3 - "$work/status-all.txt" "${addr[@]}" <<'PY' || fail "status --all-nodes: not both ranks active"
+import re, sys
+text = open(sys.argv[1]).read()
+for rank, addr in enumerate(sys.argv[2:]):
+    m = re.search(rf"^rank {rank} \({re.escape(addr)}\):\n((?:    .*\n?)*)", text, re.M)
+    if not m or not re.search(r"^\s+state:\s+active \(running\)", m.group(1), re.M):
+        print(f"  rank {rank} ({addr}): no 'state: active (running)' in its block")
+        sys.exit(1)
+PY
+
+# --- group restart: rank 1's engine dies, the whole group comes back -------------------------------
+engine_pid() {  # engine_pid NODE: the one engine process there (the harness has its own /proc)
+  local pids
+  pids=$(inside "$1" pgrep -f "$engine_pattern" || true)
+  [[ $pids =~ ^[0-9]+$ ]] && echo "$pids"
+}
+unit_state() {  # unit_state NODE: the unit's state as `status --json` reports it
+  inside "$1" "$binary" status mn --json 2>/dev/null |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["state"])' 2>/dev/null || true
+}
+declare -A before
+for node in "${nodes[@]}"; do
+  before[$node]=$(engine_pid "$node") || fail "no single engine process on $node"
+done
+echo "engines: node0 PID ${before[node0]}, node1 PID ${before[node1]} (harness PID namespaces)"
+inside node1 pkill -KILL -f "$engine_pattern" || fail "pkill on node1"
+echo "killed rank 1's engine; waiting for both ranks to serve with new engines"
+deadline=$((SECONDS + 120))
+for node in "${nodes[@]}"; do
+  while :; do
+    pid=$(engine_pid "$node") || pid=""
+    if [[ -n $pid && $pid != "${before[$node]}" && $(unit_state "$node") == active ]]; then
+      echo "$node: serving again, engine PID ${before[$node]} -> $pid"
+      break
+    fi
+    ((SECONDS < deadline)) ||
+      fail "$node not serving with a new engine 120 s after rank 1's was killed (PID before ${before[$node]}, now '${pid}', state '$(unit_state "$node")')"
+    sleep 2
+  done
+done
+
+# Rank 0 restarted because of its peer (evidence names rank 1); rank 1 classified its own stop.
+events_have() {  # events_have NODE FIELD SUBSTRING
+  inside "$1" "$binary" events mn --json >"$work/events-$1.json" || return 1
+  python3 - "$work/events-$1.json" "$2" "$3" <<'PY'
+import json, sys
+events = json.load(open(sys.argv[1]))
+sys.exit(0 if any(sys.argv[3] in str(e.get(sys.argv[2], "")) for e in events) else 1)
+PY
+}
+events_have node0 evidence "rank 1 (${addr[1]}): " ||
+  fail "node0's events: none whose evidence names rank 1: $(cat "$work/events-node0.json")"
+events_have node0 action "restart with the group" ||
+  fail "node0's events: no group restart: $(cat "$work/events-node0.json")"
+events_have node1 class crash || fail "node1's events: no 'crash': $(cat "$work/events-node1.json")"
+echo "events: node0 has rank 1's failure, node1 has its crash"
+
+# --- down --all-nodes -----------------------------------------------------------------------------
+set +e
+out=$(timeout 300 "$harness" exec "$work/node0" -- "$binary" down mn --all-nodes 2>&1)
+code=$?
+set -e
+echo "$ gpulaunch down mn --all-nodes (exit $code)"
+echo "$out"
+((code == 0)) || fail "down --all-nodes exited $code"
+for node in "${nodes[@]}"; do
+  state=$(inside "$node" systemctl show -p ActiveState --value "$unit")
+  [[ $state == inactive ]] || fail "$node: $unit is '$state' after down --all-nodes"
+done
+echo "down: $unit inactive on both nodes"
+echo "PASS"
