@@ -206,14 +206,22 @@ for node in "${nodes[@]}"; do
     <"$work/mn.toml"
 done
 
+# operator LIMIT ARGS...: `gpulaunch ARGS` on node 0, the operator's seat, within LIMIT seconds;
+# prints it, leaves its output in $out and its exit status in $code.
+operator() {
+  local limit=$1
+  shift
+  set +e
+  out=$(timeout "$limit" "$harness" exec "$work/node0" -- "$binary" "$@" 2>&1)
+  code=$?
+  set -e
+  echo "$ gpulaunch $* (exit $code)"
+  echo "$out"
+}
+
 # --- up --all-nodes, from node 0 -----------------------------------------------------------------
 # --force: there are no GPUs, so every node's check reports errors.
-set +e
-out=$(timeout 400 "$harness" exec "$work/node0" -- "$binary" up mn --all-nodes --force 2>&1)
-code=$?
-set -e
-echo "$ gpulaunch up mn --all-nodes --force (exit $code)"
-echo "$out"
+operator 400 up mn --all-nodes --force
 ((code == 0)) || fail "up --all-nodes exited $code"
 grep -qxF "ready: 'mn' serves on all 2 node(s)" <<<"$out" || fail "up --all-nodes: no 'ready' line"
 
@@ -235,12 +243,7 @@ PY
 done
 
 # --- status --all-nodes ----------------------------------------------------------------------------
-set +e
-out=$(timeout 120 "$harness" exec "$work/node0" -- "$binary" status mn --all-nodes 2>&1)
-code=$?
-set -e
-echo "$ gpulaunch status mn --all-nodes (exit $code)"
-echo "$out"
+operator 120 status mn --all-nodes
 ((code == 0)) || fail "status --all-nodes exited $code"
 # Each rank's block ("rank N (ADDR):" then its node's status, indented) says the unit is active.
 echo "$out" >"$work/status-all.txt"
@@ -302,12 +305,7 @@ events_have node1 class crash || fail "node1's events: no 'crash': $(cat "$work/
 echo "events: node0 has rank 1's failure, node1 has its crash"
 
 # --- down --all-nodes -----------------------------------------------------------------------------
-set +e
-out=$(timeout 300 "$harness" exec "$work/node0" -- "$binary" down mn --all-nodes 2>&1)
-code=$?
-set -e
-echo "$ gpulaunch down mn --all-nodes (exit $code)"
-echo "$out"
+operator 300 down mn --all-nodes
 ((code == 0)) || fail "down --all-nodes exited $code"
 for node in "${nodes[@]}"; do
   state=$(inside "$node" systemctl show -p ActiveState --value "$unit")

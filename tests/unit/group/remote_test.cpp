@@ -239,14 +239,17 @@ AllNodes::Run AllNodes::record_exit_on_rank1(const std::vector<std::string>& sto
   return result ? Run{result->exit_code, result->out} : Run{-1, ""};
 }
 
-bool can_unshare_mounts() {
-  auto probe = run_process("/usr/bin/unshare", {"--mount", "true"});
-  return ::geteuid() == 0 && probe && probe->exit_code == 0;
-}
+// The failing rank's side of a group restart: needs root and a private mount namespace.
+class GroupNotice : public AllNodes {
+ protected:
+  void SetUp() override {
+    auto probe = run_process("/usr/bin/unshare", {"--mount", "true"});
+    if (::geteuid() != 0 || !probe || probe->exit_code != 0)
+      GTEST_SKIP() << "needs root and unshare --mount (record-exit writes /var/lib/gpulaunch)";
+  }
+};
 
-TEST_F(AllNodes, ARankThatStaysDownTellsEveryOtherRankAndRecordsTheirAnswers) {
-  if (!can_unshare_mounts())
-    GTEST_SKIP() << "needs root and unshare --mount (record-exit writes /var/lib/gpulaunch)";
+TEST_F(GroupNotice, ARankThatStaysDownTellsEveryOtherRankAndRecordsTheirAnswers) {
   auto run =
       record_exit_on_rank1({"SERVICE_RESULT=exit-code", "EXIT_CODE=exited", "EXIT_STATUS=78"});
   EXPECT_EQ(run.exit_code, 0) << run.out;
@@ -264,9 +267,7 @@ TEST_F(AllNodes, ARankThatStaysDownTellsEveryOtherRankAndRecordsTheirAnswers) {
                                  "restart with the group: restart after 1s\n"));
 }
 
-TEST_F(AllNodes, AnUnreachableRankIsNamedInTheEvent) {
-  if (!can_unshare_mounts())
-    GTEST_SKIP() << "needs root and unshare --mount (record-exit writes /var/lib/gpulaunch)";
+TEST_F(GroupNotice, AnUnreachableRankIsNamedInTheEvent) {
   auto run = record_exit_on_rank1(
       {"SERVICE_RESULT=exit-code", "EXIT_CODE=exited", "EXIT_STATUS=78"}, {"UNREACHABLE=node-a"});
   EXPECT_EQ(run.exit_code, 0) << run.out;
@@ -274,9 +275,7 @@ TEST_F(AllNodes, AnUnreachableRankIsNamedInTheEvent) {
                                  "(exit 255)\n"));
 }
 
-TEST_F(AllNodes, ACleanStopTellsNoOne) {
-  if (!can_unshare_mounts())
-    GTEST_SKIP() << "needs root and unshare --mount (record-exit writes /var/lib/gpulaunch)";
+TEST_F(GroupNotice, ACleanStopTellsNoOne) {
   auto run =
       record_exit_on_rank1({"SERVICE_RESULT=success", "EXIT_CODE=killed", "EXIT_STATUS=TERM"});
   EXPECT_EQ(run.exit_code, 0) << run.out;
