@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/private_systemd.hpp"
+#include "harness/mock_engine_host.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/validate.hpp"
 
@@ -18,7 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using gpulaunch::testing::ExecResult;
-using gpulaunch::testing::PrivateSystemd;
+using gpulaunch::testing::MockEngineHost;
 using namespace std::chrono_literals;
 
 // Not under /tmp: the private systemd mounts its own /tmp.
@@ -28,84 +28,53 @@ const std::string kGpulaunch = GL_GPULAUNCH_BINARY;
 class Lifecycle : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    fs::remove_all(kWork);
-    fs::create_directories(kWork / "profiles");
-    const std::string install = "bash '" + std::string(GL_SOURCE_DIR) + "/mock/install.sh' '" +
-                                (kWork / "venv").string() + "' >/dev/null";
-    ASSERT_EQ(std::system(install.c_str()), 0) << install;
-    systemd_ = new PrivateSystemd();
-    if (!systemd_->boot()) {
-      skip_reason_ = systemd_->skipped() ? systemd_->skip_reason() : "";
-      booted_ = false;
-      return;
-    }
-    booted_ = true;
+    host_ = new MockEngineHost(kWork, kGpulaunch, GL_SOURCE_DIR);
+    booted_ = host_->boot();
   }
 
   static void TearDownTestSuite() {
-    delete systemd_;  // powers the manager off
-    systemd_ = nullptr;
+    delete host_;  // powers the manager off
+    host_ = nullptr;
   }
 
   void SetUp() override {
     if (!booted_) {
-      if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
+      if (!host_->skip_reason().empty()) GTEST_SKIP() << host_->skip_reason();
       FAIL() << "the private systemd did not boot";
     }
   }
 
-  // A profile for the mock engine; `extra` is appended verbatim (more sections, env lines last).
+  // A model path with a space: it must reach the engine as one argument.
   static void write_profile(const std::string& name, int port, const std::string& extra,
                             const std::string& env = "") {
-    std::ofstream(kWork / "profiles" / (name + ".toml"))
-        << "[engine]\nkind = \"sglang\"\nvenv = \"" << (kWork / "venv").string() << "\"\n"
-        << "[model]\npath = \"/models/mock model\"\n"
-        << "[server]\nport = " << port << "\n"
-        << extra << "\n[env]\nMOCK_SGLANG_LOAD_SECONDS = \"1\"\n"
-        << "MOCK_SGLANG_MODE_FILE = \"" << (kWork / (name + ".mode")).string() << "\"\n"
-        << env;
+    host_->write_profile(name, port, extra, env, "/models/mock model");
   }
-
   static void set_mode(const std::string& name, const std::string& mode) {
-    std::ofstream(kWork / (name + ".mode")) << mode;
+    host_->set_mode(name, mode);
   }
+  static ExecResult gpulaunch(const std::string& arguments) { return host_->gpulaunch(arguments); }
+  static nlohmann::json status_of(const std::string& name) { return host_->status_of(name); }
 
-  // gpulaunch inside the namespaces, stdout and stderr together.
-  static ExecResult gpulaunch(const std::string& arguments) {
-    return systemd_->exec(
-        {"sh", "-c",
-         "'" + kGpulaunch + "' -P '" + (kWork / "profiles").string() + "' " + arguments + " 2>&1"});
-  }
-
-  static nlohmann::json status_of(const std::string& name) {
-    auto result = gpulaunch("status " + name + " --json");
-    auto all = nlohmann::json::parse(result.out, nullptr, false);
-    if (!all.is_array() || all.empty()) return nlohmann::json::object();
-    return all[0];
-  }
-
-  // Polls until `done(status)` or the limit.
+  // Polls `status --json` until `done(status)` or the limit; the last status.
   template <class Predicate>
   static nlohmann::json wait_for(const std::string& name, Predicate done,
                                  std::chrono::seconds limit = 60s) {
-    auto deadline = std::chrono::steady_clock::now() + limit;
     nlohmann::json status;
-    while (std::chrono::steady_clock::now() < deadline) {
-      status = status_of(name);
-      if (!status.empty() && done(status)) return status;
-      std::this_thread::sleep_for(300ms);
-    }
+    MockEngineHost::eventually(
+        [&] {
+          status = status_of(name);
+          return !status.empty() && done(status);
+        },
+        limit);
     return status;
   }
 
-  static PrivateSystemd* systemd_;
+  static MockEngineHost* host_;
   static bool booted_;
-  static std::string skip_reason_;
 };
 
-PrivateSystemd* Lifecycle::systemd_ = nullptr;
+MockEngineHost* Lifecycle::host_ = nullptr;
 bool Lifecycle::booted_ = false;
-std::string Lifecycle::skip_reason_;
 
 TEST_F(Lifecycle, UpWaitsUntilServingThenStatusThenDown) {
   write_profile("basic", 31001, "");
@@ -117,9 +86,9 @@ TEST_F(Lifecycle, UpWaitsUntilServingThenStatusThenDown) {
       up.out, std::regex("ready: basic serves at http://127.0.0.1:31001 after [0-9.]+s")))
       << up.out;
   // Ready means serving: the health endpoint answers 200 at this point.
-  auto health = systemd_->exec({"python3", "-c",
-                                "import urllib.request;print(urllib.request.urlopen("
-                                "'http://127.0.0.1:31001/health').status)"});
+  auto health = host_->systemd().exec({"python3", "-c",
+                                       "import urllib.request;print(urllib.request.urlopen("
+                                       "'http://127.0.0.1:31001/health').status)"});
   EXPECT_EQ(health.out, "200\n");
 
   auto status = status_of("basic");
@@ -249,7 +218,8 @@ TEST_F(Lifecycle, HostileArgumentsReachTheEngineByteForByte) {
   EXPECT_NE(std::find(expected.begin(), expected.end(),
                       "hostile 100% $HOME ${PATH} $$; \"q\" \\back naïve 模型 ;"),
             expected.end());
-  auto recorded = systemd_->exec({"cat", "/var/lib/gpulaunch/hostile/mock-sglang-argv.json"});
+  auto recorded =
+      host_->systemd().exec({"cat", "/var/lib/gpulaunch/hostile/mock-sglang-argv.json"});
   ASSERT_EQ(recorded.exit_code, 0);
   EXPECT_EQ(nlohmann::json::parse(recorded.out).get<std::vector<std::string>>(), expected);
   gpulaunch("down hostile --runtime --purge");

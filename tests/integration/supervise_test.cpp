@@ -11,13 +11,15 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/private_systemd.hpp"
+#include "harness/mock_engine_host.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
+using gpulaunch::testing::event_of;
 using gpulaunch::testing::ExecResult;
-using gpulaunch::testing::PrivateSystemd;
+using gpulaunch::testing::flag_value;
+using gpulaunch::testing::MockEngineHost;
 using namespace std::chrono_literals;
 
 const fs::path kWork = fs::path(GL_BINARY_DIR) / "supervise-work";
@@ -28,27 +30,18 @@ const std::string kRestart = "[restart]\ndelay = \"1s\"\nmax_delay = \"4s\"\n";
 class Supervise : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    fs::remove_all(kWork);
-    fs::create_directories(kWork / "profiles");
-    const std::string install = "bash '" + std::string(GL_SOURCE_DIR) + "/mock/install.sh' '" +
-                                (kWork / "venv").string() + "' >/dev/null";
-    ASSERT_EQ(std::system(install.c_str()), 0) << install;
-    systemd_ = new PrivateSystemd();
-    if (!systemd_->boot()) {
-      skip_reason_ = systemd_->skipped() ? systemd_->skip_reason() : "";
-      return;
-    }
-    booted_ = true;
+    host_ = new MockEngineHost(kWork, kGpulaunch, GL_SOURCE_DIR);
+    booted_ = host_->boot();
   }
 
   static void TearDownTestSuite() {
-    delete systemd_;
-    systemd_ = nullptr;
+    delete host_;  // powers the manager off
+    host_ = nullptr;
   }
 
   void SetUp() override {
     if (!booted_) {
-      if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
+      if (!host_->skip_reason().empty()) GTEST_SKIP() << host_->skip_reason();
       FAIL() << "the private systemd did not boot";
     }
   }
@@ -56,82 +49,31 @@ class Supervise : public ::testing::Test {
   // Each boot has a fresh /var/lib/gpulaunch (a tmpfs in the harness), so no old history.
   static void write_profile(const std::string& name, int port, const std::string& extra,
                             const std::string& env = "") {
-    std::ofstream(kWork / "profiles" / (name + ".toml"))
-        << "[engine]\nkind = \"sglang\"\nvenv = \"" << (kWork / "venv").string() << "\"\n"
-        << "[model]\npath = \"/models/mock\"\n"
-        << "[server]\nport = " << port << "\n"
-        << extra << "\n[env]\nMOCK_SGLANG_LOAD_SECONDS = \"1\"\n"
-        << "MOCK_SGLANG_MODE_FILE = \"" << (kWork / (name + ".mode")).string() << "\"\n"
-        << env;
+    host_->write_profile(name, port, extra, env);
   }
-
   static void set_mode(const std::string& name, const std::string& mode) {
-    std::ofstream(kWork / (name + ".mode")) << mode;
+    host_->set_mode(name, mode);
   }
-
-  static ExecResult gpulaunch(const std::string& arguments) {
-    return systemd_->exec(
-        {"sh", "-c",
-         "'" + kGpulaunch + "' -P '" + (kWork / "profiles").string() + "' " + arguments + " 2>&1"});
-  }
-
-  static nlohmann::json status_of(const std::string& name) {
-    auto all = nlohmann::json::parse(gpulaunch("status " + name + " --json").out, nullptr, false);
-    if (!all.is_array() || all.empty()) return nlohmann::json::object();
-    return all[0];
-  }
-
-  static nlohmann::json events_of(const std::string& name) {
-    auto events =
-        nlohmann::json::parse(gpulaunch("events " + name + " --json").out, nullptr, false);
-    return events.is_array() ? events : nlohmann::json::array();
-  }
-
+  static ExecResult gpulaunch(const std::string& arguments) { return host_->gpulaunch(arguments); }
+  static nlohmann::json status_of(const std::string& name) { return host_->status_of(name); }
+  static nlohmann::json events_of(const std::string& name) { return host_->events_of(name); }
   static bool has_event(const nlohmann::json& events, const std::string& kind) {
-    for (const auto& event : events)
-      if (event["class"] == kind) return true;
-    return false;
+    return !event_of(events, kind).empty();
   }
-
-  static nlohmann::json event_of(const nlohmann::json& events, const std::string& kind) {
-    for (const auto& event : events)
-      if (event["class"] == kind) return event;
-    return nlohmann::json::object();
-  }
-
   template <class Predicate>
   static bool eventually(Predicate done, std::chrono::seconds limit = 60s) {
-    auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (done()) return true;
-      std::this_thread::sleep_for(300ms);
-    }
-    return done();
+    return MockEngineHost::eventually(done, limit);
   }
-
   static std::vector<std::string> recorded_argv(const std::string& name) {
-    // /var/lib/gpulaunch is private to the harness's mount namespace.
-    auto recorded =
-        systemd_->exec({"cat", "/var/lib/gpulaunch/" + name + "/mock-sglang-argv.json"});
-    auto json = nlohmann::json::parse(recorded.out, nullptr, false);
-    return json.is_array() ? json.get<std::vector<std::string>>() : std::vector<std::string>{};
+    return host_->recorded_argv(name);
   }
 
-  static std::optional<std::string> flag_value(const std::vector<std::string>& argv,
-                                               const std::string& flag) {
-    for (size_t i = 0; i + 1 < argv.size(); ++i)
-      if (argv[i] == flag) return argv[i + 1];
-    return std::nullopt;
-  }
-
-  static PrivateSystemd* systemd_;
+  static MockEngineHost* host_;
   static bool booted_;
-  static std::string skip_reason_;
 };
 
-PrivateSystemd* Supervise::systemd_ = nullptr;
+MockEngineHost* Supervise::host_ = nullptr;
 bool Supervise::booted_ = false;
-std::string Supervise::skip_reason_;
 
 // cgroup v1/hybrid: systemd says Result=signal or exit-code 137, never oom-kill; the kernel's
 // oom-kill line (or the cgroup's counter) must be what tells.
