@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/mock_engine_host.hpp"
+#include "harness/mock_engine_suite.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/validate.hpp"
 
@@ -19,48 +19,30 @@ namespace {
 namespace fs = std::filesystem;
 using gpulaunch::testing::ExecResult;
 using gpulaunch::testing::MockEngineHost;
+using gpulaunch::testing::MockEngineSuite;
 using namespace std::chrono_literals;
 
 // Not under /tmp: the private systemd mounts its own /tmp.
 const fs::path kWork = fs::path(GL_BINARY_DIR) / "lifecycle-work";
 const std::string kGpulaunch = GL_GPULAUNCH_BINARY;
 
-class Lifecycle : public ::testing::Test {
+class Lifecycle : public MockEngineSuite<Lifecycle> {
+ public:
+  static MockEngineHost* new_host() { return new MockEngineHost(kWork, kGpulaunch, GL_SOURCE_DIR); }
+
  protected:
-  static void SetUpTestSuite() {
-    host_ = new MockEngineHost(kWork, kGpulaunch, GL_SOURCE_DIR);
-    booted_ = host_->boot();
-  }
-
-  static void TearDownTestSuite() {
-    delete host_;  // powers the manager off
-    host_ = nullptr;
-  }
-
-  void SetUp() override {
-    if (!booted_) {
-      if (!host_->skip_reason().empty()) GTEST_SKIP() << host_->skip_reason();
-      FAIL() << "the private systemd did not boot";
-    }
-  }
-
   // A model path with a space: it must reach the engine as one argument.
   static void write_profile(const std::string& name, int port, const std::string& extra,
                             const std::string& env = "") {
-    host_->write_profile(name, port, extra, env, "/models/mock model");
+    host().write_profile(name, port, extra, env, "/models/mock model");
   }
-  static void set_mode(const std::string& name, const std::string& mode) {
-    host_->set_mode(name, mode);
-  }
-  static ExecResult gpulaunch(const std::string& arguments) { return host_->gpulaunch(arguments); }
-  static nlohmann::json status_of(const std::string& name) { return host_->status_of(name); }
 
   // Polls `status --json` until `done(status)` or the limit; the last status.
   template <class Predicate>
   static nlohmann::json wait_for(const std::string& name, Predicate done,
                                  std::chrono::seconds limit = 60s) {
     nlohmann::json status;
-    MockEngineHost::eventually(
+    eventually(
         [&] {
           status = status_of(name);
           return !status.empty() && done(status);
@@ -68,13 +50,7 @@ class Lifecycle : public ::testing::Test {
         limit);
     return status;
   }
-
-  static MockEngineHost* host_;
-  static bool booted_;
 };
-
-MockEngineHost* Lifecycle::host_ = nullptr;
-bool Lifecycle::booted_ = false;
 
 TEST_F(Lifecycle, UpWaitsUntilServingThenStatusThenDown) {
   write_profile("basic", 31001, "");
@@ -86,7 +62,7 @@ TEST_F(Lifecycle, UpWaitsUntilServingThenStatusThenDown) {
       up.out, std::regex("ready: basic serves at http://127.0.0.1:31001 after [0-9.]+s")))
       << up.out;
   // Ready means serving: the health endpoint answers 200 at this point.
-  auto health = host_->systemd().exec({"python3", "-c",
+  auto health = host().systemd().exec({"python3", "-c",
                                        "import urllib.request;print(urllib.request.urlopen("
                                        "'http://127.0.0.1:31001/health').status)"});
   EXPECT_EQ(health.out, "200\n");
@@ -219,7 +195,7 @@ TEST_F(Lifecycle, HostileArgumentsReachTheEngineByteForByte) {
                       "hostile 100% $HOME ${PATH} $$; \"q\" \\back naïve 模型 ;"),
             expected.end());
   auto recorded =
-      host_->systemd().exec({"cat", "/var/lib/gpulaunch/hostile/mock-sglang-argv.json"});
+      host().systemd().exec({"cat", "/var/lib/gpulaunch/hostile/mock-sglang-argv.json"});
   ASSERT_EQ(recorded.exit_code, 0);
   EXPECT_EQ(nlohmann::json::parse(recorded.out).get<std::vector<std::string>>(), expected);
   gpulaunch("down hostile --runtime --purge");

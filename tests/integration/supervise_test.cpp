@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/mock_engine_host.hpp"
+#include "harness/mock_engine_suite.hpp"
 
 namespace {
 
@@ -20,60 +20,27 @@ using gpulaunch::testing::event_of;
 using gpulaunch::testing::ExecResult;
 using gpulaunch::testing::flag_value;
 using gpulaunch::testing::MockEngineHost;
+using gpulaunch::testing::MockEngineSuite;
 using namespace std::chrono_literals;
 
-const fs::path kWork = fs::path(GL_BINARY_DIR) / "supervise-work";
 const std::string kGpulaunch = GL_GPULAUNCH_BINARY;
 // Short enough for a test, long enough to see the delay grow.
 const std::string kRestart = "[restart]\ndelay = \"1s\"\nmax_delay = \"4s\"\n";
 
-class Supervise : public ::testing::Test {
+class Supervise : public MockEngineSuite<Supervise> {
+ public:
+  static MockEngineHost* new_host() {
+    return new MockEngineHost(fs::path(GL_BINARY_DIR) / "supervise-work", kGpulaunch,
+                              GL_SOURCE_DIR);
+  }
+
  protected:
-  static void SetUpTestSuite() {
-    host_ = new MockEngineHost(kWork, kGpulaunch, GL_SOURCE_DIR);
-    booted_ = host_->boot();
-  }
-
-  static void TearDownTestSuite() {
-    delete host_;  // powers the manager off
-    host_ = nullptr;
-  }
-
-  void SetUp() override {
-    if (!booted_) {
-      if (!host_->skip_reason().empty()) GTEST_SKIP() << host_->skip_reason();
-      FAIL() << "the private systemd did not boot";
-    }
-  }
-
   // Each boot has a fresh /var/lib/gpulaunch (a tmpfs in the harness), so no old history.
   static void write_profile(const std::string& name, int port, const std::string& extra,
                             const std::string& env = "") {
-    host_->write_profile(name, port, extra, env);
+    host().write_profile(name, port, extra, env);
   }
-  static void set_mode(const std::string& name, const std::string& mode) {
-    host_->set_mode(name, mode);
-  }
-  static ExecResult gpulaunch(const std::string& arguments) { return host_->gpulaunch(arguments); }
-  static nlohmann::json status_of(const std::string& name) { return host_->status_of(name); }
-  static nlohmann::json events_of(const std::string& name) { return host_->events_of(name); }
-  static bool has_event(const nlohmann::json& events, const std::string& kind) {
-    return !event_of(events, kind).empty();
-  }
-  template <class Predicate>
-  static bool eventually(Predicate done, std::chrono::seconds limit = 60s) {
-    return MockEngineHost::eventually(done, limit);
-  }
-  static std::vector<std::string> recorded_argv(const std::string& name) {
-    return host_->recorded_argv(name);
-  }
-
-  static MockEngineHost* host_;
-  static bool booted_;
 };
-
-MockEngineHost* Supervise::host_ = nullptr;
-bool Supervise::booted_ = false;
 
 // cgroup v1/hybrid: systemd says Result=signal or exit-code 137, never oom-kill; the kernel's
 // oom-kill line (or the cgroup's counter) must be what tells.
@@ -163,8 +130,8 @@ TEST_F(Supervise, ACrashLoopStopsAtItsBudgetUntilRestarted) {
 }
 
 TEST_F(Supervise, AConfigurationErrorIsNotRetried) {
-  std::ofstream(kWork / "profiles/badflag.toml")
-      << "[engine]\nkind = \"sglang\"\nvenv = \"" << (kWork / "venv").string()
+  std::ofstream(host().work() / "profiles/badflag.toml")
+      << "[engine]\nkind = \"sglang\"\nvenv = \"" << (host().work() / "venv").string()
       << "\"\nargs = [\"--no-such-flag\"]\n[model]\npath = \"/models/mock\"\n[server]\nport = "
          "31104\n"
       << kRestart << "\n[env]\nMOCK_SGLANG_LOAD_SECONDS = \"1\"\n";
