@@ -2,13 +2,22 @@
 // What engines print when the GPU runs out of memory, and which knob that points at. A table, so
 // a new engine message is one line here and one case in the tests.
 
+#include <optional>
 #include <span>
 #include <string_view>
 
 namespace gl {
 
-// The engine setting a CUDA OOM message says to lower.
-enum class MemoryKnob { mem_fraction, max_requests, cuda_graph_max_bs };
+// What a CUDA OOM message says to change.
+enum class MemoryKnob {
+  mem_fraction,       // lower the GPU memory share (and the CUDA graphs' batch with it)
+  max_requests,       // lower the requests in flight
+  cuda_graph_max_bs,  // lower the largest CUDA graph batch (and the share, which makes room)
+  kv_cache_room,      // the share left no room for the KV cache: lowering it makes this worse
+};
+
+std::string_view memory_knob_name(MemoryKnob knob);
+std::optional<MemoryKnob> parse_memory_knob(std::string_view name);
 
 struct OomSignature {
   std::string_view text;  // substring of one output line

@@ -43,6 +43,7 @@ struct PeerFailedOptions {
   std::string exit_class;
   int64_t at_usec = 0;
   std::string evidence;
+  std::string knob;  // cuda-oom: what the message said to change
 };
 
 int peer_failed(const PeerFailedOptions& options) {
@@ -50,6 +51,9 @@ int peer_failed(const PeerFailedOptions& options) {
   if (!value)
     return report(Error{fmt::format("peer-failed: unknown stop class '{}'", options.exit_class)},
                   2);
+  std::optional<MemoryKnob> knob;
+  if (!options.knob.empty() && !(knob = parse_memory_knob(options.knob)))
+    return report(Error{fmt::format("peer-failed: unknown memory knob '{}'", options.knob)}, 2);
   const SupervisedProfile supervised =
       load_supervised(options.profile, snapshot_path_for(options.profile));
   const History history(profile_state_directory(options.profile));
@@ -72,7 +76,7 @@ int peer_failed(const PeerFailedOptions& options) {
   // The notifier's clock says when the rank failed; this node cannot have heard of it before
   // that happened, whatever the clocks' disagreement.
   const PeerFailure failure{options.from_rank, options.from_host,
-                            Classification{*value, options.evidence, std::nullopt},
+                            Classification{*value, options.evidence, knob},
                             std::min(options.at_usec, now)};
   const PeerDecision decision =
       after_peer_failure(*state, failure, local, supervised.restart, now,
@@ -114,6 +118,8 @@ std::string notify_group(const std::string& profile, const NodesSettings& nodes,
                      "--class=" + std::string(exit_class_name(stop.value)),
                      "--at=" + std::to_string(time_usec),
                      "--evidence=" + stop.evidence};
+    // The same step on every rank: what the engine's message said to lower.
+    if (stop.knob) notices[rank].push_back("--knob=" + std::string(memory_knob_name(*stop.knob)));
   }
   auto results =
       run_on_all_ranks(nodes, ssh_program, notices,
@@ -138,6 +144,7 @@ void add_group_commands(CLI::App& app, CliContext& context) {
   command->add_option("--class", options.exit_class, "How its stop was classified")->required();
   command->add_option("--at", options.at_usec, "When (realtime, microseconds)")->required();
   command->add_option("--evidence", options.evidence, "The line that decided it");
+  command->add_option("--knob", options.knob, "What a CUDA OOM message said to change");
   command->callback([&context] { context.exit_code = peer_failed(options); });
 }
 

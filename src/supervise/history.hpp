@@ -24,7 +24,7 @@ struct SupervisorEvent {
 struct SupervisorState {
   long long consecutive_failures = 0;
   int gpu_level = 0;   // CUDA OOM steps taken on the memory knobs
-  int host_level = 0;  // host OOM steps taken on concurrency
+  int host_level = 0;  // steps taken on concurrency: host OOMs, CUDA OOMs naming requests
   int64_t last_failure_usec = 0;
   int64_t last_stable_usec = 0;
   std::string last_class;

@@ -41,7 +41,18 @@ StopOutcome after_stop(SupervisorState state, const Classification& stop,
     ++state.consecutive_failures;
     state.last_failure_usec = now_usec;
     state.last_class = std::string(exit_class_name(stop.value));
-    if (settings.step_down && stop.value == ExitClass::cuda_oom) {
+    const MemoryKnob knob = stop.knob.value_or(MemoryKnob::mem_fraction);
+    if (stop.value == ExitClass::cuda_oom && knob == MemoryKnob::kv_cache_room) {
+      step =
+          "; no step-down: the GPU memory share leaves no room for the KV cache (raise "
+          "engine.mem_fraction, or spread the model over more GPUs)";
+    } else if (settings.step_down && stop.value == ExitClass::cuda_oom &&
+               knob == MemoryKnob::max_requests) {
+      if (state.host_level < max_host_level)
+        step = fmt::format("; step down to concurrency level {}", ++state.host_level);
+      else
+        step = "; concurrency already at its floor";
+    } else if (settings.step_down && stop.value == ExitClass::cuda_oom) {
       if (state.gpu_level < max_gpu_level)
         step = fmt::format("; step down to GPU memory level {}", ++state.gpu_level);
       else

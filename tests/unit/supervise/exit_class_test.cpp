@@ -28,10 +28,10 @@ TEST(ExitClass, EachCudaOomSignatureIsCudaOomWithItsKnob) {
       {"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
        MemoryKnob::mem_fraction},
       {"RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
-       MemoryKnob::mem_fraction},
+       MemoryKnob::kv_cache_room},
       {"Exception: Capture cuda graph failed: CUDA out of memory", MemoryKnob::cuda_graph_max_bs},
       {"RuntimeError: alloc_req_slots runs out of memory.", MemoryKnob::max_requests},
-      {"ValueError: No available memory for the cache blocks.", MemoryKnob::mem_fraction},
+      {"ValueError: No available memory for the cache blocks.", MemoryKnob::kv_cache_room},
       {"ValueError: Free memory on device (1.2/80 GiB) on startup is less than desired GPU memory "
        "utilization (0.9, 72 GiB).",
        MemoryKnob::mem_fraction},

@@ -58,6 +58,14 @@ TEST(GroupPolicy, EveryRankStepsDownTheSameWayAsTheRankThatRanOutOfMemory) {
             "restart with the group: restart after 20s; step down to GPU memory level 2");
 }
 
+TEST(GroupPolicy, TheKnobTheMessageNamedIsTurnedOnEveryRank) {
+  auto peer = failure(ExitClass::cuda_oom, "RuntimeError: alloc_req_slots runs out of memory.");
+  peer.stop.knob = MemoryKnob::max_requests;
+  auto decision = decide(SupervisorState{}, peer, serving());
+  EXPECT_EQ(decision.outcome.state.host_level, 1);
+  EXPECT_EQ(decision.outcome.state.gpu_level, 0);
+}
+
 TEST(GroupPolicy, HostOomStepsConcurrencyOnEveryRank) {
   auto decision = decide(SupervisorState{}, failure(ExitClass::host_oom), serving());
   EXPECT_EQ(decision.response, PeerResponse::restart);

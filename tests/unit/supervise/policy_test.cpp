@@ -56,6 +56,47 @@ TEST(Policy, CudaOomStepsDownWithinBoundsHostOomLowersConcurrency) {
   EXPECT_EQ(outcome.state.last_class, "host-oom");
 }
 
+// What the engine's message says to change decides the ladder; classified from real lines.
+TEST(Policy, EachCudaOomMessageTurnsTheKnobItNames) {
+  struct Case {
+    const char* line;
+    int gpu_level;
+    int host_level;
+    const char* step;
+  };
+  const Case cases[] = {
+      {"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.", 1, 0,
+       "; step down to GPU memory level 1"},
+      {"Exception: Capture cuda graph failed: CUDA out of memory.", 1, 0,
+       "; step down to GPU memory level 1"},
+      {"RuntimeError: alloc_req_slots runs out of memory. Please set a smaller number for "
+       "`--max-running-requests`.",
+       0, 1, "; step down to concurrency level 1"},
+      {"RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.", 0, 0,
+       "; no step-down: the GPU memory share leaves no room for the KV cache (raise "
+       "engine.mem_fraction, or spread the model over more GPUs)"},
+      {"ValueError: No available memory for the cache blocks. Try increasing "
+       "`gpu_memory_utilization` when initializing the engine.",
+       0, 0,
+       "; no step-down: the GPU memory share leaves no room for the KV cache (raise "
+       "engine.mem_fraction, or spread the model over more GPUs)"},
+  };
+  for (const auto& c : cases) {
+    StopReport report;
+    report.service_result = "exit-code";
+    report.exit_code = "exited";
+    report.exit_status = "1";
+    report.lines = {"Loading safetensors checkpoint shards: 100% Completed", c.line};
+    const Classification stop = classify_stop(report);
+    ASSERT_EQ(stop.value, ExitClass::cuda_oom) << c.line;
+    auto outcome = after_stop(SupervisorState{}, stop, settings(), 100, 5, 5);
+    EXPECT_EQ(outcome.state.gpu_level, c.gpu_level) << c.line;
+    EXPECT_EQ(outcome.state.host_level, c.host_level) << c.line;
+    EXPECT_EQ(outcome.state.consecutive_failures, 1) << c.line;  // still under the budget
+    EXPECT_EQ(outcome.action, std::string("restart after 10s") + c.step) << c.line;
+  }
+}
+
 TEST(Policy, ConfigErrorIsNotAFailureButStaysDown) {
   auto outcome = after_stop(SupervisorState{}, Classification{ExitClass::config_error, "x", {}},
                             settings(), 1, 5, 5);
