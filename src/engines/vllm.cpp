@@ -25,7 +25,11 @@ std::vector<std::string> vllm_argv(const Profile& profile, const LaunchOptions& 
     const auto colon = address.rfind(':');
     add("--nnodes", std::to_string(p.nodes));
     add("--node-rank", std::to_string(options.node_rank));
-    add("--master-addr", address.substr(0, colon));
+    // torch.distributed takes an IPv6 master address bare: "[fd00::1]:5000" -> "fd00::1".
+    std::string host = address.substr(0, colon);
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+      host = host.substr(1, host.size() - 2);
+    add("--master-addr", host);
     add("--master-port", address.substr(colon + 1));
   }
   add("--host", profile.server.host);

@@ -83,6 +83,23 @@ dist_init_addr = "10.1.2.3:29500"
   EXPECT_TRUE(has_pair(argv, "--node-rank", "1"));
 }
 
+TEST(VllmArgv, AnIpv6MasterAddressGoesBare) {
+  auto argv = engine_argv(profile_from(R"(
+[engine]
+kind = "vllm"
+executable = "/usr/local/bin/vllm"
+[model]
+path = "org/model"
+[parallelism]
+tp = 8
+nodes = 2
+dist_init_addr = "[fd00::1]:29500"
+)"),
+                          {.node_rank = 0});
+  EXPECT_TRUE(has_pair(argv, "--master-addr", "fd00::1"));
+  EXPECT_TRUE(has_pair(argv, "--master-port", "29500"));
+}
+
 TEST(EngineArgv, ProfileArgsComeLastVerbatim) {
   auto argv = engine_argv(profile_from(R"(
 [engine]
