@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -173,6 +174,47 @@ TEST_F(Supervise, TheLadderStepsBackUpAfterTheStablePeriod) {
   ASSERT_EQ(gpulaunch("restart ladder").exit_code, 0);
   EXPECT_EQ(flag_value(recorded_argv("ladder"), "--mem-fraction-static"), std::nullopt);
   gpulaunch("down ladder --runtime --purge");
+}
+
+// Another process still holds memory on the unit's GPU (the fake NVML, which `run` loads from the
+// profile's toolkit, lists it): the start reports it by PID and waits instead of starting into an
+// OOM, then starts the engine once the memory is released.
+TEST_F(Supervise, AStartWaitsForGpuMemoryHeldByAnotherProcess) {
+  const fs::path toolkit = host().work() / "residue-toolkit";
+  fs::create_directories(toolkit / "lib64");
+  fs::remove(toolkit / "lib64/libnvidia-ml.so.1");
+  fs::create_symlink(fs::path(GL_FAKE_NVML_DIR) / "libnvidia-ml.so.1",
+                     toolkit / "lib64/libnvidia-ml.so.1");
+  const fs::path node = host().work() / "residue-nvml.txt";
+  const std::string gpu =
+      "driver 580.95.05\ncuda 13000\ngpu 9 0 143771 GPU-residue-0 NVIDIA H200\n";
+  std::ofstream(node) << gpu << "process 0 4242 2048\n";
+  write_profile("residue", 31106, "[toolkit]\ncuda_home = \"" + toolkit.string() + "\"\n",
+                "GPULAUNCH_FAKE_NVML = \"" + node.string() + "\"\n");
+  set_mode("residue", "normal");
+
+  // While `up` waits, release the memory once the wait shows in the unit's status.
+  std::string waiting_status;
+  auto releaser = std::async(std::launch::async, [&] {
+    const bool seen = eventually(
+        [&] {
+          waiting_status = status_of("residue").value("phase", "");
+          return waiting_status.find("to release GPU memory") != std::string::npos;
+        },
+        90s);
+    std::ofstream(node) << gpu;
+    return seen;
+  });
+  auto up = gpulaunch("up residue --runtime --force");
+  ASSERT_TRUE(releaser.get()) << "status never said it waits: '" << waiting_status << "'";
+  EXPECT_EQ(waiting_status, "waiting for 1 process(es) to release GPU memory");
+  EXPECT_EQ(up.exit_code, 0) << up.out;
+  auto logs = gpulaunch("logs residue -n 200").out;
+  EXPECT_NE(logs.find("GPU residue: pid 4242 ("), std::string::npos) << logs;
+  EXPECT_NE(logs.find(") holds 2048 MiB on GPU 0"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("GPU memory released; starting the engine"), std::string::npos) << logs;
+  EXPECT_EQ(status_of("residue")["state"], "active");
+  gpulaunch("down residue --runtime --purge");
 }
 
 }  // namespace
