@@ -75,7 +75,7 @@ int peer_failed(const PeerFailedOptions& options) {
   const int64_t now = now_usec();
   // The notifier's clock says when the rank failed; this node cannot have heard of it before
   // that happened, whatever the clocks' disagreement.
-  const PeerFailure failure{options.from_rank, options.from_host,
+  const PeerFailure failure{options.profile, options.from_rank, options.from_host,
                             Classification{*value, options.evidence, knob},
                             std::min(options.at_usec, now)};
   const PeerDecision decision =
@@ -84,11 +84,13 @@ int peer_failed(const PeerFailedOptions& options) {
   if (decision.response != PeerResponse::none) {
     if (auto saved = history.save(decision.outcome.state); !saved) return report(saved.error());
   }
-  (void)history.append(
-      SupervisorEvent{now, std::string(exit_class_name(*value)),
-                      rank_label(options.from_rank, options.from_host) + ": " + options.evidence,
-                      decision.outcome.action, decision.outcome.state.gpu_level,
-                      decision.outcome.state.host_level});
+  if (auto appended = history.append(SupervisorEvent{
+          now, std::string(exit_class_name(*value)),
+          rank_label(options.from_rank, options.from_host) + ": " + options.evidence,
+          decision.outcome.action, decision.outcome.state.gpu_level,
+          decision.outcome.state.host_level});
+      !appended)
+    fmt::print("gpulaunch peer-failed: {}\n", appended.error().message);
   if (decision.response != PeerResponse::none) {
     // Queued, not waited for: the engine may take a while to stop, and the failing rank's
     // ExecStopPost= is waiting for this answer.

@@ -34,9 +34,9 @@ PeerDecision after_peer_failure(SupervisorState state, const PeerFailure& failur
   if (is_terminal(failure.stop.value)) {
     decision.response = PeerResponse::stop;
     decision.outcome.action = fmt::format(
-        "stop: the group cannot serve while {} stays down (`gpulaunch restart NAME "
+        "stop: the group cannot serve while {} stays down (`gpulaunch restart {} "
         "--all-nodes` once it is fixed)",
-        peer);
+        peer, failure.profile);
     return decision;
   }
   if (!counts_as_failure(failure.stop.value)) {

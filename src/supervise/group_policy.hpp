@@ -17,6 +17,7 @@ namespace gl {
 
 // The failing rank's classified stop, as its `record-exit` reports it.
 struct PeerFailure {
+  std::string profile;
   long long rank = 0;
   std::string host;
   Classification stop;
