@@ -3,7 +3,8 @@
 # its own network namespace, joined by a veth pair, each running its own sshd (keys made here) as a
 # unit of that systemd. From node 0, the operator's seat, `gpulaunch up mn --all-nodes` goes over
 # the system's /usr/bin/ssh to both; then the ranks each mock engine recorded, `status --all-nodes`,
-# a killed rank 1 restarting the whole group, and `down --all-nodes`.
+# a killed rank 1 restarting the whole group, a CUDA OOM on rank 1 stepping both ranks' memory
+# share down alike, and `down --all-nodes`.
 #
 #   multinode_test.sh GPULAUNCH_BINARY SOURCE_DIR WORK_DIR
 #
@@ -200,6 +201,7 @@ delay = "1s"
 [env]
 MOCK_SGLANG_LOAD_SECONDS = "1"
 MOCK_SGLANG_ARGV_FILE = "/var/lib/gpulaunch/mn/mock-argv.json"
+MOCK_SGLANG_MODE_FILE = "/var/lib/gpulaunch/mn/mock-mode"
 EOF
 for node in "${nodes[@]}"; do
   inside "$node" sh -c 'mkdir -p /etc/gpulaunch/profiles && cat >/etc/gpulaunch/profiles/mn.toml' \
@@ -303,6 +305,51 @@ events_have node0 action "restart with the group" ||
   fail "node0's events: no group restart: $(cat "$work/events-node0.json")"
 events_have node1 class crash || fail "node1's events: no 'crash': $(cat "$work/events-node1.json")"
 echo "events: node0 has rank 1's failure, node1 has its crash"
+
+# --- a CUDA OOM on rank 1 steps the memory share down on both ranks --------------------------------
+# The mock reads its mode at each start (MOCK_SGLANG_MODE_FILE, in each node's private /var/lib):
+# rank 1's next start runs out of GPU memory while loading. Its stop is classified cuda-oom there
+# and told to rank 0, so both restart one step down. The mode goes back to normal as soon as rank
+# 1's event is in; if a slow poll lets it OOM once more, both step down twice: the ranks' shares
+# must match either way, and be below SGLang's default.
+fraction_of() {  # fraction_of NODE: --mem-fraction-static in the argv the mock recorded there
+  inside "$1" cat /var/lib/gpulaunch/mn/mock-argv.json | python3 -c '
+import json, sys
+argv = json.load(sys.stdin)
+print(argv[argv.index("--mem-fraction-static") + 1] if "--mem-fraction-static" in argv[:-1] else "")'
+}
+for node in "${nodes[@]}"; do before[$node]=$(engine_pid "$node") || fail "no single engine on $node"; done
+echo cuda-oom | inside node1 sh -c 'cat >/var/lib/gpulaunch/mn/mock-mode'
+inside node1 pkill -KILL -f "$engine_pattern" || fail "pkill on node1"
+echo "rank 1's next start runs out of GPU memory"
+eventually() {  # eventually SECONDS CMD...: polls CMD until it succeeds
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@"; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.3
+  done
+}
+eventually 120 events_have node1 class cuda-oom ||
+  fail "node1: no cuda-oom event: $(cat "$work/events-node1.json")"
+echo normal | inside node1 sh -c 'cat >/var/lib/gpulaunch/mn/mock-mode'
+serving_stepped_down() {  # both ranks serve new engines whose memory share was lowered
+  local node pid
+  for node in "${nodes[@]}"; do
+    pid=$(engine_pid "$node") || return 1
+    [[ $pid != "${before[$node]}" && $(unit_state "$node") == active && -n $(fraction_of "$node") ]] ||
+      return 1
+  done
+}
+eventually 180 serving_stepped_down ||
+  fail "not both serving a stepped-down engine: node0 '$(fraction_of node0)' node1 '$(fraction_of node1)'"
+share0=$(fraction_of node0)
+share1=$(fraction_of node1)
+[[ $share0 == "$share1" ]] || fail "the ranks stepped down differently: rank 0 $share0, rank 1 $share1"
+python3 -c "import sys; sys.exit(0 if float('$share0') < 0.88 else 1)" ||
+  fail "--mem-fraction-static $share0 is not below SGLang's default 0.88"
+events_have node0 class cuda-oom || fail "node0: rank 1's cuda-oom not recorded: $(cat "$work/events-node0.json")"
+echo "cuda-oom on rank 1: both ranks serve again with --mem-fraction-static $share0"
 
 # --- down --all-nodes -----------------------------------------------------------------------------
 operator 300 down mn --all-nodes
