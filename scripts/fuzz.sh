@@ -11,7 +11,10 @@ corpus="$build_dir/corpus"
 mkdir -p "$corpus" "$build_dir/findings"
 cp profiles/*.toml tests/golden/*.toml tests/malformed/*.toml tests/fuzz/seeds/* "$corpus/"
 echo "fuzz: running profile_fuzzer for ${seconds}s on $(ls "$corpus" | wc -l) inputs"
-# Findings go to build-fuzz/findings/; libFuzzer exits non-zero on the first one.
+# Findings go to build-fuzz/findings/; libFuzzer exits non-zero on the first one. Sanitizer
+# reports abort, so that libFuzzer's signal handler writes the input that caused them there too
+# (a plain exit, UBSan's default, leaves no reproducer).
+export UBSAN_OPTIONS=abort_on_error=1:print_stacktrace=1 ASAN_OPTIONS=abort_on_error=1
 "$build_dir/tests/fuzz/profile_fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
   -max_len=65536 -print_final_stats=1 -artifact_prefix="$build_dir/findings/" "$corpus" 2>&1 |
   tail -n 25

@@ -90,8 +90,14 @@ class Guard {
         at_line_start_ = false;
         continue;
       }
-      if (c == quote && (!multi_line || text_.substr(i_, 3) == std::string(3, quote))) {
-        for (size_t k = 0; k < open; ++k) advance();
+      if (c == quote && !multi_line) {
+        advance();
+        return {};
+      }
+      if (c == quote && text_.substr(i_, 3) == std::string(3, quote)) {
+        // Up to two quotes may sit just inside the closing delimiter (`x"`): the string
+        // ends after the whole run of up to five.
+        for (size_t k = 0; k < 5 && i_ < text_.size() && text_[i_] == quote; ++k) advance();
         return {};
       }
       advance();

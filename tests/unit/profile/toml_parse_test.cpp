@@ -98,6 +98,25 @@ TEST(TomlGuard, RefusesNonAsciiOutsideStringsAndComments) {
 namespace gl {
 namespace {
 
+// A fuzzer finding: a multi-line string may end in up to five quotes, two of them its content.
+// Taking the first three as the end made the guard think a string opened there, and the text
+// after it, outside any string for toml++, reached the non-ASCII whitespace check.
+TEST(TomlGuard, AMultiLineStringEndsAfterItsWholeRunOfQuotes) {
+  for (std::string_view text : {"a = \"\"\"x\"\"\"\" \u00e9\n", "a = \"\"\"x\"\"\"\"\" \u00e9\n",
+                                "a = '''x'''' \u00e9\n"}) {
+    auto parsed = parse_toml(text, "q.toml");
+    ASSERT_FALSE(parsed) << text;
+    EXPECT_EQ(parsed.error().message.substr(0, 8), "q.toml:1") << parsed.error().message;
+    EXPECT_NE(parsed.error().message.find("non-ASCII character outside a string or comment"),
+              std::string::npos)
+        << parsed.error().message;
+  }
+  auto parsed = parse_toml("a = \"\"\"say \"hi\"\"\"\"\"\nb = '''it''''\n", "q.toml");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ((*parsed)["a"].value<std::string>(), "say \"hi\"\"");
+  EXPECT_EQ((*parsed)["b"].value<std::string>(), "it'");
+}
+
 // toml++ 3.3.0 asserts that an array element never starts with '}' (a fuzzer finding).
 TEST(TomlGuard, RefusesAClosingBraceInsideAnArray) {
   for (std::string_view text : {"a = [}", "a = [1,}", "a = {b = [}]}", "a = [ # c\n}"}) {
