@@ -15,6 +15,8 @@ class Guard {
   Guard(std::string_view text, const std::string& path) : text_(text), path_(path) {}
 
   Result<void> run() {
+    // Editors on some systems start UTF-8 files with a byte-order mark; toml++ skips it.
+    if (text_.starts_with("\xEF\xBB\xBF")) i_ = 3;
     while (i_ < text_.size()) {
       char c = text_[i_];
       if (c == '\n') {

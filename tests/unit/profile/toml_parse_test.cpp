@@ -117,6 +117,16 @@ TEST(TomlGuard, AMultiLineStringEndsAfterItsWholeRunOfQuotes) {
   EXPECT_EQ((*parsed)["b"].value<std::string>(), "it'");
 }
 
+TEST(TomlGuard, AcceptsAByteOrderMarkAtTheStartOnly) {
+  auto parsed = parse_toml("\xEF\xBB\xBF" "a = 1\n", "bom.toml");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ((*parsed)["a"].value<int64_t>(), 1);
+  parsed = parse_toml("a = 1\n\xEF\xBB\xBF", "bom.toml");
+  ASSERT_FALSE(parsed);
+  EXPECT_EQ(parsed.error().message,
+            "bom.toml:2:1: non-ASCII character outside a string or comment");
+}
+
 // toml++ 3.3.0 asserts that an array element never starts with '}' (a fuzzer finding).
 TEST(TomlGuard, RefusesAClosingBraceInsideAnArray) {
   for (std::string_view text : {"a = [}", "a = [1,}", "a = {b = [}]}", "a = [ # c\n}"}) {
