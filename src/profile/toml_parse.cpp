@@ -8,6 +8,11 @@ bool is_bare_key_char(char c) {
          c == '-';
 }
 
+// Characters of numbers, booleans, dates and times: 1_000, -0x1f, 1e+5, inf, 1979-05-27T07:32Z.
+bool is_value_token_char(char c) {
+  return is_bare_key_char(c) || c == '+' || c == '.' || c == ':';
+}
+
 // A lexer just deep enough to know which bytes are inside strings and comments, where lines
 // start and which brackets are open. It never decides validity; toml++ does that.
 class Guard {
@@ -28,12 +33,25 @@ class Guard {
         continue;
       }
       if (c == '"' || c == '\'') {
+        // toml++ 3.3.0 opens no string at a quote glued to a number or date (`1"x"`): it scans
+        // on through the quote to the next terminator, and non-ASCII text there reaches its
+        // __builtin_unreachable. No valid value has a quote there.
+        if (in_value_ && i_ > 0 && is_value_token_char(text_[i_ - 1]))
+          return fail_here("quote right after '{}': a value must end before a string starts",
+                           text_[i_ - 1]);
         if (auto skipped = skip_string(c); !skipped) return skipped;
         continue;
       }
-      if (c == '[' && open_.empty() && at_line_start_) {
-        if (auto header = check_header(); !header) return header;
+      const bool header = c == '[' && open_.empty() && at_line_start_;
+      if (header) {
+        if (auto checked = check_header(); !checked) return checked;
       }
+      // Keys come at a line's start, in headers, after '{' and after ',' in an inline table;
+      // values after '=', '[' (an array) and ',' in an array.
+      if (c == '=') in_value_ = true;
+      if (c == '[') in_value_ = !header;
+      if (c == '{') in_value_ = false;
+      if (c == ',') in_value_ = open_.empty() || open_.back() == '[';
       if (c == '[' || c == '{') open_.push_back(c);
       // toml++ 3.3.0 asserts (or assumes) that an array element never starts with '}'.
       if (c == '}' && !open_.empty() && open_.back() == '[')
@@ -68,6 +86,7 @@ class Guard {
     column_ = 1;
     at_line_start_ = true;
     dots_on_line_ = 0;
+    if (open_.empty()) in_value_ = false;  // multi-line arrays and tables go on
   }
 
   void skip_comment() {
@@ -132,6 +151,7 @@ class Guard {
   std::string open_;  // brackets and braces not yet closed, innermost last
   size_t dots_on_line_ = 0;
   bool at_line_start_ = true;
+  bool in_value_ = false;  // a value may come here, not a key
 };
 
 }  // namespace

@@ -117,8 +117,36 @@ TEST(TomlGuard, AMultiLineStringEndsAfterItsWholeRunOfQuotes) {
   EXPECT_EQ((*parsed)["b"].value<std::string>(), "it'");
 }
 
+// A fuzzer finding: toml++ 3.3.0 scans a number or date on through a quote glued to it.
+TEST(TomlGuard, RefusesAQuoteGluedToANumberOrDate) {
+  for (std::string_view text :
+       {"a = 1\"\u00e9\"\n", "a = 1.\"\u00e9\"\n", "a = [1\"\u00e9\"]\n", "a = {b = 1\"\u00e9\"}\n",
+        "a = 1979-05-27'\u00e9'\n", "a = -\"\u00e9\"\n", "a = [\n  2,\n  0x\"\u00e9\"]\n"}) {
+    auto parsed = parse_toml(text, "n.toml");
+    ASSERT_FALSE(parsed) << text;
+    EXPECT_NE(parsed.error().message.find(": a value must end before a string starts"),
+              std::string::npos)
+        << parsed.error().message;
+  }
+  auto parsed = parse_toml("a = 1\"x\"\n", "n.toml");
+  ASSERT_FALSE(parsed);
+  EXPECT_EQ(parsed.error().message,
+            "n.toml:1:6: quote right after '1': a value must end before a string starts");
+  // Keys may be quoted right after a dot, in every place a key goes.
+  parsed = parse_toml(
+      "1.\"\u00e9\" = 2\na.\"b\" = 3\n[t.\"k\"]\nx = {y.\"z\" = 1, w.\"v\" = [1, \"s\"]}\n"
+      "u = [{p.\"q\" = 1}, {r = \"s\"}]\n",
+      "n.toml");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ((*parsed)["1"]["\u00e9"].value<int64_t>(), 2);
+  EXPECT_EQ((*parsed)["t"]["k"]["x"]["w"]["v"][1].value<std::string>(), "s");
+}
+
 TEST(TomlGuard, AcceptsAByteOrderMarkAtTheStartOnly) {
-  auto parsed = parse_toml("\xEF\xBB\xBF" "a = 1\n", "bom.toml");
+  auto parsed = parse_toml(
+      "\xEF\xBB\xBF"
+      "a = 1\n",
+      "bom.toml");
   ASSERT_TRUE(parsed) << parsed.error().message;
   EXPECT_EQ((*parsed)["a"].value<int64_t>(), 1);
   parsed = parse_toml("a = 1\n\xEF\xBB\xBF", "bom.toml");
