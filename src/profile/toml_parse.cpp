@@ -1,5 +1,7 @@
 #include "profile/toml_parse.hpp"
 
+#include <regex>
+
 namespace gl {
 namespace {
 
@@ -11,6 +13,35 @@ bool is_bare_key_char(char c) {
 // Characters of numbers, booleans, dates and times: 1_000, -0x1f, 1e+5, inf, 1979-05-27T07:32Z.
 bool is_value_token_char(char c) {
   return is_bare_key_char(c) || c == '+' || c == '.' || c == ':';
+}
+
+bool starts_number_or_date(char c) {
+  return (c >= '0' && c <= '9') || c == '+' || c == '-';
+}
+
+bool is_local_date(std::string_view token) {
+  static const std::regex kDate{R"([0-9]{4}-[0-9]{2}-[0-9]{2})"};
+  return std::regex_match(token.begin(), token.end(), kDate);
+}
+
+// TOML 1.0's integer, float, date, time and date-time (with a 'T', 't' or space) grammar.
+bool is_number_or_date(std::string_view token) {
+  static const std::regex kToken{
+      R"([+-]?(0|[1-9](_?[0-9])*))"                                          // decimal integer
+      R"(|0x[0-9A-Fa-f](_?[0-9A-Fa-f])*|0o[0-7](_?[0-7])*|0b[01](_?[01])*)"  // hex, octal, binary
+      R"(|[+-]?(0|[1-9](_?[0-9])*))"                                         // float: integer part,
+      R"(((\.[0-9](_?[0-9])*)([eE][+-]?[0-9](_?[0-9])*)?|[eE][+-]?[0-9](_?[0-9])*))"  // then either
+      R"(|[+-]?(inf|nan))"
+      R"(|[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?)"  // local time
+      R"(|[0-9]{4}-[0-9]{2}-[0-9]{2})"             // local date
+      R"(([Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})?)?)"};
+  return std::regex_match(token.begin(), token.end(), kToken);
+}
+
+// Where toml++ ends a number or date (its is_value_terminator, ASCII part).
+bool is_value_terminator(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ',' || c == ']' || c == '}' ||
+         c == '#';
 }
 
 // A lexer just deep enough to know which bytes are inside strings and comments, where lines
@@ -30,6 +61,13 @@ class Guard {
       }
       if (c == '#') {
         skip_comment();
+        continue;
+      }
+      // A number or date: toml++ 3.3.0 reads it up to the next value terminator, whatever lies
+      // between ('{', '[', quotes), so none of that opens anything.
+      if (in_value_ && starts_number_or_date(c) &&
+          (i_ == 0 || !is_value_token_char(text_[i_ - 1]))) {
+        if (auto scanned = skip_number_or_date(); !scanned) return scanned;
         continue;
       }
       if (c == '"' || c == '\'') {
@@ -89,6 +127,64 @@ class Guard {
     if (open_.empty()) in_value_ = false;  // multi-line arrays and tables go on
   }
 
+  // The whole token is checked against TOML's grammar for numbers, dates and times: toml++
+  // 3.3.0 picks a parser from a first look at it, and some malformed ones (`1979-05-27T::`) then
+  // break that parser's assumptions (undefined behaviour in a release build).
+  Result<void> skip_number_or_date() {
+    at_line_start_ = false;
+    const size_t start = i_;
+    const unsigned start_column = column_;
+    while (i_ < text_.size()) {
+      const char c = text_[i_];
+      // "1979-05-27 07:32:00": toml++ reads a date, a space and a time as one date-time.
+      if (c == ' ' && is_local_date(text_.substr(start, i_ - start)) && i_ + 1 < text_.size() &&
+          text_[i_ + 1] >= '0' && text_[i_ + 1] <= '9') {
+        advance();
+        continue;
+      }
+      if (is_value_terminator(c)) break;
+      if (static_cast<unsigned char>(c) >= 0x80)
+        return fail_here("non-ASCII character outside a string or comment");
+      if ((c == '"' || c == '\'') && i_ > 0)
+        return fail_here("quote right after '{}': a value must end before a string starts",
+                         text_[i_ - 1]);
+      if (c == '.' && ++dots_on_line_ > kMaxDotsPerLine)
+        return fail_here("line has more than {} dotted key parts or numbers", kMaxDotsPerLine);
+      advance();
+    }
+    const std::string_view token = text_.substr(start, i_ - start);
+    if (!is_number_or_date(token))
+      return fail_at(Location{path_, line_, start_column},
+                     "'{}' is not a valid number, date or time", token);
+    return {};
+  }
+
+  // After a backslash in a basic string: toml++ 3.3.0 classifies the next character, and in a
+  // multi-line string the first one after a line-ending backslash's run of whitespace, with a
+  // table that reaches __builtin_unreachable on some non-ASCII characters. Neither is ever needed:
+  // escapes are ASCII, and the continued text may start with any ASCII character.
+  Result<void> check_escape(bool multi_line) {
+    size_t j = i_ + 1;
+    unsigned line = line_;
+    unsigned column = column_ + 1;
+    if (multi_line)
+      while (j < text_.size() &&
+             (text_[j] == ' ' || text_[j] == '\t' || text_[j] == '\r' || text_[j] == '\n')) {
+        column = text_[j] == '\n' ? 1 : column + 1;
+        if (text_[j] == '\n') ++line;
+        ++j;
+      }
+    if (j < text_.size() && static_cast<unsigned char>(text_[j]) >= 0x80) {
+      if (j == i_ + 1)
+        return fail_at(Location{path_, line, column},
+                       "unknown escape: a backslash before a non-ASCII character");
+      return fail_at(Location{path_, line, column},
+                     "non-ASCII character right after a line-ending backslash (toml++ 3.3.0 "
+                     "cannot read it there; put an ASCII character first)");
+    }
+    return {};
+  }
+
   void skip_comment() {
     while (i_ < text_.size() && text_[i_] != '\n') advance();
   }
@@ -101,6 +197,7 @@ class Guard {
     while (i_ < text_.size()) {
       char c = text_[i_];
       if (c == '\\' && quote == '"') {
+        if (auto escape = check_escape(multi_line); !escape) return escape;
         advance();
         if (i_ < text_.size() && text_[i_] != '\n') advance();
         continue;

@@ -142,6 +142,68 @@ TEST(TomlGuard, RefusesAQuoteGluedToANumberOrDate) {
   EXPECT_EQ((*parsed)["t"]["k"]["x"]["w"]["v"][1].value<std::string>(), "s");
 }
 
+// Fuzzer findings: toml++ 3.3.0 reads a number or date on to the next terminator ('{' and quotes
+// included), and classifies what follows a backslash with the table that crashes.
+TEST(TomlGuard, RefusesWhatTomlPlusPlusWouldScanIntoNonAscii) {
+  struct Case {
+    std::string_view text;
+    std::string_view error;
+  };
+  const Case cases[] = {
+      {"a = 0x{.'\u00e9'\n",
+       "n.toml:1:9: quote right after '.': a value must end before a string starts"},
+      {"a = 1979-05-27 07:32{.'\u00e9'\n",
+       "n.toml:1:23: quote right after '.': a value must end before a string starts"},
+      {"a = [1, 2{\u00e9]\n", "n.toml:1:11: non-ASCII character outside a string or comment"},
+      {"a = \"\"\"x\\\u00e9\"\"\"\n",
+       "n.toml:1:10: unknown escape: a backslash before a non-ASCII character"},
+      {"a = \"x\\\u00e9\"\n",
+       "n.toml:1:8: unknown escape: a backslash before a non-ASCII character"},
+      {"a = \"\"\"first \\\n  \u00e9lan\"\"\"\n",
+       "n.toml:2:3: non-ASCII character right after a line-ending backslash (toml++ 3.3.0 cannot "
+       "read it there; put an ASCII character first)"},
+  };
+  for (const auto& c : cases) {
+    auto parsed = parse_toml(c.text, "n.toml");
+    ASSERT_FALSE(parsed) << c.text;
+    EXPECT_EQ(parsed.error().message, c.error) << c.text;
+  }
+  // Valid neighbours still parse: dates with a space, numbers before terminators, a continued
+  // line that starts with ASCII, escapes, non-ASCII after an escape's ASCII.
+  auto parsed = parse_toml(
+      "d = 1979-05-27 07:32:00\na = [1,2]\nb = {c = -3, e = +4.5}\nf = 1 # \u00e9\n"
+      "g = \"\"\"first \\\n  x\u00e9lan\"\"\"\nh = \"tab\\t\u00e9 \\u00e9\"\n",
+      "n.toml");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ((*parsed)["g"].value<std::string>(), "first x\u00e9lan");
+  EXPECT_EQ((*parsed)["b"]["c"].value<int64_t>(), -3);
+}
+
+// A fuzzer finding: toml++ 3.3.0 picks a parser from a first look at a number or date, and some
+// malformed ones break that parser's assumptions (undefined behaviour in a release build).
+TEST(TomlGuard, NumbersAndDatesFollowTomlsGrammar) {
+  for (std::string_view bad : {"1979-05-27T::", "1979-05-27T07:3", "0x", "1__0", "01", "+0x1",
+                               "1.e5", "1e", "07:32", "1979-05-27 07:32:00+", "--1", "1-2"}) {
+    const std::string text = "a = " + std::string(bad) + "\n";
+    auto parsed = parse_toml(text, "g.toml");
+    ASSERT_FALSE(parsed) << text;
+    EXPECT_EQ(parsed.error().message,
+              "g.toml:1:5: '" + std::string(bad) + "' is not a valid number, date or time");
+  }
+  auto parsed = parse_toml(
+      "i = [0, -17, +99, 1_000, 0xDEAD_beef, 0o755, 0b1101]\n"
+      "f = [3.14, -0.01, 5e+22, 1E06, -2E-2, 6.626e-34, 224_617.445_991, inf, -inf, +nan]\n"
+      "d = [1979-05-27T07:32:00Z, 1979-05-27t00:32:00.999999-07:00, 1979-05-27 07:32:00,\n"
+      "     1979-05-27, 07:32:00, 00:32:00.5]\n"
+      "x = {n = 1, m = [2, {o = 3}]}\n",
+      "g.toml");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ((*parsed)["i"].as_array()->size(), 7u);
+  EXPECT_EQ((*parsed)["f"].as_array()->size(), 10u);
+  EXPECT_EQ((*parsed)["d"].as_array()->size(), 6u);
+  EXPECT_EQ((*parsed)["x"]["m"][1]["o"].value<int64_t>(), 3);
+}
+
 TEST(TomlGuard, AcceptsAByteOrderMarkAtTheStartOnly) {
   auto parsed = parse_toml(
       "\xEF\xBB\xBF"
