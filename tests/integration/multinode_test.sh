@@ -305,6 +305,15 @@ events_have node0 action "restart with the group" ||
   fail "node0's events: no group restart: $(cat "$work/events-node0.json")"
 events_have node1 class crash || fail "node1's events: no 'crash': $(cat "$work/events-node1.json")"
 echo "events: node0 has rank 1's failure, node1 has its crash"
+# For bench/README.md (printed, not asserted): rank 1's classification -> rank 0's decision.
+python3 - "$work/events-node1.json" "$work/events-node0.json" <<'PY'
+import json, sys
+own = [e for e in json.load(open(sys.argv[1])) if e["class"] == "crash"]
+told = [e for e in json.load(open(sys.argv[2])) if e["evidence"].startswith("rank 1 ")]
+if own and told:
+    print(f"group notice latency: {(told[0]['time_usec'] - own[0]['time_usec']) / 1000:.0f} ms "
+          "(rank 1's stop classified -> rank 0 restarting, over ssh)")
+PY
 
 # --- a CUDA OOM on rank 1 steps the memory share down on both ranks --------------------------------
 # The mock reads its mode at each start (MOCK_SGLANG_MODE_FILE, in each node's private /var/lib):
