@@ -3,6 +3,8 @@
 #include <array>
 #include <utility>
 
+#include "util/name_table.hpp"
+
 namespace gl {
 
 std::span<const OomSignature> cuda_oom_signatures() {
@@ -24,7 +26,7 @@ std::span<const OomSignature> cuda_oom_signatures() {
 }
 
 namespace {
-constexpr std::array<std::pair<MemoryKnob, std::string_view>, 4> kKnobNames{{
+constexpr NameTable<MemoryKnob, 4> kKnobNames{{
     {MemoryKnob::mem_fraction, "mem-fraction"},
     {MemoryKnob::max_requests, "max-requests"},
     {MemoryKnob::cuda_graph_max_bs, "cuda-graph-max-bs"},
@@ -33,15 +35,11 @@ constexpr std::array<std::pair<MemoryKnob, std::string_view>, 4> kKnobNames{{
 }  // namespace
 
 std::string_view memory_knob_name(MemoryKnob knob) {
-  for (const auto& [known, name] : kKnobNames)
-    if (known == knob) return name;
-  return "mem-fraction";
+  return name_in(kKnobNames, knob, "mem-fraction");
 }
 
 std::optional<MemoryKnob> parse_memory_knob(std::string_view name) {
-  for (const auto& [known, text] : kKnobNames)
-    if (text == name) return known;
-  return std::nullopt;
+  return value_in(kKnobNames, name);
 }
 
 }  // namespace gl

@@ -35,7 +35,7 @@ Result<std::string> wait_for_job(SystemdManager& manager, const std::string& job
 std::string unit_for(const std::string& profile) {
   // `down` must work for a profile whose file is gone or broken: the name is enough.
   std::string name = std::filesystem::path(profile).stem().string();
-  return "gpulaunch-" + name + ".service";
+  return unit_name_for(name);
 }
 
 int down(const DownOptions& options) {

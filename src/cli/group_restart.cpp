@@ -60,7 +60,7 @@ int peer_failed(const PeerFailedOptions& options) {
   auto state = history.state();
   if (!state) state = SupervisorState{};
 
-  const std::string unit = "gpulaunch-" + options.profile + ".service";
+  const std::string unit = unit_name_for(options.profile);
   auto manager = connect_systemd(ManagerScope::system);
   if (!manager) return report(manager.error());
   auto status = (*manager)->status(unit);

@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include "cli/context.hpp"
+#include "profile/profile.hpp"
 #include "systemd/journal.hpp"
 
 namespace gl {
@@ -21,8 +22,7 @@ void print_entry(const JournalEntry& entry) {
 }
 
 int logs(const std::string& profile, bool follow, size_t lines) {
-  const std::string unit =
-      "gpulaunch-" + std::filesystem::path(profile).stem().string() + ".service";
+  const std::string unit = unit_name_for(std::filesystem::path(profile).stem().string());
   auto journal = open_journal();
   if (!journal) return report(journal.error());
   auto entries = (*journal)->tail(unit, lines);

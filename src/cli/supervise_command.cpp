@@ -89,7 +89,7 @@ int record_exit(const RecordExitOptions& options) {
   const std::string& snapshot = options.snapshot;
   const SupervisedProfile supervised = load_supervised(name, snapshot);
   StopReport report;
-  report.unit = "gpulaunch-" + name + ".service";
+  report.unit = unit_name_for(name);
   report.service_result = env_or_empty("SERVICE_RESULT");
   report.exit_code = env_or_empty("EXIT_CODE");
   report.exit_status = env_or_empty("EXIT_STATUS");

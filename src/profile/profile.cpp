@@ -42,6 +42,14 @@ long long Profile::world_size() const {
   return world;
 }
 
+std::string unit_name_for(std::string_view name) {
+  return "gpulaunch-" + std::string(name) + ".service";
+}
+
+std::string Profile::unit_name() const {
+  return unit_name_for(name);
+}
+
 long long Profile::gpus_per_node() const {
   return world_size() / std::max<long long>(1, parallelism.nodes);
 }

@@ -133,7 +133,10 @@ struct Profile {
   // Ranks over all nodes, and the GPUs one node needs for its share.
   long long world_size() const;
   long long gpus_per_node() const;
-  std::string unit_name() const { return "gpulaunch-" + name + ".service"; }
+  std::string unit_name() const;
 };
+
+// The systemd unit of profile `name`: gpulaunch-NAME.service.
+std::string unit_name_for(std::string_view name);
 
 }  // namespace gl

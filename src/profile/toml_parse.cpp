@@ -45,7 +45,8 @@ bool is_value_terminator(char c) {
 }
 
 // A lexer just deep enough to know which bytes are inside strings and comments, where lines
-// start and which brackets are open. It never decides validity; toml++ does that.
+// start, which brackets are open and where keys or values go. It refuses only what toml++ 3.3.0
+// cannot be trusted with; toml++ decides everything else.
 class Guard {
  public:
   Guard(std::string_view text, const std::string& path) : text_(text), path_(path) {}
@@ -74,9 +75,7 @@ class Guard {
         // toml++ 3.3.0 opens no string at a quote glued to a number or date (`1"x"`): it scans
         // on through the quote to the next terminator, and non-ASCII text there reaches its
         // __builtin_unreachable. No valid value has a quote there.
-        if (in_value_ && i_ > 0 && is_value_token_char(text_[i_ - 1]))
-          return fail_here("quote right after '{}': a value must end before a string starts",
-                           text_[i_ - 1]);
+        if (in_value_ && i_ > 0 && is_value_token_char(text_[i_ - 1])) return glued_quote();
         if (auto skipped = skip_string(c); !skipped) return skipped;
         continue;
       }
@@ -95,12 +94,7 @@ class Guard {
       if (c == '}' && !open_.empty() && open_.back() == '[')
         return fail_here("'}}' inside an array closes nothing");
       if ((c == ']' || c == '}') && !open_.empty()) open_.pop_back();
-      // TOML allows non-ASCII only in strings and comments, and toml++ 3.3.0 reaches
-      // __builtin_unreachable classifying some of it (U+00A1..U+049F, U+FCD6..U+FEFE).
-      if (static_cast<unsigned char>(c) >= 0x80)
-        return fail_here("non-ASCII character outside a string or comment");
-      if (c == '.' && ++dots_on_line_ > kMaxDotsPerLine)
-        return fail_here("line has more than {} dotted key parts or numbers", kMaxDotsPerLine);
+      if (auto checked = check_bare_byte(c); !checked) return checked;
       if (c != ' ' && c != '\t' && c != '\r') at_line_start_ = false;
       advance();
     }
@@ -111,6 +105,22 @@ class Guard {
   template <class... Args>
   std::unexpected<Error> fail_here(fmt::format_string<Args...> format, Args&&... args) {
     return fail_at(Location{path_, line_, column_}, format, std::forward<Args>(args)...);
+  }
+
+  // A byte outside strings and comments. TOML allows non-ASCII only in those, and toml++ 3.3.0
+  // reaches __builtin_unreachable classifying some of it (U+00A1..U+049F, U+FCD6..U+FEFE).
+  Result<void> check_bare_byte(char c) {
+    if (static_cast<unsigned char>(c) >= 0x80)
+      return fail_here("non-ASCII character outside a string or comment");
+    if (c == '.' && ++dots_on_line_ > kMaxDotsPerLine)
+      return fail_here("line has more than {} dotted key parts or numbers", kMaxDotsPerLine);
+    return {};
+  }
+
+  // A quote right after a value's last character: toml++ 3.3.0 opens no string there.
+  std::unexpected<Error> glued_quote() {
+    return fail_here("quote right after '{}': a value must end before a string starts",
+                     text_[i_ - 1]);
   }
 
   void advance() {
@@ -143,13 +153,8 @@ class Guard {
         continue;
       }
       if (is_value_terminator(c)) break;
-      if (static_cast<unsigned char>(c) >= 0x80)
-        return fail_here("non-ASCII character outside a string or comment");
-      if ((c == '"' || c == '\'') && i_ > 0)
-        return fail_here("quote right after '{}': a value must end before a string starts",
-                         text_[i_ - 1]);
-      if (c == '.' && ++dots_on_line_ > kMaxDotsPerLine)
-        return fail_here("line has more than {} dotted key parts or numbers", kMaxDotsPerLine);
+      if ((c == '"' || c == '\'') && i_ > 0) return glued_quote();
+      if (auto checked = check_bare_byte(c); !checked) return checked;
       advance();
     }
     const std::string_view token = text_.substr(start, i_ - start);

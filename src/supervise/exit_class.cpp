@@ -5,11 +5,12 @@
 #include <utility>
 
 #include "supervise/exit_status.hpp"
+#include "util/name_table.hpp"
 
 namespace gl {
 namespace {
 
-constexpr std::array<std::pair<ExitClass, std::string_view>, 10> kNames{{
+constexpr NameTable<ExitClass, 10> kNames{{
     {ExitClass::clean, "clean"},
     {ExitClass::host_oom, "host-oom"},
     {ExitClass::cuda_oom, "cuda-oom"},
@@ -46,15 +47,11 @@ Classification with(ExitClass value, std::string evidence) {
 }  // namespace
 
 std::string_view exit_class_name(ExitClass value) {
-  for (const auto& [known, name] : kNames)
-    if (known == value) return name;
-  return "crash";
+  return name_in(kNames, value, "crash");
 }
 
 std::optional<ExitClass> parse_exit_class(std::string_view name) {
-  for (const auto& [known, text] : kNames)
-    if (text == name) return known;
-  return std::nullopt;
+  return value_in(kNames, name);
 }
 
 bool counts_as_failure(ExitClass value) {
