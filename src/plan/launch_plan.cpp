@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "catalog/jit_caches.hpp"
+#include "util/state_paths.hpp"
 
 namespace gl {
 namespace {
@@ -32,13 +33,13 @@ std::string local_address(const std::string& host) {
 }  // namespace
 
 std::string snapshot_path_for(const std::string& profile_name) {
-  return "/var/lib/gpulaunch/snapshots/" + profile_name + ".toml";
+  return state_paths::snapshot_file(profile_name).string();
 }
 
 LaunchPlan make_launch_plan(const Profile& profile, const LaunchOptions& options) {
   LaunchPlan plan;
   plan.argv = engine_argv(profile, options);
-  plan.state_directory = "/var/lib/gpulaunch/" + profile.name;
+  plan.state_directory = state_paths::profile_directory(profile.name).string();
   plan.snapshot_path = snapshot_path_for(profile.name);
   plan.cache_root = profile.caches.root;
   plan.health_url = "http://" + local_address(profile.server.host) + ":" +

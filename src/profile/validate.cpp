@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <regex>
+
+#include "util/state_paths.hpp"
 #include <set>
 
 #include "catalog/jit_caches.hpp"
@@ -561,7 +563,7 @@ class Validator {
   Result<void> read_caches(Profile& profile) {
     auto root = path_at("caches.root");
     if (!root) return std::unexpected(root.error());
-    profile.caches.root = root->value_or("/var/cache/gpulaunch/" + profile.name);
+    profile.caches.root = root->value_or(state_paths::default_cache_root(profile.name).string());
     if (profile.caches.root == "/")
       return fail_at(where("caches.root"), "'caches.root' must not be '/'");
     if (const toml::node* node = node_at("caches.paths")) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "util/error.hpp"
+#include "util/state_paths.hpp"
 
 namespace gl {
 
@@ -33,7 +34,7 @@ struct SupervisorState {
 
 // The profile's state directory (launch_plan's state_directory): where the history lives.
 inline std::filesystem::path profile_state_directory(const std::string& profile) {
-  return std::filesystem::path("/var/lib/gpulaunch") / profile;
+  return state_paths::profile_directory(profile);
 }
 
 std::string event_to_json(const SupervisorEvent& event);

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "unit/escape.hpp"
+#include "util/state_paths.hpp"
 
 namespace gl {
 namespace {
@@ -81,9 +82,9 @@ UnitFile render_unit(const Profile& profile, const RenderOptions& options) {
     unit.add("Service", "Environment", quote_environment(name, value));
   unit.add("Service", "WorkingDirectory", escape_specifiers(plan.state_directory));
   unit.add("Service", "StateDirectory", "gpulaunch/" + profile.name);
-  const std::string default_root = "/var/cache/gpulaunch/" + profile.name;
+  const std::string default_root = state_paths::default_cache_root(profile.name).string();
   if (plan.cache_root == default_root)
-    unit.add("Service", "CacheDirectory", "gpulaunch/" + profile.name);
+    unit.add("Service", "CacheDirectory", state_paths::cache_directory_setting(profile.name));
   else
     unit.add("Service", "ReadWritePaths", quote_exec_word(plan.cache_root));
   for (const auto& [name, directory] : profile.caches.overrides)

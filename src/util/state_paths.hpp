@@ -1,0 +1,39 @@
+#pragma once
+// Where gpulaunch keeps what it writes about a profile, spelled once. Two kinds of place:
+//
+// - root-owned (0755, root:root), written only by root and later trusted by root: the history
+//   (events.jsonl, supervisor.json), the JIT caches' fingerprint stamps, the profile snapshot `up`
+//   installs. The engine and every other non-root user can read them and write none of them.
+// - engine-owned: the service's HOME and working directory (systemd's StateDirectory=, chowned to
+//   service.user) and the cache root (CacheDirectory=). Root treats all of it as hostile.
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace gl::state_paths {
+
+inline constexpr std::string_view kStateRoot = "/var/lib/gpulaunch";
+inline constexpr std::string_view kCacheRoot = "/var/cache/gpulaunch";
+
+// /var/lib/gpulaunch/NAME: root-owned; holds the history and the stamps.
+std::filesystem::path profile_directory(std::string_view profile);
+std::filesystem::path events_file(std::string_view profile);      // .../NAME/events.jsonl
+std::filesystem::path supervisor_file(std::string_view profile);  // .../NAME/supervisor.json
+// .../NAME/caches: one fingerprint stamp per profile's cache root, written by root.
+std::filesystem::path cache_stamp_directory(std::string_view profile);
+
+// .../NAME/engine: the engine's HOME and working directory, owned by service.user.
+std::filesystem::path engine_home(std::string_view profile);
+// The StateDirectory= value that makes systemd create engine_home() (relative to /var/lib).
+std::string engine_state_directory_setting(std::string_view profile);
+
+// /var/lib/gpulaunch/snapshots/NAME.toml: the merged profile as `up` installed it.
+std::filesystem::path snapshot_file(std::string_view profile);
+
+// /var/cache/gpulaunch/NAME: the default cache root (CacheDirectory=, owned by service.user).
+std::filesystem::path default_cache_root(std::string_view profile);
+// The CacheDirectory= value for default_cache_root().
+std::string cache_directory_setting(std::string_view profile);
+
+}  // namespace gl::state_paths
