@@ -1,0 +1,278 @@
+#include "util/safe_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cerrno>
+#include <cstring>
+#include <random>
+#include <vector>
+
+namespace gl {
+namespace {
+
+std::string errno_text(int error) {
+  return std::strerror(error);
+}
+
+std::string kind_of(mode_t mode) {
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "not a regular file";
+}
+
+std::vector<std::string> components(const std::filesystem::path& path) {
+  std::vector<std::string> parts;
+  for (const auto& part : path.relative_path()) {
+    const std::string text = part.string();
+    if (text.empty() || text == ".") continue;
+    parts.push_back(text);
+  }
+  return parts;
+}
+
+// Who but root could change an object with this owner and mode.
+std::optional<std::string> writable_by_others(const std::string& shown, const struct stat& info,
+                                              bool is_parent) {
+  const bool sticky = (info.st_mode & S_ISVTX) != 0;
+  if (info.st_uid != 0)
+    return fmt::format("'{}' is owned by uid {} (mode {:04o})", shown, info.st_uid,
+                       info.st_mode & 07777);
+  // A sticky directory lets others create entries but not replace root's (the /tmp rule).
+  if ((info.st_mode & (S_IWGRP | S_IWOTH)) != 0 && !(is_parent && sticky && S_ISDIR(info.st_mode)))
+    return fmt::format("'{}' is {}-writable (mode {:04o})", shown,
+                       (info.st_mode & S_IWOTH) ? "world" : "group", info.st_mode & 07777);
+  return std::nullopt;
+}
+
+Result<void> write_all(int fd, std::string_view content, const std::string& shown) {
+  while (!content.empty()) {
+    ssize_t written = ::write(fd, content.data(), content.size());
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      return failf("Failed to write '{}': {}", shown, errno_text(errno));
+    }
+    content.remove_prefix(static_cast<size_t>(written));
+  }
+  return {};
+}
+
+std::string temporary_name(std::string_view name) {
+  static std::mt19937_64 generator{std::random_device{}()};
+  return fmt::format(".{}.{:016x}.tmp", name, generator());
+}
+
+}  // namespace
+
+UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.release();
+  }
+  return *this;
+}
+
+UniqueFd::~UniqueFd() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Result<UniqueFd> open_directory_nofollow(const std::filesystem::path& directory) {
+  if (!directory.is_absolute())
+    return failf("Failed to open '{}': not an absolute path", directory.string());
+  UniqueFd current(::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!current) return failf("Failed to open '/': {}", errno_text(errno));
+  std::filesystem::path reached = "/";
+  for (const auto& part : components(directory)) {
+    reached /= part;
+    if (part == "..") return failf("Refusing to open '{}': it contains '..'", directory.string());
+    int fd = ::openat(current.get(), part.c_str(),
+                      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+      int error = errno;
+      if (error == ELOOP || error == ENOTDIR) {
+        struct stat info {};
+        if (::fstatat(current.get(), part.c_str(), &info, AT_SYMLINK_NOFOLLOW) == 0)
+          return failf("Refusing to open '{}': '{}' is {}", directory.string(), reached.string(),
+                       kind_of(info.st_mode));
+      }
+      return failf("Failed to open '{}': {}", reached.string(), errno_text(error));
+    }
+    current = UniqueFd(fd);
+  }
+  return current;
+}
+
+Result<UniqueFd> open_root_owned_directory(const std::filesystem::path& directory, mode_t mode) {
+  if (!directory.is_absolute())
+    return failf("Failed to open '{}': not an absolute path", directory.string());
+  UniqueFd current(::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!current) return failf("Failed to open '/': {}", errno_text(errno));
+  std::filesystem::path reached = "/";
+  const auto parts = components(directory);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const auto& part = parts[i];
+    reached /= part;
+    if (part == "..") return failf("Refusing to open '{}': it contains '..'", directory.string());
+    if (::mkdirat(current.get(), part.c_str(), mode) != 0 && errno != EEXIST)
+      return failf("Failed to create '{}': {}", reached.string(), errno_text(errno));
+    int fd = ::openat(current.get(), part.c_str(),
+                      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+      int error = errno;
+      if (error == ELOOP || error == ENOTDIR)
+        return failf("Refusing to use '{}': it is not a directory (a link or a file)",
+                     reached.string());
+      return failf("Failed to open '{}': {}", reached.string(), errno_text(error));
+    }
+    UniqueFd next(fd);
+    struct stat info {};
+    if (::fstat(next.get(), &info) != 0)
+      return failf("Failed to stat '{}': {}", reached.string(), errno_text(errno));
+    if (auto reason = writable_by_others(reached.string(), info, i + 1 < parts.size()))
+      return failf("Refusing to keep root's state in '{}': {}", directory.string(), *reason);
+    current = std::move(next);
+  }
+  return current;
+}
+
+Result<std::optional<FileRead>> read_regular_at(int directory_fd, std::string_view name,
+                                                size_t max_bytes, const std::string& shown) {
+  const std::string entry(name);
+  UniqueFd fd(
+      ::openat(directory_fd, entry.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (!fd) {
+    int error = errno;
+    if (error == ENOENT) return std::optional<FileRead>{};
+    if (error == ELOOP) return failf("Refusing to read '{}': it is a symbolic link", shown);
+    return failf("Failed to open '{}': {}", shown, errno_text(error));
+  }
+  struct stat info {};
+  if (::fstat(fd.get(), &info) != 0)
+    return failf("Failed to stat '{}': {}", shown, errno_text(errno));
+  if (!S_ISREG(info.st_mode))
+    return failf("Refusing to read '{}': it is {}", shown, kind_of(info.st_mode));
+  if (static_cast<size_t>(info.st_size) > max_bytes)
+    return failf("Refusing to read '{}': it is {} bytes, over the limit of {}", shown, info.st_size,
+                 max_bytes);
+  FileRead read{{}, info.st_uid, info.st_mode};
+  char buffer[65536];
+  for (;;) {
+    ssize_t got = ::read(fd.get(), buffer, sizeof buffer);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return failf("Failed to read '{}': {}", shown, errno_text(errno));
+    }
+    if (got == 0) break;
+    read.content.append(buffer, static_cast<size_t>(got));
+    if (read.content.size() > max_bytes)  // it grew while we read it
+      return failf("Refusing to read '{}': it grew over the limit of {} bytes", shown, max_bytes);
+  }
+  return std::optional<FileRead>{std::move(read)};
+}
+
+Result<std::optional<FileRead>> read_regular_nofollow(const std::filesystem::path& path,
+                                                      size_t max_bytes) {
+  auto directory = open_directory_nofollow(path.parent_path());
+  if (!directory) {
+    // A missing parent means a missing file; anything else (a link on the way) is refused.
+    if (directory.error().message.ends_with(errno_text(ENOENT))) return std::optional<FileRead>{};
+    return std::unexpected(directory.error());
+  }
+  return read_regular_at(directory->get(), path.filename().string(), max_bytes, path.string());
+}
+
+Result<void> write_atomically_at(int directory_fd, std::string_view name, std::string_view content,
+                                 mode_t mode, const std::string& shown) {
+  const std::string temp = temporary_name(name);
+  UniqueFd fd(::openat(directory_fd, temp.c_str(),
+                       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
+  if (!fd) return failf("Failed to create a temporary file for '{}': {}", shown, errno_text(errno));
+  auto discard = [&](Error error) -> Result<void> {
+    ::unlinkat(directory_fd, temp.c_str(), 0);
+    return std::unexpected(std::move(error));
+  };
+  if (::fchmod(fd.get(), mode) != 0)
+    return discard({fmt::format("Failed to set the mode of '{}': {}", shown, errno_text(errno))});
+  if (auto written = write_all(fd.get(), content, shown); !written) return discard(written.error());
+  if (::fsync(fd.get()) != 0)
+    return discard({fmt::format("Failed to sync '{}': {}", shown, errno_text(errno))});
+  if (::close(fd.release()) != 0)
+    return discard({fmt::format("Failed to close '{}': {}", shown, errno_text(errno))});
+  const std::string target(name);
+  if (::renameat(directory_fd, temp.c_str(), directory_fd, target.c_str()) != 0) {
+    int error = errno;
+    // A directory planted at the name cannot be renamed over: say so.
+    return discard({fmt::format("Failed to replace '{}': {}", shown, errno_text(error))});
+  }
+  ::fsync(directory_fd);  // best effort: the rename is already visible
+  return {};
+}
+
+Result<void> append_at(int directory_fd, std::string_view name, std::string_view line, mode_t mode,
+                       const std::string& shown) {
+  const std::string entry(name);
+  UniqueFd fd(::openat(directory_fd, entry.c_str(),
+                       O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode));
+  if (!fd) {
+    int error = errno;
+    if (error == ELOOP) return failf("Refusing to append to '{}': it is a symbolic link", shown);
+    return failf("Failed to open '{}': {}", shown, errno_text(error));
+  }
+  struct stat info {};
+  if (::fstat(fd.get(), &info) != 0)
+    return failf("Failed to stat '{}': {}", shown, errno_text(errno));
+  if (!S_ISREG(info.st_mode))
+    return failf("Refusing to append to '{}': it is {}", shown, kind_of(info.st_mode));
+  if (info.st_nlink > 1)
+    return failf("Refusing to append to '{}': it has {} hard links", shown, info.st_nlink);
+  ssize_t written = ::write(fd.get(), line.data(), line.size());
+  int error = errno;
+  if (written != static_cast<ssize_t>(line.size())) {
+    // A partial line (disk full) would corrupt the next one: cut it back off.
+    if (written > 0) ::ftruncate(fd.get(), info.st_size);
+    return failf("Failed to append to '{}': {}", shown,
+                 written < 0 ? errno_text(error) : "short write (disk full?)");
+  }
+  if (::fsync(fd.get()) != 0) return failf("Failed to sync '{}': {}", shown, errno_text(errno));
+  return {};
+}
+
+std::optional<std::string> user_writable_reason(const std::filesystem::path& path) {
+  std::error_code error;
+  std::filesystem::path absolute = std::filesystem::absolute(path, error).lexically_normal();
+  if (error) return fmt::format("'{}' cannot be resolved: {}", path.string(), error.message());
+  // The object itself first (as a link if it is one), then every directory above it.
+  struct stat info {};
+  if (::lstat(absolute.c_str(), &info) == 0) {
+    if (S_ISLNK(info.st_mode)) {
+      if (info.st_uid != 0)
+        return fmt::format("'{}' is a link owned by uid {}", absolute.string(), info.st_uid);
+      auto target = std::filesystem::canonical(absolute, error);
+      if (error) return fmt::format("'{}' is a dangling link", absolute.string());
+      if (auto reason = user_writable_reason(target)) return reason;
+    } else if (auto reason = writable_by_others(absolute.string(), info, false)) {
+      return reason;
+    }
+  }
+  for (auto parent = absolute.parent_path();; parent = parent.parent_path()) {
+    if (::lstat(parent.c_str(), &info) == 0) {
+      if (S_ISLNK(info.st_mode)) {
+        auto target = std::filesystem::canonical(parent, error);
+        if (error) return fmt::format("'{}' is a dangling link", parent.string());
+        if (info.st_uid != 0)
+          return fmt::format("'{}' is a link owned by uid {}", parent.string(), info.st_uid);
+        if (auto reason = user_writable_reason(target)) return reason;
+      } else if (auto reason = writable_by_others(parent.string(), info, true)) {
+        return reason;
+      }
+    }
+    if (parent == parent.root_path() || parent.empty()) break;
+  }
+  return std::nullopt;
+}
+
+}  // namespace gl

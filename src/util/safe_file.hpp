@@ -1,0 +1,87 @@
+#pragma once
+// Files root opens where a non-root user may have a hand: never through a link, never a FIFO or
+// device (which could block or feed endless data), never more than a bound, and always from a
+// directory fd that was itself reached without following a link. See SECURITY.md.
+
+#include <sys/types.h>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "util/error.hpp"
+
+namespace gl {
+
+// An owned file descriptor, closed on destruction.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept;
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd();
+
+  int get() const { return fd_; }
+  explicit operator bool() const { return fd_ >= 0; }
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// Opens an absolute directory one component at a time from "/", each with
+// O_NOFOLLOW|O_DIRECTORY: a symlink anywhere on the way is refused, not followed.
+Result<UniqueFd> open_directory_nofollow(const std::filesystem::path& directory);
+
+// Like open_directory_nofollow, creating missing components (mode `mode`, owned by the caller)
+// and refusing any component on the way that a non-root user could write (see
+// user_writable_reason): for directories root keeps its own state in.
+Result<UniqueFd> open_root_owned_directory(const std::filesystem::path& directory,
+                                           mode_t mode = 0755);
+
+// What read_regular_at found.
+struct FileRead {
+  std::string content;
+  uid_t owner = 0;
+  mode_t mode = 0;
+};
+
+// Reads `name` inside `directory_fd`: openat with O_NOFOLLOW|O_NONBLOCK, then fstat must say a
+// regular file of at most `max_bytes`. nullopt when there is no such entry; an error names
+// `shown` (the path as the user knows it) and what it is instead ("is a symbolic link", "is a
+// FIFO", "is N bytes, over the limit").
+Result<std::optional<FileRead>> read_regular_at(int directory_fd, std::string_view name,
+                                                size_t max_bytes, const std::string& shown);
+
+// read_regular_at on the parent reached by open_directory_nofollow.
+Result<std::optional<FileRead>> read_regular_nofollow(const std::filesystem::path& path,
+                                                      size_t max_bytes);
+
+// Replaces `name` in `directory_fd` whole: a fresh temporary (O_CREAT|O_EXCL|O_NOFOLLOW),
+// write, fsync, renameat over `name`, fsync the directory. Whatever `name` was (a link, a
+// FIFO) is replaced, never written through.
+Result<void> write_atomically_at(int directory_fd, std::string_view name, std::string_view content,
+                                 mode_t mode, const std::string& shown);
+
+// Appends `line` (one write(2), so concurrent appenders never interleave within it) to the
+// regular file `name` in `directory_fd`, creating it with `mode`. A link, a non-regular file or
+// a file with other hard links is refused.
+Result<void> append_at(int directory_fd, std::string_view name, std::string_view line, mode_t mode,
+                       const std::string& shown);
+
+// sudo's and sshd's StrictModes rule: a path is user-writable when it, or any directory above
+// it, is owned by a non-root user or is group- or world-writable. A sticky world-writable
+// directory (/tmp) does not taint the root-owned entries inside it. Links are judged as links
+// (their target too, by resolving). nullopt when only root can change it; otherwise a reason
+// naming the path, its owner and its mode, e.g. "'/home/u/venv' is owned by uid 1000 (mode
+// 0755)". A path that does not exist is judged by its existing ancestors.
+std::optional<std::string> user_writable_reason(const std::filesystem::path& path);
+
+}  // namespace gl

@@ -1,0 +1,144 @@
+#include "util/safe_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+namespace gl {
+namespace {
+
+namespace fs = std::filesystem;
+
+class SafeFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char path[] = "/tmp/gl-safe-file-XXXXXX";
+    ASSERT_NE(::mkdtemp(path), nullptr);
+    root_ = path;
+    ::chmod(root_.c_str(), 0755);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  static void write(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
+
+  fs::path root_;
+};
+
+TEST_F(SafeFileTest, ReadsARegularFile) {
+  write(root_ / "state.json", "{}\n");
+  auto read = read_regular_nofollow(root_ / "state.json", 1024);
+  ASSERT_TRUE(read) << read.error().message;
+  ASSERT_TRUE(read->has_value());
+  EXPECT_EQ((*read)->content, "{}\n");
+}
+
+TEST_F(SafeFileTest, AMissingFileIsNotAnError) {
+  auto read = read_regular_nofollow(root_ / "absent" / "state.json", 1024);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_FALSE(read->has_value());
+}
+
+TEST_F(SafeFileTest, RefusesALinkAtTheFile) {
+  write(root_ / "secret", "root only");
+  fs::create_symlink(root_ / "secret", root_ / "state.json");
+  auto read = read_regular_nofollow(root_ / "state.json", 1024);
+  ASSERT_FALSE(read);
+  EXPECT_EQ(read.error().message,
+            "Refusing to read '" + (root_ / "state.json").string() + "': it is a symbolic link");
+}
+
+TEST_F(SafeFileTest, RefusesALinkOnTheWay) {
+  fs::create_directory(root_ / "real");
+  write(root_ / "real" / "state.json", "x");
+  fs::create_directory_symlink(root_ / "real", root_ / "linked");
+  auto read = read_regular_nofollow(root_ / "linked" / "state.json", 1024);
+  ASSERT_FALSE(read);
+  EXPECT_EQ(read.error().message, "Refusing to open '" + (root_ / "linked").string() + "': '" +
+                                      (root_ / "linked").string() + "' is a symbolic link");
+}
+
+TEST_F(SafeFileTest, RefusesAFifoWithoutBlocking) {
+  ASSERT_EQ(::mkfifo((root_ / "state.json").c_str(), 0644), 0);
+  auto read = read_regular_nofollow(root_ / "state.json", 1024);
+  ASSERT_FALSE(read);
+  EXPECT_EQ(read.error().message,
+            "Refusing to read '" + (root_ / "state.json").string() + "': it is a FIFO");
+}
+
+TEST_F(SafeFileTest, RefusesAFileOverTheBound) {
+  write(root_ / "big", std::string(2048, 'x'));
+  auto read = read_regular_nofollow(root_ / "big", 1024);
+  ASSERT_FALSE(read);
+  EXPECT_EQ(read.error().message, "Refusing to read '" + (root_ / "big").string() +
+                                      "': it is 2048 bytes, over the limit of 1024");
+}
+
+TEST_F(SafeFileTest, AtomicWriteReplacesAPlantedLinkInsteadOfWritingThroughIt) {
+  write(root_ / "victim", "untouched");
+  fs::create_symlink(root_ / "victim", root_ / "supervisor.json");
+  auto directory = open_directory_nofollow(root_);
+  ASSERT_TRUE(directory) << directory.error().message;
+  auto written = write_atomically_at(directory->get(), "supervisor.json", "new\n", 0644,
+                                     (root_ / "supervisor.json").string());
+  ASSERT_TRUE(written) << written.error().message;
+  EXPECT_FALSE(fs::is_symlink(root_ / "supervisor.json"));
+  std::ifstream victim(root_ / "victim");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(victim), {}), "untouched");
+}
+
+TEST_F(SafeFileTest, AppendRefusesLinksAndHardLinks) {
+  write(root_ / "victim", "untouched");
+  fs::create_symlink(root_ / "victim", root_ / "events.jsonl");
+  auto directory = open_directory_nofollow(root_);
+  ASSERT_TRUE(directory);
+  auto appended = append_at(directory->get(), "events.jsonl", "{}\n", 0644, "events.jsonl");
+  ASSERT_FALSE(appended);
+  EXPECT_EQ(appended.error().message,
+            "Refusing to append to 'events.jsonl': it is a symbolic link");
+  fs::remove(root_ / "events.jsonl");
+  fs::create_hard_link(root_ / "victim", root_ / "events.jsonl");
+  appended = append_at(directory->get(), "events.jsonl", "{}\n", 0644, "events.jsonl");
+  ASSERT_FALSE(appended);
+  EXPECT_EQ(appended.error().message, "Refusing to append to 'events.jsonl': it has 2 hard links");
+  fs::remove(root_ / "events.jsonl");
+  appended = append_at(directory->get(), "events.jsonl", "{}\n", 0644, "events.jsonl");
+  ASSERT_TRUE(appended) << appended.error().message;
+}
+
+TEST_F(SafeFileTest, UserWritableFollowsTheStrictModesRule) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to make root-owned and user-owned files";
+  write(root_ / "profile.toml", "x");
+  ::chmod((root_ / "profile.toml").c_str(), 0644);
+  EXPECT_EQ(user_writable_reason(root_ / "profile.toml"), std::nullopt);  // under sticky /tmp
+  ::chmod((root_ / "profile.toml").c_str(), 0666);
+  EXPECT_EQ(user_writable_reason(root_ / "profile.toml"),
+            "'" + (root_ / "profile.toml").string() + "' is world-writable (mode 0666)");
+  ::chmod((root_ / "profile.toml").c_str(), 0644);
+  ASSERT_EQ(::chown(root_.c_str(), 1000, 1000), 0);
+  EXPECT_EQ(user_writable_reason(root_ / "profile.toml"),
+            "'" + root_.string() + "' is owned by uid 1000 (mode 0755)");
+  ::chown(root_.c_str(), 0, 0);
+  ::chmod(root_.c_str(), 0775);
+  EXPECT_EQ(user_writable_reason(root_ / "profile.toml"),
+            "'" + root_.string() + "' is group-writable (mode 0775)");
+}
+
+TEST_F(SafeFileTest, RootOwnedDirectoryIsCreatedAndAUserOwnedOneRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to make user-owned directories";
+  auto made = open_root_owned_directory(root_ / "state" / "k26");
+  ASSERT_TRUE(made) << made.error().message;
+  EXPECT_TRUE(fs::is_directory(root_ / "state" / "k26"));
+  ASSERT_EQ(::chown((root_ / "state" / "k26").c_str(), 1000, 1000), 0);
+  auto refused = open_root_owned_directory(root_ / "state" / "k26");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message,
+            "Refusing to keep root's state in '" + (root_ / "state" / "k26").string() + "': '" +
+                (root_ / "state" / "k26").string() + "' is owned by uid 1000 (mode 0755)");
+}
+
+}  // namespace
+}  // namespace gl
