@@ -191,6 +191,46 @@ class MockSglangTest(unittest.TestCase):
         proc.communicate(timeout=10)
         self.assertEqual(proc.returncode, 0)
 
+    def test_hostile_plants_floods_then_crashes(self):
+        work = tempfile.mkdtemp(dir=self.tmp)
+        victim = os.path.join(work, "victim")
+        with open(victim, "w") as out:
+            out.write("root's")
+        plan = [
+            {"path": os.path.join(work, "state", "events.jsonl"), "kind": "symlink", "target": victim},
+            {"path": os.path.join(work, "state", "supervisor.json"), "kind": "fifo"},
+            {"path": os.path.join(work, "cache", "stamp"), "kind": "hardlink", "target": victim},
+            {"path": os.path.join(work, "cache", "garbage.json"), "kind": "garbage"},
+            {"path": "/proc/version", "kind": "symlink", "target": victim},
+        ]
+        plan_file = os.path.join(work, "plan.json")
+        with open(plan_file, "w") as out:
+            json.dump(plan, out)
+        report_file = os.path.join(work, "report.json")
+        proc = self.start("--model-path", "m", "--port", str(free_port()), mode="hostile", load="0.2",
+                          extra_env={"MOCK_SGLANG_HOSTILE_PLAN": plan_file,
+                                     "MOCK_SGLANG_HOSTILE_REPORT": report_file,
+                                     "MOCK_SGLANG_FLOOD_BYTES": str(1 << 21)})
+        out, _ = proc.communicate(timeout=30)
+        self.assertEqual(proc.returncode, -signal.SIGSEGV)
+        lines = out.split("\n")
+        self.assertIn("A" * (1 << 21), lines)  # one line of 2 MiB, no newline inside
+        self.assertEqual(lines[-2], "mock-sglang: flood done, crashing")
+        with open(report_file) as source:
+            report = json.load(source)
+        self.assertEqual(report[plan[0]["path"]], "planted")
+        self.assertEqual(os.readlink(plan[0]["path"]), victim)
+        self.assertTrue(stat_is_fifo(plan[1]["path"]))
+        self.assertEqual(os.stat(plan[2]["path"]).st_ino, os.stat(victim).st_ino)
+        self.assertTrue(report["/proc/version"].startswith("refused: "))
+        with open(victim) as source:
+            self.assertEqual(source.read(), "root's")
+
+
+def stat_is_fifo(path):
+    import stat
+    return stat.S_ISFIFO(os.lstat(path).st_mode)
+
 
 if __name__ == "__main__":
     unittest.main()

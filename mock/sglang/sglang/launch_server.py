@@ -15,6 +15,12 @@ start-up lines and serves /health, /health_generate, /v1/models, /v1/completions
   MOCK_SGLANG_READY_FILE     file to write the time /health turned 200 into (benchmarks)
   MOCK_SGLANG_LEAK_MIB       MiB allocated per `leak` step (default 50)
   MOCK_SGLANG_LEAK_INTERVAL  seconds between `leak` steps (default 0.2)
+  MOCK_SGLANG_HOSTILE_PLAN   `hostile`: JSON file listing what to plant ({"path", "kind":
+                             symlink | fifo | hardlink | garbage, "target"}), before loading
+  MOCK_SGLANG_HOSTILE_REPORT `hostile`: where to write what each plant did (default
+                             $HOME/mock-sglang-hostile.json)
+  MOCK_SGLANG_FLOOD_BYTES    `hostile`: bytes printed without a newline before it crashes
+                             (default 3 MiB)
 """
 
 import argparse
@@ -28,7 +34,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-MODES = ("normal", "leak", "cuda-oom", "hang", "crash", "never-ready")
+MODES = ("normal", "leak", "cuda-oom", "hang", "crash", "never-ready", "hostile")
 SHARDS = 8
 
 
@@ -245,6 +251,64 @@ def crash_timer(started):
     threading.Thread(target=die, daemon=True).start()
 
 
+def plant(entry):
+    """One attack on a path a root helper may touch: replace it with something root must not
+    follow, block on or trust. Returns what happened, for the test to read."""
+    path, kind, target = entry["path"], entry["kind"], entry.get("target", "")
+    try:
+        if os.path.lexists(path) and not os.path.isdir(path) or os.path.islink(path):
+            os.unlink(path)
+        elif os.path.isdir(path):
+            os.rename(path, path + ".moved-by-engine")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if kind == "symlink":
+            os.symlink(target, path)
+        elif kind == "fifo":
+            os.mkfifo(path, 0o666)
+        elif kind == "hardlink":
+            os.link(target, path)
+        elif kind == "garbage":
+            with open(path, "wb") as out:
+                out.write(b'{"consecutive_failures": "x", "gpu_level": [1]}\n\x00\xff garbage')
+        else:
+            return f"unknown kind {kind!r}"
+        return "planted"
+    except OSError as error:
+        return f"refused: {error.strerror}"
+
+
+def hostile_start():
+    plan_file = os.environ.get("MOCK_SGLANG_HOSTILE_PLAN")
+    plan = []
+    if plan_file:
+        with open(plan_file) as source:
+            plan = json.load(source)
+    report = {entry["path"]: plant(entry) for entry in plan}
+    report_file = os.environ.get("MOCK_SGLANG_HOSTILE_REPORT") or os.path.join(
+        os.environ.get("HOME", "/tmp"), "mock-sglang-hostile.json")
+    try:
+        with open(report_file, "w") as out:
+            json.dump(report, out, indent=1)
+    except OSError as error:
+        raw(f"mock-sglang: cannot write the hostile report: {error}", sys.stderr)
+    # Output the engine controls: a line that looks like a CUDA OOM, then one endless line.
+    raw("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. "
+        "(planted by a hostile engine)")
+    flood = int(env_float("MOCK_SGLANG_FLOOD_BYTES", 3 * 1024 * 1024))
+    chunk = b"A" * 65536
+    written = 0
+    while written < flood:
+        piece = chunk[: min(len(chunk), flood - written)]
+        sys.stdout.buffer.write(piece)
+        written += len(piece)
+    sys.stdout.buffer.write(b"\n")
+    sys.stdout.flush()
+    raw("mock-sglang: flood done, crashing")
+    os.kill(os.getpid(), signal.SIGSEGV)
+    time.sleep(1)
+    os._exit(139)
+
+
 def main(argv=None):
     record_argv()
     args = build_parser().parse_args(argv)
@@ -264,6 +328,9 @@ def main(argv=None):
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
 
+    if mode == "hostile":
+        signal.signal(signal.SIGSEGV, signal.SIG_DFL)
+        hostile_start()
     if mode == "crash":
         signal.signal(signal.SIGSEGV, signal.SIG_DFL)  # only the main thread may set handlers
         crash_timer(started)
