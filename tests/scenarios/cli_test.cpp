@@ -260,5 +260,36 @@ TEST_F(HostileInput, JsonThatIsNotFactsIsNamedAsSuch) {
                          "': no \"gpulaunch_lock\" key; not a gpulaunch lockfile\n");
 }
 
+// A profile name becomes a path under /var/lib/gpulaunch and a unit name: `events ..` would read
+// /var/lib/events.jsonl. Refused while the command line is parsed, before anything is opened.
+TEST(ProfileNameCli, NamesThatAreNotNamesAreRefusedByEveryCommand) {
+  const std::string rule =
+      "(letters, digits, '-', '_', '.', not starting with '.' or '-', at most 64 characters)";
+  auto run = gpulaunch_stderr({"events", ".."});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.out, "profile: '..' is not a valid profile name " + rule + "\n");
+  run = gpulaunch_stderr({"events", "../x"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.out, "profile: '../x' is not a valid profile name " + rule + "\n");
+  run = gpulaunch_stderr({"status", "a/b"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.out, "profile: 'a/b' is neither a profile name nor a path to a NAME.toml file\n");
+  for (const std::vector<std::string>& command :
+       std::vector<std::vector<std::string>>{{"logs", ".."},
+                                             {"down", "../x.toml/.."},
+                                             {"restart", ".x"},
+                                             {"record-exit", "--profile=.."},
+                                             {"peer-failed", "--profile=..", "--from-rank=1",
+                                              "--from-host=h", "--class=crash", "--at=1"},
+                                             {"run", "--profile=..", "--", "/bin/true"},
+                                             {"cache", "clear", ".."},
+                                             {"check", std::string(65, 'a')},
+                                             {"lock", "a/.hidden.toml"}}) {
+    run = gpulaunch_stderr(command);
+    EXPECT_EQ(run.exit_code, 2) << command.front() << ": " << run.out;
+    EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 1) << run.out;
+  }
+}
+
 }  // namespace
 }  // namespace gl::test
