@@ -80,12 +80,14 @@ void add_cache_command(CLI::App& app, CliContext& context) {
   auto* command = app.add_subcommand(
       "cache", "List a profile's JIT caches with size and state, or clear them (cache clear)");
   static std::string name;
-  command->add_option("profile", name, "Profile name or path to a .toml file");
+  command->add_option("profile", name, "Profile name or path to a .toml file")
+      ->check(profile_argument_check());
   auto* clear_command = command->add_subcommand("clear", "Empty a profile's JIT caches now");
   static std::string clear_name;
   static std::vector<std::string> cache_names;
   clear_command->add_option("profile", clear_name, "Profile name or path to a .toml file")
-      ->required();
+      ->required()
+      ->check(profile_argument_check());
   clear_command->add_option("names", cache_names, "Caches to clear (default: all)");
   clear_command->callback(
       [&context] { context.exit_code = clear(context, clear_name, cache_names); });

@@ -23,7 +23,9 @@ void add_check_command(CLI::App& app, CliContext& context) {
   static std::string facts_file;
   static std::string root = "/";
   static bool json = false;
-  command->add_option("profile", name, "Profile name or path to a .toml file")->required();
+  command->add_option("profile", name, "Profile name or path to a .toml file")
+      ->required()
+      ->check(profile_argument_check());
   command->add_option("--facts", facts_file,
                       "Facts recorded by `gpulaunch facts --json` elsewhere");
   command->add_option("--root", root, "Probe the filesystem under this directory instead of /");

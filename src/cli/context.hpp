@@ -37,6 +37,14 @@ void add_diff_command(CLI::App& app, CliContext& context);
 // gpulaunch.toml(5).
 void add_man_command(CLI::App& app, CliContext& context);
 
+// Checks on profile arguments, run while the command line is parsed (profile/profile_name.hpp's
+// rule), so no command builds a unit name or a state path from an unchecked one. main() turns a
+// failed check into one line on stderr and exit 2.
+// A name only: commands that only look up a unit, its journal or its state.
+const CLI::Validator& profile_name_check();
+// A name, or a path to a NAME.toml file: commands that may read the profile.
+const CLI::Validator& profile_argument_check();
+
 // Prints an error line to stderr and returns the exit code for it.
 int report(const Error& error, int exit_code = 1);
 

@@ -7,7 +7,7 @@
 #include "cli/context.hpp"
 #include "lock/drift.hpp"
 #include "lock/lockfile.hpp"
-#include "util/atomic_file.hpp"
+#include "util/json_file.hpp"
 
 namespace gl {
 namespace {
@@ -20,11 +20,11 @@ struct Document {
 };
 
 Result<Document> load_document(const std::string& path) {
-  auto text = read_file(path, 16 << 20);
+  auto text = read_json_text(path);
   if (!text) return std::unexpected(text.error());
-  Json document = Json::parse(*text, nullptr, false);
-  if (document.is_discarded()) return failf("Failed to read '{}': not valid JSON", path);
-  if (is_lock(document)) {
+  auto document = parse_bounded_json<Json>(*text, fmt::format("'{}'", path));
+  if (!document) return std::unexpected(document.error());
+  if (is_lock(*document)) {
     auto lock = parse_lock(*text, path);
     if (!lock) return std::unexpected(lock.error());
     return Document{std::move(*lock), true};

@@ -8,6 +8,7 @@
 #include "cli/lifecycle.hpp"
 #include "cli/supervise.hpp"
 #include "profile/loader.hpp"
+#include "profile/profile_name.hpp"
 #include "profile/validate.hpp"
 
 namespace gl {
@@ -32,18 +33,13 @@ Result<std::string> wait_for_job(SystemdManager& manager, const std::string& job
   return failf("Failed to wait for job '{}': still running after {}s", job, limit.count());
 }
 
-std::string unit_for(const std::string& profile) {
-  // `down` must work for a profile whose file is gone or broken: the name is enough.
-  std::string name = std::filesystem::path(profile).stem().string();
-  return unit_name_for(name);
-}
-
 int down(const DownOptions& options) {
-  if (!is_valid_profile_name(std::filesystem::path(options.profile).stem().string()))
-    return report(Error{fmt::format("'{}' is not a valid profile name", options.profile)});
+  // `down` must work for a profile whose file is gone or broken: the name is enough.
+  auto name = profile_name_of(options.profile);
+  if (!name) return report(name.error(), 2);
   const UnitPlacement placement{options.user ? ManagerScope::user : ManagerScope::system,
                                 options.runtime};
-  const std::string unit = unit_for(options.profile);
+  const std::string unit = unit_name_for(*name);
   auto manager = connect_systemd(placement.scope);
   if (!manager) return report(manager.error());
   auto status = (*manager)->status(unit);
@@ -78,11 +74,11 @@ int down(const DownOptions& options) {
 }
 
 int restart(const std::string& profile, bool user) {
-  const std::string unit = unit_for(profile);
+  auto name = profile_name_of(profile);
+  if (!name) return report(name.error(), 2);
+  const std::string unit = unit_name_for(*name);
   // The documented way out of a crash loop: the operator says try again.
-  if (auto reset =
-          reset_crash_loop(std::filesystem::path(profile).stem().string(), "gpulaunch restart");
-      !reset)
+  if (auto reset = reset_crash_loop(*name, "gpulaunch restart"); !reset)
     fmt::print(stderr, "warning: {}\n", reset.error().message);
   auto manager = connect_systemd(user ? ManagerScope::user : ManagerScope::system);
   if (!manager) return report(manager.error());
@@ -105,7 +101,9 @@ int restart(const std::string& profile, bool user) {
 void add_down_command(CLI::App& app, CliContext& context) {
   auto* command = app.add_subcommand("down", "Stop a profile's service");
   static DownOptions options;
-  command->add_option("profile", options.profile, "Profile name")->required();
+  command->add_option("profile", options.profile, "Profile name")
+      ->required()
+      ->check(profile_argument_check());
   command->add_flag("--purge", options.purge, "Also remove the installed unit file");
   command->add_flag("--runtime", options.runtime, "The unit was installed with up --runtime");
   command->add_flag("--user", options.user, "Use the calling user's systemd manager");
@@ -127,7 +125,9 @@ void add_down_command(CLI::App& app, CliContext& context) {
   auto* restart_command = app.add_subcommand("restart", "Restart a profile's service and wait");
   static std::string restart_profile;
   static bool restart_user = false;
-  restart_command->add_option("profile", restart_profile, "Profile name")->required();
+  restart_command->add_option("profile", restart_profile, "Profile name")
+      ->required()
+      ->check(profile_argument_check());
   restart_command->add_flag("--user", restart_user, "Use the calling user's systemd manager");
   static AllNodesOptions restart_all;
   static bool restart_on_all_nodes = false;

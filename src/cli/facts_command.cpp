@@ -59,7 +59,8 @@ void add_facts_command(CLI::App& app, CliContext& context) {
   static std::string name;
   static std::string root = "/";
   static bool json = false;
-  command->add_option("profile", name, "Profile whose venv, model and port to include");
+  command->add_option("profile", name, "Profile whose venv, model and port to include")
+      ->check(profile_argument_check());
   command->add_option("--root", root, "Probe the filesystem under this directory instead of /");
   command->add_flag("--json", json, "Print the facts as JSON (input for check --facts)");
   command->callback([&context] {

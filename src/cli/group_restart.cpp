@@ -140,7 +140,9 @@ void add_group_commands(CLI::App& app, CliContext& context) {
       "peer-failed", "Another rank of this node's group failed: restart or stop with the group");
   command->group("");  // a failing rank's record-exit calls it over ssh
   static PeerFailedOptions options;
-  command->add_option("--profile", options.profile, "Profile name")->required();
+  command->add_option("--profile", options.profile, "Profile name")
+      ->required()
+      ->check(profile_name_check());
   command->add_option("--from-rank", options.from_rank, "The failed rank")->required();
   command->add_option("--from-host", options.from_host, "The failed rank's host")->required();
   command->add_option("--class", options.exit_class, "How its stop was classified")->required();

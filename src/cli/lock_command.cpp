@@ -130,7 +130,9 @@ void add_lock_command(CLI::App& app, CliContext& context) {
   static std::string output;
   static long long node_rank = 0;
   static NodeOptions options;
-  command->add_option("profile", name, "Profile name or path to a .toml file")->required();
+  command->add_option("profile", name, "Profile name or path to a .toml file")
+      ->required()
+      ->check(profile_argument_check());
   command->add_option("-o,--output", output, "Write the lock to this file (default: stdout)");
   command->add_option("--node-rank", node_rank, "Rank of this node in a multi-node profile")
       ->check(CLI::Range(0LL, 1023LL));
@@ -146,8 +148,10 @@ void add_verify_command(CLI::App& app, CliContext& context) {
   static std::string profile;
   static NodeOptions options;
   command->add_option("lock", lock_path, "Lockfile written by `gpulaunch lock`")->required();
-  command->add_option("--profile", profile,
-                      "Profile to compare (default: the lock's file if present, else its name)");
+  command
+      ->add_option("--profile", profile,
+                   "Profile to compare (default: the lock's file if present, else its name)")
+      ->check(profile_argument_check());
   add_node_options(command, options);
   command->callback(
       [&context] { context.exit_code = verify(context, lock_path, profile, options); });

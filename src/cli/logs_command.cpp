@@ -22,7 +22,7 @@ void print_entry(const JournalEntry& entry) {
 }
 
 int logs(const std::string& profile, bool follow, size_t lines) {
-  const std::string unit = unit_name_for(std::filesystem::path(profile).stem().string());
+  const std::string unit = unit_name_for(profile);
   auto journal = open_journal();
   if (!journal) return report(journal.error());
   auto entries = (*journal)->tail(unit, lines);
@@ -44,7 +44,7 @@ void add_logs_command(CLI::App& app, CliContext& context) {
   static std::string profile;
   static bool follow = false;
   static size_t lines = 50;
-  command->add_option("profile", profile, "Profile name")->required();
+  command->add_option("profile", profile, "Profile name")->required()->check(profile_name_check());
   command->add_flag("-f,--follow", follow, "Keep printing new lines");
   command->add_option("-n,--lines", lines, "How many past lines to show");
   command->callback([&context] { context.exit_code = logs(profile, follow, lines); });

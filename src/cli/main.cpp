@@ -34,6 +34,10 @@ int main(int argc, char** argv) {
   gl::add_man_command(app, context);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::ValidationError& error) {
+    // A value no command can use (a profile name that is not one): one line, "could not run".
+    fmt::print(stderr, "{}\n", error.what());
+    return 2;
   } catch (const CLI::ParseError& error) {
     return app.exit(error);
   } catch (const std::exception& error) {

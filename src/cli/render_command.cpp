@@ -15,7 +15,9 @@ void add_render_command(CLI::App& app, CliContext& context) {
   static std::string name;
   static std::string binary;
   static long long node_rank = 0;
-  command->add_option("profile", name, "Profile name or path to a .toml file")->required();
+  command->add_option("profile", name, "Profile name or path to a .toml file")
+      ->required()
+      ->check(profile_argument_check());
   command->add_option("--gpulaunch-bin", binary,
                       "gpulaunch binary the unit runs (default: this one, so a build tree renders "
                       "a unit that runs the build tree)");

@@ -193,7 +193,9 @@ void add_run_command(CLI::App& app, CliContext& context) {
   static long long ready_timeout = 1200;
   static long long progress_grace = 0;
   static std::vector<std::string> argv;
-  command->add_option("--profile", profile, "Profile this engine belongs to")->required();
+  command->add_option("--profile", profile, "Profile this engine belongs to")
+      ->required()
+      ->check(profile_name_check());
   command->add_option("--engine", engine, "Engine kind");
   command->add_option("--snapshot", snapshot, "The merged profile `up` wrote, for the JIT caches");
   command->add_option("--health-url", health_url, "URL answering 200 once serving")->required();

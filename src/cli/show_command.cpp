@@ -12,7 +12,9 @@ void add_show_command(CLI::App& app, CliContext& context) {
   auto* command =
       app.add_subcommand("show", "Print a profile with its parents and drop-ins merged");
   static std::string name;
-  command->add_option("profile", name, "Profile name or path to a .toml file")->required();
+  command->add_option("profile", name, "Profile name or path to a .toml file")
+      ->required()
+      ->check(profile_argument_check());
   command->callback([&context] {
     auto source = context.profile_source();
     auto merged = load_merged(source, name);

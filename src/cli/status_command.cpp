@@ -8,6 +8,7 @@
 #include "cli/all_nodes.hpp"
 #include "cli/context.hpp"
 #include "cli/lifecycle.hpp"
+#include "profile/profile_name.hpp"
 #include "profile/validate.hpp"
 #include "supervise/history.hpp"
 #include "util/duration.hpp"
@@ -44,8 +45,9 @@ int status(const std::string& profile, bool json, bool user) {
   if (!manager) return report(manager.error());
   std::vector<std::string> units;
   if (!profile.empty()) {
-    units.push_back(std::string(kPrefix) + std::filesystem::path(profile).stem().string() +
-                    std::string(kSuffix));
+    auto name = profile_name_of(profile);
+    if (!name) return report(name.error(), 2);
+    units.push_back(std::string(kPrefix) + *name + std::string(kSuffix));
   } else {
     auto listed = (*manager)->list_units(std::string(kPrefix) + "*" + std::string(kSuffix));
     if (!listed) return report(listed.error());
@@ -118,7 +120,8 @@ void add_status_command(CLI::App& app, CliContext& context) {
   auto* command = app.add_subcommand("status", "Show the state of one or all gpulaunch services");
   static std::string profile;
   static bool json = false, user = false;
-  command->add_option("profile", profile, "Profile name (default: all)");
+  command->add_option("profile", profile, "Profile name (default: all)")
+      ->check(profile_argument_check());
   command->add_flag("--json", json, "Machine-readable output");
   command->add_flag("--user", user, "Use the calling user's systemd manager");
   static AllNodesOptions all_nodes;

@@ -207,7 +207,9 @@ void add_supervise_commands(CLI::App& app, CliContext& context) {
       "record-exit", "ExecStopPost=: classify why the engine stopped and record the event");
   record->group("");  // units call it
   static RecordExitOptions record_options;
-  record->add_option("--profile", record_options.profile, "Profile name")->required();
+  record->add_option("--profile", record_options.profile, "Profile name")
+      ->required()
+      ->check(profile_name_check());
   record->add_option("--snapshot", record_options.snapshot, "The merged profile `up` wrote");
   record->add_option("--node-rank", record_options.node_rank,
                      "This node's rank (multi-node: the other ranks are told of a failure)");
@@ -218,13 +220,13 @@ void add_supervise_commands(CLI::App& app, CliContext& context) {
   static std::string events_profile;
   static bool events_json = false;
   static size_t events_count = 50;
-  events->add_option("profile", events_profile, "Profile name")->required();
+  events->add_option("profile", events_profile, "Profile name")
+      ->required()
+      ->check(profile_name_check());
   events->add_flag("--json", events_json, "Machine-readable output");
   events->add_option("-n,--count", events_count, "How many of the latest events (default 50)");
-  events->callback([&context] {
-    context.exit_code = show_events(std::filesystem::path(events_profile).stem().string(),
-                                    events_json, events_count);
-  });
+  events->callback(
+      [&context] { context.exit_code = show_events(events_profile, events_json, events_count); });
 }
 
 }  // namespace gl

@@ -258,7 +258,8 @@ void add_up_command(CLI::App& app, CliContext& context) {
       app.add_subcommand("up", "Install the profile's unit, start it, wait until it serves");
   static UpOptions options;
   command->add_option("profile", options.profile, "Profile name or path to a .toml file")
-      ->required();
+      ->required()
+      ->check(profile_argument_check());
   auto* runtime = command->add_flag("--runtime", options.runtime,
                                     "Install under /run/systemd/system (gone at reboot)");
   command->add_flag("--user", options.user, "Use the calling user's systemd manager")

@@ -1,10 +1,9 @@
 #include "facts/facts.hpp"
 
-#include <fstream>
-#include <sstream>
-
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
+
+#include "util/json_file.hpp"
 
 // nlohmann 3.11 has no std::optional support; absent values are written as null.
 namespace nlohmann {
@@ -78,11 +77,42 @@ Result<Facts> facts_from_json(const nlohmann::json& json) {
   }
 }
 
+namespace {
+
+// What `gpulaunch facts --json` always writes at the top level; anything else is some other
+// JSON file, named as such rather than read as a node without GPUs.
+Result<void> check_facts_shape(const nlohmann::json& json, const std::string& origin) {
+  auto not_facts = [&](std::string why) {
+    return failf("'{}' is not a gpulaunch facts file: {}", origin, why);
+  };
+  if (!json.is_object())
+    return not_facts(fmt::format("the top level is a JSON {}, not an object", json.type_name()));
+  using Type = nlohmann::json::value_t;
+  struct Key {
+    const char* name;
+    Type type;
+    const char* expected;
+  };
+  for (const auto& [name, type, expected] :
+       {Key{"root", Type::string, "a string"}, Key{"driver", Type::object, "an object"},
+        Key{"gpus", Type::array, "an array"}, Key{"toolkits", Type::array, "an array"}}) {
+    auto found = json.find(name);
+    if (found == json.end()) return not_facts(fmt::format("no \"{}\" key", name));
+    if (found->type() != type)
+      return not_facts(
+          fmt::format("\"{}\" is a JSON {}, not {}", name, found->type_name(), expected));
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<Facts> parse_facts(std::string_view text, const std::string& origin) {
-  auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded() || !json.is_object())
-    return failf("Failed to read facts '{}': not a JSON object", origin);
-  auto facts = facts_from_json(json);
+  auto json = parse_bounded_json<nlohmann::json>(text, fmt::format("facts '{}'", origin));
+  if (!json) return std::unexpected(json.error());
+  if (auto shaped = check_facts_shape(*json, origin); !shaped)
+    return std::unexpected(shaped.error());
+  auto facts = facts_from_json(*json);
   if (!facts) return failf("Failed to read facts '{}': {}", origin, facts.error().message);
   return facts;
 }
@@ -92,11 +122,9 @@ std::string capability_text(const GpuFact& gpu) {
 }
 
 Result<Facts> load_facts_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return failf("Failed to read facts '{}': cannot open it", path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_facts(text.str(), path);
+  auto text = read_json_text(path);
+  if (!text) return std::unexpected(text.error());
+  return parse_facts(*text, path);
 }
 
 }  // namespace gl

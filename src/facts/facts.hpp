@@ -89,6 +89,8 @@ struct Facts {
 
 nlohmann::json facts_to_json(const Facts& facts);
 Result<Facts> facts_from_json(const nlohmann::json& json);
+// Bounded JSON (util/json_file.hpp) with facts' top-level keys, else "'ORIGIN' is not a gpulaunch
+// facts file: why".
 Result<Facts> parse_facts(std::string_view text, const std::string& origin);
 
 // Capability as "12.0".
@@ -97,6 +99,6 @@ std::string capability_text(const GpuFact& gpu);
 }  // namespace gl
 
 namespace gl {
-// Reads a file written by `gpulaunch facts --json`.
+// Reads a file written by `gpulaunch facts --json`: a regular file of at most 16 MiB.
 Result<Facts> load_facts_file(const std::string& path);
 }  // namespace gl

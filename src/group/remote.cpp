@@ -24,10 +24,12 @@ std::vector<std::string> ssh_args(const NodesSettings& nodes, const std::string&
   if (nodes.ssh_identity) {
     args.insert(args.end(), {"-i", *nodes.ssh_identity, "-o", "IdentitiesOnly=yes"});
   }
-  if (nodes.ssh_known_hosts) {
-    args.insert(args.end(), {"-o", "UserKnownHostsFile=" + *nodes.ssh_known_hosts, "-o",
-                             "StrictHostKeyChecking=yes"});
-  }
+  if (nodes.ssh_known_hosts)
+    args.insert(args.end(), {"-o", "UserKnownHostsFile=" + *nodes.ssh_known_hosts});
+  // Always, whatever ssh_config says: a host whose key is not already known (the profile's
+  // known_hosts, else the system's) is refused, never learned, since it would then be told to act
+  // as root (peer-failed, up, down).
+  args.insert(args.end(), {"-o", "StrictHostKeyChecking=yes"});
   if (nodes.ssh_user) args.insert(args.end(), {"-l", *nodes.ssh_user});
   // An IPv6 literal is written [addr] in profiles; ssh wants it bare.
   std::string target = host;

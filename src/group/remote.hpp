@@ -19,8 +19,9 @@ inline constexpr std::string_view kSystemSsh = "/usr/bin/ssh";
 std::string shell_quote(std::string_view word);
 
 // ssh's arguments (without the program) to run `remote_args` on `host`: BatchMode (never a
-// prompt), the profile's user, port, identity and known_hosts (checked strictly), then the
-// remote command, quoted, with its stderr joined to stdout so failures come back.
+// prompt), the profile's user, port, identity and known_hosts, StrictHostKeyChecking=yes always
+// (against the profile's known_hosts, or the system's when it names none), then the remote command,
+// quoted, with its stderr joined to stdout so failures come back.
 std::vector<std::string> ssh_args(const NodesSettings& nodes, const std::string& host,
                                   const std::vector<std::string>& remote_args);
 

@@ -7,7 +7,7 @@
 #include "plan/launch_plan.hpp"
 #include "rules/jit_toolkit.hpp"
 #include "unit/render.hpp"
-#include "util/atomic_file.hpp"
+#include "util/json_file.hpp"
 #include "util/sha256.hpp"
 
 namespace gl {
@@ -210,8 +210,9 @@ bool is_lock(const Json& document) {
 }
 
 Result<Json> parse_lock(std::string_view text, const std::string& origin) {
-  Json document = Json::parse(text, nullptr, false);
-  if (document.is_discarded()) return failf("Failed to read lock '{}': not valid JSON", origin);
+  auto parsed = parse_bounded_json<Json>(text, fmt::format("lock '{}'", origin));
+  if (!parsed) return std::unexpected(parsed.error());
+  Json& document = *parsed;
   if (!is_lock(document))
     return failf("Failed to read lock '{}': no \"gpulaunch_lock\" key; not a gpulaunch lockfile",
                  origin);
@@ -221,11 +222,21 @@ Result<Json> parse_lock(std::string_view text, const std::string& origin) {
   for (const char* section : {"profile", "node", "model", "unit"})
     if (!document.contains(section) || !document[section].is_object())
       return failf("Failed to read lock '{}': the \"{}\" section is missing", origin, section);
-  return document;
+  // What `verify` reads from the lock itself, before comparing anything.
+  const Json& profile = document["profile"];
+  if (!profile.contains("name") || !profile["name"].is_string())
+    return failf("Failed to read lock '{}': \"profile.name\" is not a string", origin);
+  if (profile.contains("file") && !profile["file"].is_string())
+    return failf("Failed to read lock '{}': \"profile.file\" is not a string", origin);
+  if (const Json& unit = document["unit"];
+      unit.contains("node_rank") &&
+      (!unit["node_rank"].is_number_integer() || unit["node_rank"] < 0 || unit["node_rank"] > 1023))
+    return failf("Failed to read lock '{}': \"unit.node_rank\" is not a rank (0 to 1023)", origin);
+  return parsed;
 }
 
 Result<Json> load_lock_file(const std::filesystem::path& path) {
-  auto text = read_file(path, 16 << 20);
+  auto text = read_json_text(path);
   if (!text) return std::unexpected(text.error());
   return parse_lock(*text, path.string());
 }

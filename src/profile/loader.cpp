@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "profile/merge.hpp"
+#include "profile/profile_name.hpp"
 #include "profile/toml_parse.hpp"
 #include "util/atomic_file.hpp"
 #include "util/did_you_mean.hpp"
@@ -16,7 +17,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr size_t kMaxExtendsDepth = 16;
-constexpr std::string_view kSuffix = ".toml";
+constexpr std::string_view kSuffix = kProfileSuffix;
 
 std::string absolute_text(const fs::path& path) {
   std::error_code ignored;
@@ -90,14 +91,6 @@ class Merger {
 };
 
 }  // namespace
-
-bool is_valid_profile_name(std::string_view name) {
-  if (name.empty() || name.size() > 64 || name.front() == '.' || name.front() == '-') return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-           c == '_' || c == '.';
-  });
-}
 
 std::vector<fs::path> default_search_path() {
   std::vector<fs::path> directories{"profiles"};
@@ -187,17 +180,13 @@ std::vector<fs::path> DirectorySource::dropins(const fs::path& path) const {
 
 Result<MergedProfile> load_merged(const ProfileSource& source, std::string_view name_or_path) {
   Merger merger(source);
-  if (name_or_path.find('/') != std::string_view::npos ||
-      (name_or_path.size() > kSuffix.size() && name_or_path.ends_with(kSuffix))) {
+  auto name = profile_name_of(name_or_path);
+  if (is_profile_path(name_or_path)) {
     fs::path path{std::string(name_or_path)};
-    std::string name = path.stem().string();
-    if (!is_valid_profile_name(name))
-      return failf("{}:1:1: '{}' is not a valid profile name (letters, digits, '-', '_', '.')",
-                   absolute_text(path), name);
-    return merger.load_file(path, name, {});
+    if (!name) return failf("{}:1:1: {}", absolute_text(path), name.error().message);
+    return merger.load_file(path, std::move(*name), {});
   }
-  if (!is_valid_profile_name(name_or_path))
-    return failf("'{}' is not a valid profile name (letters, digits, '-', '_', '.')", name_or_path);
+  if (!name) return std::unexpected(name.error());
   auto path = source.find(name_or_path, {});
   if (!path) {
     std::vector<std::string> names;

@@ -58,8 +58,6 @@ struct MergedProfile {
   toml::table table;
 };
 
-bool is_valid_profile_name(std::string_view name);
-
 // `name_or_path` is a profile name, or a path to a .toml file (anything containing '/').
 Result<MergedProfile> load_merged(const ProfileSource& source, std::string_view name_or_path);
 

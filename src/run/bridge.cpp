@@ -18,13 +18,25 @@
 
 namespace gl::bridge_detail {
 
-// A line ends at '\n' or '\r': tqdm redraws progress bars with carriage returns.
+// A line ends at '\n' or '\r': tqdm redraws progress bars with carriage returns. A longer run
+// of bytes without either ends after kMaxOutputLine bytes, before a UTF-8 character rather than
+// inside one, so the engine can never fill the buffer and stop the reading.
 struct LineEnd {
   template <class Iterator>
   std::pair<Iterator, bool> operator()(Iterator begin, Iterator end) const {
-    for (Iterator it = begin; it != end; ++it)
-      if (*it == '\n' || *it == '\r') return {++it, true};
-    return {end, false};
+    Iterator char_start = begin;
+    std::size_t length = 0;
+    for (Iterator it = begin; it != end; ++it, ++length) {
+      const auto byte = static_cast<unsigned char>(*it);
+      const bool continuation = (byte & 0xC0) == 0x80;
+      if (length == kMaxOutputLine)
+        return {continuation && char_start != begin ? char_start : it, true};
+      if (byte == '\n' || byte == '\r') return {++it, true};
+      if (!continuation) char_start = it;
+    }
+    // "Partial match at begin": asio's next search starts from the line's first byte again
+    // rather than from the new data only, so `length` counts the whole line.
+    return {begin, false};
   }
 };
 
@@ -181,6 +193,8 @@ class Bridge {
     return true;
   }
 
+  // One line, or one piece of a longer one, at a time: each becomes one journal line and goes
+  // through the progress parsing like any other.
   void read_output() {
     asio::async_read_until(pipe_, output_, LineEnd{}, [this](beast::error_code error, size_t size) {
       if (error) {
@@ -382,7 +396,8 @@ class Bridge {
   Url url_;
   asio::io_context io_;
   bp::async_pipe pipe_{io_};
-  asio::streambuf output_{1 << 20};
+  // Never full: LineEnd completes a read at kMaxOutputLine bytes.
+  asio::streambuf output_{4 * kMaxOutputLine};
   asio::signal_set signals_{io_, SIGTERM, SIGINT, SIGHUP};
   asio::steady_timer probe_timer_{io_};
   asio::steady_timer kill_timer_{io_};

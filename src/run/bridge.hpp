@@ -5,6 +5,7 @@
 // does, forwards stop signals, and exits with a status that says why the engine ended.
 
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,10 @@
 #include "systemd/notify.hpp"
 
 namespace gl {
+
+// Longest engine output line passed on whole; a longer one goes to the journal in pieces of at
+// most this many bytes. Below journald's default LineMax= (48K), so each piece stays one record.
+inline constexpr std::size_t kMaxOutputLine = 32 * 1024;
 
 struct BridgeOptions {
   std::string health_url;  // http://host:port/path

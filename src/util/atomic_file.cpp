@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -65,7 +66,8 @@ Result<void> write_file_atomically(const std::filesystem::path& path, std::strin
 }
 
 Result<std::string> read_file(const std::filesystem::path& path, size_t max_bytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO nobody writes opens at once (and is refused below) instead of blocking.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return failf("Failed to open '{}': {}", path.string(), errno_text(errno));
   struct stat info {};
   if (::fstat(fd, &info) != 0) {
@@ -77,6 +79,10 @@ Result<std::string> read_file(const std::filesystem::path& path, size_t max_byte
     ::close(fd);
     return failf("Failed to read '{}': is a directory", path.string());
   }
+  if (!S_ISREG(info.st_mode)) {  // a FIFO, socket or device (/dev/zero) has no size to bound
+    ::close(fd);
+    return failf("Refusing to read '{}': not a regular file", path.string());
+  }
   if (static_cast<size_t>(info.st_size) > max_bytes) {
     ::close(fd);
     return failf("{}:1:1: file is {} bytes, over the limit of {} bytes", path.string(),
@@ -85,7 +91,8 @@ Result<std::string> read_file(const std::filesystem::path& path, size_t max_byte
   std::string content;
   char buffer[65536];
   for (;;) {
-    ssize_t got = ::read(fd, buffer, sizeof buffer);
+    // At most one byte past the limit: enough to tell that the file grew over it.
+    ssize_t got = ::read(fd, buffer, std::min(sizeof buffer, max_bytes + 1 - content.size()));
     if (got < 0) {
       if (errno == EINTR) continue;
       int error = errno;

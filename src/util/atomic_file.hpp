@@ -14,7 +14,8 @@ namespace gl {
 Result<void> write_file_atomically(const std::filesystem::path& path, std::string_view content,
                                    mode_t mode = 0644);
 
-// Reads a whole file, refusing ones larger than `max_bytes` before reading them.
+// Reads a whole regular file, refusing ones larger than `max_bytes` before reading them and
+// anything else (FIFO, device, socket) without blocking or reading it.
 Result<std::string> read_file(const std::filesystem::path& path, size_t max_bytes);
 
 }  // namespace gl

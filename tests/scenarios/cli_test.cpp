@@ -1,5 +1,7 @@
 // The gpulaunch binary itself on the seed node: exit codes and the report's key lines.
 
+#include <sys/stat.h>
+#include <filesystem>
 #include <fstream>
 
 #include <gmock/gmock.h>
@@ -28,6 +30,18 @@ Run gpulaunch(FixtureNode& node, std::vector<std::string> args) {
   env_args.insert(env_args.end(), args.begin(), args.end());
   (void)node;
   auto result = run_process("/usr/bin/env", env_args, std::chrono::seconds(30));
+  EXPECT_TRUE(result) << (result ? "" : result.error().message);
+  return result ? Run{result->exit_code, result->out} : Run{};
+}
+
+// What the user sees of a refusal: the exit status and stderr alone.
+Run gpulaunch_stderr(std::vector<std::string> args) {
+  std::vector<std::string> sh_args{
+      "-c", "exec \"$@\" 2>&1 >/dev/null", "sh",         "/usr/bin/env",
+      "-i", "PATH=/usr/bin:/bin",          GPULAUNCH_BIN};
+  sh_args.insert(sh_args.end(), args.begin(), args.end());
+  // A read that blocks (a FIFO nobody writes) fails here instead of hanging the suite.
+  auto result = run_process("/bin/sh", sh_args, std::chrono::seconds(20));
   EXPECT_TRUE(result) << (result ? "" : result.error().message);
   return result ? Run{result->exit_code, result->out} : Run{};
 }
@@ -162,6 +176,119 @@ TEST(DiffCli, TwoNodesFactsSideBySide) {
   auto same = gpulaunch(a, {"diff", file_a.string(), file_a.string()});
   EXPECT_EQ(same.exit_code, 0);
   EXPECT_THAT(same.out, HasSubstr("\nidentical\n"));
+}
+
+// Files handed to `check --facts`, `verify` and `diff` may come from anywhere: each hostile one
+// is refused with exit 2 and one line, without hanging, an unbounded read or a crash.
+class HostileInput : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    profile_ = build_scenario(scenario_named("healthy-blackwell-cuda-13"), node_, 30000);
+    auto facts = gpulaunch(node_, {"facts", profile_, "--root", node_.root().string(), "--json"});
+    ASSERT_EQ(facts.exit_code, 0);
+    good_facts_ = (node_.scratch() / "good.json").string();
+    std::ofstream(good_facts_) << facts.out;
+  }
+
+  std::string file(const std::string& name, const std::string& content) {
+    const auto path = node_.scratch() / name;
+    std::ofstream(path) << content;
+    return path.string();
+  }
+
+  // Every command that reads `path` refuses it with `message`, on one line, exit 2.
+  void expect_refused(const std::string& path, const std::string& message) {
+    const std::vector<std::vector<std::string>> commands{
+        {"check", profile_, "--facts", path}, {"verify", path}, {"diff", path, good_facts_}};
+    for (const auto& command : commands) {
+      auto run = gpulaunch_stderr(command);
+      EXPECT_EQ(run.exit_code, 2) << command.front() << ": " << run.out;
+      EXPECT_EQ(run.out, message + "\n") << command.front();
+    }
+  }
+
+  FixtureNode node_;
+  std::string profile_;
+  std::string good_facts_;
+};
+
+TEST_F(HostileInput, DeeplyNestedJsonIsRefusedNotACrash) {
+  const auto deep = file("deep.json", std::string(200000, '[') + std::string(200000, ']'));
+  auto run = gpulaunch_stderr({"check", profile_, "--facts", deep});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.out, "Failed to read facts '" + deep + "': nested deeper than 64 levels\n");
+  run = gpulaunch_stderr({"verify", deep});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.out, "Failed to read lock '" + deep + "': nested deeper than 64 levels\n");
+  run = gpulaunch_stderr({"diff", deep, good_facts_});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.out, "Failed to read '" + deep + "': nested deeper than 64 levels\n");
+}
+
+TEST_F(HostileInput, DevZeroIsRefusedWithoutReadingIt) {
+  expect_refused("/dev/zero", "Refusing to read '/dev/zero': not a regular file");
+}
+
+TEST_F(HostileInput, AFifoNobodyWritesIsRefusedWithoutWaiting) {
+  const auto fifo = (node_.scratch() / "facts.fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  expect_refused(fifo, "Refusing to read '" + fifo + "': not a regular file");
+}
+
+TEST_F(HostileInput, AnOversizeFileIsRefusedBeforeReading) {
+  const auto big = file("big.json", "{}");
+  std::filesystem::resize_file(big, (16 << 20) + 1);
+  expect_refused(big, big + ":1:1: file is 16777217 bytes, over the limit of 16777216 bytes");
+}
+
+TEST_F(HostileInput, JsonThatIsNotFactsIsNamedAsSuch) {
+  const auto array = file("array.json", "[1, 2, 3]\n");
+  auto run = gpulaunch_stderr({"check", profile_, "--facts", array});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.out, "'" + array +
+                         "' is not a gpulaunch facts file: the top level is a JSON array, not an "
+                         "object\n");
+  const auto other = file("other.json", R"({"root": "/", "driver": {}, "gpus": {}})");
+  run = gpulaunch_stderr({"diff", good_facts_, other});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.out, "'" + other +
+                         "' is not a gpulaunch facts file: \"gpus\" is a JSON object, not an "
+                         "array\n");
+  run = gpulaunch_stderr({"verify", array});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.out, "Failed to read lock '" + array +
+                         "': no \"gpulaunch_lock\" key; not a gpulaunch lockfile\n");
+}
+
+// A profile name becomes a path under /var/lib/gpulaunch and a unit name: `events ..` would read
+// /var/lib/events.jsonl. Refused while the command line is parsed, before anything is opened.
+TEST(ProfileNameCli, NamesThatAreNotNamesAreRefusedByEveryCommand) {
+  const std::string rule =
+      "(letters, digits, '-', '_', '.', not starting with '.' or '-', at most 64 characters)";
+  auto run = gpulaunch_stderr({"events", ".."});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.out, "profile: '..' is not a valid profile name " + rule + "\n");
+  run = gpulaunch_stderr({"events", "../x"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.out, "profile: '../x' is not a valid profile name " + rule + "\n");
+  run = gpulaunch_stderr({"status", "a/b"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.out, "profile: 'a/b' is neither a profile name nor a path to a NAME.toml file\n");
+  for (const std::vector<std::string>& command :
+       std::vector<std::vector<std::string>>{{"logs", ".."},
+                                             {"down", "../x.toml/.."},
+                                             {"restart", ".x"},
+                                             {"record-exit", "--profile=.."},
+                                             {"peer-failed", "--profile=..", "--from-rank=1",
+                                              "--from-host=h", "--class=crash", "--at=1"},
+                                             {"run", "--profile=..", "--", "/bin/true"},
+                                             {"cache", "clear", ".."},
+                                             {"check", std::string(65, 'a')},
+                                             {"lock", "a/.hidden.toml"}}) {
+    run = gpulaunch_stderr(command);
+    EXPECT_EQ(run.exit_code, 2) << command.front() << ": " << run.out;
+    EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 1) << run.out;
+  }
 }
 
 }  // namespace

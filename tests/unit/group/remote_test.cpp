@@ -77,6 +77,21 @@ TEST(Nodes, SshGetsBatchModeTheProfilesOptionsAndAQuotedCommand) {
                           "/usr/bin/gpulaunch up pair --node-rank 1 2>&1"));
 }
 
+// Without the profile's known_hosts, ssh checks the system's, still strictly: an unknown host is
+// refused, never learned (no accept-new, whatever ssh_config says).
+TEST(Nodes, HostKeysAreCheckedStrictlyWithoutAProfileKnownHostsToo) {
+  std::string text = kTwoNodes;
+  const std::string line = "ssh_known_hosts = \"/etc/gpulaunch/known_hosts\"\n";
+  text.erase(text.find(line), line.size());
+  auto profile = profile_from(text);
+  ASSERT_TRUE(profile) << profile.error().message;
+  EXPECT_THAT(ssh_args(profile->nodes, "10.0.0.2", {"status", "pair"}),
+              ElementsAre("-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-p", "2222", "-i",
+                          "/etc/gpulaunch/id_ed25519", "-o", "IdentitiesOnly=yes", "-o",
+                          "StrictHostKeyChecking=yes", "-l", "gl", "10.0.0.2", "--",
+                          "/usr/bin/gpulaunch status pair 2>&1"));
+}
+
 TEST(Nodes, ShellQuotingSurvivesTheRemoteShell) {
   EXPECT_EQ(shell_quote("plain-1.0"), "plain-1.0");
   EXPECT_EQ(shell_quote(""), "''");

@@ -404,5 +404,36 @@ TEST(LockFile, RejectsWhatIsNotALock) {
             "Failed to read lock 'new.json': format 2 is not the 1 this gpulaunch reads");
 }
 
+// `verify` reads the profile's name and file and the unit's rank from a lock someone handed over:
+// each must have the type it reads, or the lock is refused (never an exception at exit 70).
+TEST_F(LockTest, WrongTypedFieldsVerifyReadsAreRefused) {
+  auto refused = [&](const std::string& pointer, const Json& value) {
+    Json locked = lock();
+    locked[Json::json_pointer(pointer)] = value;
+    auto parsed = parse_lock(locked.dump(), "odd.json");
+    EXPECT_FALSE(parsed) << pointer;
+    return parsed ? std::string() : parsed.error().message;
+  };
+  EXPECT_EQ(refused("/profile/name", 5),
+            "Failed to read lock 'odd.json': \"profile.name\" is not a string");
+  EXPECT_EQ(refused("/profile/file", Json::array()),
+            "Failed to read lock 'odd.json': \"profile.file\" is not a string");
+  EXPECT_EQ(refused("/unit/node_rank", "1"),
+            "Failed to read lock 'odd.json': \"unit.node_rank\" is not a rank (0 to 1023)");
+  EXPECT_EQ(refused("/unit/node_rank", -1),
+            "Failed to read lock 'odd.json': \"unit.node_rank\" is not a rank (0 to 1023)");
+}
+
+TEST_F(LockTest, NestingBeyondTheBoundIsRefusedWhereverItIs) {
+  Json locked = lock();
+  Json deep = Json::array();
+  for (int i = 0; i < 70; ++i) deep = Json::array({deep});
+  locked["model"]["extra"] = deep;
+  auto parsed = parse_lock(locked.dump(), "deep.json");
+  ASSERT_FALSE(parsed);
+  EXPECT_EQ(parsed.error().message,
+            "Failed to read lock 'deep.json': nested deeper than 64 levels");
+}
+
 }  // namespace
 }  // namespace gl

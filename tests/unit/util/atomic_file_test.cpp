@@ -47,5 +47,17 @@ TEST_F(AtomicFile, ReadRefusesOversizedFilesBeforeReading) {
                                       ":1:1: file is 2048 bytes, over the limit of 1024 bytes");
 }
 
+// /dev/zero would never end and a FIFO nobody writes would block forever.
+TEST_F(AtomicFile, ReadRefusesWhatIsNotARegularFileWithoutReadingIt) {
+  auto zero = read_file("/dev/zero", 1024);
+  ASSERT_FALSE(zero);
+  EXPECT_EQ(zero.error().message, "Refusing to read '/dev/zero': not a regular file");
+  const fs::path fifo = dir_ / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto piped = read_file(fifo, 1024);
+  ASSERT_FALSE(piped);
+  EXPECT_EQ(piped.error().message, "Refusing to read '" + fifo.string() + "': not a regular file");
+}
+
 }  // namespace
 }  // namespace gl

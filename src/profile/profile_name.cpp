@@ -1,0 +1,50 @@
+#include "profile/profile_name.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+namespace gl {
+
+namespace {
+
+constexpr std::string_view kRule =
+    "letters, digits, '-', '_', '.', not starting with '.' or '-', at most 64 characters";
+
+}  // namespace
+
+bool is_valid_profile_name(std::string_view name) {
+  if (name.empty() || name.size() > kMaxProfileNameLength || name.front() == '.' ||
+      name.front() == '-')
+    return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '.';
+  });
+}
+
+Result<void> check_profile_name(std::string_view name) {
+  if (is_valid_profile_name(name)) return {};
+  return failf("'{}' is not a valid profile name ({})", name, kRule);
+}
+
+bool is_profile_path(std::string_view argument) {
+  return argument.find('/') != std::string_view::npos ||
+         (argument.size() > kProfileSuffix.size() && argument.ends_with(kProfileSuffix));
+}
+
+Result<std::string> profile_name_of(std::string_view name_or_path) {
+  if (!is_profile_path(name_or_path)) {
+    if (auto valid = check_profile_name(name_or_path); !valid)
+      return std::unexpected(valid.error());
+    return std::string(name_or_path);
+  }
+  const std::filesystem::path path{std::string(name_or_path)};
+  if (path.extension() != kProfileSuffix)
+    return failf("'{}' is neither a profile name nor a path to a NAME{} file", name_or_path,
+                 kProfileSuffix);
+  std::string name = path.stem().string();
+  if (auto valid = check_profile_name(name); !valid) return std::unexpected(valid.error());
+  return name;
+}
+
+}  // namespace gl

@@ -1,0 +1,37 @@
+// The one rule for profile names, and what a command-line argument stands for.
+
+#include "profile/profile_name.hpp"
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace gl {
+namespace {
+
+TEST(ProfileName, NamesAreFileUnitAndDirectoryNamesWithoutTraversal) {
+  for (const std::string& name :
+       std::vector<std::string>{"k26-ar", "a", "K_2.6", std::string(64, 'x')})
+    EXPECT_TRUE(is_valid_profile_name(name)) << name;
+  for (const std::string& name : std::vector<std::string>{"", ".", "..", ".hidden", "-flag", "a/b",
+                                                          "a b", "a\\b", "é", std::string(65, 'x')})
+    EXPECT_FALSE(is_valid_profile_name(name)) << name;
+}
+
+TEST(ProfileName, AnArgumentIsANameOrAPathToANameDotToml) {
+  EXPECT_EQ(profile_name_of("k26-ar").value(), "k26-ar");
+  EXPECT_EQ(profile_name_of("/etc/gpulaunch/profiles/k26-ar.toml").value(), "k26-ar");
+  EXPECT_EQ(profile_name_of("k26.v2").value(), "k26.v2");  // a name: its dot is not a suffix
+  EXPECT_EQ(profile_name_of("..").error().message,
+            "'..' is not a valid profile name (letters, digits, '-', '_', '.', not starting with "
+            "'.' or '-', at most 64 characters)");
+  EXPECT_EQ(profile_name_of("a/b").error().message,
+            "'a/b' is neither a profile name nor a path to a NAME.toml file");
+  EXPECT_EQ(profile_name_of("../x.toml/..").error().message,
+            "'../x.toml/..' is neither a profile name nor a path to a NAME.toml file");
+  EXPECT_FALSE(profile_name_of("dir/.hidden.toml"));
+}
+
+}  // namespace
+}  // namespace gl

@@ -1,0 +1,90 @@
+// The bridge with a real engine child: what the engine prints reaches the journal (here, a
+// vector) whatever its line lengths, and the bridge keeps reading to the end.
+
+#include "run/bridge.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace gl {
+namespace {
+
+using namespace std::chrono_literals;
+
+class RecordingNotifier : public Notifier {
+ public:
+  void notify(std::string_view state) override { states.emplace_back(state); }
+  std::optional<std::chrono::microseconds> watchdog_interval() override { return std::nullopt; }
+  std::vector<std::string> states;
+};
+
+struct BridgeRun {
+  int exit_status = -1;
+  std::vector<std::string> engine_lines;  // without the bridge's own "gpulaunch: " lines
+  std::vector<std::string> notifications;
+};
+
+// `script` runs under /bin/sh; `timeout` ends it should the bridge stop reading (a wedged engine
+// blocks on its full pipe forever), so a regression fails instead of hanging the suite.
+BridgeRun run_engine(const std::string& script) {
+  BridgeOptions options;
+  options.health_url = "http://127.0.0.1:1/health";  // nothing answers: the engine just ends
+  options.argv = {"/usr/bin/timeout", "20", "/bin/sh", "-c", script};
+  RecordingNotifier notifier;
+  BridgeRun run;
+  const std::function<void(std::string_view)> print = [&run](std::string_view line) {
+    if (!line.starts_with("gpulaunch: ")) run.engine_lines.emplace_back(line);
+  };
+  run.exit_status = run_bridge(options, notifier, print);
+  run.notifications = notifier.states;
+  return run;
+}
+
+TEST(Bridge, ALineOfMegabytesWithoutANewlineIsForwardedInPiecesAndReadingGoesOn) {
+  constexpr size_t kLong = 3 << 20;
+  auto run = run_engine("head -c " + std::to_string(kLong) +
+                        " /dev/zero | tr '\\0' x; echo; echo 'after the long line'");
+  EXPECT_EQ(run.exit_status, 0);
+  ASSERT_FALSE(run.engine_lines.empty());
+  // Compared as a bool: a failure would otherwise print megabytes.
+  EXPECT_TRUE(run.engine_lines.back() == "after the long line")
+      << "last line has " << run.engine_lines.back().size() << " bytes";
+  std::string joined;
+  for (size_t i = 0; i + 1 < run.engine_lines.size(); ++i) {
+    EXPECT_LE(run.engine_lines[i].size(), kMaxOutputLine);
+    joined += run.engine_lines[i];
+  }
+  EXPECT_EQ(joined.size(), kLong);  // every byte, none twice
+  EXPECT_EQ(std::count(joined.begin(), joined.end(), 'x'), static_cast<long>(kLong));
+  EXPECT_EQ(run.engine_lines.size(), kLong / kMaxOutputLine + 1);
+}
+
+TEST(Bridge, PiecesEndBetweenUtf8CharactersNotInsideThem) {
+  // 'a' then two-byte characters: the bound falls inside one.
+  auto run = run_engine(
+      "printf a; i=0; while [ $i -lt 40000 ]; do printf '\\303\\251'; "
+      "i=$((i+1)); done; echo");
+  ASSERT_GE(run.engine_lines.size(), 2u);
+  std::string joined;
+  for (const auto& piece : run.engine_lines) {
+    ASSERT_FALSE(piece.empty());
+    EXPECT_NE(static_cast<unsigned char>(piece.front()) & 0xC0, 0x80)
+        << "piece starts mid-character";
+    joined += piece;
+  }
+  EXPECT_EQ(joined.size(), 1u + 2 * 40000);
+}
+
+TEST(Bridge, ProgressAfterALongLineStillReportsTheLoadingPhase) {
+  auto run = run_engine(
+      "head -c 200000 /dev/zero | tr '\\0' y; "
+      "echo 'Loading safetensors checkpoint shards:  50% Completed | 4/8'");
+  EXPECT_THAT(run.notifications, ::testing::Contains("STATUS=loading weights 50%"));
+}
+
+}  // namespace
+}  // namespace gl
