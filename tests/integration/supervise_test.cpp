@@ -249,6 +249,51 @@ TEST_F(Supervise, WithAServiceUserHistoryKeepsWorkingAcrossFailuresAndStablePeri
   gpulaunch("down asuser --runtime --purge");
 }
 
+// A full disk: record-exit cannot record the crash, so it leaves a marker on /run (a tmpfs) and
+// the next start stays down with exit 79 and says why, instead of restarting outside the
+// crash-loop budget forever. The operator's restart, once there is room, clears it.
+TEST_F(Supervise, AStopThatCannotBeRecordedKeepsTheServiceDown) {
+  auto sh = [&](const std::string& command) {
+    return host().systemd().exec({"sh", "-c", command});
+  };
+  ASSERT_EQ(sh("mkdir -p /var/lib/gpulaunch/full && "
+               "mount -t tmpfs -o size=64k,mode=0755 gl-full /var/lib/gpulaunch/full")
+                .exit_code,
+            0);
+  write_profile("full", 31108, kRestart);
+  set_mode("full", "normal");
+  ASSERT_EQ(gpulaunch("up full --runtime --force").exit_code, 0);
+  sh("dd if=/dev/zero of=/var/lib/gpulaunch/full/filler bs=4k 2>/dev/null; true");
+  const int pid = status_of("full").value("main_pid", 0);
+  ASSERT_GT(pid, 0);
+  sh("kill -SEGV " + std::to_string(pid));
+  nlohmann::json status;
+  ASSERT_TRUE(eventually([&] {
+    status = status_of("full");
+    return status.value("state", "") == "failed" && status["unrecorded"].is_string();
+  })) << status.dump(2)
+      << gpulaunch("logs full -n 60").out;
+  EXPECT_NE(status["unrecorded"].get<std::string>().find("No space left on device"),
+            std::string::npos)
+      << status.dump(2);
+  auto logs = gpulaunch("logs full -n 100").out;
+  EXPECT_NE(logs.find("history unrecorded: a stop could not be recorded"), std::string::npos)
+      << logs;
+  const int restarts = status["restarts"];
+  std::this_thread::sleep_for(3s);  // it stays down
+  EXPECT_EQ(status_of("full")["restarts"], restarts);
+  EXPECT_EQ(status_of("full")["state"], "failed");
+
+  sh("rm -f /var/lib/gpulaunch/full/filler");
+  auto restart = gpulaunch("restart full");
+  EXPECT_EQ(restart.exit_code, 0) << restart.out;
+  status = status_of("full");
+  EXPECT_EQ(status["state"], "active") << status.dump(2);
+  EXPECT_TRUE(status["unrecorded"].is_null()) << status.dump(2);
+  gpulaunch("down full --runtime --purge");
+  sh("umount /var/lib/gpulaunch/full");
+}
+
 // Another process still holds memory on the unit's GPU (the fake NVML, which `run` loads from the
 // profile's toolkit, lists it): the start reports it by PID and waits instead of starting into an
 // OOM, then starts the engine once the memory is released.
