@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "util/error.hpp"
-#include "util/safe_file.hpp"
+#include "util/safe_file.hpp"  // UniqueFd
 
 namespace gl {
 

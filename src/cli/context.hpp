@@ -23,6 +23,7 @@ void add_list_command(CLI::App& app, CliContext& context);
 void add_show_command(CLI::App& app, CliContext& context);
 void add_render_command(CLI::App& app, CliContext& context);
 void add_run_command(CLI::App& app, CliContext& context);
+void add_prepare_caches_command(CLI::App& app, CliContext& context);
 void add_up_command(CLI::App& app, CliContext& context);
 void add_down_command(CLI::App& app, CliContext& context);
 void add_status_command(CLI::App& app, CliContext& context);

@@ -14,6 +14,7 @@
 #include "supervise/group_policy.hpp"
 #include "supervise/step_down.hpp"
 #include "systemd/manager.hpp"
+#include "util/duration.hpp"
 
 namespace gl {
 namespace {
@@ -56,9 +57,9 @@ int peer_failed(const PeerFailedOptions& options) {
     return report(Error{fmt::format("peer-failed: unknown memory knob '{}'", options.knob)}, 2);
   const SupervisedProfile supervised =
       load_supervised(options.profile, snapshot_path_for(options.profile));
-  const History history(profile_state_directory(options.profile));
-  auto state = history.state();
-  if (!state) state = SupervisorState{};
+  const History history(options.profile);
+  auto current = history.state_to_update();
+  if (!current.problem.empty()) fmt::print("gpulaunch peer-failed: {}\n", current.problem);
 
   const std::string unit = unit_name_for(options.profile);
   auto manager = connect_systemd(ManagerScope::system);
@@ -73,24 +74,49 @@ int peer_failed(const PeerFailedOptions& options) {
   }
 
   const int64_t now = now_usec();
+  // This rank's engine served until now: a long enough service forgives what came before, as its
+  // own record-exit would at a stop (which then counts its service from here).
+  SupervisorState state = current.state;
+  std::optional<SupervisorEvent> stable_event;
+  const InvocationTimes times{static_cast<int64_t>(status->main_start_usec),
+                              static_cast<int64_t>(status->active_enter_usec),
+                              static_cast<int64_t>(status->active_exit_usec)};
+  const Seconds served =
+      local.active_state == "active" ? served_for(times, state, now) : Seconds{0};
+  if (auto stable = forgive_if_stable(state, served, supervised.restart, now)) {
+    state = stable->state;
+    stable_event =
+        SupervisorEvent{now,
+                        "stable",
+                        fmt::format("served {} (restart.stable_after {})", format_duration(served),
+                                    format_duration(supervised.restart.stable_after)),
+                        stable->action,
+                        state.gpu_level,
+                        state.host_level};
+  }
   // The notifier's clock says when the rank failed; this node cannot have heard of it before
   // that happened, whatever the clocks' disagreement.
   const PeerFailure failure{options.profile, options.from_rank, options.from_host,
                             Classification{*value, options.evidence, knob},
                             std::min(options.at_usec, now)};
   const PeerDecision decision =
-      after_peer_failure(*state, failure, local, supervised.restart, now,
+      after_peer_failure(state, failure, local, supervised.restart, now,
                          max_gpu_level(supervised.kind), max_host_level(supervised.kind));
   if (decision.response != PeerResponse::none) {
     if (auto saved = history.save(decision.outcome.state); !saved) return report(saved.error());
+    if (stable_event)
+      if (auto appended = history.append(*stable_event); !appended)
+        fmt::print("gpulaunch peer-failed: {}\n", appended.error().message);
   }
-  if (auto appended = history.append(SupervisorEvent{
-          now, std::string(exit_class_name(*value)),
-          rank_label(options.from_rank, options.from_host) + ": " + options.evidence,
-          decision.outcome.action, decision.outcome.state.gpu_level,
-          decision.outcome.state.host_level});
-      !appended)
+  auto appended = history.append(
+      SupervisorEvent{now, std::string(exit_class_name(*value)),
+                      rank_label(options.from_rank, options.from_host) + ": " + options.evidence,
+                      decision.outcome.action, decision.outcome.state.gpu_level,
+                      decision.outcome.state.host_level});
+  if (!appended)
     fmt::print("gpulaunch peer-failed: {}\n", appended.error().message);
+  else if (!appended->empty())
+    fmt::print("gpulaunch peer-failed: {}\n", *appended);
   if (decision.response != PeerResponse::none) {
     // Queued, not waited for: the engine may take a while to stop, and the failing rank's
     // ExecStopPost= is waiting for this answer.
@@ -123,8 +149,15 @@ std::string notify_group(const std::string& profile, const NodesSettings& nodes,
     // The same step on every rank: what the engine's message said to lower.
     if (stop.knob) notices[rank].push_back("--knob=" + std::string(memory_knob_name(*stop.knob)));
   }
+  // The remote gpulaunch runs as root: with a clean environment, whatever the ssh session sets.
+  NodesSettings clean = nodes;
+  clean.gpulaunch = std::string(kCleanEnvProgram);
+  for (auto& notice : notices)
+    if (!notice.empty())
+      notice.insert(notice.begin(),
+                    {"-i", "PATH=" + std::string(kRootHelperPath), nodes.gpulaunch});
   auto results =
-      run_on_all_ranks(nodes, ssh_program, notices,
+      run_on_all_ranks(clean, ssh_program, notices,
                        std::chrono::duration_cast<std::chrono::milliseconds>(kGroupNoticeTimeout));
   std::string answers;
   for (const auto& result : results) {

@@ -10,16 +10,13 @@
 
 #include <fmt/core.h>
 
-#include "caches/fingerprint_facts.hpp"
-#include "caches/prepare.hpp"
 #include "cli/context.hpp"
 #include "cli/supervise.hpp"
 #include "facts/gpu_probe.hpp"
-#include "plan/launch_plan.hpp"
 #include "profile/validate.hpp"
-#include "rules/node_probe.hpp"
 #include "run/bridge.hpp"
 #include "supervise/exit_status.hpp"
+#include "supervise/history.hpp"
 #include "supervise/policy.hpp"
 #include "supervise/step_down.hpp"
 #include "util/duration.hpp"
@@ -33,35 +30,6 @@ constexpr std::chrono::seconds kResidueWait{60};
 void say(const std::string& line) {
   fmt::print("gpulaunch: {}\n", line);
   std::fflush(stdout);
-}
-
-// Clears the JIT caches whose contents the node's current facts made stale, logging each removal
-// with what and why, before the engine can load a stale kernel.
-Result<void> prepare_jit_caches(const std::string& snapshot, Notifier& notifier) {
-  if (snapshot.empty() || !std::filesystem::exists(snapshot)) {
-    say(
-        fmt::format("no profile snapshot at '{}': JIT caches not checked (install with "
-                    "`gpulaunch up`)",
-                    snapshot));
-    return {};
-  }
-  notifier.notify("STATUS=checking JIT caches");
-  auto profile = load_profile(DirectorySource({}), snapshot);
-  if (!profile) return std::unexpected(profile.error());
-  const LaunchPlan plan = make_launch_plan(*profile);
-  const Facts facts = probe_node_for(*profile, ShellEnvironment::current());
-  auto report =
-      prepare_caches(plan, fingerprint_inputs(*profile, facts), [](const Removal& removal) {
-        say(fmt::format("removed {} ({} bytes): {}", removal.what, removal.bytes, removal.why));
-      });
-  if (!report) return std::unexpected(report.error());
-  if (!report->change.empty())
-    say(fmt::format("JIT caches were stale: {}", report->change));
-  else
-    say(fmt::format("JIT caches current (fingerprint {})", report->fingerprint));
-  for (const auto& kept : report->kept) say("kept " + kept);
-  for (const auto& held : report->held_locks) say("lock still held, left in place: " + held);
-  return {};
 }
 
 // GPUs this unit may use, as NVML indices from CUDA_VISIBLE_DEVICES (the unit pins it); empty
@@ -129,13 +97,24 @@ std::optional<int> supervise_start(const std::string& name, const std::string& s
                                    std::vector<std::string>& argv, BridgeOptions& options) {
   const SupervisedProfile supervised = load_supervised(name, snapshot);
   if (!supervised.loaded) return std::nullopt;  // no snapshot: systemd's own restart only
-  const History history(profile_state_directory(name));
+  // Only root writes the history (record-exit); the service user reads it and, where it cannot
+  // trust it, decides conservatively.
+  const History history(name);
+  auto unrecorded = history.unrecorded();
   auto state = history.state();
-  if (!state) {
-    say(fmt::format("{}; supervising without history", state.error().message));
-    return std::nullopt;
+  StartDecision decision;
+  if (!unrecorded || *unrecorded || !state) {
+    std::optional<std::string> why;
+    if (!unrecorded)
+      why = unrecorded.error().message;
+    else
+      why = *unrecorded;
+    decision =
+        decide_start_without_history(why, state ? "" : state.error().message, supervised.restart);
+    state = SupervisorState{};  // the profile's own settings: no step-down it cannot read
+  } else {
+    decision = decide_start(*state, supervised.restart);
   }
-  const StartDecision decision = decide_start(*state, supervised.restart);
   if (decision.stay_down) {
     say(
         fmt::format("{}; staying down. Fix the cause (`gpulaunch events {}`), then "
@@ -163,22 +142,11 @@ std::optional<int> supervise_start(const std::string& name, const std::string& s
   }
   options.stable_after =
       std::chrono::duration_cast<std::chrono::seconds>(supervised.restart.stable_after);
-  options.on_stable = [name]() -> std::string {
-    const History history(profile_state_directory(name));
-    auto state = history.state();
-    if (!state) return state.error().message;
-    if (state->consecutive_failures == 0 && state->gpu_level == 0 && state->host_level == 0)
-      return {};
-    auto outcome = after_stable(*state, now_usec());
-    if (auto saved = history.save(outcome.state); !saved) return saved.error().message;
-    SupervisorEvent event{now_usec(),
-                          "stable",
-                          "served for restart.stable_after",
-                          outcome.action,
-                          outcome.state.gpu_level,
-                          outcome.state.host_level};
-    if (auto appended = history.append(event); !appended) return appended.error().message;
-    return "stable: " + outcome.action;
+  // Forgiveness is root's, at the stop (record-exit reads how long this served from systemd).
+  options.on_stable = [settings = supervised.restart, state = *state]() -> std::string {
+    if (state.consecutive_failures == 0 && state.gpu_level == 0 && state.host_level == 0) return {};
+    return fmt::format("served for restart.stable_after ({}): forgiven at the next stop",
+                       format_duration(settings.stable_after));
   };
   return std::nullopt;
 }
@@ -197,7 +165,7 @@ void add_run_command(CLI::App& app, CliContext& context) {
       ->required()
       ->check(profile_name_check());
   command->add_option("--engine", engine, "Engine kind");
-  command->add_option("--snapshot", snapshot, "The merged profile `up` wrote, for the JIT caches");
+  command->add_option("--snapshot", snapshot, "The merged profile `up` wrote");
   command->add_option("--health-url", health_url, "URL answering 200 once serving")->required();
   command->add_option("--ready-timeout", ready_timeout, "Seconds to wait for health 200")
       ->check(CLI::Range(1LL, 86400LL));
@@ -218,12 +186,8 @@ void add_run_command(CLI::App& app, CliContext& context) {
       context.exit_code = *stop;
       return;
     }
+    // The JIT caches were prepared by root before this (ExecStartPre=+ prepare-caches).
     options.argv = argv;
-    if (auto prepared = prepare_jit_caches(snapshot, *notifier); !prepared) {
-      fmt::print("gpulaunch: {}\n", prepared.error().message);
-      context.exit_code = kExitConfig;
-      return;
-    }
     // Output goes to the journal through stdout; flush per line so lines keep their order.
     std::function<void(std::string_view)> print = [](std::string_view line) {
       fmt::print("{}\n", line);

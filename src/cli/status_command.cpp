@@ -9,8 +9,11 @@
 #include "cli/context.hpp"
 #include "cli/lifecycle.hpp"
 #include "profile/profile_name.hpp"
+#include "cli/supervise.hpp"
+#include "plan/launch_plan.hpp"
 #include "profile/validate.hpp"
 #include "supervise/history.hpp"
+#include "supervise/policy.hpp"
 #include "util/duration.hpp"
 
 namespace gl {
@@ -67,11 +70,24 @@ int status(const std::string& profile, bool json, bool user) {
     }
     const auto uptime = uptime_seconds(*state);
     // The supervisor's view: failures in a row, the step-down ladder, the last classified event.
-    const History history(profile_state_directory(profile_of(unit)));
-    const SupervisorState supervisor = history.state().value_or(SupervisorState{});
+    const std::string name = profile_of(unit);
+    const History history(name);
+    auto read = history.state();
+    const SupervisorState supervisor = read.value_or(SupervisorState{});
+    const std::string history_problem = read ? "" : read.error().message;
     std::string last_event;
     if (auto events = history.events(1); events && !events->empty())
       last_event = events->back().kind + ": " + events->back().action;
+    const auto unrecorded = history.unrecorded().value_or(std::nullopt);
+    // Forgiveness happens at a stop, from how long this invocation served.
+    const bool serving = state->active_state == "active";
+    const InvocationTimes times{static_cast<int64_t>(state->main_start_usec),
+                                static_cast<int64_t>(state->active_enter_usec),
+                                serving ? 0 : static_cast<int64_t>(state->active_exit_usec)};
+    const RestartSettings settings = load_supervised(name, snapshot_path_for(name)).restart;
+    const std::string forgiveness = forgiveness_outlook(
+        supervisor, serving ? served_for(times, supervisor, now_usec()) : Seconds{0}, serving,
+        settings);
     if (json) {
       all.push_back({{"profile", profile_of(unit)},
                      {"unit", unit},
@@ -87,6 +103,9 @@ int status(const std::string& profile, bool json, bool user) {
                       {{"gpu_memory_level", supervisor.gpu_level},
                        {"concurrency_level", supervisor.host_level}}},
                      {"last_class", supervisor.last_class},
+                     {"forgiveness", forgiveness},
+                     {"history_problem", history_problem},
+                     {"unrecorded", unrecorded ? nlohmann::json(*unrecorded) : nlohmann::json()},
                      {"last_event", last_event},
                      {"unit_file", state->fragment_path}});
       continue;
@@ -101,8 +120,10 @@ int status(const std::string& profile, bool json, bool user) {
     fmt::print("  last failure: {}\n", failure.empty() ? "-" : failure);
     fmt::print("  failures in a row: {}{}\n", supervisor.consecutive_failures,
                supervisor.last_class.empty() ? "" : " (last: " + supervisor.last_class + ")");
-    fmt::print("  step-down: GPU memory level {}, concurrency level {}\n", supervisor.gpu_level,
-               supervisor.host_level);
+    fmt::print("  step-down: GPU memory level {}, concurrency level {}{}\n", supervisor.gpu_level,
+               supervisor.host_level, forgiveness.empty() ? "" : " (" + forgiveness + ")");
+    if (!history_problem.empty()) fmt::print("  history: {}\n", history_problem);
+    if (unrecorded) fmt::print("  history: a stop went unrecorded: {}\n", *unrecorded);
     fmt::print("  last event: {}\n", last_event.empty() ? "-" : last_event);
     fmt::print("  unit file: {}\n", state->fragment_path);
     if (state->active_state != "active") exit_code = std::max(exit_code, 3);

@@ -18,9 +18,12 @@
 #include "supervise/cgroup.hpp"
 #include "supervise/exit_class.hpp"
 #include "supervise/group_policy.hpp"
+#include "supervise/history.hpp"
 #include "supervise/policy.hpp"
 #include "supervise/step_down.hpp"
 #include "systemd/journal.hpp"
+#include "systemd/manager.hpp"
+#include "util/duration.hpp"
 
 namespace gl {
 namespace {
@@ -84,6 +87,19 @@ struct RecordExitOptions {
   std::string ssh = std::string(kSystemSsh);
 };
 
+// systemd's timestamps of the invocation that is stopping; zeros when the manager cannot say.
+InvocationTimes invocation_times(const std::string& unit) {
+  InvocationTimes times;
+  auto manager = connect_systemd(ManagerScope::system);
+  if (!manager) return times;
+  auto status = (*manager)->status(unit);
+  if (!status) return times;
+  times.main_start_usec = static_cast<int64_t>(status->main_start_usec);
+  times.active_enter_usec = static_cast<int64_t>(status->active_enter_usec);
+  times.active_exit_usec = static_cast<int64_t>(status->active_exit_usec);
+  return times;
+}
+
 int record_exit(const RecordExitOptions& options) {
   const std::string& name = options.profile;
   const std::string& snapshot = options.snapshot;
@@ -93,22 +109,33 @@ int record_exit(const RecordExitOptions& options) {
   report.service_result = env_or_empty("SERVICE_RESULT");
   report.exit_code = env_or_empty("EXIT_CODE");
   report.exit_status = env_or_empty("EXIT_STATUS");
-  const History history(profile_state_directory(name));
-  auto state = history.state();
-  if (!state) {
-    fmt::print("gpulaunch record-exit: {}; starting a fresh history\n", state.error().message);
-    state = SupervisorState{};
-  }
+  const History history(name);
+  auto current = history.state_to_update();
+  if (!current.problem.empty()) fmt::print("gpulaunch record-exit: {}\n", current.problem);
+  SupervisorState state = current.state;
   if (auto kills = own_cgroup_oom_kills()) {
-    const long long before = *kills >= state->cgroup_oom_kills ? state->cgroup_oom_kills : 0;
+    const long long before = *kills >= state.cgroup_oom_kills ? state.cgroup_oom_kills : 0;
     if (*kills > before)
       report.cgroup_oom_kill =
           fmt::format("memory cgroup oom_kill counter {} -> {}", before, *kills);
-    state->cgroup_oom_kills = *kills;
+    state.cgroup_oom_kills = *kills;
   }
   const Classification stop = classify_invocation(report, env_or_empty("INVOCATION_ID"));
   const int64_t now = now_usec();
-  auto outcome = after_stop(*state, stop, supervised.restart, now, max_gpu_level(supervised.kind),
+  std::vector<SupervisorEvent> events;
+  // Serving for restart.stable_after forgives what came before, whatever ended it (a failure,
+  // `gpulaunch down`): root decides it here, from systemd's own timestamps.
+  const Seconds served = served_for(invocation_times(report.unit), state, now);
+  if (auto stable = forgive_if_stable(state, served, supervised.restart, now)) {
+    state = stable->state;
+    events.push_back(
+        SupervisorEvent{now, "stable",
+                        fmt::format("served {} (restart.stable_after {})", format_duration(served),
+                                    format_duration(supervised.restart.stable_after)),
+                        stable->action, state.gpu_level, state.host_level});
+    fmt::print("gpulaunch: stable: {}\n", stable->action);
+  }
+  auto outcome = after_stop(state, stop, supervised.restart, now, max_gpu_level(supervised.kind),
                             max_host_level(supervised.kind));
   SupervisorEvent event{now,
                         std::string(exit_class_name(stop.value)),
@@ -118,8 +145,8 @@ int record_exit(const RecordExitOptions& options) {
                         outcome.state.host_level};
   fmt::print("gpulaunch: stop classified as {}: {}; action: {}\n", event.kind, event.evidence,
              event.action);
-  if (auto saved = history.save(outcome.state); !saved)
-    fmt::print("gpulaunch record-exit: {}\n", saved.error().message);
+  std::vector<std::string> failures;
+  if (auto saved = history.save(outcome.state); !saved) failures.push_back(saved.error().message);
   if (supervised.nodes.hosts.size() > 1 && group_must_know(stop.value)) {
     if (options.node_rank < 0) {
       event.action +=
@@ -132,13 +159,28 @@ int record_exit(const RecordExitOptions& options) {
     }
     fmt::print("gpulaunch: {}\n", event.action);
   }
-  if (auto appended = history.append(event); !appended)
-    fmt::print("gpulaunch record-exit: {}\n", appended.error().message);
+  events.push_back(std::move(event));
+  for (const auto& each : events) {
+    auto appended = history.append(each);
+    if (!appended)
+      failures.push_back(appended.error().message);
+    else if (!appended->empty())
+      fmt::print("gpulaunch record-exit: {}\n", *appended);
+  }
+  // An unrecorded stop must not let the next start escape the crash-loop budget: `run` stays
+  // down while the marker says so (a tmpfs: it does not need the full disk).
+  if (!failures.empty()) {
+    for (const auto& failure : failures) fmt::print("gpulaunch record-exit: {}\n", failure);
+    if (auto marked = history.mark_unrecorded(failures.front()); !marked)
+      fmt::print("gpulaunch record-exit: {}\n", marked.error().message);
+  } else if (auto cleared = history.clear_unrecorded(); !cleared) {
+    fmt::print("gpulaunch record-exit: {}\n", cleared.error().message);
+  }
   return 0;
 }
 
 int show_events(const std::string& name, bool json, size_t count) {
-  const History history(profile_state_directory(name));
+  const History history(name);
   auto events = history.events(count);
   if (!events) {
     fmt::print(stderr, "{}\n", events.error().message);
@@ -189,17 +231,21 @@ SupervisedProfile load_supervised(const std::string& name, const std::string& sn
 }
 
 Result<void> reset_crash_loop(const std::string& name, const std::string& why) {
-  const History history(profile_state_directory(name));
-  auto state = history.state();
-  if (!state) return std::unexpected(state.error());
-  if (state->consecutive_failures == 0) return {};
-  const long long forgiven = state->consecutive_failures;
-  state->consecutive_failures = 0;
-  if (auto saved = history.save(*state); !saved) return saved;
-  return history.append(
-      SupervisorEvent{now_usec(), "operator-reset", why,
-                      fmt::format("forgave {} failure(s); starting again", forgiven),
-                      state->gpu_level, state->host_level});
+  const History history(name);
+  if (auto cleared = history.clear_unrecorded(); !cleared) return cleared;
+  auto current = history.state_to_update();
+  if (current.state.consecutive_failures == 0 && current.problem.empty()) return {};
+  SupervisorState state = current.state;
+  const long long forgiven = state.consecutive_failures;
+  state.consecutive_failures = 0;
+  if (auto saved = history.save(state); !saved) return saved;
+  auto appended = history.append(SupervisorEvent{
+      now_usec(), "operator-reset", why,
+      current.problem.empty() ? fmt::format("forgave {} failure(s); starting again", forgiven)
+                              : "replaced a bad history (" + current.problem + "); starting again",
+      state.gpu_level, state.host_level});
+  if (!appended) return std::unexpected(appended.error());
+  return {};
 }
 
 void add_supervise_commands(CLI::App& app, CliContext& context) {

@@ -17,6 +17,7 @@
 #include "profile/validate.hpp"
 #include "rules/check.hpp"
 #include "rules/node_probe.hpp"
+#include "supervise/history.hpp"
 #include "systemd/journal.hpp"
 #include "util/atomic_file.hpp"
 
@@ -184,6 +185,13 @@ int up(const UpOptions& options, const CliContext& context) {
 
   if (!existing.empty() && existing != text) {
     fmt::print("{} changed:\n{}", path.string(), unit_diff(existing, text, path.string()));
+  }
+  // The layout before root-owned history: the profile's directory was the engine's.
+  if (placement.scope == ManagerScope::system && ::geteuid() == 0) {
+    auto migrated = migrate_legacy_state(profile->name);
+    if (!migrated) return report(migrated.error());
+    if (*migrated) fmt::print("{}\n", **migrated);
+    if (auto created = History(profile->name).create(); !created) return report(created.error());
   }
   if (auto written = write_snapshot(*merged, plan); !written) return report(written.error());
   if (existing != text) {

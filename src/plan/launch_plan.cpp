@@ -39,7 +39,7 @@ std::string snapshot_path_for(const std::string& profile_name) {
 LaunchPlan make_launch_plan(const Profile& profile, const LaunchOptions& options) {
   LaunchPlan plan;
   plan.argv = engine_argv(profile, options);
-  plan.state_directory = state_paths::profile_directory(profile.name).string();
+  plan.engine_home = state_paths::engine_home(profile.name).string();
   plan.snapshot_path = snapshot_path_for(profile.name);
   plan.cache_root = profile.caches.root;
   plan.health_url = "http://" + local_address(profile.server.host) + ":" +
@@ -91,7 +91,7 @@ LaunchPlan make_launch_plan(const Profile& profile, const LaunchOptions& options
   }
 
   // Nothing may fall back to a home directory the service does not own.
-  env.emplace_back("HOME", plan.state_directory);
+  env.emplace_back("HOME", plan.engine_home);
   env.emplace_back("XDG_CACHE_HOME", plan.cache_root + "/xdg");
   env.emplace_back("PYTHONNOUSERSITE", "1");
   env.emplace_back("PYTHONUNBUFFERED", "1");

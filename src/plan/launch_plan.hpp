@@ -20,7 +20,9 @@ struct CacheLocation {
 struct LaunchPlan {
   std::vector<std::string> argv;
   std::vector<std::pair<std::string, std::string>> environment;  // in a fixed, readable order
-  std::string state_directory;                                   // /var/lib/gpulaunch/NAME
+  // The engine's HOME and working directory (state_paths::engine_home), owned by service.user;
+  // the history root keeps is elsewhere, where the engine cannot write.
+  std::string engine_home;
   // The merged profile as `up` installed it, for `run` (which cannot see the caller's
   // ./profiles): /var/lib/gpulaunch/snapshots/NAME.toml
   std::string snapshot_path;
@@ -31,6 +33,11 @@ struct LaunchPlan {
 
 inline constexpr std::string_view kSystemPath =
     "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+// What root's helpers (ExecStartPre=+, ExecStopPost=+, peer-failed over ssh, the boot-time check)
+// run with instead of the engine's environment: `env -i` and this PATH only.
+inline constexpr std::string_view kCleanEnvProgram = "/usr/bin/env";
+inline constexpr std::string_view kRootHelperPath = "/usr/sbin:/usr/bin:/sbin:/bin";
 
 LaunchPlan make_launch_plan(const Profile& profile, const LaunchOptions& options = {});
 

@@ -1,104 +1,422 @@
 #include "supervise/history.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 
+#include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
-#include "util/atomic_file.hpp"
+#include "util/safe_file.hpp"
+#include "util/state_paths.hpp"
 
 namespace gl {
 namespace {
 
+using Json = nlohmann::json;
+
 constexpr size_t kMaxStateBytes = 64 * 1024;
 constexpr size_t kMaxEventsBytes = 16 * 1024 * 1024;
+constexpr size_t kMaxMarkerBytes = 4096;
+constexpr size_t kMaxTextBytes = 64 * 1024;  // one string field
+constexpr int kMaxLevel = 1000;
+constexpr mode_t kFileMode = 0644;
 
-nlohmann::json event_json(const SupervisorEvent& event) {
-  return {{"time_usec", event.time_usec}, {"kind", event.kind},
-          {"evidence", event.evidence},   {"action", event.action},
-          {"gpu_level", event.gpu_level}, {"host_level", event.host_level}};
+// History files are flat objects: anything nested deeper is not ours, and is refused before a
+// parser sees it (whatever wrote it).
+bool nested_deeper_than(std::string_view text, int limit) {
+  int depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > limit) return true;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return false;
+}
+
+Result<Json> parse_object(std::string_view text) {
+  if (nested_deeper_than(text, 1)) return failf("nested deeper than a flat object");
+  Json json = Json::parse(text, nullptr, false);
+  if (json.is_discarded()) return failf("not JSON");
+  if (!json.is_object()) return failf("not a JSON object");
+  return json;
+}
+
+// Each field of its type and range when present; absent means the default.
+Result<void> take_integer(const Json& json, const char* key, long long min, long long max,
+                          auto& out) {
+  auto it = json.find(key);
+  if (it == json.end()) return {};
+  long long value = 0;
+  bool integer = true;
+  if (it->is_number_unsigned()) {
+    const auto wide = it->get<unsigned long long>();
+    integer = wide <= static_cast<unsigned long long>(LLONG_MAX);
+    value = static_cast<long long>(wide);
+  } else if (it->is_number_integer()) {
+    value = it->get<long long>();
+  } else {
+    integer = false;
+  }
+  if (!integer || value < min || value > max)
+    return failf("'{}' is not an integer from {} to {}", key, min, max);
+  out = static_cast<std::remove_reference_t<decltype(out)>>(value);
+  return {};
+}
+
+Result<void> take_string(const Json& json, const char* key, std::string& out) {
+  auto it = json.find(key);
+  if (it == json.end()) return {};
+  if (!it->is_string()) return failf("'{}' is not a string", key);
+  if (it->get_ref<const std::string&>().size() > kMaxTextBytes)
+    return failf("'{}' is longer than {} bytes", key, kMaxTextBytes);
+  out = it->get<std::string>();
+  return {};
+}
+
+std::string errno_text(int error) {
+  return std::strerror(error);
+}
+
+Result<void> default_replace(int directory_fd, std::string_view name, std::string_view content,
+                             mode_t mode, const std::string& shown) {
+  return write_atomically_at(directory_fd, name, content, mode, shown);
+}
+
+Result<void> default_append(int directory_fd, std::string_view name, std::string_view content,
+                            mode_t mode, const std::string& shown) {
+  return append_at(directory_fd, name, content, mode, shown);
+}
+
+std::string join_lines(const std::vector<SupervisorEvent>& events) {
+  std::string text;
+  for (const auto& event : events) text += event_to_json(event) + "\n";
+  return text;
 }
 
 }  // namespace
 
 std::string event_to_json(const SupervisorEvent& event) {
-  return event_json(event).dump();
+  return Json{{"time_usec", event.time_usec}, {"kind", event.kind},
+              {"evidence", event.evidence},   {"action", event.action},
+              {"gpu_level", event.gpu_level}, {"host_level", event.host_level}}
+      .dump();
 }
 
-Result<SupervisorState> History::state() const {
-  const auto path = directory_ / "supervisor.json";
+std::string supervisor_state_to_json(const SupervisorState& state) {
+  return Json{{"consecutive_failures", state.consecutive_failures},
+              {"gpu_level", state.gpu_level},
+              {"host_level", state.host_level},
+              {"last_failure_usec", state.last_failure_usec},
+              {"last_stable_usec", state.last_stable_usec},
+              {"last_class", state.last_class},
+              {"cgroup_oom_kills", state.cgroup_oom_kills}}
+             .dump(2) +
+         "\n";
+}
+
+Result<SupervisorState> parse_supervisor_state(std::string_view text) {
+  auto json = parse_object(text);
+  if (!json) return std::unexpected(json.error());
   SupervisorState state;
-  if (!std::filesystem::exists(path)) return state;
-  auto text = read_file(path, kMaxStateBytes);
-  if (!text) return std::unexpected(text.error());
-  auto json = nlohmann::json::parse(*text, nullptr, false);
-  if (!json.is_object()) return failf("Failed to read '{}': not a JSON object", path.string());
-  state.consecutive_failures = json.value("consecutive_failures", 0LL);
-  state.gpu_level = json.value("gpu_level", 0);
-  state.host_level = json.value("host_level", 0);
-  state.last_failure_usec = json.value("last_failure_usec", int64_t{0});
-  state.last_stable_usec = json.value("last_stable_usec", int64_t{0});
-  state.last_class = json.value("last_class", std::string{});
-  state.cgroup_oom_kills = json.value("cgroup_oom_kills", 0LL);
+  for (auto taken :
+       {take_integer(*json, "consecutive_failures", 0, LLONG_MAX, state.consecutive_failures),
+        take_integer(*json, "gpu_level", 0, kMaxLevel, state.gpu_level),
+        take_integer(*json, "host_level", 0, kMaxLevel, state.host_level),
+        take_integer(*json, "last_failure_usec", 0, LLONG_MAX, state.last_failure_usec),
+        take_integer(*json, "last_stable_usec", 0, LLONG_MAX, state.last_stable_usec),
+        take_string(*json, "last_class", state.last_class),
+        take_integer(*json, "cgroup_oom_kills", 0, LLONG_MAX, state.cgroup_oom_kills)})
+    if (!taken) return std::unexpected(taken.error());
   return state;
 }
 
-Result<void> History::save(const SupervisorState& state) const {
-  nlohmann::json json{{"consecutive_failures", state.consecutive_failures},
-                      {"gpu_level", state.gpu_level},
-                      {"host_level", state.host_level},
-                      {"last_failure_usec", state.last_failure_usec},
-                      {"last_stable_usec", state.last_stable_usec},
-                      {"last_class", state.last_class},
-                      {"cgroup_oom_kills", state.cgroup_oom_kills}};
-  std::error_code error;
-  std::filesystem::create_directories(directory_, error);
-  return write_file_atomically(directory_ / "supervisor.json", json.dump(2) + "\n");
+Result<SupervisorEvent> parse_event(std::string_view line) {
+  auto json = parse_object(line);
+  if (!json) return std::unexpected(json.error());
+  if (!json->contains("time_usec") || !json->contains("kind"))
+    return failf("an event needs 'time_usec' and 'kind'");
+  SupervisorEvent event;
+  for (auto taken :
+       {take_integer(*json, "time_usec", 0, LLONG_MAX, event.time_usec),
+        take_string(*json, "kind", event.kind), take_string(*json, "evidence", event.evidence),
+        take_string(*json, "action", event.action),
+        take_integer(*json, "gpu_level", 0, kMaxLevel, event.gpu_level),
+        take_integer(*json, "host_level", 0, kMaxLevel, event.host_level)})
+    if (!taken) return std::unexpected(taken.error());
+  return event;
 }
 
-Result<void> History::append(const SupervisorEvent& event) const {
-  std::error_code error;
-  std::filesystem::create_directories(directory_, error);
-  const auto path = directory_ / "events.jsonl";
-  // One write(2) of one line with O_APPEND: concurrent writers never interleave within a line.
-  const std::string line = event_to_json(event) + "\n";
-  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return failf("Failed to open '{}': {}", path.string(), std::strerror(errno));
-  ssize_t written = ::write(fd, line.data(), line.size());
-  int saved = errno;
-  ::fsync(fd);
-  ::close(fd);
-  if (written != static_cast<ssize_t>(line.size()))
-    return failf("Failed to append to '{}': {}", path.string(), std::strerror(saved));
-  return {};
+HistoryPlace history_place(std::string_view profile) {
+  return {state_paths::profile_directory(profile), state_paths::runtime_directory(profile),
+          state_paths::events_file(profile).filename().string(),
+          state_paths::supervisor_file(profile).filename().string(),
+          state_paths::unrecorded_marker(profile).filename().string()};
+}
+
+History::History(HistoryPlace place, HistoryWriter writer)
+    : place_(std::move(place)), writer_(std::move(writer)) {
+  if (!writer_.replace) writer_.replace = default_replace;
+  if (!writer_.append) writer_.append = default_append;
+}
+
+Result<SupervisorState> History::state() const {
+  const auto path = place_.directory / place_.supervisor_name;
+  auto read = read_regular_nofollow(path, kMaxStateBytes);
+  if (!read) return std::unexpected(read.error());
+  if (!*read) return SupervisorState{};
+  auto state = parse_supervisor_state((*read)->content);
+  if (!state) return failf("Failed to read '{}': {}", path.string(), state.error().message);
+  return state;
 }
 
 Result<std::vector<SupervisorEvent>> History::events(size_t count) const {
-  const auto path = directory_ / "events.jsonl";
+  auto read = read_regular_nofollow(place_.directory / place_.events_name, kMaxEventsBytes);
+  if (!read) return std::unexpected(read.error());
   std::vector<SupervisorEvent> events;
-  if (!std::filesystem::exists(path)) return events;
-  auto text = read_file(path, kMaxEventsBytes);
-  if (!text) return std::unexpected(text.error());
-  size_t start = 0;
-  while (start < text->size()) {
-    size_t end = text->find('\n', start);
-    if (end == std::string::npos) end = text->size();
-    auto json = nlohmann::json::parse(text->substr(start, end - start), nullptr, false);
-    start = end + 1;
-    if (!json.is_object()) continue;
-    SupervisorEvent event;
-    event.time_usec = json.value("time_usec", int64_t{0});
-    event.kind = json.value("kind", std::string{});
-    event.evidence = json.value("evidence", std::string{});
-    event.action = json.value("action", std::string{});
-    event.gpu_level = json.value("gpu_level", 0);
-    event.host_level = json.value("host_level", 0);
-    events.push_back(std::move(event));
+  if (!*read) return events;
+  std::string_view text = (*read)->content;
+  while (!text.empty()) {
+    const size_t end = std::min(text.find('\n'), text.size());
+    if (auto event = parse_event(text.substr(0, end))) events.push_back(std::move(*event));
+    text.remove_prefix(std::min(text.size(), end + 1));
   }
   if (events.size() > count) events.erase(events.begin(), events.end() - static_cast<long>(count));
   return events;
+}
+
+Result<std::optional<std::string>> History::unrecorded() const {
+  auto read = read_regular_nofollow(place_.runtime_directory / place_.marker_name, kMaxMarkerBytes);
+  if (!read) return std::unexpected(read.error());
+  if (!*read) return std::optional<std::string>{};
+  std::string why = (*read)->content;
+  while (!why.empty() && why.back() == '\n') why.pop_back();
+  return std::optional<std::string>{why.empty() ? std::string("unknown reason") : why};
+}
+
+History::Current History::state_to_update() const {
+  Current current;
+  auto directory = open_root_owned_directory(place_.directory);
+  if (!directory) {
+    current.problem = directory.error().message;
+    return current;
+  }
+  const auto path = place_.directory / place_.supervisor_name;
+  auto read =
+      read_regular_at(directory->get(), place_.supervisor_name, kMaxStateBytes, path.string());
+  if (!read) {
+    current.problem = read.error().message + "; replacing it with a fresh history";
+    return current;
+  }
+  if (!*read) return current;
+  auto state = parse_supervisor_state((*read)->content);
+  if (!state) {
+    current.problem = fmt::format("Failed to read '{}': {}; replacing it with a fresh history",
+                                  path.string(), state.error().message);
+    return current;
+  }
+  current.state = *state;
+  return current;
+}
+
+Result<void> History::create() const {
+  auto directory = open_root_owned_directory(place_.directory);
+  if (!directory) return std::unexpected(directory.error());
+  return {};
+}
+
+Result<void> History::save(const SupervisorState& state) const {
+  auto directory = open_root_owned_directory(place_.directory);
+  if (!directory) return std::unexpected(directory.error());
+  return writer_.replace(directory->get(), place_.supervisor_name, supervisor_state_to_json(state),
+                         kFileMode, (place_.directory / place_.supervisor_name).string());
+}
+
+Result<std::string> History::append(const SupervisorEvent& event) const {
+  auto directory = open_root_owned_directory(place_.directory);
+  if (!directory) return std::unexpected(directory.error());
+  const std::string shown = (place_.directory / place_.events_name).string();
+  const std::string line = event_to_json(event) + "\n";
+  struct stat info {};
+  std::string note;
+  if (::fstatat(directory->get(), place_.events_name.c_str(), &info, AT_SYMLINK_NOFOLLOW) == 0 &&
+      (!S_ISREG(info.st_mode) || info.st_nlink > 1)) {
+    // Never written through: what is there is taken away (a directory is left, and refused).
+    if (S_ISDIR(info.st_mode)) return failf("Refusing to append to '{}': it is a directory", shown);
+    if (::unlinkat(directory->get(), place_.events_name.c_str(), 0) != 0)
+      return failf("Failed to remove '{}': {}", shown, errno_text(errno));
+    note = fmt::format("'{}' was not a regular file of its own ({}); replaced it with a new one",
+                       shown, S_ISREG(info.st_mode) ? "hard-linked" : "a link or special file");
+  }
+  if (auto appended = writer_.append(directory->get(), place_.events_name, line, kFileMode, shown);
+      !appended)
+    return std::unexpected(appended.error());
+  return note;
+}
+
+Result<void> History::mark_unrecorded(std::string_view why) const {
+  auto directory = open_root_owned_directory(place_.runtime_directory);
+  if (!directory) return std::unexpected(directory.error());
+  std::string line(why.substr(0, kMaxMarkerBytes - 1));
+  std::erase(line, '\n');
+  return write_atomically_at(directory->get(), place_.marker_name, line + "\n", kFileMode,
+                             (place_.runtime_directory / place_.marker_name).string());
+}
+
+Result<void> History::clear_unrecorded() const {
+  auto directory = open_directory_nofollow(place_.runtime_directory);
+  if (!directory) return {};  // no runtime directory: no marker
+  if (::unlinkat(directory->get(), place_.marker_name.c_str(), 0) != 0 && errno != ENOENT)
+    return failf("Failed to remove '{}': {}",
+                 (place_.runtime_directory / place_.marker_name).string(), errno_text(errno));
+  return {};
+}
+
+namespace {
+
+struct LegacyHistory {
+  std::optional<SupervisorState> state;
+  std::vector<SupervisorEvent> events;
+};
+
+// Reads the old layout's history from the user-owned directory: bounded, no link followed,
+// strictly parsed. An error says which file and why.
+Result<LegacyHistory> read_legacy_history(int directory_fd, const std::filesystem::path& shown,
+                                          const HistoryPlace& names) {
+  LegacyHistory legacy;
+  const std::string state_path = (shown / names.supervisor_name).string();
+  auto state = read_regular_at(directory_fd, names.supervisor_name, kMaxStateBytes, state_path);
+  if (!state) return std::unexpected(state.error());
+  if (*state) {
+    auto parsed = parse_supervisor_state((*state)->content);
+    if (!parsed) return failf("'{}': {}", state_path, parsed.error().message);
+    legacy.state = *parsed;
+  }
+  const std::string events_path = (shown / names.events_name).string();
+  auto events = read_regular_at(directory_fd, names.events_name, kMaxEventsBytes, events_path);
+  if (!events) return std::unexpected(events.error());
+  if (*events) {
+    std::string_view text = (*events)->content;
+    for (size_t number = 1; !text.empty(); ++number) {
+      const size_t end = std::min(text.find('\n'), text.size());
+      const auto line = text.substr(0, end);
+      text.remove_prefix(std::min(text.size(), end + 1));
+      if (line.empty()) continue;
+      auto event = parse_event(line);
+      if (!event) return failf("'{}' line {}: {}", events_path, number, event.error().message);
+      legacy.events.push_back(std::move(*event));
+    }
+  }
+  return legacy;
+}
+
+Result<UniqueFd> open_child_directory(int parent_fd, const std::string& name,
+                                      const std::filesystem::path& shown) {
+  UniqueFd fd(::openat(parent_fd, name.c_str(),
+                       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  if (!fd) return failf("Failed to open '{}': {}", shown.string(), errno_text(errno));
+  return fd;
+}
+
+}  // namespace
+
+Result<std::optional<std::string>> migrate_legacy_state(const std::filesystem::path& state_root,
+                                                        std::string_view profile) {
+  const HistoryPlace names = history_place(profile);
+  const std::string name(profile);
+  const std::string engine_name = state_paths::engine_home(profile).filename().string();
+  const std::string staging = "." + name + ".migrating";
+  const auto old_path = state_root / name;
+  auto root = open_root_owned_directory(state_root);
+  if (!root) return std::unexpected(root.error());
+
+  struct stat info {};
+  if (::fstatat(root->get(), name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno != ENOENT)
+      return failf("Failed to stat '{}': {}", old_path.string(), errno_text(errno));
+    // An interrupted migration left everything in the staging directory: finish it.
+    if (::fstatat(root->get(), staging.c_str(), &info, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISDIR(info.st_mode) && info.st_uid == 0) {
+      if (::renameat(root->get(), staging.c_str(), root->get(), name.c_str()) != 0)
+        return failf("Failed to rename '{}': {}", (state_root / staging).string(),
+                     errno_text(errno));
+      return std::optional<std::string>{
+          fmt::format("finished an interrupted migration of '{}'", old_path.string())};
+    }
+    return std::optional<std::string>{};
+  }
+  if (S_ISLNK(info.st_mode))
+    return failf("Refusing to use '{}': it is a symbolic link", old_path.string());
+  if (!S_ISDIR(info.st_mode))
+    return failf("Refusing to use '{}': it is not a directory", old_path.string());
+  if (info.st_uid == 0) return std::optional<std::string>{};  // root's already
+
+  auto old_directory = open_child_directory(root->get(), name, old_path);
+  if (!old_directory) return std::unexpected(old_directory.error());
+  auto legacy = read_legacy_history(old_directory->get(), old_path, names);
+  if (!legacy)
+    return failf(
+        "Refusing to migrate '{}' (owned by uid {}) to root-owned history: {}. Move that file "
+        "away to start a fresh history, then run `gpulaunch up` again",
+        old_path.string(), info.st_uid, legacy.error().message);
+
+  // Root's new directory, filled, then the old one moved into it as the engine's home, then the
+  // whole renamed into place: each step is one rename, and an interruption is finished above.
+  if (::mkdirat(root->get(), staging.c_str(), 0755) != 0 && errno != EEXIST)
+    return failf("Failed to create '{}': {}", (state_root / staging).string(), errno_text(errno));
+  auto staged = open_root_owned_directory(state_root / staging);
+  if (!staged) return std::unexpected(staged.error());
+  if (::fchmod(staged->get(), 0755) != 0)
+    return failf("Failed to set the mode of '{}': {}", (state_root / staging).string(),
+                 errno_text(errno));
+  const auto new_shown = [&](const std::string& file) { return (old_path / file).string(); };
+  if (legacy->state)
+    if (auto written = write_atomically_at(staged->get(), names.supervisor_name,
+                                           supervisor_state_to_json(*legacy->state), kFileMode,
+                                           new_shown(names.supervisor_name));
+        !written)
+      return std::unexpected(written.error());
+  if (!legacy->events.empty())
+    if (auto written =
+            write_atomically_at(staged->get(), names.events_name, join_lines(legacy->events),
+                                kFileMode, new_shown(names.events_name));
+        !written)
+      return std::unexpected(written.error());
+  if (::renameat(root->get(), name.c_str(), staged->get(), engine_name.c_str()) != 0)
+    return failf("Failed to move '{}' to '{}': {}", old_path.string(),
+                 (old_path / engine_name).string(), errno_text(errno));
+  if (::renameat(root->get(), staging.c_str(), root->get(), name.c_str()) != 0)
+    return failf("Failed to rename '{}' to '{}': {}", (state_root / staging).string(),
+                 old_path.string(), errno_text(errno));
+  // The engine's copies are history no one reads any more.
+  ::unlinkat(old_directory->get(), names.supervisor_name.c_str(), 0);
+  ::unlinkat(old_directory->get(), names.events_name.c_str(), 0);
+  return std::optional<std::string>{fmt::format(
+      "migrated '{}' (owned by uid {}): it is now the engine's home '{}'; its history ({} "
+      "event(s)) is root's",
+      old_path.string(), info.st_uid, (old_path / engine_name).string(), legacy->events.size())};
+}
+
+Result<std::optional<std::string>> migrate_legacy_state(std::string_view profile) {
+  return migrate_legacy_state(state_paths::profile_directory(profile).parent_path(), profile);
 }
 
 }  // namespace gl

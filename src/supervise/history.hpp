@@ -1,15 +1,21 @@
 #pragma once
-// What happened to a profile's engine, kept in its state directory: events.jsonl (one event per
-// line, appended, for `gpulaunch events`) and supervisor.json (the few numbers the next start
-// decides from), replaced atomically.
+// What happened to a profile's engine, kept where state_paths puts it: events.jsonl (one event
+// per line, appended, for `gpulaunch events`) and supervisor.json (the few numbers the next start
+// decides from), replaced atomically. Both live in a root-owned directory and only root writes
+// them (record-exit, peer-failed, restart, up); `run`, as the service user, only reads. Every
+// open goes through safe_file: no link followed, regular files only, bounded; a bad file is
+// reported and replaced, never a crash or a hang.
 
+#include <sys/types.h>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "util/error.hpp"
-#include "util/state_paths.hpp"
 
 namespace gl {
 
@@ -32,26 +38,80 @@ struct SupervisorState {
   long long cgroup_oom_kills = 0;  // the v1 memory.oom_control counter at the last stop
 };
 
-// The profile's state directory (launch_plan's state_directory): where the history lives.
-inline std::filesystem::path profile_state_directory(const std::string& profile) {
-  return state_paths::profile_directory(profile);
-}
-
 std::string event_to_json(const SupervisorEvent& event);
+std::string supervisor_state_to_json(const SupervisorState& state);
+// Strict: a JSON object (nested at most a level), each known field of its type and range; the
+// error names the field ("'consecutive_failures' is not a non-negative integer").
+Result<SupervisorState> parse_supervisor_state(std::string_view text);
+Result<SupervisorEvent> parse_event(std::string_view line);
+
+// How root writes the history: safe_file's functions, or a test's stand-in for a full disk.
+struct HistoryWriter {
+  using Write =
+      std::function<Result<void>(int directory_fd, std::string_view name, std::string_view content,
+                                 mode_t mode, const std::string& shown)>;
+  Write replace;  // default: write_atomically_at
+  Write append;   // default: append_at
+};
+
+// Where one profile's history is: state_paths' places, or a test's.
+struct HistoryPlace {
+  std::filesystem::path directory;          // events.jsonl, supervisor.json
+  std::filesystem::path runtime_directory;  // the unrecorded-stop marker (a tmpfs)
+  std::string events_name;
+  std::string supervisor_name;
+  std::string marker_name;
+};
+
+HistoryPlace history_place(std::string_view profile);
 
 class History {
  public:
-  explicit History(std::filesystem::path directory) : directory_(std::move(directory)) {}
+  explicit History(std::string_view profile) : History(history_place(profile)) {}
+  explicit History(HistoryPlace place, HistoryWriter writer = {});
 
-  Result<SupervisorState> state() const;  // defaults when nothing was recorded yet
-  Result<void> save(const SupervisorState& state) const;
-  Result<void> append(const SupervisorEvent& event) const;
+  // For anyone (`run` as the service user, `status`, `events`): nothing is created or changed;
+  // defaults when nothing was recorded yet, an error when a file is bad.
+  Result<SupervisorState> state() const;
   // The last `count` events, oldest first; lines that do not parse are skipped.
   Result<std::vector<SupervisorEvent>> events(size_t count) const;
-  const std::filesystem::path& directory() const { return directory_; }
+  // Why record-exit could not record a stop, while that holds.
+  Result<std::optional<std::string>> unrecorded() const;
+
+  // Root only; the directory is created root-owned (0755) or refused when anyone else could
+  // write it.
+  struct Current {
+    SupervisorState state;
+    std::string problem;  // a bad supervisor.json, to report once: it is replaced at save()
+  };
+  Current state_to_update() const;
+  // Makes the directory root's (0755) before systemd would make it, under the unit's UMask=, as
+  // the parent of the engine's StateDirectory=.
+  Result<void> create() const;
+  Result<void> save(const SupervisorState& state) const;
+  // Appends one line. Anything but a regular file at the name (a link, a FIFO, a hard link) is
+  // replaced by a fresh file: the answer then says so, in one line, for the caller to report.
+  Result<std::string> append(const SupervisorEvent& event) const;
+  Result<void> mark_unrecorded(std::string_view why) const;
+  Result<void> clear_unrecorded() const;
+
+  const std::filesystem::path& directory() const { return place_.directory; }
 
  private:
-  std::filesystem::path directory_;
+  HistoryPlace place_;
+  HistoryWriter writer_;
 };
+
+// The layout before root-owned history: /var/lib/gpulaunch/NAME was the engine's StateDirectory,
+// owned by service.user, with the history inside. When `state_root`/`profile` is owned by a
+// non-root user, it is renamed (never copied) to become the engine's home below a new root-owned
+// profile directory, and its supervisor.json and events.jsonl are read (bounded, no link
+// followed), parsed strictly and written anew from the parsed fields. A file that fails that is
+// refused with the fix, before anything moved. Returns what was done, or nullopt when there was
+// nothing to migrate.
+Result<std::optional<std::string>> migrate_legacy_state(const std::filesystem::path& state_root,
+                                                        std::string_view profile);
+// The same under state_paths::kStateRoot.
+Result<std::optional<std::string>> migrate_legacy_state(std::string_view profile);
 
 }  // namespace gl

@@ -32,6 +32,24 @@ StartDecision decide_start(const SupervisorState& state, const RestartSettings& 
   return decision;
 }
 
+StartDecision decide_start_without_history(const std::optional<std::string>& unrecorded,
+                                           const std::string& unreadable,
+                                           const RestartSettings& settings) {
+  StartDecision decision;
+  if (unrecorded) {
+    decision.stay_down = true;
+    decision.reason = fmt::format(
+        "history unrecorded: a stop could not be recorded ({}), so the crash-loop budget cannot "
+        "count",
+        *unrecorded);
+    return decision;
+  }
+  decision.delay = settings.max_delay;
+  decision.reason = fmt::format("supervisor state unreadable ({}): backing off {}, the longest",
+                                unreadable, format_duration(decision.delay));
+  return decision;
+}
+
 StopOutcome after_stop(SupervisorState state, const Classification& stop,
                        const RestartSettings& settings, int64_t now_usec, int max_gpu_level,
                        int max_host_level) {
@@ -116,6 +134,42 @@ StopOutcome after_stable(SupervisorState state, int64_t now_usec) {
   if (outcome.action.empty()) outcome.action = "none";
   outcome.state = state;
   return outcome;
+}
+
+}  // namespace gl
+
+namespace gl {
+
+Seconds served_for(const InvocationTimes& times, const SupervisorState& state, int64_t now_usec) {
+  if (times.active_enter_usec <= 0 || times.active_enter_usec < times.main_start_usec)
+    return Seconds{0};
+  const int64_t end =
+      times.active_exit_usec > times.active_enter_usec ? times.active_exit_usec : now_usec;
+  const int64_t start =
+      std::max({times.active_enter_usec, state.last_failure_usec, state.last_stable_usec});
+  if (end <= start) return Seconds{0};
+  return Seconds{(end - start) / 1'000'000};
+}
+
+std::optional<StopOutcome> forgive_if_stable(const SupervisorState& state, Seconds served,
+                                             const RestartSettings& settings, int64_t now_usec) {
+  if (settings.stable_after.count() <= 0 || served < settings.stable_after) return std::nullopt;
+  if (state.consecutive_failures == 0 && state.gpu_level == 0 && state.host_level == 0)
+    return std::nullopt;
+  return after_stable(state, now_usec);
+}
+
+std::string forgiveness_outlook(const SupervisorState& state, Seconds served, bool serving,
+                                const RestartSettings& settings) {
+  if (state.consecutive_failures == 0 && state.gpu_level == 0 && state.host_level == 0) return "";
+  if (settings.stable_after.count() <= 0) return "never forgiven (restart.stable_after is 0)";
+  if (!serving)
+    return fmt::format("forgiven one level at a stop after serving {}",
+                       format_duration(settings.stable_after));
+  if (served >= settings.stable_after)
+    return fmt::format("served {}: forgiven one level at the next stop", format_duration(served));
+  return fmt::format("forgiven one level at a stop after {} more serving",
+                     format_duration(settings.stable_after - served));
 }
 
 }  // namespace gl

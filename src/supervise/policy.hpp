@@ -4,6 +4,7 @@
 // step-down ladder live here, and `run` and `record-exit` only apply what these decide.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "profile/profile.hpp"
@@ -23,6 +24,14 @@ struct StartDecision {
 
 StartDecision decide_start(const SupervisorState& state, const RestartSettings& settings);
 
+// A start when the history cannot be trusted: `unrecorded` (record-exit could not record a stop)
+// stays down, so a full disk cannot turn the crash-loop budget off; an unreadable state (which
+// only root can fix, at the next stop) waits the longest backoff and starts at the profile's own
+// settings.
+StartDecision decide_start_without_history(const std::optional<std::string>& unrecorded,
+                                           const std::string& unreadable,
+                                           const RestartSettings& settings);
+
 struct StopOutcome {
   SupervisorState state;
   std::string action;  // what happens next, in words, for the event
@@ -36,5 +45,29 @@ StopOutcome after_stop(SupervisorState state, const Classification& stop,
 
 // The engine served for `stable_after`: failures are forgiven and the ladder goes up one step.
 StopOutcome after_stable(SupervisorState state, int64_t now_usec);
+
+// systemd's timestamps of the invocation that is stopping (or running), realtime microseconds.
+struct InvocationTimes {
+  int64_t main_start_usec = 0;    // ExecMainStartTimestamp: `run` started
+  int64_t active_enter_usec = 0;  // ActiveEnterTimestamp: READY=1, the model served
+  int64_t active_exit_usec = 0;   // ActiveExitTimestamp: it stopped serving
+};
+
+// How long the invocation served since the history last changed: from READY=1 (or a failure or
+// forgiveness recorded later, e.g. another rank's) to when it stopped serving, or to `now` while
+// it still serves. Zero when it never became ready (a stale ActiveEnterTimestamp from an earlier
+// invocation predates this one's main process).
+Seconds served_for(const InvocationTimes& times, const SupervisorState& state, int64_t now_usec);
+
+// At a stop (record-exit, peer-failed), before the stop itself is folded in: an invocation that
+// served for restart.stable_after forgives the failures before it and steps up one level.
+// nullopt when it did not serve that long or there is nothing to forgive.
+std::optional<StopOutcome> forgive_if_stable(const SupervisorState& state, Seconds served,
+                                             const RestartSettings& settings, int64_t now_usec);
+
+// For `status`: when the current levels and failures will be forgiven, in words ("" when there
+// is nothing to forgive).
+std::string forgiveness_outlook(const SupervisorState& state, Seconds served, bool serving,
+                                const RestartSettings& settings);
 
 }  // namespace gl

@@ -91,6 +91,8 @@ class SdBusManager final : public SystemdManager {
     if (auto ok = trivial(*path, kUnit, "ActiveEnterTimestamp", 't', &status.active_enter_usec);
         !ok)
       return std::unexpected(ok.error());
+    if (auto ok = trivial(*path, kUnit, "ActiveExitTimestamp", 't', &status.active_exit_usec); !ok)
+      return std::unexpected(ok.error());
     if (auto ok = trivial(*path, kUnit, "StateChangeTimestamp", 't', &status.state_change_usec);
         !ok)
       return std::unexpected(ok.error());

@@ -30,6 +30,7 @@ struct UnitStatus {
   int32_t exec_main_code = 0;      // CLD_EXITED (1), CLD_KILLED (2), CLD_DUMPED (3)
   int32_t exec_main_status = 0;    // exit status or signal number
   uint64_t active_enter_usec = 0;  // realtime, 0 when never active
+  uint64_t active_exit_usec = 0;   // realtime the unit last left the active state
   uint64_t state_change_usec = 0;  // realtime of the last state change
   uint64_t main_start_usec = 0;    // realtime the current (or last) main process started
 };

@@ -38,6 +38,19 @@ std::string protect_home(const Profile& profile, const LaunchPlan& plan,
   return "yes";
 }
 
+// A command root runs for the unit (`+`: full privileges), wrapped so it starts with a clean
+// environment: systemd hands ExecStartPre=/ExecStopPost= the unit's Environment= too (the
+// engine's PATH, LD_LIBRARY_PATH, PYTHON*, HOME), and loader variables act before main(). The
+// variables systemd itself sets for the command (`passed`) are expanded by systemd in the argv
+// (${NAME}, before exec) and so reach it by name.
+std::string root_helper_command(const std::vector<std::string>& argv,
+                                std::initializer_list<std::string_view> passed) {
+  std::string line = "+" + quote_exec_word(kCleanEnvProgram) + " -i " +
+                     quote_exec_word("PATH=" + std::string(kRootHelperPath));
+  for (auto name : passed) line += fmt::format(" {0}=${{{0}}}", name);
+  return line + " " + exec_command_line(argv);
+}
+
 }  // namespace
 
 UnitFile render_unit(const Profile& profile, const RenderOptions& options) {
@@ -77,11 +90,18 @@ UnitFile render_unit(const Profile& profile, const RenderOptions& options) {
   exec.insert(exec.end(), plan.argv.begin(), plan.argv.end());
   unit.add("Service", "Type", "notify");
   unit.add("Service", "NotifyAccess", "main");
+  // Root clears the JIT caches the node's facts made stale; `run` (the service user) cannot.
+  unit.add("Service", "ExecStartPre",
+           root_helper_command({options.gpulaunch_binary, "prepare-caches",
+                                "--profile=" + profile.name, "--snapshot=" + plan.snapshot_path},
+                               {}));
   unit.add("Service", "ExecStart", exec_command_line(exec));
   for (const auto& [name, value] : plan.environment)
     unit.add("Service", "Environment", quote_environment(name, value));
-  unit.add("Service", "WorkingDirectory", escape_specifiers(plan.state_directory));
-  unit.add("Service", "StateDirectory", "gpulaunch/" + profile.name);
+  // The engine's own directory; systemd creates its parents root-owned, and the history root
+  // keeps there is out of the engine's reach.
+  unit.add("Service", "WorkingDirectory", escape_specifiers(plan.engine_home));
+  unit.add("Service", "StateDirectory", state_paths::engine_state_directory_setting(profile.name));
   const std::string default_root = state_paths::default_cache_root(profile.name).string();
   if (plan.cache_root == default_root)
     unit.add("Service", "CacheDirectory", state_paths::cache_directory_setting(profile.name));
@@ -108,8 +128,8 @@ UnitFile render_unit(const Profile& profile, const RenderOptions& options) {
   // budget is spent; 200-244: systemd could not set up the sandbox. None is worth retrying.
   unit.add("Service", "RestartPreventExitStatus", "78 79");
   unit.add("Service", "RestartPreventExitStatus", setup_failure_statuses());
-  // Classify every stop and decide what the next start does (`+`: full privileges, to read the
-  // journal and the cgroup even with User=).
+  // Classify every stop and decide what the next start does (root: to read the journal and the
+  // cgroup and to write the history, even with User=).
   std::vector<std::string> record_exit{options.gpulaunch_binary, "record-exit",
                                        "--profile=" + profile.name,
                                        "--snapshot=" + plan.snapshot_path};
@@ -117,7 +137,9 @@ UnitFile render_unit(const Profile& profile, const RenderOptions& options) {
   // and the notice to the other ranks names this one.
   if (profile.parallelism.nodes > 1)
     record_exit.push_back("--node-rank=" + std::to_string(options.node_rank));
-  unit.add("Service", "ExecStopPost", "+" + exec_command_line(record_exit));
+  unit.add("Service", "ExecStopPost",
+           root_helper_command(record_exit,
+                               {"SERVICE_RESULT", "EXIT_CODE", "EXIT_STATUS", "INVOCATION_ID"}));
   if (profile.service.user) unit.add("Service", "User", *profile.service.user);
   if (profile.service.group) unit.add("Service", "Group", *profile.service.group);
   if (profile.service.memory_max) unit.add("Service", "MemoryMax", *profile.service.memory_max);

@@ -117,7 +117,8 @@ Result<UniqueFd> open_root_owned_directory(const std::filesystem::path& director
     const auto& part = parts[i];
     reached /= part;
     if (part == "..") return failf("Refusing to open '{}': it contains '..'", directory.string());
-    if (::mkdirat(current.get(), part.c_str(), mode) != 0 && errno != EEXIST)
+    const bool created = ::mkdirat(current.get(), part.c_str(), mode) == 0;
+    if (!created && errno != EEXIST)
       return failf("Failed to create '{}': {}", reached.string(), errno_text(errno));
     int fd = ::openat(current.get(), part.c_str(),
                       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
@@ -132,6 +133,12 @@ Result<UniqueFd> open_root_owned_directory(const std::filesystem::path& director
     struct stat info {};
     if (::fstat(next.get(), &info) != 0)
       return failf("Failed to stat '{}': {}", reached.string(), errno_text(errno));
+    // The caller's umask (a unit's UMask=0027) must not make root's state unreadable to others.
+    if (created && (info.st_mode & 07777) != mode) {
+      if (::fchmod(next.get(), mode) != 0)
+        return failf("Failed to set the mode of '{}': {}", reached.string(), errno_text(errno));
+      info.st_mode = (info.st_mode & ~07777) | mode;
+    }
     if (auto reason = writable_by_others(reached.string(), info, i + 1 < parts.size()))
       return failf("Refusing to keep root's state in '{}': {}", directory.string(), *reason);
     current = std::move(next);
@@ -229,6 +236,9 @@ Result<void> append_at(int directory_fd, std::string_view name, std::string_view
     return failf("Refusing to append to '{}': it is {}", shown, kind_of(info.st_mode));
   if (info.st_nlink > 1)
     return failf("Refusing to append to '{}': it has {} hard links", shown, info.st_nlink);
+  // Created under the caller's umask: give it the mode asked for.
+  if (info.st_uid == ::geteuid() && (info.st_mode & 07777) != mode && ::fchmod(fd.get(), mode) != 0)
+    return failf("Failed to set the mode of '{}': {}", shown, errno_text(errno));
   ssize_t written = ::write(fd.get(), line.data(), line.size());
   int error = errno;
   if (written != static_cast<ssize_t>(line.size())) {

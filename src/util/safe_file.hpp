@@ -40,7 +40,8 @@ class UniqueFd {
 // O_NOFOLLOW|O_DIRECTORY: a symlink anywhere on the way is refused, not followed.
 Result<UniqueFd> open_directory_nofollow(const std::filesystem::path& directory);
 
-// Like open_directory_nofollow, creating missing components (mode `mode`, owned by the caller)
+// Like open_directory_nofollow, creating missing components (mode `mode` whatever the umask,
+// owned by the caller)
 // and refusing any component on the way that a non-root user could write (see
 // user_writable_reason): for directories root keeps its own state in.
 Result<UniqueFd> open_root_owned_directory(const std::filesystem::path& directory,
@@ -71,8 +72,8 @@ Result<void> write_atomically_at(int directory_fd, std::string_view name, std::s
                                  mode_t mode, const std::string& shown);
 
 // Appends `line` (one write(2), so concurrent appenders never interleave within it) to the
-// regular file `name` in `directory_fd`, creating it with `mode`. A link, a non-regular file or
-// a file with other hard links is refused.
+// regular file `name` in `directory_fd`, creating it with `mode` (set whatever the umask). A link,
+// a non-regular file or a file with other hard links is refused.
 Result<void> append_at(int directory_fd, std::string_view name, std::string_view line, mode_t mode,
                        const std::string& shown);
 

@@ -41,6 +41,14 @@ std::string engine_state_directory_setting(std::string_view profile) {
          std::string(kEngineSubdirectory);
 }
 
+std::filesystem::path runtime_directory(std::string_view profile) {
+  return std::filesystem::path(kRuntimeRoot) / profile;
+}
+
+std::filesystem::path unrecorded_marker(std::string_view profile) {
+  return runtime_directory(profile) / "history-unrecorded";
+}
+
 std::filesystem::path snapshot_file(std::string_view profile) {
   return std::filesystem::path(kStateRoot) / kSnapshots / (std::string(profile) + ".toml");
 }

@@ -15,6 +15,8 @@ namespace gl::state_paths {
 
 inline constexpr std::string_view kStateRoot = "/var/lib/gpulaunch";
 inline constexpr std::string_view kCacheRoot = "/var/cache/gpulaunch";
+// A tmpfs: what must not outlive a boot (root-owned too).
+inline constexpr std::string_view kRuntimeRoot = "/run/gpulaunch";
 
 // /var/lib/gpulaunch/NAME: root-owned; holds the history and the stamps.
 std::filesystem::path profile_directory(std::string_view profile);
@@ -27,6 +29,12 @@ std::filesystem::path cache_stamp_directory(std::string_view profile);
 std::filesystem::path engine_home(std::string_view profile);
 // The StateDirectory= value that makes systemd create engine_home() (relative to /var/lib).
 std::string engine_state_directory_setting(std::string_view profile);
+
+// /run/gpulaunch/NAME: root-owned, 0755.
+std::filesystem::path runtime_directory(std::string_view profile);
+// .../NAME/history-unrecorded: record-exit could not record a stop (disk full); until it can,
+// `run` stays down rather than restart outside the crash-loop budget.
+std::filesystem::path unrecorded_marker(std::string_view profile);
 
 // /var/lib/gpulaunch/snapshots/NAME.toml: the merged profile as `up` installed it.
 std::filesystem::path snapshot_file(std::string_view profile);

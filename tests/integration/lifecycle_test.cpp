@@ -194,10 +194,7 @@ TEST_F(Lifecycle, HostileArgumentsReachTheEngineByteForByte) {
   EXPECT_NE(std::find(expected.begin(), expected.end(),
                       "hostile 100% $HOME ${PATH} $$; \"q\" \\back naïve 模型 ;"),
             expected.end());
-  auto recorded =
-      host().systemd().exec({"cat", "/var/lib/gpulaunch/hostile/mock-sglang-argv.json"});
-  ASSERT_EQ(recorded.exit_code, 0);
-  EXPECT_EQ(nlohmann::json::parse(recorded.out).get<std::vector<std::string>>(), expected);
+  EXPECT_EQ(host().recorded_argv("hostile"), expected);
   gpulaunch("down hostile --runtime --purge");
 }
 

@@ -153,27 +153,145 @@ TEST_F(Supervise, AConfigurationErrorIsNotRetried) {
   gpulaunch("down badflag --runtime --purge");
 }
 
+// Forgiveness is root's, at a stop: record-exit reads from systemd how long the invocation served
+// (ActiveEnterTimestamp on) and, past restart.stable_after, steps up before it records the stop.
 TEST_F(Supervise, TheLadderStepsBackUpAfterTheStablePeriod) {
   write_profile("ladder", 31105, kRestart + "stable_after = \"3s\"\n");
   set_mode("ladder", "cuda-oom");
   gpulaunch("up ladder --runtime --force");
   set_mode("ladder", "normal");
-  nlohmann::json events;
-  ASSERT_TRUE(eventually([&] { return has_event(events = events_of("ladder"), "stable"); }))
-      << events.dump(2);
-  EXPECT_TRUE(has_event(events, "cuda-oom"));
+  ASSERT_TRUE(eventually([&] {
+    auto s = status_of("ladder");
+    return s.value("restarts", 0) >= 1 && s.value("state", "") == "active";
+  })) << status_of("ladder").dump(2);
   EXPECT_EQ(flag_value(recorded_argv("ladder"), "--mem-fraction-static"), "0.83");
+  auto status = status_of("ladder");
+  EXPECT_EQ(status["step_down"]["gpu_memory_level"], 1) << status.dump(2);
+  // Serving, not yet stable: nothing forgiven, and status says when it will be.
+  EXPECT_FALSE(has_event(events_of("ladder"), "stable"));
+  EXPECT_NE(status.value("forgiveness", "").find("forgiven one level at a stop after"),
+            std::string::npos)
+      << status.dump(2);
+  std::this_thread::sleep_for(4s);
+  status = status_of("ladder");
+  EXPECT_NE(status.value("forgiveness", "").find("forgiven one level at the next stop"),
+            std::string::npos)
+      << status.dump(2);
+  // The stop (here the operator's restart) is when it is forgiven; the next start uses the
+  // profile's own settings again.
+  ASSERT_EQ(gpulaunch("restart ladder").exit_code, 0);
+  auto events = events_of("ladder");
+  ASSERT_TRUE(has_event(events, "stable")) << events.dump(2);
+  EXPECT_TRUE(has_event(events, "cuda-oom"));
   EXPECT_NE(
       event_of(events, "stable")["action"].get<std::string>().find("step up to GPU memory level 0"),
       std::string::npos)
       << events.dump(2);
-  auto status = status_of("ladder");
+  status = status_of("ladder");
   EXPECT_EQ(status["step_down"]["gpu_memory_level"], 0) << status.dump(2);
   EXPECT_EQ(status["consecutive_failures"], 0);
-  // The next start uses the profile's own settings again.
-  ASSERT_EQ(gpulaunch("restart ladder").exit_code, 0);
   EXPECT_EQ(flag_value(recorded_argv("ladder"), "--mem-fraction-static"), std::nullopt);
   gpulaunch("down ladder --runtime --purge");
+}
+
+// The engine as a service user: its HOME is its own directory, the history root's, and history
+// keeps working across failures and a stable period. record-exit runs through `env -i` with
+// systemd's ${SERVICE_RESULT} & co. expanded in its argv: the stops are still classified.
+TEST_F(Supervise, WithAServiceUserHistoryKeepsWorkingAcrossFailuresAndStablePeriods) {
+  auto added = host().systemd().exec(
+      {"useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", "glservice"});
+  ASSERT_EQ(added.exit_code, 0) << added.out;
+  write_profile("asuser", 31107,
+                "[service]\nuser = \"glservice\"\n" + kRestart + "stable_after = \"3s\"\n");
+  set_mode("asuser", "cuda-oom");
+  gpulaunch("up asuser --runtime --force");
+  nlohmann::json events;
+  auto oom_count = [&] {
+    events = events_of("asuser");
+    int count = 0;
+    for (const auto& event : events) count += event["class"] == "cuda-oom";
+    return count;
+  };
+  // Two failures, then it serves (the third start waits a 2 s backoff first).
+  ASSERT_TRUE(eventually([&] { return oom_count() >= 2; }, 90s)) << events.dump(2);
+  set_mode("asuser", "normal");
+  ASSERT_TRUE(eventually([&] { return status_of("asuser").value("state", "") == "active"; }, 90s))
+      << status_of("asuser").dump(2) << gpulaunch("logs asuser -n 100").out;
+  EXPECT_EQ(oom_count(), 2) << events.dump(2);
+  EXPECT_EQ(flag_value(recorded_argv("asuser"), "--mem-fraction-static"), "0.78");
+  auto status = status_of("asuser");
+  EXPECT_EQ(status["consecutive_failures"], 2) << status.dump(2);
+  EXPECT_EQ(status["step_down"]["gpu_memory_level"], 2);
+
+  // The engine's directory is the service user's; the history's is root's alone.
+  auto owners = host().systemd().exec(
+      {"stat", "-c", "%U %a %n", "/var/lib/gpulaunch/asuser", "/var/lib/gpulaunch/asuser/engine",
+       "/var/lib/gpulaunch/asuser/events.jsonl", "/var/lib/gpulaunch/asuser/supervisor.json"});
+  EXPECT_EQ(owners.out,
+            "root 755 /var/lib/gpulaunch/asuser\n"
+            "glservice 755 /var/lib/gpulaunch/asuser/engine\n"
+            "root 644 /var/lib/gpulaunch/asuser/events.jsonl\n"
+            "root 644 /var/lib/gpulaunch/asuser/supervisor.json\n");
+
+  // Past stable_after, a clean `down` counts: forgiven and one level up.
+  std::this_thread::sleep_for(4s);
+  gpulaunch("down asuser --runtime");
+  events = events_of("asuser");
+  ASSERT_TRUE(has_event(events, "stable")) << events.dump(2);
+  EXPECT_EQ(event_of(events, "stable")["action"],
+            "forgive 2 failure(s); step up to GPU memory level 1")
+      << events.dump(2);
+  ASSERT_TRUE(has_event(events, "clean")) << events.dump(2);
+  EXPECT_EQ(event_of(events, "clean")["action"], "none (stopped cleanly)");
+  status = status_of("asuser");
+  EXPECT_EQ(status["consecutive_failures"], 0) << status.dump(2);
+  EXPECT_EQ(status["step_down"]["gpu_memory_level"], 1);
+  gpulaunch("down asuser --runtime --purge");
+}
+
+// A full disk: record-exit cannot record the crash, so it leaves a marker on /run (a tmpfs) and
+// the next start stays down with exit 79 and says why, instead of restarting outside the
+// crash-loop budget forever. The operator's restart, once there is room, clears it.
+TEST_F(Supervise, AStopThatCannotBeRecordedKeepsTheServiceDown) {
+  auto sh = [&](const std::string& command) {
+    return host().systemd().exec({"sh", "-c", command});
+  };
+  ASSERT_EQ(sh("mkdir -p /var/lib/gpulaunch/full && "
+               "mount -t tmpfs -o size=64k,mode=0755 gl-full /var/lib/gpulaunch/full")
+                .exit_code,
+            0);
+  write_profile("full", 31108, kRestart);
+  set_mode("full", "normal");
+  ASSERT_EQ(gpulaunch("up full --runtime --force").exit_code, 0);
+  sh("dd if=/dev/zero of=/var/lib/gpulaunch/full/filler bs=4k 2>/dev/null; true");
+  const int pid = status_of("full").value("main_pid", 0);
+  ASSERT_GT(pid, 0);
+  sh("kill -SEGV " + std::to_string(pid));
+  nlohmann::json status;
+  ASSERT_TRUE(eventually([&] {
+    status = status_of("full");
+    return status.value("state", "") == "failed" && status["unrecorded"].is_string();
+  })) << status.dump(2)
+      << gpulaunch("logs full -n 60").out;
+  EXPECT_NE(status["unrecorded"].get<std::string>().find("No space left on device"),
+            std::string::npos)
+      << status.dump(2);
+  auto logs = gpulaunch("logs full -n 100").out;
+  EXPECT_NE(logs.find("history unrecorded: a stop could not be recorded"), std::string::npos)
+      << logs;
+  const int restarts = status["restarts"];
+  std::this_thread::sleep_for(3s);  // it stays down
+  EXPECT_EQ(status_of("full")["restarts"], restarts);
+  EXPECT_EQ(status_of("full")["state"], "failed");
+
+  sh("rm -f /var/lib/gpulaunch/full/filler");
+  auto restart = gpulaunch("restart full");
+  EXPECT_EQ(restart.exit_code, 0) << restart.out;
+  status = status_of("full");
+  EXPECT_EQ(status["state"], "active") << status.dump(2);
+  EXPECT_TRUE(status["unrecorded"].is_null()) << status.dump(2);
+  gpulaunch("down full --runtime --purge");
+  sh("umount /var/lib/gpulaunch/full");
 }
 
 // Another process still holds memory on the unit's GPU (the fake NVML, which `run` loads from the

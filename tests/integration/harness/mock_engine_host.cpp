@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "util/state_paths.hpp"
+
 namespace gpulaunch::testing {
 
 namespace fs = std::filesystem;
@@ -56,7 +58,9 @@ nlohmann::json MockEngineHost::events_of(const std::string& name) {
 }
 
 std::vector<std::string> MockEngineHost::recorded_argv(const std::string& name) {
-  auto recorded = systemd_.exec({"cat", "/var/lib/gpulaunch/" + name + "/mock-sglang-argv.json"});
+  // The mock writes it in its HOME, the engine's own directory.
+  auto recorded = systemd_.exec(
+      {"cat", (gl::state_paths::engine_home(name) / "mock-sglang-argv.json").string()});
   auto json = nlohmann::json::parse(recorded.out, nullptr, false);
   return json.is_array() ? json.get<std::vector<std::string>>() : std::vector<std::string>{};
 }

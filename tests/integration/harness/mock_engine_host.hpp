@@ -40,7 +40,8 @@ class MockEngineHost {
   ExecResult gpulaunch(const std::string& arguments);
   nlohmann::json status_of(const std::string& name);  // `status --json`'s entry, or {}
   nlohmann::json events_of(const std::string& name);  // `events --json`, or []
-  // The argv the mock recorded at its last start (under the harness's private /var/lib).
+  // The argv the mock recorded at its last start (in the engine's home, under the harness's
+  // private /var/lib).
   std::vector<std::string> recorded_argv(const std::string& name);
 
   // Polls `done()` every 300 ms until it holds or `limit` passed; its last answer.

@@ -107,20 +107,25 @@ TEST(Nodes, ShellQuotingSurvivesTheRemoteShell) {
 class AllNodes : public ::testing::Test {
  protected:
   AllNodes() {
-    ssh_ = dir_.write("ssh",
-                      "#!/bin/sh\n"
-                      "host=\n"
-                      "while [ $# -gt 0 ]; do\n"
-                      "  case \"$1\" in\n"
-                      "    -o|-p|-i|-l) shift 2 ;;\n"
-                      "    --) shift; break ;;\n"
-                      "    *) host=$1; shift ;;\n"
-                      "  esac\n"
-                      "done\n"
-                      "[ \"$host\" = \"$UNREACHABLE\" ] && exit 255\n"
-                      "echo \"$host $1\" >> \"$LOG_DIR/ssh.log\"\n"
-                      "HOST=$host exec /bin/sh -c \"$1\"\n")
-               .string();
+    ssh_ =
+        dir_.write(
+                "ssh",
+                "#!/bin/sh\n"
+                "host=\n"
+                "while [ $# -gt 0 ]; do\n"
+                "  case \"$1\" in\n"
+                "    -o|-p|-i|-l) shift 2 ;;\n"
+                "    --) shift; break ;;\n"
+                "    *) host=$1; shift ;;\n"
+                "  esac\n"
+                "done\n"
+                "[ \"$host\" = \"$UNREACHABLE\" ] && exit 255\n"
+                "echo \"$host $1\" >> \"$LOG_DIR/ssh.log\"\n"
+                // A root helper's command clears its environment (env -i); the stand-in
+                // gpulaunch still needs to know where it runs and where to log.
+                "command=$(printf '%s' \"$1\" | sed \"s| -i | -i HOST=$host LOG_DIR=$LOG_DIR |\")\n"
+                "HOST=$host exec /bin/sh -c \"$command\"\n")
+            .string();
     const auto gpulaunch = dir_.write("gpulaunch",
                                       "#!/bin/sh\n"
                                       "echo \"$*\" >> \"$LOG_DIR/$HOST.argv\"\n"
@@ -277,6 +282,12 @@ TEST_F(GroupNotice, ARankThatStaysDownTellsEveryOtherRankAndRecordsTheirAnswers)
   EXPECT_THAT(
       argv_seen("node-a")[0],
       ::testing::EndsWith(" --evidence=SERVICE_RESULT=exit-code EXIT_CODE=exited EXIT_STATUS=78"));
+  // The other rank's gpulaunch runs as root there: with a clean environment.
+  std::ifstream log(dir_.path() / "ssh.log");
+  std::string notice;
+  std::getline(log, notice);
+  EXPECT_THAT(notice, HasSubstr("node-a /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin " +
+                                (dir_.path() / "gpulaunch").string() + " peer-failed "));
   EXPECT_THAT(run.out, HasSubstr("action:   stay down: configuration error, not retried (fix "
                                  "the profile, then `gpulaunch up`); the group: rank 0 (node-a): "
                                  "restart with the group: restart after 1s\n"));

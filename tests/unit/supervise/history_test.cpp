@@ -1,17 +1,47 @@
 #include "supervise/history.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+
 #include <gtest/gtest.h>
 
 #include "../temp_dir.hpp"
+#include "supervise/policy.hpp"
 
 using gl::testing::TempDir;
 
 namespace gl {
 namespace {
 
+namespace fs = std::filesystem;
+
+HistoryPlace place_in(const TempDir& dir) {
+  HistoryPlace place = history_place("p");
+  place.directory = dir.path() / "state";
+  place.runtime_directory = dir.path() / "run";
+  return place;
+}
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+TEST(History, LivesWhereStatePathsSay) {
+  const auto place = history_place("k26-ar");
+  EXPECT_EQ(place.directory, "/var/lib/gpulaunch/k26-ar");
+  EXPECT_EQ(place.directory / place.events_name, "/var/lib/gpulaunch/k26-ar/events.jsonl");
+  EXPECT_EQ(place.directory / place.supervisor_name, "/var/lib/gpulaunch/k26-ar/supervisor.json");
+  EXPECT_EQ(place.runtime_directory / place.marker_name,
+            "/run/gpulaunch/k26-ar/history-unrecorded");
+}
+
 TEST(History, StateRoundTripsAndEventsAppendInOrder) {
   TempDir dir;
-  const History history(dir.path() / "state");
+  const History history(place_in(dir));
   auto fresh = history.state();
   ASSERT_TRUE(fresh);
   EXPECT_EQ(fresh->consecutive_failures, 0);
@@ -33,6 +63,210 @@ TEST(History, StateRoundTripsAndEventsAppendInOrder) {
   ASSERT_EQ(events->size(), 2u);
   EXPECT_EQ(events->at(0).evidence, "line 1");
   EXPECT_EQ(events->at(1).time_usec, 2);
+  // Root's directory: root-owned, 0755.
+  struct stat info {};
+  ASSERT_EQ(::stat((dir.path() / "state").c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 07777, 0755u);
+}
+
+TEST(History, WrongTypedStateIsAnErrorToReadersAndReplacedByRoot) {
+  TempDir dir;
+  const History history(place_in(dir));
+  dir.write("state/supervisor.json", R"({"consecutive_failures": "x", "gpu_level": 1})");
+  auto read = history.state();
+  ASSERT_FALSE(read);
+  EXPECT_NE(read.error().message.find("'consecutive_failures' is not an integer"),
+            std::string::npos)
+      << read.error().message;
+  auto current = history.state_to_update();
+  EXPECT_NE(current.problem.find("replacing it with a fresh history"), std::string::npos)
+      << current.problem;
+  EXPECT_EQ(current.state.consecutive_failures, 0);
+  ASSERT_TRUE(history.save(current.state));
+  ASSERT_TRUE(history.state());
+}
+
+TEST(History, StrictParsingRefusesNegativeNestedAndNonObjectStates) {
+  EXPECT_FALSE(parse_supervisor_state(R"({"gpu_level": -1})"));
+  EXPECT_FALSE(parse_supervisor_state(R"({"host_level": 1.5})"));
+  EXPECT_FALSE(parse_supervisor_state(R"({"last_class": 3})"));
+  EXPECT_FALSE(parse_supervisor_state(R"({"gpu_level": [[1]]})"));
+  EXPECT_FALSE(parse_supervisor_state(std::string(100000, '[')));
+  EXPECT_FALSE(parse_supervisor_state("[]"));
+  EXPECT_FALSE(parse_supervisor_state("garbage"));
+  EXPECT_FALSE(parse_supervisor_state(R"({"consecutive_failures": 18446744073709551615})"));
+  auto ok = parse_supervisor_state(R"({"consecutive_failures": 3, "unknown": "x"})");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->consecutive_failures, 3);
+}
+
+TEST(History, AFifoOrLinkIsNeverOpenedForReadingAndIsReplacedOnAppend) {
+  TempDir dir;
+  const History history(place_in(dir));
+  ASSERT_TRUE(history.save(SupervisorState{}));
+  const fs::path state = dir.path() / "state";
+  ASSERT_EQ(::mkfifo((state / "events.jsonl").c_str(), 0644), 0);
+  fs::remove(state / "supervisor.json");
+  ASSERT_EQ(::mkfifo((state / "supervisor.json").c_str(), 0644), 0);
+  // Neither read hangs on the FIFO.
+  auto read = history.state();
+  ASSERT_FALSE(read);
+  EXPECT_NE(read.error().message.find("FIFO"), std::string::npos) << read.error().message;
+  EXPECT_FALSE(history.events(10));
+  EXPECT_NE(history.state_to_update().problem.find("FIFO"), std::string::npos);
+  ASSERT_TRUE(history.save(SupervisorState{}));
+  EXPECT_TRUE(history.state());
+  auto appended = history.append(SupervisorEvent{1, "crash", "e", "a", 0, 0});
+  ASSERT_TRUE(appended) << appended.error().message;
+  EXPECT_NE(appended->find("replaced it with a new one"), std::string::npos) << *appended;
+  EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(state / "events.jsonl")));
+
+  // A link planted at the name: the target is never written.
+  const fs::path target = dir.write("target", "untouched\n");
+  fs::remove(state / "events.jsonl");
+  fs::create_symlink(target, state / "events.jsonl");
+  appended = history.append(SupervisorEvent{2, "crash", "e", "a", 0, 0});
+  ASSERT_TRUE(appended) << appended.error().message;
+  EXPECT_FALSE(appended->empty());
+  EXPECT_EQ(slurp(target), "untouched\n");
+  auto events = history.events(10);
+  ASSERT_TRUE(events);
+  ASSERT_EQ(events->size(), 1u);
+  EXPECT_EQ(events->front().time_usec, 2);
+}
+
+TEST(History, EventLinesOfTheWrongTypeAreSkippedNotThrown) {
+  TempDir dir;
+  const History history(place_in(dir));
+  dir.write("state/events.jsonl",
+            "{\"time_usec\": \"x\", \"kind\": \"crash\"}\nnot json\n"
+            "{\"time_usec\": 5, \"kind\": \"crash\", \"gpu_level\": 1}\n");
+  auto events = history.events(10);
+  ASSERT_TRUE(events);
+  ASSERT_EQ(events->size(), 1u);
+  EXPECT_EQ(events->front().gpu_level, 1);
+}
+
+HistoryWriter full_disk() {
+  auto enospc = [](int, std::string_view, std::string_view, mode_t,
+                   const std::string& shown) -> Result<void> {
+    return failf("Failed to write '{}': No space left on device", shown);
+  };
+  return {enospc, enospc};
+}
+
+// A full disk: the stop cannot be recorded, so the marker (on a tmpfs) keeps the next start down;
+// without it the next start would see an old, smaller failure count and restart forever.
+TEST(History, AnUnrecordedStopKeepsTheNextStartDown) {
+  TempDir dir;
+  const History full(place_in(dir), full_disk());
+  auto saved = full.save(SupervisorState{});
+  ASSERT_FALSE(saved);
+  ASSERT_TRUE(full.mark_unrecorded(saved.error().message));
+
+  const History reader(place_in(dir));
+  auto marker = reader.unrecorded();
+  ASSERT_TRUE(marker);
+  ASSERT_TRUE(*marker);
+  EXPECT_NE((*marker)->find("No space left on device"), std::string::npos) << **marker;
+  RestartSettings settings;
+  const auto decision = decide_start_without_history(*marker, "", settings);
+  EXPECT_TRUE(decision.stay_down);
+  EXPECT_NE(decision.reason.find("history unrecorded"), std::string::npos) << decision.reason;
+
+  ASSERT_TRUE(reader.clear_unrecorded());
+  marker = reader.unrecorded();
+  ASSERT_TRUE(marker);
+  EXPECT_FALSE(*marker);
+}
+
+TEST(History, RootRefusesADirectoryAnotherUserCanWrite) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root (chown)";
+  TempDir dir;
+  fs::create_directories(dir.path() / "state");
+  ASSERT_EQ(::chown((dir.path() / "state").c_str(), 12345, 12345), 0);
+  const History history(place_in(dir));
+  auto saved = history.save(SupervisorState{});
+  ASSERT_FALSE(saved);
+  EXPECT_NE(saved.error().message.find("is owned by uid 12345"), std::string::npos)
+      << saved.error().message;
+}
+
+// The old layout: the profile's directory was the engine's StateDirectory (owned by the service
+// user) with the history in it.
+class LegacyLayout : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root (a user-owned fixture)";
+    old_ = dir_.path() / "lib/k26";
+    dir_.write("lib/k26/supervisor.json",
+               R"({"consecutive_failures": 2, "gpu_level": 1, "last_class": "cuda-oom"})");
+    dir_.write("lib/k26/events.jsonl",
+               "{\"time_usec\": 1, \"kind\": \"cuda-oom\", \"evidence\": \"e\", \"action\": "
+               "\"a\", \"gpu_level\": 1, \"host_level\": 0}\n");
+    dir_.write("lib/k26/mock-sglang-argv.json", "[]");
+    for (const auto& entry : fs::recursive_directory_iterator(old_))
+      ASSERT_EQ(::lchown(entry.path().c_str(), 12345, 12345), 0);
+    ASSERT_EQ(::chown(old_.c_str(), 12345, 12345), 0);
+  }
+
+  TempDir dir_;
+  fs::path old_;
+};
+
+TEST_F(LegacyLayout, AUserOwnedDirectoryBecomesTheEngineHomeAndItsHistoryRoots) {
+  auto migrated = migrate_legacy_state(dir_.path() / "lib", "k26");
+  ASSERT_TRUE(migrated) << migrated.error().message;
+  ASSERT_TRUE(*migrated);
+  EXPECT_NE((*migrated)->find("owned by uid 12345"), std::string::npos) << **migrated;
+  struct stat info {};
+  ASSERT_EQ(::lstat(old_.c_str(), &info), 0);
+  EXPECT_EQ(info.st_uid, 0u);
+  EXPECT_EQ(info.st_mode & 07777, 0755u);
+  ASSERT_EQ(::lstat((old_ / "engine").c_str(), &info), 0);
+  EXPECT_EQ(info.st_uid, 12345u);  // moved, not copied
+  EXPECT_TRUE(fs::exists(old_ / "engine/mock-sglang-argv.json"));
+  EXPECT_FALSE(fs::exists(old_ / "engine/supervisor.json"));
+
+  HistoryPlace place = history_place("k26");
+  place.directory = old_;
+  place.runtime_directory = dir_.path() / "run";
+  const History history(place);
+  auto state = history.state();
+  ASSERT_TRUE(state);
+  EXPECT_EQ(state->consecutive_failures, 2);
+  EXPECT_EQ(state->gpu_level, 1);
+  auto events = history.events(10);
+  ASSERT_TRUE(events);
+  ASSERT_EQ(events->size(), 1u);
+  EXPECT_EQ(events->front().kind, "cuda-oom");
+  ASSERT_EQ(::lstat((old_ / "supervisor.json").c_str(), &info), 0);
+  EXPECT_EQ(info.st_uid, 0u);
+
+  // Done once: a root-owned directory has nothing to migrate.
+  auto again = migrate_legacy_state(dir_.path() / "lib", "k26");
+  ASSERT_TRUE(again);
+  EXPECT_FALSE(*again);
+}
+
+TEST_F(LegacyLayout, ABadOrLinkedHistoryIsRefusedAndNothingMoves) {
+  dir_.write("lib/k26/supervisor.json", R"({"consecutive_failures": "x"})");
+  auto migrated = migrate_legacy_state(dir_.path() / "lib", "k26");
+  ASSERT_FALSE(migrated);
+  EXPECT_NE(migrated.error().message.find("Refusing to migrate"), std::string::npos)
+      << migrated.error().message;
+  EXPECT_NE(migrated.error().message.find("'consecutive_failures'"), std::string::npos);
+  EXPECT_TRUE(fs::exists(old_ / "mock-sglang-argv.json"));
+
+  fs::remove(old_ / "supervisor.json");
+  fs::create_symlink("/etc/shadow", old_ / "supervisor.json");
+  migrated = migrate_legacy_state(dir_.path() / "lib", "k26");
+  ASSERT_FALSE(migrated);
+  EXPECT_NE(migrated.error().message.find("symbolic link"), std::string::npos)
+      << migrated.error().message;
+  struct stat info {};
+  ASSERT_EQ(::lstat(old_.c_str(), &info), 0);
+  EXPECT_EQ(info.st_uid, 12345u);
 }
 
 }  // namespace

@@ -118,6 +118,77 @@ TEST(Policy, StableForgivesAndStepsUpOneLevel) {
             "forgive 3 failure(s); step up to GPU memory level 1; step up to concurrency level 0");
 }
 
+constexpr int64_t kSecond = 1'000'000;
+
+// An invocation that became ready at 100 s and stopped serving at 800 s.
+InvocationTimes served_700s() {
+  return {50 * kSecond, 100 * kSecond, 800 * kSecond};
+}
+
+TEST(Policy, ServedCountsFromReadyToTheStopNotFromAnEarlierInvocation) {
+  const SupervisorState state;
+  EXPECT_EQ(served_for(served_700s(), state, 900 * kSecond), Seconds{700});
+  // Still serving (no exit after the enter): until now.
+  EXPECT_EQ(served_for({50 * kSecond, 100 * kSecond, 10 * kSecond}, state, 400 * kSecond),
+            Seconds{300});
+  // Never ready in this invocation: the enter timestamp is an earlier invocation's.
+  EXPECT_EQ(served_for({500 * kSecond, 100 * kSecond, 450 * kSecond}, state, 900 * kSecond),
+            Seconds{0});
+  EXPECT_EQ(served_for({}, state, 900 * kSecond), Seconds{0});
+  // A failure recorded while it served (another rank's) restarts the count.
+  SupervisorState failed;
+  failed.last_failure_usec = 600 * kSecond;
+  EXPECT_EQ(served_for(served_700s(), failed, 900 * kSecond), Seconds{200});
+  SupervisorState forgiven;
+  forgiven.last_stable_usec = 799 * kSecond;
+  EXPECT_EQ(served_for(served_700s(), forgiven, 900 * kSecond), Seconds{1});
+}
+
+TEST(Policy, AStopAfterTheStablePeriodForgivesFirst) {
+  RestartSettings restart = settings();
+  restart.stable_after = Seconds{600};
+  SupervisorState state;
+  state.consecutive_failures = 3;
+  state.gpu_level = 2;
+  auto stable = forgive_if_stable(state, Seconds{700}, restart, 900 * kSecond);
+  ASSERT_TRUE(stable);
+  EXPECT_EQ(stable->state.consecutive_failures, 0);
+  EXPECT_EQ(stable->state.gpu_level, 1);
+  EXPECT_EQ(stable->action, "forgive 3 failure(s); step up to GPU memory level 1");
+  // Then the stop itself counts from zero: a crash after a long service is failure 1, not 4.
+  auto stop = after_stop(stable->state, Classification{ExitClass::crash, "boom", {}}, restart,
+                         900 * kSecond, 3, 3);
+  EXPECT_EQ(stop.state.consecutive_failures, 1);
+  EXPECT_FALSE(forgive_if_stable(state, Seconds{599}, restart, 900 * kSecond));
+  EXPECT_FALSE(forgive_if_stable(SupervisorState{}, Seconds{700}, restart, 900 * kSecond));
+  restart.stable_after = Seconds{0};
+  EXPECT_FALSE(forgive_if_stable(state, Seconds{700}, restart, 900 * kSecond));
+}
+
+TEST(Policy, StatusSaysWhenALevelWillBeForgiven) {
+  RestartSettings restart = settings();
+  restart.stable_after = Seconds{600};
+  SupervisorState state;
+  state.gpu_level = 1;
+  EXPECT_EQ(forgiveness_outlook(state, Seconds{240}, true, restart),
+            "forgiven one level at a stop after 6min more serving");
+  EXPECT_EQ(forgiveness_outlook(state, Seconds{660}, true, restart),
+            "served 11min: forgiven one level at the next stop");
+  EXPECT_EQ(forgiveness_outlook(state, Seconds{0}, false, restart),
+            "forgiven one level at a stop after serving 10min");
+  EXPECT_EQ(forgiveness_outlook(SupervisorState{}, Seconds{0}, true, restart), "");
+}
+
+TEST(Policy, AnUnreadableStateBacksOffTheLongestAndAnUnrecordedStopStaysDown) {
+  const auto restart = settings();
+  auto unreadable = decide_start_without_history(std::nullopt, "not JSON", restart);
+  EXPECT_FALSE(unreadable.stay_down);
+  EXPECT_EQ(unreadable.delay, Seconds{300});
+  auto unrecorded = decide_start_without_history(std::string("disk full"), "", restart);
+  EXPECT_TRUE(unrecorded.stay_down);
+  EXPECT_NE(unrecorded.reason.find("disk full"), std::string::npos) << unrecorded.reason;
+}
+
 TEST(StepDown, SglangMemFractionInsertedFromDefaultThenLowered) {
   std::vector<std::string> argv{"python", "-m", "sglang.launch_server", "--port", "30000"};
   auto one = step_down(argv, EngineKind::sglang, 1, 0);
