@@ -10,8 +10,6 @@
 
 #include <fmt/core.h>
 
-#include "caches/fingerprint_facts.hpp"
-#include "caches/prepare.hpp"
 #include "cli/context.hpp"
 #include "cli/supervise.hpp"
 #include "facts/gpu_probe.hpp"
@@ -33,35 +31,6 @@ constexpr std::chrono::seconds kResidueWait{60};
 void say(const std::string& line) {
   fmt::print("gpulaunch: {}\n", line);
   std::fflush(stdout);
-}
-
-// Clears the JIT caches whose contents the node's current facts made stale, logging each removal
-// with what and why, before the engine can load a stale kernel.
-Result<void> prepare_jit_caches(const std::string& snapshot, Notifier& notifier) {
-  if (snapshot.empty() || !std::filesystem::exists(snapshot)) {
-    say(
-        fmt::format("no profile snapshot at '{}': JIT caches not checked (install with "
-                    "`gpulaunch up`)",
-                    snapshot));
-    return {};
-  }
-  notifier.notify("STATUS=checking JIT caches");
-  auto profile = load_profile(DirectorySource({}), snapshot);
-  if (!profile) return std::unexpected(profile.error());
-  const LaunchPlan plan = make_launch_plan(*profile);
-  const Facts facts = probe_node_for(*profile, ShellEnvironment::current());
-  auto report =
-      prepare_caches(plan, fingerprint_inputs(*profile, facts), [](const Removal& removal) {
-        say(fmt::format("removed {} ({} bytes): {}", removal.what, removal.bytes, removal.why));
-      });
-  if (!report) return std::unexpected(report.error());
-  if (!report->change.empty())
-    say(fmt::format("JIT caches were stale: {}", report->change));
-  else
-    say(fmt::format("JIT caches current (fingerprint {})", report->fingerprint));
-  for (const auto& kept : report->kept) say("kept " + kept);
-  for (const auto& held : report->held_locks) say("lock still held, left in place: " + held);
-  return {};
 }
 
 // GPUs this unit may use, as NVML indices from CUDA_VISIBLE_DEVICES (the unit pins it); empty
@@ -217,11 +186,6 @@ void add_run_command(CLI::App& app, CliContext& context) {
       return;
     }
     options.argv = argv;
-    if (auto prepared = prepare_jit_caches(snapshot, *notifier); !prepared) {
-      fmt::print("gpulaunch: {}\n", prepared.error().message);
-      context.exit_code = kExitConfig;
-      return;
-    }
     // Output goes to the journal through stdout; flush per line so lines keep their order.
     std::function<void(std::string_view)> print = [](std::string_view line) {
       fmt::print("{}\n", line);

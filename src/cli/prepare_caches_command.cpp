@@ -1,0 +1,90 @@
+// `gpulaunch prepare-caches --profile=NAME --snapshot=PATH` (hidden): the unit's
+// ExecStartPre=+, run by root before the engine starts as the service user. Root does the cache
+// upkeep so that what it trusts later (the stamp, the record of the directories it created)
+// lives where the engine cannot write, and so that the engine's `run` needs no privilege.
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include <fmt/core.h>
+
+#include "caches/cache_owner.hpp"
+#include "caches/cache_records.hpp"
+#include "caches/fingerprint_facts.hpp"
+#include "caches/prepare.hpp"
+#include "cli/context.hpp"
+#include "plan/launch_plan.hpp"
+#include "profile/validate.hpp"
+#include "rules/node_probe.hpp"
+#include "supervise/exit_status.hpp"
+#include "util/safe_file.hpp"
+#include "util/state_paths.hpp"
+
+namespace gl {
+namespace {
+
+// For the journal: one line each, flushed so they keep their order with stderr's.
+void say(const std::string& line) {
+  fmt::print("gpulaunch: {}\n", line);
+  std::fflush(stdout);
+}
+
+Result<void> prepare(const std::string& name, const std::string& snapshot,
+                     const std::string& state_root) {
+  std::error_code error;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(snapshot, error))) {
+    say(fmt::format(
+        "no profile snapshot at '{}': JIT caches not checked (install with `gpulaunch up`)",
+        snapshot));
+    return {};
+  }
+  // Root acts on what the snapshot says: only a file no other user could have written.
+  if (auto reason = user_writable_reason(snapshot))
+    return failf("Refusing to use the profile snapshot '{}': {}", snapshot, *reason);
+  auto profile = load_profile(DirectorySource({}), snapshot);
+  if (!profile) return std::unexpected(profile.error());
+  if (profile->name != name)
+    return failf("Refusing to use the profile snapshot '{}': it is of profile '{}', not '{}'",
+                 snapshot, profile->name, name);
+  auto owner = cache_owner(*profile);
+  if (!owner) return std::unexpected(owner.error());
+  const LaunchPlan plan = make_launch_plan(*profile);
+  const Facts facts = probe_node_for(*profile, ShellEnvironment::current());
+  auto report = prepare_caches(
+      plan, fingerprint_inputs(*profile, facts),
+      PrepareOptions{cache_records_directory(name, state_root), *owner},
+      [](const Removal& removal) {
+        say(fmt::format("removed {} ({} bytes): {}", removal.what, removal.bytes, removal.why));
+      });
+  if (!report) return std::unexpected(report.error());
+  if (!report->change.empty())
+    say(fmt::format("JIT caches were stale: {}", report->change));
+  else
+    say(fmt::format("JIT caches current (fingerprint {})", report->fingerprint));
+  for (const auto& kept : report->kept) say("kept " + kept);
+  for (const auto& held : report->held_locks) say("lock still held, left in place: " + held);
+  return {};
+}
+
+}  // namespace
+
+void add_prepare_caches_command(CLI::App& app, CliContext& context) {
+  auto* command =
+      app.add_subcommand("prepare-caches",
+                         "Before each start, as root (ExecStartPre=+): bring the JIT caches up to "
+                         "date with the node and create the missing ones for the service user");
+  command->group("");  // units call it; people use `up` and `cache clear`
+  static std::string profile, snapshot;
+  static std::string state_root{state_paths::kStateRoot};
+  command->add_option("--profile", profile, "Profile the caches belong to")->required();
+  command->add_option("--snapshot", snapshot, "The merged profile `up` installed")->required();
+  command->add_option("--state-root", state_root, "Where root keeps its state (tests)");
+  command->callback([&context] {
+    if (auto prepared = prepare(profile, snapshot, state_root); !prepared)
+      // A refusal would refuse the same way at every start: a configuration error.
+      context.exit_code = report(Error{"gpulaunch: " + prepared.error().message}, kExitConfig);
+  });
+}
+
+}  // namespace gl
