@@ -148,6 +148,14 @@ Result<std::optional<CacheRecords>> CacheRecords::open_existing(
   return std::optional<CacheRecords>(CacheRecords(directory, std::move(*fd)));
 }
 
+Result<std::optional<CacheRecords>> CacheRecords::open_as_caller(
+    const std::filesystem::path& directory) {
+  if (::geteuid() != 0) return open_existing(directory);
+  auto records = open(directory);
+  if (!records) return std::unexpected(records.error());
+  return std::optional<CacheRecords>(std::move(*records));
+}
+
 std::string CacheRecords::shown(std::string_view name) const {
   return (path_ / name).string();
 }

@@ -57,6 +57,10 @@ class CacheRecords {
   // For looking only: creates nothing; nullopt when the directory does not exist.
   static Result<std::optional<CacheRecords>> open_existing(const std::filesystem::path& directory);
 
+  // `open` for root; for anyone else `open_existing`: a non-root caller can remove only what it
+  // could remove by hand, and cannot create root's directory.
+  static Result<std::optional<CacheRecords>> open_as_caller(const std::filesystem::path& directory);
+
   const std::filesystem::path& path() const { return path_; }
 
   // Read with read_regular_at: no link, regular files only, bounded. A stamp or record that is

@@ -28,8 +28,9 @@ struct OpenCaches {
 
 // Opens the cache root and every cache's confinement root, refusing before anything changes
 // when a cache directory outside the root exists that gpulaunch did not create. With `create`,
-// the root and missing directories outside it are created for that owner, and those recorded.
-Result<OpenCaches> open_caches(const LaunchPlan& plan, const CacheRecords& records,
+// the root and missing directories outside it are created for that owner, and those recorded
+// in `records` (which `create` needs). No `records`: no directory outside the root is ours.
+Result<OpenCaches> open_caches(const LaunchPlan& plan, const CacheRecords* records,
                                const DirectoryOwner* create) {
   auto targets = cache_targets(plan);
   if (!targets) return std::unexpected(targets.error());
@@ -47,8 +48,13 @@ Result<OpenCaches> open_caches(const LaunchPlan& plan, const CacheRecords& recor
     if (!target.own_root) continue;
     auto own = open_own_root(target);
     if (!own) return std::unexpected(own.error());
+    if (*own && !records)
+      return failf(
+          "Refusing to use cache directory '{}' (caches.paths.{}): there is no record "
+          "that gpulaunch created it, and it is not under the cache root '{}'",
+          target.location.directory, target.location.name, root_path);
     if (*own)
-      if (auto ours = check_created(records, target, **own, root_path); !ours)
+      if (auto ours = check_created(*records, target, **own, root_path); !ours)
         return std::unexpected(ours.error());
     caches.own.back() = std::move(*own);
   }
@@ -60,7 +66,7 @@ Result<OpenCaches> open_caches(const LaunchPlan& plan, const CacheRecords& recor
     if (!made->created)
       return failf("Refusing to use cache directory '{}': it appeared while it was being created",
                    target.location.directory);
-    if (auto recorded = records.record_created({target.location.directory, made->identity});
+    if (auto recorded = records->record_created({target.location.directory, made->identity});
         !recorded)
       return std::unexpected(recorded.error());
     auto own = ConfinedRoot::open(target.location.directory);
@@ -145,7 +151,7 @@ Result<PrepareReport> prepare_caches(const LaunchPlan& plan, const FingerprintIn
   if (!records) return std::unexpected(records.error());
   auto stamp = records->stamp();  // a stamp that is not a plain file refuses before any change
   if (!stamp) return std::unexpected(stamp.error());
-  auto caches = open_caches(plan, *records, &options.owner);
+  auto caches = open_caches(plan, &*records, &options.owner);
   if (!caches) return std::unexpected(caches.error());
   Recorder recorder(on_removal);
   PrepareReport report;
@@ -225,9 +231,9 @@ Result<std::vector<Removal>> clear_caches(const LaunchPlan& plan,
   std::error_code missing_root;
   if (!std::filesystem::exists(std::filesystem::symlink_status(plan.cache_root, missing_root)))
     return std::vector<Removal>{};  // nothing was ever cached; creating the root is the start's
-  auto records = CacheRecords::open(records_directory);
+  auto records = CacheRecords::open_as_caller(records_directory);
   if (!records) return std::unexpected(records.error());
-  auto caches = open_caches(plan, *records, nullptr);
+  auto caches = open_caches(plan, *records ? &**records : nullptr, nullptr);
   if (!caches) return std::unexpected(caches.error());
   Recorder recorder(on_removal);
   if (auto removed = remove_old_stamp(*caches, recorder); !removed)

@@ -56,7 +56,8 @@ Result<PrepareReport> prepare_caches(const LaunchPlan& plan, const FingerprintIn
 
 // Empties the named caches (all when `names` is empty), whatever the fingerprint, refusing as
 // prepare_caches does. The stamp stays: an emptied cache is valid under any fingerprint, and a
-// clear cut short leaves each entry whole or gone. `records` as in PrepareOptions.
+// clear cut short leaves each entry whole or gone. `records` as in PrepareOptions; a non-root
+// caller only reads them (CacheRecords::open_as_caller).
 Result<std::vector<Removal>> clear_caches(const LaunchPlan& plan,
                                           const std::vector<std::string>& names,
                                           const std::filesystem::path& records,
