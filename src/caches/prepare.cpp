@@ -135,9 +135,9 @@ Result<void> remove_old_stamp(const OpenCaches& caches, Recorder& recorder) {
 Result<void> make_missing(const OpenCaches& caches, const DirectoryOwner& owner) {
   for (const auto& target : caches.targets) {
     if (target.own_root) continue;
-    auto usage = caches.root.usage(target.relative);
-    if (!usage) return std::unexpected(usage.error());
-    if (usage->exists) continue;  // a file or link there is the engine's and stays stale
+    auto exists = caches.root.exists(target.relative);
+    if (!exists) return std::unexpected(exists.error());
+    if (*exists) continue;  // a file or link there is the engine's and stays stale
     if (auto made = caches.root.make_directories(target.relative, owner); !made) return made;
   }
   return {};

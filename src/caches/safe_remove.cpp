@@ -549,6 +549,19 @@ Result<UniqueFd> make_directory_at(int parent_fd, const std::string& name,
 
 }  // namespace
 
+Result<bool> ConfinedRoot::exists(std::string_view relative) const {
+  auto parent = open_parent(fd_.get(), relative, *this);
+  if (!parent) {
+    if (nothing_below(parent.error())) return false;
+    return std::unexpected(parent.error());
+  }
+  struct stat info {};
+  if (::fstatat(parent->dir.get(), parent->leaf.c_str(), &info, AT_SYMLINK_NOFOLLOW) == 0)
+    return true;
+  if (errno == ENOENT) return false;
+  return failf("Failed to stat '{}': {}", shown(relative), errno_text(errno));
+}
+
 Result<void> ConfinedRoot::make_directories(std::string_view relative,
                                             const DirectoryOwner& owner) const {
   auto parts = split_relative(relative);

@@ -104,6 +104,9 @@ class ConfinedRoot {
   // Opens a regular file read-only without following a symlink anywhere below the root.
   Result<UniqueFd> open_file(std::string_view relative, FileIdentity* identity = nullptr) const;
 
+  // Whether anything (a link included, not followed) is at `relative`; cheap, unlike usage().
+  Result<bool> exists(std::string_view relative) const;
+
   // Creates the missing directories of `relative` (mode 0755, owned by `owner`), none followed.
   // Something other than a directory on the way is refused.
   Result<void> make_directories(std::string_view relative, const DirectoryOwner& owner) const;
