@@ -30,21 +30,15 @@ struct OpenCaches {
 // when a cache directory outside the root exists that gpulaunch did not create. With `create`,
 // the root and missing directories outside it are created for that owner, and those recorded
 // in `records` (which `create` needs). No `records`: no directory outside the root is ours.
-Result<OpenCaches> open_caches(const LaunchPlan& plan, const CacheRecords* records,
-                               const DirectoryOwner* create) {
+Result<std::optional<OpenCaches>> open_caches(const LaunchPlan& plan, const CacheRecords* records,
+                                              const DirectoryOwner* create) {
   auto targets = cache_targets(plan);
   if (!targets) return std::unexpected(targets.error());
   if (auto allowed = check_clearable(plan.cache_root); !allowed)
     return std::unexpected(allowed.error());
-  if (create)
-    if (auto made = make_cache_directory(plan.cache_root, *create); !made)
-      return std::unexpected(made.error());
-  auto root = ConfinedRoot::open(plan.cache_root);
-  if (!root) return std::unexpected(root.error());
-  const std::string root_path = root->path().string();
-  OpenCaches caches{std::move(*root), std::move(*targets), {}};
-  for (const auto& target : caches.targets) {
-    caches.own.emplace_back();
+  std::vector<std::optional<ConfinedRoot>> own_roots;
+  for (const auto& target : *targets) {
+    own_roots.emplace_back();
     if (!target.own_root) continue;
     auto own = open_own_root(target);
     if (!own) return std::unexpected(own.error());
@@ -52,12 +46,22 @@ Result<OpenCaches> open_caches(const LaunchPlan& plan, const CacheRecords* recor
       return failf(
           "Refusing to use cache directory '{}' (caches.paths.{}): there is no record "
           "that gpulaunch created it, and it is not under the cache root '{}'",
-          target.location.directory, target.location.name, root_path);
+          target.location.directory, target.location.name, plan.cache_root);
     if (*own)
-      if (auto ours = check_created(*records, target, **own, root_path); !ours)
+      if (auto ours = check_created(*records, target, **own, plan.cache_root); !ours)
         return std::unexpected(ours.error());
-    caches.own.back() = std::move(*own);
+    own_roots.back() = std::move(*own);
   }
+  if (create) {
+    if (auto made = make_cache_directory(plan.cache_root, *create); !made)
+      return std::unexpected(made.error());
+  } else if (std::error_code missing;
+             !std::filesystem::exists(std::filesystem::symlink_status(plan.cache_root, missing))) {
+    return std::optional<OpenCaches>{};  // nothing was ever cached; creating it is the start's
+  }
+  auto root = ConfinedRoot::open(plan.cache_root);
+  if (!root) return std::unexpected(root.error());
+  OpenCaches caches{std::move(*root), std::move(*targets), std::move(own_roots)};
   for (size_t i = 0; create && i < caches.targets.size(); ++i) {
     const auto& target = caches.targets[i];
     if (!target.own_root || caches.own[i]) continue;
@@ -76,7 +80,7 @@ Result<OpenCaches> open_caches(const LaunchPlan& plan, const CacheRecords* recor
                    target.location.directory);
     caches.own[i] = std::move(*own);
   }
-  return caches;
+  return std::optional<OpenCaches>(std::move(caches));
 }
 
 class Recorder {
@@ -151,8 +155,10 @@ Result<PrepareReport> prepare_caches(const LaunchPlan& plan, const FingerprintIn
   if (!records) return std::unexpected(records.error());
   auto stamp = records->stamp();  // a stamp that is not a plain file refuses before any change
   if (!stamp) return std::unexpected(stamp.error());
-  auto caches = open_caches(plan, &*records, &options.owner);
-  if (!caches) return std::unexpected(caches.error());
+  auto opened = open_caches(plan, &*records, &options.owner);
+  if (!opened) return std::unexpected(opened.error());
+  if (!*opened) return failf("Failed to open the cache root '{}'", plan.cache_root);
+  const OpenCaches* caches = &**opened;
   Recorder recorder(on_removal);
   PrepareReport report;
   report.fingerprint = fingerprint_hex(fingerprint_hash(inputs));
@@ -228,13 +234,12 @@ Result<std::vector<Removal>> clear_caches(const LaunchPlan& plan,
     if (std::find(known.begin(), known.end(), name) == known.end())
       return failf("Unknown cache '{}'{}; known: {}", name, did_you_mean_suffix(name, known),
                    fmt::format("{}", fmt::join(known, ", ")));
-  std::error_code missing_root;
-  if (!std::filesystem::exists(std::filesystem::symlink_status(plan.cache_root, missing_root)))
-    return std::vector<Removal>{};  // nothing was ever cached; creating the root is the start's
   auto records = CacheRecords::open_as_caller(records_directory);
   if (!records) return std::unexpected(records.error());
-  auto caches = open_caches(plan, *records ? &**records : nullptr, nullptr);
-  if (!caches) return std::unexpected(caches.error());
+  auto opened = open_caches(plan, *records ? &**records : nullptr, nullptr);
+  if (!opened) return std::unexpected(opened.error());
+  if (!*opened) return std::vector<Removal>{};
+  const OpenCaches* caches = &**opened;
   Recorder recorder(on_removal);
   if (auto removed = remove_old_stamp(*caches, recorder); !removed)
     return std::unexpected(removed.error());

@@ -232,6 +232,7 @@ TEST_F(Prepare, AnExistingDirectoryGpulaunchDidNotCreateOutsideTheRootIsRefusedA
                 (base / "root").string() +
                 "'; remove it so gpulaunch creates its own, or point caches.paths.flashinfer "
                 "under the cache root");
+  EXPECT_FALSE(fs::exists(base / "root")) << "refused before anything changed";
   auto removals = clear_caches(plan, {}, records());
   ASSERT_FALSE(removals);
   EXPECT_EQ(removals.error().message, report.error().message);
