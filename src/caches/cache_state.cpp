@@ -2,13 +2,8 @@
 
 #include <system_error>
 
-#include "util/atomic_file.hpp"
-
 namespace gl {
 namespace {
-
-constexpr std::string_view kStampHeader = "# gpulaunch cache fingerprint v1";
-constexpr size_t kMaxStampBytes = 64 * 1024;
 
 std::string normal(const std::string& path) {
   std::string text = std::filesystem::path(path).lexically_normal().string();
@@ -21,69 +16,7 @@ bool is_under(const std::string& path, const std::string& root) {
          (root == "/" || path[root.size()] == '/');
 }
 
-std::string unescape(std::string_view value) {
-  std::string text;
-  for (size_t i = 0; i < value.size(); ++i) {
-    if (value[i] == '\\' && i + 1 < value.size()) {
-      ++i;
-      text += value[i] == 'n' ? '\n' : value[i];
-    } else {
-      text += value[i];
-    }
-  }
-  return text;
-}
-
 }  // namespace
-
-std::string stamp_text(const FingerprintInputs& inputs) {
-  return std::string(kStampHeader) + "\nhash=" + fingerprint_hex(fingerprint_hash(inputs)) + "\n" +
-         canonical_text(fingerprint_fields(inputs));
-}
-
-std::optional<Stamp> parse_stamp(std::string_view text) {
-  Stamp stamp;
-  bool header = false;
-  while (!text.empty()) {
-    auto newline = text.find('\n');
-    std::string_view line = text.substr(0, newline);
-    text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
-    if (!header) {
-      if (line != kStampHeader) return std::nullopt;
-      header = true;
-      continue;
-    }
-    auto equals = line.find('=');
-    if (equals == std::string_view::npos) {
-      if (line.empty()) continue;
-      return std::nullopt;
-    }
-    std::string name(line.substr(0, equals));
-    std::string value = unescape(line.substr(equals + 1));
-    if (name == "hash")
-      stamp.hash = std::move(value);
-    else
-      stamp.fields.push_back({std::move(name), std::move(value)});
-  }
-  if (!header || stamp.hash.empty()) return std::nullopt;
-  return stamp;
-}
-
-Result<std::optional<Stamp>> read_stamp(const std::filesystem::path& cache_root) {
-  const auto path = cache_root / kStampName;
-  std::error_code error;
-  if (!std::filesystem::exists(std::filesystem::symlink_status(path, error)))
-    return std::optional<Stamp>{};
-  if (!std::filesystem::is_regular_file(std::filesystem::symlink_status(path, error)))
-    return std::optional<Stamp>{};  // not ours: the next stamp replaces it
-  auto text = read_file(path, kMaxStampBytes);
-  if (!text) return std::unexpected(text.error());
-  return parse_stamp(*text);
-}
-
-Result<void> write_stamp(const std::filesystem::path& cache_root, const FingerprintInputs& inputs) {
-  return write_file_atomically(cache_root / kStampName, stamp_text(inputs), 0644);
-}
 
 Result<std::vector<CacheTarget>> cache_targets(const LaunchPlan& plan) {
   const std::string root = normal(plan.cache_root);
@@ -111,6 +44,21 @@ Result<std::optional<ConfinedRoot>> open_own_root(const CacheTarget& target) {
   auto root = ConfinedRoot::open(target.location.directory);
   if (!root) return std::unexpected(root.error());
   return std::optional<ConfinedRoot>(std::move(*root));
+}
+
+Result<void> check_created(const CacheRecords& records, const CacheTarget& target,
+                           const ConfinedRoot& root, const std::string& cache_root) {
+  auto identity = root.identity();
+  if (!identity) return std::unexpected(identity.error());
+  auto created = records.was_created(target.location.directory, *identity);
+  if (!created) return std::unexpected(created.error());
+  if (!*created)
+    return failf(
+        "Refusing to use cache directory '{}' (caches.paths.{}): gpulaunch did not create it "
+        "and it is not under the cache root '{}'; remove it so gpulaunch creates its own, or "
+        "point caches.paths.{} under the cache root",
+        target.location.directory, target.location.name, cache_root, target.location.name);
+  return {};
 }
 
 Result<TreeUsage> cache_usage(const ConfinedRoot& root, const CacheTarget& target) {
@@ -142,6 +90,8 @@ std::string_view cache_state_name(CacheState state) {
       return "empty";
     case CacheState::missing:
       return "missing";
+    case CacheState::foreign:
+      return "foreign";
   }
   return "?";
 }
@@ -153,12 +103,15 @@ CacheState classify(const TreeUsage& usage, bool keys_itself, bool stamp_matches
   return keys_itself || stamp_matches ? CacheState::current : CacheState::stale;
 }
 
-Result<CacheReport> inspect_caches(const LaunchPlan& plan, const FingerprintInputs& inputs) {
+Result<CacheReport> inspect_caches(const LaunchPlan& plan, const FingerprintInputs& inputs,
+                                   const std::filesystem::path& records_directory) {
   CacheReport report;
   report.root = normal(plan.cache_root);
   report.fingerprint = fingerprint_hex(fingerprint_hash(inputs));
   auto targets = cache_targets(plan);
   if (!targets) return std::unexpected(targets.error());
+  auto records = CacheRecords::open_existing(records_directory);
+  if (!records) return std::unexpected(records.error());
 
   std::error_code error;
   const bool root_exists =
@@ -168,12 +121,16 @@ Result<CacheReport> inspect_caches(const LaunchPlan& plan, const FingerprintInpu
     auto opened = ConfinedRoot::open(report.root);
     if (!opened) return std::unexpected(opened.error());
     root.emplace(std::move(*opened));
-    auto stamp = read_stamp(report.root);
-    if (!stamp) return std::unexpected(stamp.error());
-    if (*stamp) {
-      report.stamped = (*stamp)->hash;
-      if ((*stamp)->hash != report.fingerprint)
-        report.change = describe_changes((*stamp)->fields, fingerprint_fields(inputs));
+    std::optional<Stamp> stamp;
+    if (*records) {
+      auto read = (*records)->stamp();
+      if (!read) return std::unexpected(read.error());
+      if (*read && (*read)->root == report.root) stamp = std::move(*read);
+    }
+    if (stamp) {
+      report.stamped = stamp->hash;
+      if (stamp->hash != report.fingerprint)
+        report.change = describe_changes(stamp->fields, fingerprint_fields(inputs));
     } else {
       report.change = "no fingerprint stamp";
     }
@@ -190,6 +147,12 @@ Result<CacheReport> inspect_caches(const LaunchPlan& plan, const FingerprintInpu
       auto opened = open_own_root(target);
       if (!opened) return std::unexpected(opened.error());
       own = std::move(*opened);
+      if (own && !(*records && check_created(**records, target, *own, report.root))) {
+        status.usage.exists = true;
+        status.state = CacheState::foreign;  // not measured either: not gpulaunch's to walk
+        report.caches.push_back(std::move(status));
+        continue;
+      }
     }
     const ConfinedRoot* confined =
         target.own_root ? (own ? &*own : nullptr) : (root ? &*root : nullptr);

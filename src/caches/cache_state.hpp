@@ -1,6 +1,7 @@
 #pragma once
-// Where each cache of a launch plan lives relative to its confinement root, the fingerprint
-// stamp that says which toolkit and GPUs the caches were filled for, and the state that follows.
+// Where each cache of a launch plan lives relative to its confinement root, whether gpulaunch may
+// touch it, and its state against the fingerprint stamp (cache_records) the caches were filled
+// under.
 
 #include <cstdint>
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "caches/cache_records.hpp"
 #include "caches/fingerprint.hpp"
 #include "caches/safe_remove.hpp"
 #include "catalog/jit_caches.hpp"
@@ -16,22 +18,6 @@
 #include "util/error.hpp"
 
 namespace gl {
-
-// In the cache root; a leading dot keeps it apart from the cache directories.
-inline constexpr std::string_view kStampName = ".gpulaunch-fingerprint";
-
-struct Stamp {
-  std::string hash;  // fingerprint_hex
-  std::vector<FingerprintField> fields;
-};
-
-std::string stamp_text(const FingerprintInputs& inputs);
-// nullopt for text that is not a stamp: treated like no stamp, so the caches count as stale.
-std::optional<Stamp> parse_stamp(std::string_view text);
-
-// nullopt when there is no stamp or it is unreadable as one.
-Result<std::optional<Stamp>> read_stamp(const std::filesystem::path& cache_root);
-Result<void> write_stamp(const std::filesystem::path& cache_root, const FingerprintInputs& inputs);
 
 // A cache of the plan and where removals of it are confined: the cache root, or, for a
 // directory the profile moved outside the root, that directory itself.
@@ -48,9 +34,15 @@ Result<std::vector<CacheTarget>> cache_targets(const LaunchPlan& plan);
 // The cache's own root, or nullopt when its directory does not exist.
 Result<std::optional<ConfinedRoot>> open_own_root(const CacheTarget& target);
 
+// Whether gpulaunch may use and clear `root`, the own root of `target`: only a directory it
+// created and recorded in `records` (same path, device and inode). The error says why not.
+Result<void> check_created(const CacheRecords& records, const CacheTarget& target,
+                           const ConfinedRoot& root, const std::string& cache_root);
+
 Result<TreeUsage> cache_usage(const ConfinedRoot& root, const CacheTarget& target);
 
-enum class CacheState { current, stale, empty, missing };
+// foreign: a directory outside the cache root that gpulaunch did not create; never touched.
+enum class CacheState { current, stale, empty, missing, foreign };
 std::string_view cache_state_name(CacheState state);
 
 // A cache that keys itself is current whatever the stamp says; one that does not is current
@@ -68,12 +60,14 @@ struct CacheStatus {
 struct CacheReport {
   std::string root;
   std::string fingerprint;             // of the inputs given
-  std::optional<std::string> stamped;  // in the root now
+  std::optional<std::string> stamped;  // for this root in the records now
   std::string change;                  // what differs, when the stamp does not match
   std::vector<CacheStatus> caches;
 };
 
-// Looks only: creates, removes and stamps nothing.
-Result<CacheReport> inspect_caches(const LaunchPlan& plan, const FingerprintInputs& inputs);
+// Looks only: creates, removes and stamps nothing. `records` is the profile's
+// state_paths::cache_stamp_directory (a parameter, so tests use their own).
+Result<CacheReport> inspect_caches(const LaunchPlan& plan, const FingerprintInputs& inputs,
+                                   const std::filesystem::path& records);
 
 }  // namespace gl

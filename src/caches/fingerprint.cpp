@@ -7,19 +7,6 @@
 namespace gl {
 namespace {
 
-std::string escape(const std::string& value) {
-  std::string text;
-  for (char c : value) {
-    if (c == '\\')
-      text += "\\\\";
-    else if (c == '\n')
-      text += "\\n";
-    else
-      text += c;
-  }
-  return text;
-}
-
 std::string join_sorted(std::vector<std::string> values) {
   std::sort(values.begin(), values.end());
   values.erase(std::unique(values.begin(), values.end()), values.end());
@@ -32,6 +19,39 @@ std::string join_sorted(std::vector<std::string> values) {
 }
 
 }  // namespace
+
+std::string escape_value(std::string_view value) {
+  std::string text;
+  for (char c : value) {
+    if (c == '\\')
+      text += "\\\\";
+    else if (c == '\n')
+      text += "\\n";
+    else
+      text += c;
+  }
+  return text;
+}
+
+std::optional<std::string> unescape_value(std::string_view text) {
+  std::string value;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n' || c == '\0') return std::nullopt;
+    if (c != '\\') {
+      value += c;
+      continue;
+    }
+    if (++i == text.size()) return std::nullopt;
+    if (text[i] == '\\')
+      value += '\\';
+    else if (text[i] == 'n')
+      value += '\n';
+    else
+      return std::nullopt;
+  }
+  return value;
+}
 
 std::vector<FingerprintField> fingerprint_fields(const FingerprintInputs& inputs) {
   // Append new facts at the end; renaming one changes every stamp and clears caches once.
@@ -46,13 +66,17 @@ std::vector<FingerprintField> fingerprint_fields(const FingerprintInputs& inputs
 
 std::string canonical_text(const std::vector<FingerprintField>& fields) {
   std::string text;
-  for (const auto& field : fields) text += field.name + "=" + escape(field.value) + "\n";
+  for (const auto& field : fields) text += field.name + "=" + escape_value(field.value) + "\n";
   return text;
 }
 
 std::uint64_t fingerprint_hash(const FingerprintInputs& inputs) {
+  return fingerprint_hash(fingerprint_fields(inputs));
+}
+
+std::uint64_t fingerprint_hash(const std::vector<FingerprintField>& fields) {
   std::uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a 64 offset basis and prime
-  for (unsigned char c : canonical_text(fingerprint_fields(inputs))) {
+  for (unsigned char c : canonical_text(fields)) {
     hash ^= c;
     hash *= 0x100000001b3ULL;
   }

@@ -3,7 +3,9 @@
 // cleared when any of them changes (field-facts sections 1 and 5).
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gl {
@@ -32,11 +34,17 @@ struct FingerprintField {
 // The facts in a fixed order with archs sorted and deduplicated, so equal inputs give equal text.
 std::vector<FingerprintField> fingerprint_fields(const FingerprintInputs& inputs);
 
+// A value on one line: '\\' and newline escaped as "\\\\" and "\\n"; unescape_value undoes it and
+// refuses any other escape, a raw newline or a NUL (nullopt).
+std::string escape_value(std::string_view value);
+std::optional<std::string> unescape_value(std::string_view text);
+
 // "name=value" lines in that order, values escaped so each stays on one line.
 std::string canonical_text(const std::vector<FingerprintField>& fields);
 
 // 64-bit FNV-1a of the canonical text: a change detector, not a security boundary.
 std::uint64_t fingerprint_hash(const FingerprintInputs& inputs);
+std::uint64_t fingerprint_hash(const std::vector<FingerprintField>& fields);
 std::string fingerprint_hex(std::uint64_t hash);
 
 // "toolkit_version 12.8 -> 13.0, driver_version 570.1 -> 580.6": what differs between two.

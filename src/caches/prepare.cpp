@@ -5,10 +5,10 @@
 
 #include <fmt/format.h>
 
+#include "caches/cache_records.hpp"
 #include "caches/cache_state.hpp"
 #include "caches/safe_remove.hpp"
 #include "caches/stale_locks.hpp"
-#include "util/atomic_file.hpp"
 #include "util/did_you_mean.hpp"
 
 namespace gl {
@@ -26,30 +26,61 @@ struct OpenCaches {
   }
 };
 
-Result<OpenCaches> open_caches(const LaunchPlan& plan, bool create_root) {
+// Opens the cache root and every cache's confinement root, refusing before anything changes
+// when a cache directory outside the root exists that gpulaunch did not create. With `create`,
+// the root and missing directories outside it are created for that owner, and those recorded
+// in `records` (which `create` needs). No `records`: no directory outside the root is ours.
+Result<std::optional<OpenCaches>> open_caches(const LaunchPlan& plan, const CacheRecords* records,
+                                              const DirectoryOwner* create) {
   auto targets = cache_targets(plan);
   if (!targets) return std::unexpected(targets.error());
   if (auto allowed = check_clearable(plan.cache_root); !allowed)
     return std::unexpected(allowed.error());
-  if (create_root) {
-    std::error_code error;
-    std::filesystem::create_directories(plan.cache_root, error);
-    if (error)
-      return failf("Failed to create the cache root '{}': {}", plan.cache_root, error.message());
+  std::vector<std::optional<ConfinedRoot>> own_roots;
+  for (const auto& target : *targets) {
+    own_roots.emplace_back();
+    if (!target.own_root) continue;
+    auto own = open_own_root(target);
+    if (!own) return std::unexpected(own.error());
+    if (*own && !records)
+      return failf(
+          "Refusing to use cache directory '{}' (caches.paths.{}): there is no record "
+          "that gpulaunch created it, and it is not under the cache root '{}'",
+          target.location.directory, target.location.name, plan.cache_root);
+    if (*own)
+      if (auto ours = check_created(*records, target, **own, plan.cache_root); !ours)
+        return std::unexpected(ours.error());
+    own_roots.back() = std::move(*own);
+  }
+  if (create) {
+    if (auto made = make_cache_directory(plan.cache_root, *create); !made)
+      return std::unexpected(made.error());
+  } else if (std::error_code missing;
+             !std::filesystem::exists(std::filesystem::symlink_status(plan.cache_root, missing))) {
+    return std::optional<OpenCaches>{};  // nothing was ever cached; creating it is the start's
   }
   auto root = ConfinedRoot::open(plan.cache_root);
   if (!root) return std::unexpected(root.error());
-  OpenCaches caches{std::move(*root), std::move(*targets), {}};
-  for (const auto& target : caches.targets) {
-    if (!target.own_root) {
-      caches.own.emplace_back();
-      continue;
-    }
-    auto own = open_own_root(target);
+  OpenCaches caches{std::move(*root), std::move(*targets), std::move(own_roots)};
+  for (size_t i = 0; create && i < caches.targets.size(); ++i) {
+    const auto& target = caches.targets[i];
+    if (!target.own_root || caches.own[i]) continue;
+    auto made = make_cache_directory(target.location.directory, *create);
+    if (!made) return std::unexpected(made.error());
+    if (!made->created)
+      return failf("Refusing to use cache directory '{}': it appeared while it was being created",
+                   target.location.directory);
+    if (auto recorded = records->record_created({target.location.directory, made->identity});
+        !recorded)
+      return std::unexpected(recorded.error());
+    auto own = ConfinedRoot::open(target.location.directory);
     if (!own) return std::unexpected(own.error());
-    caches.own.push_back(std::move(*own));
+    if (auto same = own->identity(); !same || *same != made->identity)
+      return failf("Refusing to use cache directory '{}': it was replaced while it was created",
+                   target.location.directory);
+    caches.own[i] = std::move(*own);
   }
-  return caches;
+  return std::optional<OpenCaches>(std::move(caches));
 }
 
 class Recorder {
@@ -92,40 +123,67 @@ Result<RemovedTree> clear_one(const OpenCaches& caches, size_t i) {
   return target.own_root ? root->clear_contents("") : root->clear_directory(target.relative);
 }
 
-Result<void> remove_stamp(const ConfinedRoot& root) {
-  auto removed = root.remove(kStampName);
+// A stamp an older gpulaunch kept in the cache root is the engine's file now: never read, and
+// removed confined like any cache content.
+Result<void> remove_old_stamp(const OpenCaches& caches, Recorder& recorder) {
+  auto removed = caches.root.remove(kOldStampName);
   if (!removed) return std::unexpected(removed.error());
-  return root.sync();
+  if (removed->entries > 0)
+    recorder.add({caches.root.shown(kOldStampName),
+                  "fingerprint stamp of an older gpulaunch, not trusted: stamps are root's now",
+                  removed->bytes});
+  return {};
+}
+
+// The caches under the root that do not exist yet, made for the engine's user.
+Result<void> make_missing(const OpenCaches& caches, const DirectoryOwner& owner) {
+  for (const auto& target : caches.targets) {
+    if (target.own_root) continue;
+    auto exists = caches.root.exists(target.relative);
+    if (!exists) return std::unexpected(exists.error());
+    if (*exists) continue;  // a file or link there is the engine's and stays stale
+    if (auto made = caches.root.make_directories(target.relative, owner); !made) return made;
+  }
+  return {};
 }
 
 }  // namespace
 
 Result<PrepareReport> prepare_caches(const LaunchPlan& plan, const FingerprintInputs& inputs,
-                                     const RemovalSink& on_removal) {
-  auto caches = open_caches(plan, true);
-  if (!caches) return std::unexpected(caches.error());
+                                     const PrepareOptions& options, const RemovalSink& on_removal) {
+  auto records = CacheRecords::open(options.records);
+  if (!records) return std::unexpected(records.error());
+  auto stamp = records->stamp();  // a stamp that is not a plain file refuses before any change
+  if (!stamp) return std::unexpected(stamp.error());
+  auto opened = open_caches(plan, &*records, &options.owner);
+  if (!opened) return std::unexpected(opened.error());
+  if (!*opened) return failf("Failed to open the cache root '{}'", plan.cache_root);
+  const OpenCaches* caches = &**opened;
   Recorder recorder(on_removal);
   PrepareReport report;
   report.fingerprint = fingerprint_hex(fingerprint_hash(inputs));
+  if (auto removed = remove_old_stamp(*caches, recorder); !removed)
+    return std::unexpected(removed.error());
   if (auto swept = sweep_trash(*caches, recorder); !swept) return std::unexpected(swept.error());
 
-  auto stamp = read_stamp(caches->root.path());
-  if (!stamp) return std::unexpected(stamp.error());
-  if (*stamp) report.previous = (*stamp)->hash;
+  const std::string root = caches->root.path().string();
+  const bool other_root = *stamp && (*stamp)->root != root;
+  if (*stamp && !other_root) report.previous = (*stamp)->hash;
   const bool matches = report.previous == report.fingerprint;
   if (!matches)
-    report.change = *stamp
-                        ? "fingerprint changed: " +
+    report.change =
+        report.previous ? "fingerprint changed: " +
                               describe_changes((*stamp)->fields, fingerprint_fields(inputs))
-                        : "no fingerprint stamp (first start, or an earlier clear was interrupted)";
+        : other_root ? "the fingerprint stamp is for another cache root '" + (*stamp)->root + "'"
+                     : "no fingerprint stamp (first start, or an earlier clear was interrupted)";
 
   std::vector<size_t> stale;
   std::vector<bool> cleared(caches->targets.size(), false);
   for (size_t i = 0; !matches && i < caches->targets.size(); ++i) {
     const auto& target = caches->targets[i];
-    const ConfinedRoot* root = caches->confined(i);
-    if (!root) continue;
-    auto usage = cache_usage(*root, target);
+    const ConfinedRoot* confined = caches->confined(i);
+    if (!confined) continue;
+    auto usage = cache_usage(*confined, target);
     if (!usage) return std::unexpected(usage.error());
     if (target.location.keys_itself) {
       if (usage->entries > 0)
@@ -136,8 +194,7 @@ Result<PrepareReport> prepare_caches(const LaunchPlan& plan, const FingerprintIn
   }
   if (!stale.empty()) {
     // No stamp while anything is half-cleared: a kill from here on means "stale" next start.
-    if (auto removed = remove_stamp(caches->root); !removed)
-      return std::unexpected(removed.error());
+    if (auto removed = records->remove_stamp(); !removed) return std::unexpected(removed.error());
     for (size_t i : stale) {
       auto removed = clear_one(*caches, i);
       if (!removed) return std::unexpected(removed.error());
@@ -148,18 +205,20 @@ Result<PrepareReport> prepare_caches(const LaunchPlan& plan, const FingerprintIn
     }
   }
   if (!matches)
-    if (auto written = write_stamp(caches->root.path(), inputs); !written)
+    if (auto written = records->write_stamp(make_stamp(root, inputs)); !written)
       return std::unexpected(written.error());
+  if (auto made = make_missing(*caches, options.owner); !made) return std::unexpected(made.error());
 
   for (size_t i = 0; i < caches->targets.size(); ++i) {
     const auto& target = caches->targets[i];
-    const ConfinedRoot* root = caches->confined(i);
-    if (cleared[i] || !root || !target.entry || target.entry->lock_directory.empty()) continue;
-    auto sweep = remove_stale_locks(*root, target.relative, target.entry->lock_directory);
+    const ConfinedRoot* confined = caches->confined(i);
+    if (cleared[i] || !confined || !target.entry || target.entry->lock_directory.empty()) continue;
+    auto sweep = remove_stale_locks(*confined, target.relative, target.entry->lock_directory);
     if (!sweep) return std::unexpected(sweep.error());
     for (const auto& lock : sweep->removed)
-      recorder.add({root->shown(lock), "stale lock of a killed JIT build: no process holds it", 0});
-    for (const auto& lock : sweep->held) report.held_locks.push_back(root->shown(lock));
+      recorder.add(
+          {confined->shown(lock), "stale lock of a killed JIT build: no process holds it", 0});
+    for (const auto& lock : sweep->held) report.held_locks.push_back(confined->shown(lock));
   }
   report.removals = std::move(recorder.removals());
   return report;
@@ -167,6 +226,7 @@ Result<PrepareReport> prepare_caches(const LaunchPlan& plan, const FingerprintIn
 
 Result<std::vector<Removal>> clear_caches(const LaunchPlan& plan,
                                           const std::vector<std::string>& names,
+                                          const std::filesystem::path& records_directory,
                                           const RemovalSink& on_removal) {
   std::vector<std::string> known;
   for (const auto& location : plan.caches) known.push_back(location.name);
@@ -174,24 +234,16 @@ Result<std::vector<Removal>> clear_caches(const LaunchPlan& plan,
     if (std::find(known.begin(), known.end(), name) == known.end())
       return failf("Unknown cache '{}'{}; known: {}", name, did_you_mean_suffix(name, known),
                    fmt::format("{}", fmt::join(known, ", ")));
-  std::error_code missing_root;
-  if (!std::filesystem::exists(std::filesystem::symlink_status(plan.cache_root, missing_root)))
-    return std::vector<Removal>{};  // nothing was ever cached; creating the root is `up`'s job
-  auto caches = open_caches(plan, false);
-  if (!caches) return std::unexpected(caches.error());
+  auto records = CacheRecords::open_as_caller(records_directory);
+  if (!records) return std::unexpected(records.error());
+  auto opened = open_caches(plan, *records ? &**records : nullptr, nullptr);
+  if (!opened) return std::unexpected(opened.error());
+  if (!*opened) return std::vector<Removal>{};
+  const OpenCaches* caches = &**opened;
   Recorder recorder(on_removal);
+  if (auto removed = remove_old_stamp(*caches, recorder); !removed)
+    return std::unexpected(removed.error());
   if (auto swept = sweep_trash(*caches, recorder); !swept) return std::unexpected(swept.error());
-
-  // The stamp goes while caches are half-cleared and comes back unchanged afterwards.
-  const auto stamp_path = caches->root.path() / kStampName;
-  std::optional<std::string> stamp;
-  std::error_code error;
-  if (std::filesystem::is_regular_file(std::filesystem::symlink_status(stamp_path, error))) {
-    auto text = read_file(stamp_path, 64 * 1024);
-    if (!text) return std::unexpected(text.error());
-    stamp = std::move(*text);
-  }
-  if (auto removed = remove_stamp(caches->root); !removed) return std::unexpected(removed.error());
   for (size_t i = 0; i < caches->targets.size(); ++i) {
     const auto& name = caches->targets[i].location.name;
     if (!names.empty() && std::find(names.begin(), names.end(), name) == names.end()) continue;
@@ -200,9 +252,6 @@ Result<std::vector<Removal>> clear_caches(const LaunchPlan& plan,
     if (removed->entries > 0 || removed->bytes > 0)
       recorder.add({caches->targets[i].location.directory, "cleared on demand", removed->bytes});
   }
-  if (stamp)
-    if (auto written = write_file_atomically(stamp_path, *stamp, 0644); !written)
-      return std::unexpected(written.error());
   return std::move(recorder.removals());
 }
 

@@ -13,11 +13,15 @@
 
 #include <fmt/core.h>
 
+#include "catalog/system_directories.hpp"
+
 namespace gl {
 namespace {
 
 // Deeper trees are refused rather than risk running out of descriptors mid-removal.
 constexpr int kMaxDepth = 256;
+
+constexpr std::string_view kNotFollowed = "it is a symbolic link or not a directory; not followed";
 
 std::string errno_text(int error) {
   return std::strerror(error);
@@ -50,8 +54,7 @@ Result<UniqueFd> open_directory_at(int dir_fd, const std::string& name, const st
   if (fd >= 0) return UniqueFd(fd);
   int error = errno;
   if (error == ELOOP || error == ENOTDIR)
-    return failf("Failed to open '{}': it is a symbolic link or not a directory; not followed",
-                 shown);
+    return failf("Failed to open '{}': {}", shown, kNotFollowed);
   return failf("Failed to open '{}': {}", shown, errno_text(error));
 }
 
@@ -211,10 +214,6 @@ std::string own_home() {
   return {};
 }
 
-bool is_at_or_under(const std::string& path, std::string_view prefix) {
-  return path == prefix || path.starts_with(std::string(prefix) + "/");
-}
-
 std::string normal_text(const std::filesystem::path& path) {
   std::string text = path.lexically_normal().string();
   while (text.size() > 1 && text.back() == '/') text.pop_back();
@@ -227,40 +226,10 @@ Result<void> check_clearable(const std::filesystem::path& path) {
   if (!path.is_absolute())
     return failf("Refusing to clear '{}': not an absolute path", path.string());
   const std::string text = normal_text(path);
-  if (text == "/") return failf("Refusing to clear '{}': it is the root directory", path.string());
-  // Whole trees no cache lives in, and directories that hold more than one owner's data.
-  static constexpr std::string_view kSystemTrees[] = {"/bin",  "/boot",  "/dev",   "/etc",
-                                                      "/lib",  "/lib32", "/lib64", "/libx32",
-                                                      "/proc", "/sbin",  "/sys",   "/usr"};
-  static constexpr std::string_view kSystemDirectories[] = {"/home",
-                                                            "/media",
-                                                            "/mnt",
-                                                            "/opt",
-                                                            "/root",
-                                                            "/run",
-                                                            "/run/user",
-                                                            "/srv",
-                                                            "/tmp",
-                                                            "/var",
-                                                            "/var/cache",
-                                                            "/var/lib",
-                                                            "/var/log",
-                                                            "/var/mail",
-                                                            "/var/spool",
-                                                            "/var/tmp",
-                                                            "/var/cache/gpulaunch",
-                                                            "/var/lib/gpulaunch"};
-  for (auto tree : kSystemTrees)
-    if (is_at_or_under(text, tree))
-      return failf("Refusing to clear '{}': it is in the system directory '{}'", path.string(),
-                   tree);
-  for (auto directory : kSystemDirectories)
-    if (text == directory)
-      return failf("Refusing to clear '{}': it is a system directory", path.string());
-  auto parent = std::filesystem::path(text).parent_path().string();
+  if (auto reason = system_directory_reason(text))
+    return failf("Refusing to clear '{}': {}", path.string(), *reason);
   const char* home_variable = std::getenv("HOME");
-  if (parent == "/home" || parent == "/run/user" || text == own_home() ||
-      (home_variable && *home_variable && text == normal_text(home_variable)))
+  if (text == own_home() || (home_variable && *home_variable && text == normal_text(home_variable)))
     return failf("Refusing to clear '{}': it is a home directory", path.string());
   return {};
 }
@@ -334,6 +303,11 @@ Result<Parent> open_parent(int root_fd, std::string_view relative, const Confine
 
 bool missing(const Error& error) {
   return error.message.ends_with(errno_text(ENOENT));
+}
+
+// Missing, or a link or file where a directory was expected: nothing below it to look at.
+bool nothing_below(const Error& error) {
+  return missing(error) || error.message.ends_with(kNotFollowed);
 }
 
 }  // namespace
@@ -453,7 +427,7 @@ Result<std::vector<std::string>> ConfinedRoot::trash_in(std::string_view relativ
   if (!parts) return std::unexpected(parts.error());
   auto dir = open_parts(fd_.get(), *parts, parts->size(), *this);
   if (!dir) {
-    if (missing(dir.error())) return std::vector<std::string>{};
+    if (nothing_below(dir.error())) return std::vector<std::string>{};
     return std::unexpected(dir.error());
   }
   auto names = list_names(dir->get(), shown(relative));
@@ -510,7 +484,7 @@ Result<void> ConfinedRoot::for_each_file(
   if (!parts) return std::unexpected(parts.error());
   auto dir = open_parts(fd_.get(), *parts, parts->size(), *this);
   if (!dir) {
-    if (missing(dir.error())) return {};
+    if (nothing_below(dir.error())) return {};
     return std::unexpected(dir.error());
   }
   struct stat info {};
@@ -537,6 +511,122 @@ Result<UniqueFd> ConfinedRoot::open_file(std::string_view relative, FileIdentity
 
 Result<void> ConfinedRoot::sync() const {
   return sync_directory(fd_.get(), shown(""));
+}
+
+Result<FileIdentity> ConfinedRoot::identity() const {
+  struct stat info {};
+  if (::fstat(fd_.get(), &info) != 0)
+    return failf("Failed to stat '{}': {}", shown(""), errno_text(errno));
+  return FileIdentity{info.st_dev, info.st_ino};
+}
+
+namespace {
+
+// Creates `name` in `parent_fd` unless it is there, and enters it without following a link.
+// What this process created must still be the directory it made (owned by it) when entered;
+// then it goes to `owner` (none: it stays this process's).
+Result<UniqueFd> make_directory_at(int parent_fd, const std::string& name,
+                                   const DirectoryOwner* owner, const std::string& shown,
+                                   bool& created) {
+  constexpr mode_t kMode = 0755;
+  created = ::mkdirat(parent_fd, name.c_str(), kMode) == 0;
+  if (!created && errno != EEXIST)
+    return failf("Failed to create '{}': {}", shown, errno_text(errno));
+  auto dir = open_directory_at(parent_fd, name, shown);
+  if (!dir || !created) return dir;
+  struct stat info {};
+  if (::fstat(dir->get(), &info) != 0)
+    return failf("Failed to stat '{}': {}", shown, errno_text(errno));
+  if (info.st_uid != ::geteuid())
+    return failf("Refusing to use '{}': it was replaced while it was being created", shown);
+  if (::fchmod(dir->get(), kMode) != 0)  // whatever the umask
+    return failf("Failed to set the mode of '{}': {}", shown, errno_text(errno));
+  if (owner && (owner->uid != info.st_uid || owner->gid != info.st_gid) &&
+      ::fchown(dir->get(), owner->uid, owner->gid) != 0)
+    return failf("Failed to set the owner of '{}': {}", shown, errno_text(errno));
+  return dir;
+}
+
+}  // namespace
+
+Result<bool> ConfinedRoot::exists(std::string_view relative) const {
+  auto parent = open_parent(fd_.get(), relative, *this);
+  if (!parent) {
+    if (nothing_below(parent.error())) return false;
+    return std::unexpected(parent.error());
+  }
+  struct stat info {};
+  if (::fstatat(parent->dir.get(), parent->leaf.c_str(), &info, AT_SYMLINK_NOFOLLOW) == 0)
+    return true;
+  if (errno == ENOENT) return false;
+  return failf("Failed to stat '{}': {}", shown(relative), errno_text(errno));
+}
+
+Result<void> ConfinedRoot::make_directories(std::string_view relative,
+                                            const DirectoryOwner& owner) const {
+  auto parts = split_relative(relative);
+  if (!parts) return std::unexpected(parts.error());
+  auto current = open_parts(fd_.get(), *parts, 0, *this);
+  if (!current) return std::unexpected(current.error());
+  std::string reached;
+  for (const auto& part : *parts) {
+    reached = join(reached, part);
+    bool created = false;
+    auto next = make_directory_at(current->get(), part, &owner, shown(reached), created);
+    if (!next) return std::unexpected(next.error());
+    *current = std::move(*next);
+  }
+  return {};
+}
+
+Result<MadeDirectory> make_cache_directory(const std::filesystem::path& path,
+                                           const DirectoryOwner& owner) {
+  if (auto allowed = check_clearable(path); !allowed) return std::unexpected(allowed.error());
+  const std::filesystem::path normal(normal_text(path));
+  struct stat info {};
+  if (::lstat(normal.c_str(), &info) == 0) {
+    auto root = ConfinedRoot::open(normal);  // refuses a link or a file at `path`
+    if (!root) return std::unexpected(root.error());
+    auto identity = root->identity();
+    if (!identity) return std::unexpected(identity.error());
+    return MadeDirectory{*identity, false};
+  }
+  // The missing components, leaf last, below the deepest ancestor that exists.
+  std::vector<std::string> missing{normal.filename().string()};
+  std::filesystem::path existing = normal.parent_path();
+  while (::lstat(existing.c_str(), &info) != 0) {
+    if (errno != ENOENT)
+      return failf("Failed to stat '{}': {}", existing.string(), errno_text(errno));
+    missing.insert(missing.begin(), existing.filename().string());
+    existing = existing.parent_path();
+  }
+  UniqueFd current(::open(existing.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!current) return failf("Failed to open '{}': {}", existing.string(), errno_text(errno));
+  // Links above were followed: where the new directory will really be must pass the same check.
+  std::error_code error;
+  auto resolved =
+      std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(current.get()), error);
+  if (!error) {
+    for (const auto& part : missing) resolved /= part;
+    if (auto allowed = check_clearable(resolved); !allowed)
+      return failf("{} (resolved from '{}')", allowed.error().message, normal.string());
+  }
+  std::filesystem::path reached = existing;
+  for (size_t i = 0; i < missing.size(); ++i) {
+    reached /= missing[i];
+    const bool leaf = i + 1 == missing.size();
+    bool created = false;
+    auto next = make_directory_at(current.get(), missing[i], leaf ? &owner : nullptr,
+                                  reached.string(), created);
+    if (!next) return std::unexpected(next.error());
+    current = std::move(*next);
+    if (leaf && !created)
+      return failf("Refusing to use '{}': it appeared while it was being created",
+                   reached.string());
+  }
+  if (::fstat(current.get(), &info) != 0)
+    return failf("Failed to stat '{}': {}", normal.string(), errno_text(errno));
+  return MadeDirectory{{info.st_dev, info.st_ino}, true};
 }
 
 }  // namespace gl

@@ -13,12 +13,12 @@
 #include <vector>
 
 #include "util/error.hpp"
-#include "util/safe_file.hpp"  // UniqueFd
+#include "util/safe_file.hpp"
 
 namespace gl {
 
-// Refuses "/", home directories (/home/*, /root, the user's own), system directories and
-// anything under /usr, /etc, /proc, ...; `path` must be absolute.
+// Refuses what system_directory_reason names (/, homes, /usr, /etc, /var/lib, ...) and the
+// caller's own home; `path` must be absolute.
 Result<void> check_clearable(const std::filesystem::path& path);
 
 inline constexpr std::string_view kTrashPrefix = ".trash-";
@@ -38,7 +38,28 @@ struct RemovedTree {
 struct FileIdentity {
   dev_t device = 0;
   ino_t inode = 0;
+  bool operator==(const FileIdentity&) const = default;
 };
+
+// Who a directory gpulaunch creates for the engine belongs to.
+struct DirectoryOwner {
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+
+struct MadeDirectory {
+  FileIdentity identity;
+  bool created = false;  // false: it was there already, and was left as it was
+};
+
+// Creates the directory `path` (absolute) when it is missing, mode 0755, owned by `owner`; its
+// missing parents are created root's (0755). The deepest existing ancestor is opened as the
+// administrator laid it out (links followed, as ConfinedRoot::open does), everything below it
+// is created and entered with no link followed, and the new directory is checked to be the one
+// this process made before it is handed to `owner`. `path` and the directory it resolves to
+// must pass check_clearable.
+Result<MadeDirectory> make_cache_directory(const std::filesystem::path& path,
+                                           const DirectoryOwner& owner);
 
 class ConfinedRoot {
  public:
@@ -47,6 +68,8 @@ class ConfinedRoot {
   static Result<ConfinedRoot> open(const std::filesystem::path& root);
 
   const std::filesystem::path& path() const { return path_; }
+  // The device and inode of the directory that was opened.
+  Result<FileIdentity> identity() const;
   std::string shown(std::string_view relative) const;  // for messages: root/relative
 
   // `relative` is below the root: no "..", ".", empty components or leading '/'; "" is the root.
@@ -61,7 +84,8 @@ class ConfinedRoot {
   // directory inside it, then deleted. Used when a cache directory is its own root.
   Result<RemovedTree> clear_contents(std::string_view relative) const;
 
-  // `.trash-*` entries directly in `relative`: leftovers of an interrupted clear.
+  // `.trash-*` entries directly in `relative`: leftovers of an interrupted clear. None when
+  // `relative` is missing, a link or a file.
   Result<std::vector<std::string>> trash_in(std::string_view relative) const;
 
   // Deletes the file, symlink or tree at `relative`, confined as above. Missing is not an error.
@@ -72,12 +96,20 @@ class ConfinedRoot {
   Result<bool> remove_file_if_same(std::string_view relative, const FileIdentity& expected) const;
 
   // Calls `visit` with the relative path of every regular file below `relative`, in no set
-  // order; symlinks, other mounts and `.trash-*` are skipped.
+  // order; symlinks, other mounts and `.trash-*` are skipped, and so is a `relative` that is
+  // missing, a link or a file.
   Result<void> for_each_file(std::string_view relative,
                              const std::function<void(const std::string&)>& visit) const;
 
   // Opens a regular file read-only without following a symlink anywhere below the root.
   Result<UniqueFd> open_file(std::string_view relative, FileIdentity* identity = nullptr) const;
+
+  // Whether anything (a link included, not followed) is at `relative`; cheap, unlike usage().
+  Result<bool> exists(std::string_view relative) const;
+
+  // Creates the missing directories of `relative` (mode 0755, owned by `owner`), none followed.
+  // Something other than a directory on the way is refused.
+  Result<void> make_directories(std::string_view relative, const DirectoryOwner& owner) const;
 
   // Makes the renames and unlinks done so far in the root durable.
   Result<void> sync() const;

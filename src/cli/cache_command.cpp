@@ -1,5 +1,6 @@
 #include <fmt/core.h>
 
+#include "caches/cache_records.hpp"
 #include "caches/cache_state.hpp"
 #include "caches/fingerprint_facts.hpp"
 #include "caches/prepare.hpp"
@@ -7,6 +8,7 @@
 #include "plan/launch_plan.hpp"
 #include "profile/validate.hpp"
 #include "rules/node_probe.hpp"
+#include "util/state_paths.hpp"
 
 namespace gl {
 namespace {
@@ -30,12 +32,16 @@ Result<LaunchPlan> plan_for(const CliContext& context, const std::string& name, 
   return plan;
 }
 
+// Where root's state is kept: state_paths' place, or a test's (hidden --state-root).
+std::string state_root{state_paths::kStateRoot};
+
 int list_caches(const CliContext& context, const std::string& name) {
   Profile profile;
   auto plan = plan_for(context, name, &profile);
   if (!plan) return report(plan.error());
   auto state = inspect_caches(
-      *plan, fingerprint_inputs(profile, probe_node_for(profile, ShellEnvironment::current())));
+      *plan, fingerprint_inputs(profile, probe_node_for(profile, ShellEnvironment::current())),
+      cache_records_directory(profile.name, state_root));
   if (!state) return report(state.error());
   fmt::print("cache root  {}\n", state->root);
   fmt::print("fingerprint {}", state->fingerprint);
@@ -53,9 +59,17 @@ int list_caches(const CliContext& context, const std::string& name) {
   fmt::print("{:<{}}  {:<{}}  {:>10}  {:<7}  {}\n", "NAME", name_width, "PATH", path_width, "SIZE",
              "STATE", "KEYS ITSELF");
   for (const auto& cache : state->caches)
-    fmt::print("{:<{}}  {:<{}}  {:>10}  {:<7}  {}\n", cache.name, name_width, cache.path,
-               path_width, cache.usage.exists ? human_size(cache.usage.bytes) : "-",
-               cache_state_name(cache.state), cache.keys_itself ? "yes" : "no");
+    fmt::print(
+        "{:<{}}  {:<{}}  {:>10}  {:<7}  {}\n", cache.name, name_width, cache.path, path_width,
+        cache.usage.exists && cache.state != CacheState::foreign ? human_size(cache.usage.bytes)
+                                                                 : "-",
+        cache_state_name(cache.state), cache.keys_itself ? "yes" : "no");
+  for (const auto& cache : state->caches)
+    if (cache.state == CacheState::foreign)
+      fmt::print(
+          "{}: '{}' was not created by gpulaunch and is outside the cache root: starts and "
+          "clears refuse it\n",
+          cache.name, cache.path);
   return 0;
 }
 
@@ -65,7 +79,8 @@ int clear(const CliContext& context, const std::string& name,
   auto plan = plan_for(context, name, &profile);
   if (!plan) return report(plan.error());
   size_t count = 0;
-  auto removals = clear_caches(*plan, names, [&](const Removal& removal) {
+  auto records = cache_records_directory(profile.name, state_root);
+  auto removals = clear_caches(*plan, names, records, [&](const Removal& removal) {
     ++count;
     fmt::print("removed {} ({}): {}\n", removal.what, human_size(removal.bytes), removal.why);
   });
@@ -82,6 +97,7 @@ void add_cache_command(CLI::App& app, CliContext& context) {
   static std::string name;
   command->add_option("profile", name, "Profile name or path to a .toml file")
       ->check(profile_argument_check());
+  command->add_option("--state-root", state_root, "Where root keeps its state (tests)")->group("");
   auto* clear_command = command->add_subcommand("clear", "Empty a profile's JIT caches now");
   static std::string clear_name;
   static std::vector<std::string> cache_names;
@@ -89,6 +105,8 @@ void add_cache_command(CLI::App& app, CliContext& context) {
       ->required()
       ->check(profile_argument_check());
   clear_command->add_option("names", cache_names, "Caches to clear (default: all)");
+  clear_command->add_option("--state-root", state_root, "Where root keeps its state (tests)")
+      ->group("");
   clear_command->callback(
       [&context] { context.exit_code = clear(context, clear_name, cache_names); });
   command->callback([&context, clear_command] {

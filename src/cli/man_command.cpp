@@ -119,13 +119,17 @@ std::string command_page(const CLI::App& app, std::string_view date) {
       usage += option->get_required() ? " " + name : " [" + name + "]";
     }
     bool has_options = false;
+    // Options in no group are hidden (tests' --state-root), as in --help.
+    auto shown = [](const CLI::Option* option) {
+      return !option->get_group().empty() &&
+             option->get_lnames() != std::vector<std::string>{"help"};
+    };
     for (const CLI::Option* option : sub->get_options())
-      has_options = has_options || (option->nonpositional() &&
-                                    option->get_lnames() != std::vector<std::string>{"help"});
+      has_options = has_options || (option->nonpositional() && shown(option));
     if (has_options) usage += " [\\fIoptions\\fR]";
     page += ".TP\n" + usage + "\n" + roff(sub->get_description()) + "\n";
     for (const CLI::Option* option : sub->get_options()) {
-      if (option->get_lnames() == std::vector<std::string>{"help"}) continue;
+      if (!shown(option)) continue;
       std::string label = option->nonpositional()
                               ? option_synopsis(*option)
                               : "\\fI" + literal(option->get_name(true)) + "\\fR";

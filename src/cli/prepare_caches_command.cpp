@@ -1,12 +1,16 @@
-// Hidden `prepare-caches` (ExecStartPre=+, as root, clean environment): clears the JIT caches the
-// node's current facts made stale before the engine can load a stale kernel. What `run` did
-// before it ran as the service user.
+// `gpulaunch prepare-caches --profile=NAME --snapshot=PATH` (hidden): the unit's
+// ExecStartPre=+, run by root before the engine starts as the service user. Root does the cache
+// upkeep so that what it trusts later (the stamp, the record of the directories it created)
+// lives where the engine cannot write, and so that the engine's `run` needs no privilege.
 
 #include <cstdio>
 #include <filesystem>
+#include <string>
 
 #include <fmt/core.h>
 
+#include "caches/cache_owner.hpp"
+#include "caches/cache_records.hpp"
 #include "caches/fingerprint_facts.hpp"
 #include "caches/prepare.hpp"
 #include "cli/context.hpp"
@@ -14,29 +18,43 @@
 #include "profile/validate.hpp"
 #include "rules/node_probe.hpp"
 #include "supervise/exit_status.hpp"
+#include "util/safe_file.hpp"
+#include "util/state_paths.hpp"
 
 namespace gl {
 namespace {
 
+// For the journal: one line each, flushed so they keep their order with stderr's.
 void say(const std::string& line) {
   fmt::print("gpulaunch: {}\n", line);
   std::fflush(stdout);
 }
 
-Result<void> prepare_jit_caches(const std::string& snapshot) {
-  if (snapshot.empty() || !std::filesystem::exists(snapshot)) {
+Result<void> prepare(const std::string& name, const std::string& snapshot,
+                     const std::string& state_root) {
+  std::error_code error;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(snapshot, error))) {
     say(fmt::format(
         "no profile snapshot at '{}': JIT caches not checked (install with `gpulaunch up`)",
         snapshot));
     return {};
   }
+  // Root acts on what the snapshot says: only a file no other user could have written.
+  if (auto reason = user_writable_reason(snapshot))
+    return failf("Refusing to use the profile snapshot '{}': {}", snapshot, *reason);
   auto profile = load_profile(DirectorySource({}), snapshot);
   if (!profile) return std::unexpected(profile.error());
+  if (profile->name != name)
+    return failf("Refusing to use the profile snapshot '{}': it is of profile '{}', not '{}'",
+                 snapshot, profile->name, name);
+  auto owner = cache_owner(*profile);
+  if (!owner) return std::unexpected(owner.error());
   const LaunchPlan plan = make_launch_plan(*profile);
-  // The toolkit the engine finds is the one its pinned environment names, not this one's.
-  const Facts facts = probe_node_for(*profile, ShellEnvironment{plan.environment});
-  auto report =
-      prepare_caches(plan, fingerprint_inputs(*profile, facts), [](const Removal& removal) {
+  const Facts facts = probe_node_for(*profile, ShellEnvironment::current());
+  auto report = prepare_caches(
+      plan, fingerprint_inputs(*profile, facts),
+      PrepareOptions{cache_records_directory(name, state_root), *owner},
+      [](const Removal& removal) {
         say(fmt::format("removed {} ({} bytes): {}", removal.what, removal.bytes, removal.why));
       });
   if (!report) return std::unexpected(report.error());
@@ -53,16 +71,19 @@ Result<void> prepare_jit_caches(const std::string& snapshot) {
 
 void add_prepare_caches_command(CLI::App& app, CliContext& context) {
   auto* command =
-      app.add_subcommand("prepare-caches", "ExecStartPre=: clear JIT caches made stale");
-  command->group("");  // units call it
+      app.add_subcommand("prepare-caches",
+                         "Before each start, as root (ExecStartPre=+): bring the JIT caches up to "
+                         "date with the node and create the missing ones for the service user");
+  command->group("");  // units call it; people use `up` and `cache clear`
   static std::string profile, snapshot;
-  command->add_option("--profile", profile, "Profile name")->required();
-  command->add_option("--snapshot", snapshot, "The merged profile `up` wrote");
+  static std::string state_root{state_paths::kStateRoot};
+  command->add_option("--profile", profile, "Profile the caches belong to")->required();
+  command->add_option("--snapshot", snapshot, "The merged profile `up` installed")->required();
+  command->add_option("--state-root", state_root, "Where root keeps its state (tests)");
   command->callback([&context] {
-    if (auto prepared = prepare_jit_caches(snapshot); !prepared) {
-      fmt::print("gpulaunch: {}\n", prepared.error().message);
-      context.exit_code = kExitConfig;
-    }
+    if (auto prepared = prepare(profile, snapshot, state_root); !prepared)
+      // A refusal would refuse the same way at every start: a configuration error.
+      context.exit_code = report(Error{"gpulaunch: " + prepared.error().message}, kExitConfig);
   });
 }
 

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "catalog/jit_caches.hpp"
+#include "catalog/system_directories.hpp"
 #include "profile/schema.hpp"
 #include "profile/toml_parse.hpp"
 #include "util/did_you_mean.hpp"
@@ -561,11 +562,18 @@ class Validator {
   }
 
   Result<void> read_caches(Profile& profile) {
+    // As the system_directories table spells paths: lexically normal, no trailing '/'.
+    auto normal_directory = [](const std::string& path) {
+      std::string text = std::filesystem::path(path).lexically_normal().string();
+      while (text.size() > 1 && text.back() == '/') text.pop_back();
+      return text;
+    };
     auto root = path_at("caches.root");
     if (!root) return std::unexpected(root.error());
     profile.caches.root = root->value_or(state_paths::default_cache_root(profile.name).string());
-    if (profile.caches.root == "/")
-      return fail_at(where("caches.root"), "'caches.root' must not be '/'");
+    if (*root)
+      if (auto reason = system_directory_reason(normal_directory(**root)))
+        return fail_at(where("caches.root"), "'caches.root' must not be '{}': {}", **root, *reason);
     if (const toml::node* node = node_at("caches.paths")) {
       std::vector<std::string> names;
       for (const auto& cache : jit_caches()) names.emplace_back(cache.name);
@@ -578,6 +586,10 @@ class Validator {
         if (!value.is_string() || !is_absolute_path(*directory) ||
             has_control_or_nul(*directory, false))
           return fail_at(location_of(value, fallback_), "'{}' must be an absolute path", path);
+        // A clear empties the directory: none that holds the system's or another owner's data.
+        if (auto reason = system_directory_reason(normal_directory(*directory)))
+          return fail_at(location_of(value, fallback_), "'{}' must not be '{}': {}", path,
+                         *directory, *reason);
         profile.caches.overrides[std::string(key.str())] = *directory;
       }
     }

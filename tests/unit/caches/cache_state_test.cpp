@@ -7,22 +7,7 @@ namespace gl {
 namespace {
 
 namespace fs = std::filesystem;
-using CacheStateTest = test::TempTree;
-
-TEST(Stamp, RoundTripsAndRejectsForeignText) {
-  FingerprintInputs inputs;
-  inputs.toolkit_path = "/usr/local/cuda-13.0";
-  inputs.toolkit_version = "13.0.48";
-  inputs.gpu_archs = {"12.0"};
-  auto stamp = parse_stamp(stamp_text(inputs));
-  ASSERT_TRUE(stamp);
-  EXPECT_EQ(stamp->hash, fingerprint_hex(fingerprint_hash(inputs)));
-  EXPECT_EQ(stamp->fields.size(), fingerprint_fields(inputs).size());
-  EXPECT_EQ(stamp->fields[0].value, "/usr/local/cuda-13.0");
-  EXPECT_FALSE(parse_stamp(""));
-  EXPECT_FALSE(parse_stamp("hash=1234\n"));
-  EXPECT_FALSE(parse_stamp("# gpulaunch cache fingerprint v1\ntoolkit_path=/x\n"));
-}
+using CacheStateTest = test::RootTree;
 
 TEST_F(CacheStateTest, InspectReportsMissingEmptyCurrentAndStale) {
   const auto plan = plan_under(base / "root");
@@ -30,12 +15,13 @@ TEST_F(CacheStateTest, InspectReportsMissingEmptyCurrentAndStale) {
   old_inputs.toolkit_version = "12.8";
   FingerprintInputs new_inputs;
   new_inputs.toolkit_version = "13.0";
-  ASSERT_TRUE(prepare_caches(plan, old_inputs));
+  ASSERT_TRUE(prepare_caches(plan, old_inputs, options()));
   write(base / "root/flashinfer/a.so", "12345");
   write(base / "root/triton/b.json", "12");
   fs::create_directories(base / "root/tvm-ffi");
+  fs::remove(base / "root/sglang");  // made by the start; gone since
 
-  auto report = inspect_caches(plan, new_inputs);
+  auto report = inspect_caches(plan, new_inputs, records());
   ASSERT_TRUE(report) << report.error().message;
   EXPECT_EQ(report->change, "toolkit_version 12.8 -> 13.0");
   auto state_of = [&](std::string_view name) {
@@ -49,16 +35,17 @@ TEST_F(CacheStateTest, InspectReportsMissingEmptyCurrentAndStale) {
   EXPECT_EQ(state_of("sglang"), CacheState::missing);
   EXPECT_EQ(report->caches[0].usage.bytes, 5u);
 
-  auto same = inspect_caches(plan, old_inputs);
+  auto same = inspect_caches(plan, old_inputs, records());
   ASSERT_TRUE(same);
   EXPECT_EQ(same->caches[0].state, CacheState::current);
   EXPECT_TRUE(fs::exists(base / "root/flashinfer/a.so"));  // inspecting removes nothing
 }
 
 TEST_F(CacheStateTest, InspectingAMissingRootCreatesNothing) {
-  auto report = inspect_caches(plan_under(base / "root"), {});
+  auto report = inspect_caches(plan_under(base / "root"), {}, records());
   ASSERT_TRUE(report);
   EXPECT_FALSE(fs::exists(base / "root"));
+  EXPECT_FALSE(fs::exists(records()));
   for (const auto& cache : report->caches) EXPECT_EQ(cache.state, CacheState::missing);
 }
 

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "caches/cache_state.hpp"
@@ -11,7 +12,7 @@ namespace gl {
 namespace {
 
 namespace fs = std::filesystem;
-using Prepare = test::TempTree;
+using Prepare = test::RootTree;
 
 FingerprintInputs toolkit(const std::string& version) {
   FingerprintInputs inputs;
@@ -42,10 +43,10 @@ std::vector<std::string> names_with_content(const LaunchPlan& plan) {
 
 TEST_F(Prepare, AChangedToolkitClearsExactlyTheCachesThatDoNotKeyThemselves) {
   const auto plan = plan_under(base / "root");
-  ASSERT_TRUE(prepare_caches(plan, toolkit("12.8.93")));
+  ASSERT_TRUE(prepare_caches(plan, toolkit("12.8.93"), options()));
   fill_every_cache(plan);
 
-  auto report = prepare_caches(plan, toolkit("13.0.48"));
+  auto report = prepare_caches(plan, toolkit("13.0.48"), options());
   ASSERT_TRUE(report) << report.error().message;
 
   EXPECT_EQ(names_with_content(plan),
@@ -60,16 +61,16 @@ TEST_F(Prepare, AChangedToolkitClearsExactlyTheCachesThatDoNotKeyThemselves) {
             (std::vector<std::string>{"flashinfer", "tvm-ffi", "torch_extensions", "sglang"}));
   for (const char* name : {"flashinfer", "tvm-ffi", "torch_extensions", "sglang"})
     EXPECT_TRUE(fs::is_directory(base / "root" / name)) << "emptied, not deleted: " << name;
-  auto stamp = read_stamp(base / "root");
-  ASSERT_TRUE(stamp && *stamp);
-  EXPECT_EQ((*stamp)->hash, fingerprint_hex(fingerprint_hash(toolkit("13.0.48"))));
+  auto stamp = this->stamp();
+  ASSERT_TRUE(stamp);
+  EXPECT_EQ(stamp->hash, fingerprint_hex(fingerprint_hash(toolkit("13.0.48"))));
 }
 
 TEST_F(Prepare, AnUnchangedFingerprintClearsNothing) {
   const auto plan = plan_under(base / "root");
-  ASSERT_TRUE(prepare_caches(plan, toolkit("13.0.48")));
+  ASSERT_TRUE(prepare_caches(plan, toolkit("13.0.48"), options()));
   fill_every_cache(plan);
-  auto report = prepare_caches(plan, toolkit("13.0.48"));
+  auto report = prepare_caches(plan, toolkit("13.0.48"), options());
   ASSERT_TRUE(report);
   EXPECT_TRUE(report->removals.empty());
   EXPECT_EQ(report->change, "");
@@ -78,10 +79,10 @@ TEST_F(Prepare, AnUnchangedFingerprintClearsNothing) {
 
 TEST_F(Prepare, AWarmRestartAfterAChangeDoesNotClearAgain) {
   const auto plan = plan_under(base / "root");
-  ASSERT_TRUE(prepare_caches(plan, toolkit("12.8.93")));
-  ASSERT_TRUE(prepare_caches(plan, toolkit("13.0.48")));
+  ASSERT_TRUE(prepare_caches(plan, toolkit("12.8.93"), options()));
+  ASSERT_TRUE(prepare_caches(plan, toolkit("13.0.48"), options()));
   fill_every_cache(plan);  // the engine compiles once under the new toolkit
-  auto report = prepare_caches(plan, toolkit("13.0.48"));
+  auto report = prepare_caches(plan, toolkit("13.0.48"), options());
   ASSERT_TRUE(report);
   EXPECT_TRUE(report->removals.empty());
 }
@@ -89,7 +90,7 @@ TEST_F(Prepare, AWarmRestartAfterAChangeDoesNotClearAgain) {
 TEST_F(Prepare, CachesFilledBeforeAnyStampAreTreatedAsStale) {
   const auto plan = plan_under(base / "root");
   fill_every_cache(plan);  // e.g. copied from another node, or left by an older gpulaunch
-  auto report = prepare_caches(plan, toolkit("13.0.48"));
+  auto report = prepare_caches(plan, toolkit("13.0.48"), options());
   ASSERT_TRUE(report);
   EXPECT_EQ(report->removals.size(), 4u);
   EXPECT_NE(report->change.find("no fingerprint stamp"), std::string::npos);
@@ -97,41 +98,41 @@ TEST_F(Prepare, CachesFilledBeforeAnyStampAreTreatedAsStale) {
 
 TEST_F(Prepare, AKillMidClearLeavesNoStampAndTheNextStartFinishesCleaning) {
   const auto plan = plan_under(base / "root");
-  ASSERT_TRUE(prepare_caches(plan, toolkit("13.0.48")));
+  ASSERT_TRUE(prepare_caches(plan, toolkit("13.0.48"), options()));
   fill_every_cache(plan);
   // What a kill between "stamp removed" and "new stamp written" leaves: no stamp, one cache
   // already moved into the trash and half deleted, another not reached yet.
-  fs::remove(base / "root" / kStampName);
+  fs::remove(records() / "fingerprint");
   write(base / "root/.trash-flashinfer-0123456789ab/flashinfer/half-deleted.so");
   fs::remove(base / "root/flashinfer/kernel.so");
 
-  auto state = inspect_caches(plan, toolkit("13.0.48"));
+  auto state = inspect_caches(plan, toolkit("13.0.48"), records());
   ASSERT_TRUE(state);
   for (const auto& cache : state->caches)
     if (cache.name == "tvm-ffi") {
       EXPECT_EQ(cache.state, CacheState::stale);
     }
 
-  auto report = prepare_caches(plan, toolkit("13.0.48"));  // same fingerprint as before the kill
+  auto report =
+      prepare_caches(plan, toolkit("13.0.48"), options());  // same fingerprint as before the kill
   ASSERT_TRUE(report) << report.error().message;
   EXPECT_FALSE(fs::exists(base / "root/.trash-flashinfer-0123456789ab"));
   ASSERT_FALSE(report->removals.empty());
   EXPECT_EQ(report->removals[0].why, "left by an interrupted clear");
   EXPECT_EQ(names_with_content(plan),
             (std::vector<std::string>{"triton", "inductor", "deep-gemm", "vllm", "cuda-compute"}));
-  auto stamp = read_stamp(base / "root");
-  ASSERT_TRUE(stamp && *stamp);
+  EXPECT_TRUE(stamp());
 }
 
 TEST_F(Prepare, ASymlinkInsideACachePointingOutsideLeavesTheOutsideFileIntact) {
   const auto plan = plan_under(base / "root");
-  ASSERT_TRUE(prepare_caches(plan, toolkit("12.8.93")));
+  ASSERT_TRUE(prepare_caches(plan, toolkit("12.8.93"), options()));
   write(base / "outside/precious", "keep me");
   write(base / "outside/dir/also", "keep me too");
   fs::create_directories(base / "root/flashinfer/deep");
   fs::create_symlink(base / "outside/precious", base / "root/flashinfer/link");
   fs::create_directory_symlink(base / "outside/dir", base / "root/flashinfer/deep/dirlink");
-  auto report = prepare_caches(plan, toolkit("13.0.48"));
+  auto report = prepare_caches(plan, toolkit("13.0.48"), options());
   ASSERT_TRUE(report) << report.error().message;
   EXPECT_EQ(report->removals.size(), 1u);
   EXPECT_EQ(read(base / "outside/precious"), "keep me");
@@ -139,28 +140,47 @@ TEST_F(Prepare, ASymlinkInsideACachePointingOutsideLeavesTheOutsideFileIntact) {
   EXPECT_TRUE(fs::is_empty(base / "root/flashinfer"));
 }
 
+TEST_F(Prepare, ASymlinkPlantedAsACacheDirectoryIsNeitherFollowedNorAnError) {
+  const auto plan = plan_under(base / "root");
+  ASSERT_TRUE(prepare_caches(plan, toolkit("13.0.48"), options()));
+  write(base / "outside/cached_ops/tmp/stale.lock", "");
+  write(base / "outside/.trash-x-0123456789ab/precious", "keep me");
+  fs::remove(base / "root/flashinfer");
+  fs::create_directory_symlink(base / "outside", base / "root/flashinfer");
+  auto same = prepare_caches(plan, toolkit("13.0.48"), options());
+  ASSERT_TRUE(same) << same.error().message;
+  EXPECT_TRUE(same->removals.empty());
+  EXPECT_TRUE(fs::exists(base / "outside/cached_ops/tmp/stale.lock"));
+  EXPECT_EQ(read(base / "outside/.trash-x-0123456789ab/precious"), "keep me");
+  auto changed = prepare_caches(plan, toolkit("12.8.93"), options());
+  ASSERT_TRUE(changed) << changed.error().message;
+  // The link removed (a link, not its target) and a real cache directory made in its place.
+  EXPECT_TRUE(fs::is_directory(fs::symlink_status(base / "root/flashinfer")));
+  EXPECT_EQ(read(base / "outside/.trash-x-0123456789ab/precious"), "keep me");
+}
+
 TEST_F(Prepare, ACacheRootThatIsASymlinkToElsewhereIsRefusedAndTheOutsideFileStays) {
   write(base / "elsewhere/flashinfer/precious", "keep me");
   fs::create_directory_symlink(base / "elsewhere", base / "root");
   const auto plan = plan_under(base / "root");
-  auto report = prepare_caches(plan, toolkit("13.0.48"));
+  auto report = prepare_caches(plan, toolkit("13.0.48"), options());
   ASSERT_FALSE(report);
   EXPECT_NE(report.error().message.find("is a symbolic link"), std::string::npos);
   EXPECT_EQ(read(base / "elsewhere/flashinfer/precious"), "keep me");
-  EXPECT_FALSE(clear_caches(plan, {}));
+  EXPECT_FALSE(clear_caches(plan, {}, records()));
   EXPECT_EQ(read(base / "elsewhere/flashinfer/precious"), "keep me");
 }
 
 TEST_F(Prepare, ACacheRootOfSlashOrAHomeDirectoryIsRefused) {
   for (const char* root : {"/", "/home", "/home/alice", "/root", "/usr", "/var/cache"}) {
-    auto report = prepare_caches(plan_under(root), toolkit("13.0.48"));
+    auto report = prepare_caches(plan_under(root), toolkit("13.0.48"), options());
     EXPECT_FALSE(report) << root;
   }
 }
 
 TEST_F(Prepare, AStaleLockIsRemovedAndAHeldOneIsKept) {
   const auto plan = plan_under(base / "root");
-  ASSERT_TRUE(prepare_caches(plan, toolkit("13.0.48")));
+  ASSERT_TRUE(prepare_caches(plan, toolkit("13.0.48"), options()));
   const auto tmp = base / "root/flashinfer/.cache/flashinfer/0.4.1/120a/cached_ops/tmp";
   write(tmp / "stale.lock", "");
   write(tmp / "held.lock", "");
@@ -168,7 +188,7 @@ TEST_F(Prepare, AStaleLockIsRemovedAndAHeldOneIsKept) {
   ASSERT_GE(fd, 0);
   ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
   std::vector<std::string> logged;
-  auto report = prepare_caches(plan, toolkit("13.0.48"),
+  auto report = prepare_caches(plan, toolkit("13.0.48"), options(),
                                [&](const Removal& removal) { logged.push_back(removal.what); });
   ::close(fd);
   ASSERT_TRUE(report) << report.error().message;
@@ -180,46 +200,169 @@ TEST_F(Prepare, AStaleLockIsRemovedAndAHeldOneIsKept) {
   EXPECT_EQ(report->held_locks, std::vector<std::string>{(tmp / "held.lock").string()});
 }
 
-TEST_F(Prepare, ACacheMovedOutsideTheRootIsEmptiedInPlaceAndConfinedToItself) {
+TEST_F(Prepare, ACacheMovedOutsideTheRootIsCreatedRecordedThenEmptiedInPlaceAndConfined) {
   auto plan = plan_under(base / "root");
   plan.caches[0].directory = (base / "fast-disk/flashinfer").string();
   write(base / "outside/precious", "keep me");
   write(base / "fast-disk/sibling", "not a cache");
+  ASSERT_TRUE(prepare_caches(plan, toolkit("12.8.93"), options()));  // creates and records it
+  ASSERT_TRUE(fs::is_directory(base / "fast-disk/flashinfer"));
+  EXPECT_NE(read(records() / "created-directories").find(" " + plan.caches[0].directory + "\n"),
+            std::string::npos);
   write(base / "fast-disk/flashinfer/kernel.so");
   fs::create_symlink(base / "outside/precious", base / "fast-disk/flashinfer/link");
-  ASSERT_TRUE(prepare_caches(plan, toolkit("12.8.93")));  // no stamp: cleared
+  auto report = prepare_caches(plan, toolkit("13.0.48"), options());
+  ASSERT_TRUE(report) << report.error().message;
   EXPECT_TRUE(fs::is_directory(base / "fast-disk/flashinfer"));
   EXPECT_TRUE(fs::is_empty(base / "fast-disk/flashinfer"));
   EXPECT_EQ(read(base / "outside/precious"), "keep me");
   EXPECT_EQ(read(base / "fast-disk/sibling"), "not a cache");
 }
 
+TEST_F(Prepare, AnExistingDirectoryGpulaunchDidNotCreateOutsideTheRootIsRefusedAndNeverEmptied) {
+  auto plan = plan_under(base / "root");
+  plan.caches[0].directory = (base / "data").string();  // someone's data, not a cache
+  write(base / "data/thesis.tex", "years of work");
+  auto report = prepare_caches(plan, toolkit("13.0.48"), options());
+  ASSERT_FALSE(report);
+  EXPECT_EQ(report.error().message,
+            "Refusing to use cache directory '" + (base / "data").string() +
+                "' (caches.paths.flashinfer): gpulaunch did not create it and it is not under the "
+                "cache root '" +
+                (base / "root").string() +
+                "'; remove it so gpulaunch creates its own, or point caches.paths.flashinfer "
+                "under the cache root");
+  EXPECT_FALSE(fs::exists(base / "root")) << "refused before anything changed";
+  auto removals = clear_caches(plan, {}, records());
+  ASSERT_FALSE(removals);
+  EXPECT_EQ(removals.error().message, report.error().message);
+  EXPECT_EQ(read(base / "data/thesis.tex"), "years of work");
+  auto state = inspect_caches(plan, toolkit("13.0.48"), records());
+  ASSERT_TRUE(state) << state.error().message;
+  EXPECT_EQ(state->caches[0].state, CacheState::foreign);
+}
+
+TEST_F(Prepare, ADirectorySwappedInWhereGpulaunchCreatedOneIsNotCleared) {
+  auto plan = plan_under(base / "root");
+  plan.caches[0].directory = (base / "fast-disk/flashinfer").string();
+  ASSERT_TRUE(prepare_caches(plan, toolkit("13.0.48"), options()));
+  // The recorded directory goes; another (the same path, another inode) takes its place.
+  fs::rename(base / "fast-disk/flashinfer", base / "fast-disk/moved");
+  write(base / "fast-disk/flashinfer/precious", "keep me");
+  EXPECT_FALSE(clear_caches(plan, {"flashinfer"}, records()));
+  EXPECT_FALSE(prepare_caches(plan, toolkit("12.8.93"), options()));
+  EXPECT_EQ(read(base / "fast-disk/flashinfer/precious"), "keep me");
+}
+
+TEST_F(Prepare, CreatesMissingCachesForTheServiceUser) {
+  auto plan = plan_under(base / "root");
+  plan.caches[0].directory = (base / "fast-disk/flashinfer").string();
+  PrepareOptions as_service_user = options();
+  as_service_user.owner = {4242, 4343};
+  ASSERT_TRUE(prepare_caches(plan, toolkit("13.0.48"), as_service_user));
+  for (const auto& cache : plan.caches) {
+    struct stat info {};
+    ASSERT_EQ(::lstat(cache.directory.c_str(), &info), 0) << cache.directory;
+    EXPECT_TRUE(S_ISDIR(info.st_mode));
+    EXPECT_EQ(info.st_uid, 4242u) << cache.directory;
+    EXPECT_EQ(info.st_gid, 4343u) << cache.directory;
+  }
+  struct stat root {};
+  ASSERT_EQ(::lstat((base / "root").c_str(), &root), 0);
+  EXPECT_EQ(root.st_uid, 4242u);
+  struct stat parent {};  // made on the way: root's, not the engine's
+  ASSERT_EQ(::lstat((base / "fast-disk").c_str(), &parent), 0);
+  EXPECT_EQ(parent.st_uid, 0u);
+  struct stat records_info {};
+  ASSERT_EQ(::lstat(records().c_str(), &records_info), 0);
+  EXPECT_EQ(records_info.st_uid, 0u);
+}
+
+TEST_F(Prepare, AStampInTheOldPlaceIsIgnoredAndRemoved) {
+  const auto plan = plan_under(base / "root");
+  // What an older gpulaunch wrote, or what the engine forged: it claims the caches are current.
+  write(base / "root" / kOldStampName, "# gpulaunch cache fingerprint v1\nhash=" +
+                                           fingerprint_hex(fingerprint_hash(toolkit("13.0.48"))) +
+                                           "\n");
+  fill_every_cache(plan);
+  auto report = prepare_caches(plan, toolkit("13.0.48"), options());
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_FALSE(fs::exists(base / "root" / kOldStampName));
+  EXPECT_NE(report->change.find("no fingerprint stamp"), std::string::npos);
+  EXPECT_EQ(names_with_content(plan),
+            (std::vector<std::string>{"triton", "inductor", "deep-gemm", "vllm", "cuda-compute"}));
+}
+
+TEST_F(Prepare, AStampSymlinkedToASecretIsNeverReadOrCopied) {
+  const auto plan = plan_under(base / "root");
+  ASSERT_TRUE(prepare_caches(plan, toolkit("13.0.48"), options()));
+  write(base / "secret", "root's ssh key");
+  fs::remove(records() / "fingerprint");
+  fs::create_symlink(base / "secret", records() / "fingerprint");
+  auto report = prepare_caches(plan, toolkit("13.0.48"), options());
+  ASSERT_FALSE(report);
+  EXPECT_NE(report.error().message.find("is a symbolic link"), std::string::npos)
+      << report.error().message;
+  // And an old-place link in the cache root is removed as a link; its target stays.
+  fs::remove(records() / "fingerprint");
+  fs::create_symlink(base / "secret", base / "root" / kOldStampName);
+  ASSERT_TRUE(prepare_caches(plan, toolkit("13.0.48"), options()));
+  ASSERT_TRUE(clear_caches(plan, {}, records()));
+  EXPECT_FALSE(fs::exists(fs::symlink_status(base / "root" / kOldStampName)));
+  EXPECT_EQ(read(base / "secret"), "root's ssh key");
+  EXPECT_EQ(read(records() / "fingerprint").find("ssh"), std::string::npos);
+}
+
+TEST_F(Prepare, RecordsAUserCouldWriteAreRefused) {
+  const auto plan = plan_under(base / "root");
+  write(base / "root/triton/kernel.so");
+  fs::create_directories(records());
+  ASSERT_EQ(::chown(records().c_str(), 1000, 1000), 0);
+  auto report = prepare_caches(plan, toolkit("13.0.48"), options());
+  ASSERT_FALSE(report);
+  EXPECT_NE(report.error().message.find("is owned by uid 1000"), std::string::npos)
+      << report.error().message;
+  EXPECT_FALSE(clear_caches(plan, {}, records()));
+  EXPECT_TRUE(fs::exists(base / "root/triton/kernel.so"));
+}
+
+TEST_F(Prepare, AStampForAnotherCacheRootDoesNotVouchForThisOne) {
+  ASSERT_TRUE(prepare_caches(plan_under(base / "old-root"), toolkit("13.0.48"), options()));
+  const auto plan = plan_under(base / "root");
+  fill_every_cache(plan);
+  auto report = prepare_caches(plan, toolkit("13.0.48"), options());
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(report->change, "the fingerprint stamp is for another cache root '" +
+                                (base / "old-root").string() + "'");
+  EXPECT_EQ(report->removals.size(), 4u);
+}
+
 TEST_F(Prepare, ACacheDirectoryThatContainsTheRootIsRefused) {
   auto plan = plan_under(base / "root");
   plan.caches[0].directory = base.string();
-  EXPECT_FALSE(prepare_caches(plan, toolkit("13.0.48")));
+  EXPECT_FALSE(prepare_caches(plan, toolkit("13.0.48"), options()));
   plan.caches[0].directory = (base / "root").string();
-  EXPECT_FALSE(prepare_caches(plan, toolkit("13.0.48")));
+  EXPECT_FALSE(prepare_caches(plan, toolkit("13.0.48"), options()));
 }
 
 TEST_F(Prepare, ClearOnDemandEmptiesOnlyTheNamedCachesAndKeepsTheStamp) {
   const auto plan = plan_under(base / "root");
-  ASSERT_TRUE(prepare_caches(plan, toolkit("13.0.48")));
+  ASSERT_TRUE(prepare_caches(plan, toolkit("13.0.48"), options()));
   fill_every_cache(plan);
-  auto removals = clear_caches(plan, {"triton", "flashinfer"});
+  auto removals = clear_caches(plan, {"triton", "flashinfer"}, records());
   ASSERT_TRUE(removals) << removals.error().message;
   EXPECT_EQ(removals->size(), 2u);
   EXPECT_EQ(names_with_content(plan),
             (std::vector<std::string>{"tvm-ffi", "torch-extensions", "sglang", "inductor",
                                       "deep-gemm", "vllm", "cuda-compute"}));
-  auto stamp = read_stamp(base / "root");
-  ASSERT_TRUE(stamp && *stamp);
-  EXPECT_EQ((*stamp)->hash, fingerprint_hex(fingerprint_hash(toolkit("13.0.48"))));
+  auto stamp = this->stamp();
+  ASSERT_TRUE(stamp);
+  EXPECT_EQ(stamp->hash, fingerprint_hex(fingerprint_hash(toolkit("13.0.48"))));
 }
 
 TEST_F(Prepare, ClearOnDemandRejectsAnUnknownName) {
   const auto plan = plan_under(base / "root");
-  auto removals = clear_caches(plan, {"flashinfr"});
+  auto removals = clear_caches(plan, {"flashinfr"}, records());
   ASSERT_FALSE(removals);
   EXPECT_NE(removals.error().message.find("did you mean 'flashinfer'"), std::string::npos)
       << removals.error().message;

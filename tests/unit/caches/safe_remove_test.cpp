@@ -1,6 +1,7 @@
 #include "caches/safe_remove.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "temp_tree.hpp"
 
@@ -24,6 +25,8 @@ TEST(SafeRemoveRoots, RefusesSlashHomesAndSystemDirectories) {
                            "/var",
                            "/var/cache",
                            "/var/lib",
+                           "/var/lib/dpkg",
+                           "/var/lib/gpulaunch/k26/caches",
                            "/bin",
                            "/lib",
                            "/lib64",
@@ -146,6 +149,50 @@ TEST_F(SafeRemove, UsageCountsWhatIsThereWithoutFollowingSymlinks) {
   auto missing = root->usage("nothing/here");
   ASSERT_TRUE(missing);
   EXPECT_FALSE(missing->exists);
+}
+
+TEST_F(SafeRemove, MakeCacheDirectoryCreatesParentsAsItsOwnAndTheLeafForTheOwner) {
+  const DirectoryOwner me{::geteuid(), ::getegid()};
+  auto made = make_cache_directory(base / "a/b/cache", me);
+  ASSERT_TRUE(made) << made.error().message;
+  EXPECT_TRUE(made->created);
+  struct stat info {};
+  ASSERT_EQ(::lstat((base / "a/b/cache").c_str(), &info), 0);
+  EXPECT_EQ(made->identity, (FileIdentity{info.st_dev, info.st_ino}));
+  EXPECT_EQ(info.st_mode & 07777, 0755u);
+  auto again = make_cache_directory(base / "a/b/cache", me);
+  ASSERT_TRUE(again);
+  EXPECT_FALSE(again->created);
+  EXPECT_EQ(again->identity, made->identity);
+}
+
+TEST_F(SafeRemove, MakeCacheDirectoryRefusesALinkAtThePathAndSystemDirectoriesBehindLinks) {
+  const DirectoryOwner me{::geteuid(), ::getegid()};
+  fs::create_directories(base / "elsewhere");
+  fs::create_directory_symlink(base / "elsewhere", base / "link");
+  auto link = make_cache_directory(base / "link", me);
+  ASSERT_FALSE(link);
+  EXPECT_NE(link.error().message.find("symbolic link"), std::string::npos);
+  fs::create_directory_symlink("/etc", base / "to-etc");
+  auto system = make_cache_directory(base / "to-etc/flashinfer", me);
+  ASSERT_FALSE(system);
+  EXPECT_NE(system.error().message.find("in the system directory '/etc'"), std::string::npos)
+      << system.error().message;
+  EXPECT_FALSE(fs::exists("/etc/flashinfer"));
+  EXPECT_FALSE(make_cache_directory("/var/lib/dpkg/flashinfer", me));
+}
+
+TEST_F(SafeRemove, MakeDirectoriesFollowsNoLinkBelowTheRoot) {
+  fs::create_directories(base / "root");
+  fs::create_directories(base / "outside");
+  fs::create_directory_symlink(base / "outside", base / "root/planted");
+  auto root = ConfinedRoot::open(base / "root");
+  ASSERT_TRUE(root);
+  const DirectoryOwner me{::geteuid(), ::getegid()};
+  EXPECT_FALSE(root->make_directories("planted/cache", me));
+  EXPECT_TRUE(fs::is_empty(base / "outside"));
+  ASSERT_TRUE(root->make_directories("fresh/cache", me));
+  EXPECT_TRUE(fs::is_directory(base / "root/fresh/cache"));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #pragma once
 // Real directories for the cache tests: a fresh mkdtemp tree per test, removed afterwards.
 
+#include <unistd.h>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -8,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "caches/cache_records.hpp"
+#include "caches/prepare.hpp"
 #include "catalog/jit_caches.hpp"
 #include "plan/launch_plan.hpp"
 
@@ -47,7 +50,28 @@ class TempTree : public ::testing::Test {
     return plan;
   }
 
+  // Root's records for the tree's caches, as state_paths::cache_stamp_directory would hold
+  // them; root-owned, so only root runs the tests that use them.
+  std::filesystem::path records() const { return base / "state/k26/caches"; }
+  PrepareOptions options() const { return {records(), {::geteuid(), ::getegid()}}; }
+  std::optional<Stamp> stamp() const {
+    auto opened = CacheRecords::open(records());
+    if (!opened) return std::nullopt;
+    auto read = opened->stamp();
+    return read ? *read : std::nullopt;
+  }
+
   std::filesystem::path base;
+};
+
+// The fixture for tests that prepare or clear: root's records must be root's.
+class RootTree : public TempTree {
+ public:
+  void SetUp() override {
+    if (::geteuid() != 0)
+      GTEST_SKIP() << "needs root: cache records live in root-owned directories";
+    TempTree::SetUp();
+  }
 };
 
 }  // namespace gl::test
