@@ -152,8 +152,8 @@ int strace_check(const std::string& gpulaunch) {
     return 2;
   }
   const auto trace = fixture.node.scratch() / "strace.txt";
-  std::vector<std::string> args{"-f", "-qq", "-e", "trace=execve,clone,clone3,fork,vfork",
-                                "-o", trace.string(), gpulaunch};
+  std::vector<std::string> args{
+      "-f", "-qq", "-e", "trace=execve,clone,clone3,fork,vfork", "-o", trace.string(), gpulaunch};
   args.insert(args.end(), check.begin(), check.end());
   auto traced = gl::run_process("/usr/bin/strace", args, std::chrono::seconds(60));
   if (!traced) {
@@ -170,9 +170,10 @@ int strace_check(const std::string& gpulaunch) {
     if (line.find("clone") != std::string::npos || line.find("fork(") != std::string::npos)
       ++spawns;
   }
-  std::printf("warm `gpulaunch check` on the healthy fixture: %d execve (its own), %d "
-              "clone/fork/vfork\n",
-              execs, spawns);
+  std::printf(
+      "warm `gpulaunch check` on the healthy fixture: %d execve (its own), %d "
+      "clone/fork/vfork\n",
+      execs, spawns);
   return execs == 1 && spawns == 0 ? 0 : 1;
 }
 
