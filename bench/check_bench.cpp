@@ -1,9 +1,14 @@
 // `gpulaunch check` on a healthy fixture node against the manual route an operator takes:
 // python3 -c "import torch; print(torch.version.cuda)", nvcc --version, nvidia-smi.
-// Run through bench/run.sh, which puts the fake NVML on LD_LIBRARY_PATH.
+// Run through bench/run.sh, which puts the fake NVML on LD_LIBRARY_PATH. Each benchmark reports
+// `children`: the processes gpulaunch's code started per check (util/process counts every start);
+// bench/run.sh also counts the whole command's forks and execs with strace.
 
+#include <sys/resource.h>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include <benchmark/benchmark.h>
 
@@ -29,50 +34,87 @@ Healthy& healthy() {
   return fixture;
 }
 
+double children_cpu_ms() {
+  struct rusage usage {};
+  ::getrusage(RUSAGE_CHILDREN, &usage);
+  auto ms = [](const struct timeval& time) { return time.tv_sec * 1e3 + time.tv_usec / 1e3; };
+  return ms(usage.ru_utime) + ms(usage.ru_stime);
+}
+
 void run_or_skip(benchmark::State& state, const std::string& program,
                  const std::vector<std::string>& args) {
   auto result = gl::run_process(program, args, std::chrono::seconds(60));
   if (!result)
     state.SkipWithError(result.error().message.c_str());
+  else if (result->exit_code != 0)  // a failed import is fast and measures nothing
+    state.SkipWithError((program + " exited with " + std::to_string(result->exit_code)).c_str());
   else
     benchmark::DoNotOptimize(result->out);
 }
 
-// The library call `up` makes: gather (fake NVML, two nvcc runs) + evaluate.
+// Repeated so the report carries a median; the machine is shared and noisy.
+constexpr int kRepetitions = 7;
+
+// The library call `up` makes: gather (fake NVML, version files, no process) + evaluate.
 void BM_CheckLibrary(benchmark::State& state) {
   auto& fixture = healthy();
   auto profile = gl::load_profile(gl::DirectorySource({}), fixture.profile_path);
   gl::ShellEnvironment shell{{{"PATH", "/usr/local/bin:/usr/bin:/bin"}}};
+  const auto started = gl::processes_started();
   for (auto _ : state) {
     auto request = gl::facts_request(*profile, shell);
     request.probe_ports = false;
+    request.probe_cache = fixture.node.scratch() / "probe-cache.json";
     auto facts = gl::gather_facts(gl::NodeFs(fixture.node.root()), request);
     auto findings = gl::evaluate(*profile, facts, shell);
     if (gl::has_errors(findings)) state.SkipWithError("healthy fixture reported errors");
   }
+  state.counters["children"] = benchmark::Counter(
+      static_cast<double>(gl::processes_started() - started), benchmark::Counter::kAvgIterations);
 }
-BENCHMARK(BM_CheckLibrary)->Unit(benchmark::kMillisecond)->MinTime(1.0)->UseRealTime();
+BENCHMARK(BM_CheckLibrary)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.5)
+    ->Repetitions(kRepetitions)
+    ->UseRealTime();
 
 // The whole command as an operator runs it: process start, profile load, probes, report.
+// `child_cpu_ms`: user + system time of the gpulaunch process itself, which the load of a shared
+// machine inflates far less than wall time.
 void BM_CheckCommand(benchmark::State& state) {
   auto& fixture = healthy();
+  const double before = children_cpu_ms();
   for (auto _ : state)
     run_or_skip(state, GPULAUNCH_BIN,
                 {"check", fixture.profile_path, "--root", fixture.node.root().string()});
+  state.counters["child_cpu_ms"] =
+      benchmark::Counter(children_cpu_ms() - before, benchmark::Counter::kAvgIterations);
 }
-BENCHMARK(BM_CheckCommand)->Unit(benchmark::kMillisecond)->MinTime(1.0)->UseRealTime();
+BENCHMARK(BM_CheckCommand)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.5)
+    ->Repetitions(kRepetitions)
+    ->UseRealTime();
 
 void BM_ManualTorchImport(benchmark::State& state) {
   for (auto _ : state)
     run_or_skip(state, "/usr/bin/python3", {"-c", "import torch; print(torch.version.cuda)"});
 }
-BENCHMARK(BM_ManualTorchImport)->Unit(benchmark::kMillisecond)->MinTime(1.0)->UseRealTime();
+BENCHMARK(BM_ManualTorchImport)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1)
+    ->Repetitions(kRepetitions)
+    ->UseRealTime();
 
 // The floor of any Python route: interpreter start plus a stdlib import.
 void BM_ManualPythonFloor(benchmark::State& state) {
   for (auto _ : state) run_or_skip(state, "/usr/bin/python3", {"-c", "import json"});
 }
-BENCHMARK(BM_ManualPythonFloor)->Unit(benchmark::kMillisecond)->MinTime(1.0)->UseRealTime();
+BENCHMARK(BM_ManualPythonFloor)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.3)
+    ->Repetitions(kRepetitions)
+    ->UseRealTime();
 
 void BM_ManualNvccVersion(benchmark::State& state) {
   const std::string nvcc = std::filesystem::exists("/usr/local/cuda/bin/nvcc")
@@ -80,17 +122,68 @@ void BM_ManualNvccVersion(benchmark::State& state) {
                                : (healthy().node.root() / "usr/local/cuda-13.0/bin/nvcc").string();
   for (auto _ : state) run_or_skip(state, nvcc, {"--version"});
 }
-BENCHMARK(BM_ManualNvccVersion)->Unit(benchmark::kMillisecond)->MinTime(1.0)->UseRealTime();
+BENCHMARK(BM_ManualNvccVersion)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.3)
+    ->Repetitions(kRepetitions)
+    ->UseRealTime();
 
 // No driver here: the fixture's nvidia-smi script stands in (a real one takes 50-500 ms).
 void BM_ManualNvidiaSmi(benchmark::State& state) {
   gl::test::FixtureNode node;
   node.nvidia_smi({{8, 12, 0}}, "580.95.05", "13.0");
   const std::string smi = (node.root() / "usr/bin/nvidia-smi").string();
-  for (auto _ : state) run_or_skip(state, smi, {});
+  for (auto _ : state) run_or_skip(state, smi, {"-q"});
 }
-BENCHMARK(BM_ManualNvidiaSmi)->Unit(benchmark::kMillisecond)->MinTime(1.0)->UseRealTime();
+BENCHMARK(BM_ManualNvidiaSmi)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.3)
+    ->Repetitions(kRepetitions)
+    ->UseRealTime();
+
+// One warm `gpulaunch check` under strace -f: every execve, clone, fork and vfork it makes.
+int strace_check(const std::string& gpulaunch) {
+  auto& fixture = healthy();
+  const std::vector<std::string> check{"check", fixture.profile_path, "--root",
+                                       fixture.node.root().string()};
+  auto warm = gl::run_process(gpulaunch, check, std::chrono::seconds(60));  // fills any cache
+  if (!warm || warm->exit_code != 0) {
+    std::fprintf(stderr, "gpulaunch check failed on the healthy fixture\n");
+    return 2;
+  }
+  const auto trace = fixture.node.scratch() / "strace.txt";
+  std::vector<std::string> args{
+      "-f", "-qq", "-e", "trace=execve,clone,clone3,fork,vfork", "-o", trace.string(), gpulaunch};
+  args.insert(args.end(), check.begin(), check.end());
+  auto traced = gl::run_process("/usr/bin/strace", args, std::chrono::seconds(60));
+  if (!traced) {
+    std::fprintf(stderr, "%s\n", traced.error().message.c_str());
+    return 2;
+  }
+  std::ifstream in(trace);
+  std::string line;
+  int execs = 0;
+  int spawns = 0;
+  while (std::getline(in, line)) {
+    std::printf("strace: %s\n", line.c_str());
+    if (line.find("execve(") != std::string::npos) ++execs;
+    if (line.find("clone") != std::string::npos || line.find("fork(") != std::string::npos)
+      ++spawns;
+  }
+  std::printf(
+      "warm `gpulaunch check` on the healthy fixture: %d execve (its own), %d "
+      "clone/fork/vfork\n",
+      execs, spawns);
+  return execs == 1 && spawns == 0 ? 0 : 1;
+}
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "--strace-check") return strace_check(argv[2]);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

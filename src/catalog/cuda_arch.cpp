@@ -5,25 +5,33 @@
 namespace gl {
 namespace {
 
-constexpr std::array kArchRequirements{
-    ArchRequirement{70, {9, 0, 0}, "Volta; dropped by CUDA 13.0"},
-    ArchRequirement{72, {9, 0, 0}, "Xavier; dropped by CUDA 13.0"},
-    ArchRequirement{75, {10, 0, 0}, "Turing; lowest CUDA 13 supports"},
-    ArchRequirement{80, {11, 0, 0}, "A100"},
-    ArchRequirement{86, {11, 1, 0}, "Ampere consumer"},
-    ArchRequirement{87, {11, 4, 0}, "Orin"},
-    ArchRequirement{89, {11, 8, 0}, "Ada"},
-    ArchRequirement{90, {11, 8, 0}, "Hopper"},
-    ArchRequirement{100, {12, 8, 0}, "B200"},
-    ArchRequirement{101, {12, 8, 0}, "Thor (renumbered 110 in 13.0)"},
-    ArchRequirement{103, {12, 9, 0}, "B300"},
-    ArchRequirement{110, {13, 0, 0}, "Thor"},
-    ArchRequirement{120, {12, 8, 0}, "RTX PRO 6000 / RTX 50"},
-    ArchRequirement{121, {12, 9, 0}, "DGX Spark"},
-};
+constexpr Version kCuda12{12, 0, 0};
+constexpr Version kCuda13{13, 0, 0};
 
-constexpr std::array kToolkitFloors{
-    ToolkitFloor{13, 75},
+constexpr std::array kArchRequirements{
+    ArchRequirement{35, {5, 0, 0}, kCuda12, "Kepler GK110; dropped by CUDA 12.0"},
+    ArchRequirement{37, {6, 5, 0}, kCuda12, "Kepler K80; dropped by CUDA 12.0"},
+    ArchRequirement{50, {6, 0, 0}, kCuda13, "Maxwell; dropped by CUDA 13.0"},
+    ArchRequirement{52, {6, 5, 0}, kCuda13, "Maxwell; dropped by CUDA 13.0"},
+    ArchRequirement{53, {7, 0, 0}, kCuda13, "Jetson TX1; dropped by CUDA 13.0"},
+    ArchRequirement{60, {8, 0, 0}, kCuda13, "Pascal P100; dropped by CUDA 13.0"},
+    ArchRequirement{61, {8, 0, 0}, kCuda13, "Pascal; dropped by CUDA 13.0"},
+    ArchRequirement{62, {8, 0, 0}, kCuda13, "Jetson TX2; dropped by CUDA 13.0"},
+    ArchRequirement{70, {9, 0, 0}, kCuda13, "Volta; dropped by CUDA 13.0"},
+    ArchRequirement{72, {9, 0, 0}, kCuda13, "Xavier; dropped by CUDA 13.0"},
+    ArchRequirement{75, {10, 0, 0}, std::nullopt, "Turing; lowest CUDA 13 supports"},
+    ArchRequirement{80, {11, 0, 0}, std::nullopt, "A100"},
+    ArchRequirement{86, {11, 1, 0}, std::nullopt, "Ampere consumer"},
+    ArchRequirement{87, {11, 4, 0}, std::nullopt, "Orin"},
+    ArchRequirement{88, {13, 0, 0}, std::nullopt, "listed from CUDA 13.0"},
+    ArchRequirement{89, {11, 8, 0}, std::nullopt, "Ada"},
+    ArchRequirement{90, {11, 8, 0}, std::nullopt, "Hopper"},
+    ArchRequirement{100, {12, 8, 0}, std::nullopt, "B200"},
+    ArchRequirement{101, {12, 8, 0}, kCuda13, "Thor; renumbered sm_110 by CUDA 13.0"},
+    ArchRequirement{103, {12, 9, 0}, std::nullopt, "B300"},
+    ArchRequirement{110, {13, 0, 0}, std::nullopt, "Thor"},
+    ArchRequirement{120, {12, 8, 0}, std::nullopt, "RTX PRO 6000 / RTX 50"},
+    ArchRequirement{121, {12, 9, 0}, std::nullopt, "DGX Spark"},
 };
 
 constexpr std::array kDriverRequirements{
@@ -44,9 +52,6 @@ constexpr std::array kJitGates{
 std::span<const ArchRequirement> arch_requirements() {
   return kArchRequirements;
 }
-std::span<const ToolkitFloor> toolkit_floors() {
-  return kToolkitFloors;
-}
 std::span<const DriverRequirement> driver_requirements() {
   return kDriverRequirements;
 }
@@ -60,13 +65,18 @@ std::optional<Version> min_nvcc_for(ComputeCapability capability) {
   return std::nullopt;
 }
 
+std::vector<int> archs_for_nvcc(const Version& version) {
+  std::vector<int> archs;
+  for (const auto& row : kArchRequirements)
+    if (row.min_nvcc <= version && !(row.dropped && *row.dropped <= version))
+      archs.push_back(row.sm);
+  return archs;  // the table is in sm order
+}
+
 std::optional<int> lowest_sm_for(int toolkit_major) {
-  std::optional<int> lowest;
-  // A later major keeps every drop of the earlier ones.
-  for (const auto& row : kToolkitFloors)
-    if (row.toolkit_major <= toolkit_major && (!lowest || row.lowest_sm > *lowest))
-      lowest = row.lowest_sm;
-  return lowest;
+  // Drops happen at a major's .0, so the .0 release's list starts where the whole major does.
+  auto archs = archs_for_nvcc(Version{toolkit_major, 0, 0});
+  return archs.empty() ? std::nullopt : std::optional(archs.front());
 }
 
 std::optional<int> min_driver_for(int cuda_major) {

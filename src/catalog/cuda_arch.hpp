@@ -1,11 +1,20 @@
 #pragma once
-// Every version threshold the check rules use, as data (field-facts sections 2-3): the lowest
-// nvcc per GPU architecture, the architectures each toolkit major dropped, the driver each
-// toolkit major needs, and the JIT libraries' own gates. Change a threshold by editing a row.
+// Every version threshold the check rules use, as data (field-facts sections 2-3): the nvcc
+// versions that compile for each GPU architecture (first and, once dropped, last), the driver
+// each toolkit major needs, and the JIT libraries' own gates. Change a threshold by editing a row.
+//
+// The architecture rows give, for any nvcc from CUDA 11.0 on, the list its `--list-gpu-arch`
+// prints (archs_for_nvcc), so `check` knows it from the toolkit's version files without running
+// nvcc. Sources: the "GPU feature list" of the nvcc documentation of each release and the CUDA
+// release notes (11.0: sm_80; 11.1: sm_86; 11.4: sm_87; 11.8: sm_89/sm_90; 12.0 drops sm_35/37;
+// 12.8: sm_100/101/120; 12.9: sm_103/121; 13.0 drops Maxwell, Pascal and Volta, renames sm_101
+// to sm_110, adds sm_88), checked against `nvcc --list-gpu-arch` of the nvidia-cuda-nvcc 13.0.88
+// wheel: compute_75 80 86 87 88 89 90 100 103 110 120 121.
 
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "util/version.hpp"
 
@@ -21,15 +30,10 @@ struct ComputeCapability {
 };
 
 struct ArchRequirement {
-  int sm;            // 120
-  Version min_nvcc;  // lowest toolkit that compiles for it
+  int sm;                          // 120
+  Version min_nvcc;                // lowest toolkit that compiles for it
+  std::optional<Version> dropped;  // first toolkit that no longer does
   std::string_view note;
-};
-
-// The lowest architecture each toolkit major still compiles for.
-struct ToolkitFloor {
-  int toolkit_major;
-  int lowest_sm;
 };
 
 struct DriverRequirement {
@@ -47,13 +51,14 @@ struct JitGate {
 };
 
 std::span<const ArchRequirement> arch_requirements();
-std::span<const ToolkitFloor> toolkit_floors();
 std::span<const DriverRequirement> driver_requirements();
 std::span<const JitGate> jit_gates();
 
 // The table row for a capability; nullopt for one the table does not know.
 std::optional<Version> min_nvcc_for(ComputeCapability capability);
-// Lowest sm a toolkit of this major supports; nullopt when it dropped nothing we track.
+// The sm numbers nvcc `version` compiles for, ascending: what its --list-gpu-arch prints.
+std::vector<int> archs_for_nvcc(const Version& version);
+// Lowest sm every toolkit of this major supports; nullopt when the table knows none.
 std::optional<int> lowest_sm_for(int toolkit_major);
 std::optional<int> min_driver_for(int cuda_major);
 

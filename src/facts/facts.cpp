@@ -32,14 +32,16 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DriverFact, present, source, ver
                                                 problems)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ToolkitFact, root, nvcc, found_via, resolved_root,
                                                 root_exists, nvcc_exists, nvcc_version,
-                                                json_version, header_version, archs, problems)
+                                                nvcc_version_source, json_version, header_version,
+                                                archs, archs_source, problems)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PythonEnvFact, prefix, interpreter,
                                                 interpreter_exists, site_packages, torch_version,
                                                 torch_cuda, packages, modules)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PathFact, path, exists, directory, executable)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PortFact, host, port, taken, problem)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProgramFact, path, user_writable)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Facts, root, driver, gpus, toolkits, python, paths,
-                                                ports)
+                                                ports, gpulaunch)
 
 std::optional<std::string> ToolkitFact::version() const {
   if (nvcc_version) return nvcc_version;

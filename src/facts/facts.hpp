@@ -38,10 +38,14 @@ struct ToolkitFact {
   std::string resolved_root;           // symlinks followed: /usr/local/cuda -> /usr/local/cuda-13.0
   bool root_exists = false;
   bool nvcc_exists = false;
-  std::optional<std::string> nvcc_version;    // `nvcc --version`: what JIT libraries ask
-  std::optional<std::string> json_version;    // version.json
+  // What `nvcc --version` says, which JIT libraries ask: read from version.json's cuda_nvcc or
+  // the nvidia-cuda-nvcc wheel's dist-info; nvcc runs (unprivileged) only when neither exists.
+  std::optional<std::string> nvcc_version;
+  std::string nvcc_version_source;            // "version.json cuda_nvcc 13.0.88"
+  std::optional<std::string> json_version;    // version.json "cuda"
   std::optional<std::string> header_version;  // include/cuda.h CUDA_VERSION
-  std::optional<std::vector<int>> archs;      // `nvcc --list-gpu-arch`, as sm numbers
+  std::optional<std::vector<int>> archs;      // what `nvcc --list-gpu-arch` lists, as sm numbers
+  std::string archs_source;                   // "catalog for CUDA 13.0", "nvcc --list-gpu-arch"
   std::vector<std::string> problems;
 
   // The version a JIT library sees: nvcc's own, else the files'.
@@ -66,6 +70,12 @@ struct PathFact {
   bool executable = false;
 };
 
+// A program root would hand to systemd, and who besides root could replace it.
+struct ProgramFact {
+  std::string path;
+  std::optional<std::string> user_writable;  // user_writable_reason(); nullopt: only root
+};
+
 struct PortFact {
   std::string host;
   long long port = 0;
@@ -81,6 +91,8 @@ struct Facts {
   std::optional<PythonEnvFact> python;
   std::vector<PathFact> paths;
   std::vector<PortFact> ports;
+  // The gpulaunch binary a unit rendered here runs (ExecStart=, ExecStopPost=); only for "/".
+  std::optional<ProgramFact> gpulaunch;
 
   const ToolkitFact* toolkit_at(const std::string& root) const;
   const ToolkitFact* toolkit_with_nvcc(const std::string& nvcc) const;

@@ -1,12 +1,13 @@
 #include "facts/gather.hpp"
 
 #include <algorithm>
-#include <map>
+#include <filesystem>
 
 #include "facts/gpu_probe.hpp"
 #include "facts/python_env.hpp"
 #include "facts/toolkit_probe.hpp"
 #include "util/port_probe.hpp"
+#include "util/safe_file.hpp"
 
 namespace gl {
 namespace {
@@ -44,16 +45,10 @@ class ToolkitCollector {
     }
   }
 
-  // Runs each distinct nvcc binary once: /usr/local/cuda and /usr/local/cuda-13.0 are one.
-  std::vector<ToolkitFact> probe() {
-    std::map<std::string, size_t> probed_nvcc;
-    for (size_t i = 0; i < toolkits_.size(); ++i) {
-      auto& toolkit = toolkits_[i];
-      std::string resolved = node_.resolve(toolkit.nvcc);
-      auto seen = probed_nvcc.find(resolved);
-      probe_toolkit(node_, toolkit, seen == probed_nvcc.end() ? nullptr : &toolkits_[seen->second]);
-      if (toolkit.nvcc_exists && seen == probed_nvcc.end()) probed_nvcc.emplace(resolved, i);
-    }
+  // An nvcc without version files runs once per distinct file: /usr/local/cuda and
+  // /usr/local/cuda-13.0 are one, and the cache remembers it across runs.
+  std::vector<ToolkitFact> probe(NvccRunner& runner) {
+    for (auto& toolkit : toolkits_) probe_toolkit(node_, toolkit, &runner);
     return std::move(toolkits_);
   }
 
@@ -73,13 +68,21 @@ std::optional<std::string> find_program(const NodeFs& node, const FactsRequest& 
   return std::nullopt;
 }
 
+// What `up` renders into the unit's ExecStart= (cli/lifecycle: the running binary).
+std::optional<std::string> running_binary() {
+  std::error_code error;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) return std::nullopt;
+  return self.string();
+}
+
 }  // namespace
 
 Facts gather_facts(const NodeFs& node, const FactsRequest& request) {
   Facts facts;
   facts.root = node.root().string();
 
-  auto gpus = probe_gpus(node, find_program(node, request, "nvidia-smi"));
+  auto gpus = probe_gpus(node, find_program(node, request, "nvidia-smi"), request.service_user);
   facts.driver = std::move(gpus.driver);
   facts.gpus = std::move(gpus.gpus);
 
@@ -107,7 +110,10 @@ Facts gather_facts(const NodeFs& node, const FactsRequest& request) {
     for (const auto& site : facts.python->site_packages)
       if (node.is_executable_file(site + "/nvidia/cu13/bin/nvcc"))
         toolkits.add_root(site + "/nvidia/cu13", "venv nvidia-cuda-nvcc wheel");
-  facts.toolkits = toolkits.probe();
+  ProbeCache cache(request.probe_cache);
+  NvccRunner runner{cache, request.service_user};
+  facts.toolkits = toolkits.probe(runner);
+  cache.save();
 
   for (const auto& path : request.paths) {
     PathFact fact;
@@ -117,6 +123,11 @@ Facts gather_facts(const NodeFs& node, const FactsRequest& request) {
     fact.executable = node.is_executable_file(path);
     facts.paths.push_back(std::move(fact));
   }
+
+  // The binary is this host's, so an image probed under --root has none.
+  if (request.probe_gpulaunch_binary && node.root() == "/")
+    if (auto binary = running_binary())
+      facts.gpulaunch = ProgramFact{*binary, user_writable_reason(*binary)};
 
   if (request.probe_ports)
     for (const auto& [host, port] : request.ports) {

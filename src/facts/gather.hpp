@@ -2,6 +2,7 @@
 // Gathers the node's Facts. What to look at beyond the node itself (the environments a JIT
 // library will run in, the engine's venv, the model path, the port) comes from the caller.
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <utility>
@@ -10,6 +11,7 @@
 #include "facts/environment.hpp"
 #include "facts/facts.hpp"
 #include "facts/node_fs.hpp"
+#include "util/state_paths.hpp"
 
 namespace gl {
 
@@ -26,6 +28,13 @@ struct FactsRequest {
   std::vector<std::string> paths;                        // existence checks (model, launcher)
   std::vector<std::pair<std::string, long long>> ports;  // host, port
   bool probe_ports = true;  // false under --root: the ports of an image are not this host's
+  // Whom a program someone else could have written (an nvcc without version files, nvidia-smi
+  // found on a PATH) runs as when gpulaunch is root: service.user, else nobody.
+  std::optional<std::string> service_user;
+  // Where such a program's answers are remembered (root-owned); nullopt: this run only.
+  std::optional<std::filesystem::path> probe_cache = state_paths::probe_cache_file();
+  // Record the running gpulaunch binary and who could replace it (check warns on a build tree).
+  bool probe_gpulaunch_binary = false;
 };
 
 Facts gather_facts(const NodeFs& node, const FactsRequest& request);

@@ -74,10 +74,14 @@ std::optional<std::string> parse_nvidia_smi_cuda_version(std::string_view report
   return std::nullopt;
 }
 
-Result<GpuProbe> probe_nvidia_smi(const std::string& program) {
+Result<GpuProbe> probe_nvidia_smi(const std::string& program,
+                                  const std::optional<std::string>& service_user) {
+  // Found on a PATH that may list a venv: never run as root (util/process drops privileges).
   auto listing =
-      run_process(program, {"--query-gpu=index,name,uuid,compute_cap,memory.total,driver_version",
-                            "--format=csv,noheader,nounits"});
+      run_unprivileged(program,
+                       {"--query-gpu=index,name,uuid,compute_cap,memory.total,driver_version",
+                        "--format=csv,noheader,nounits"},
+                       service_user);
   if (!listing) return std::unexpected(listing.error());
   if (listing->exit_code != 0)
     return failf("Failed to query GPUs with '{}': exit code {}", program, listing->exit_code);
@@ -89,7 +93,7 @@ Result<GpuProbe> probe_nvidia_smi(const std::string& program) {
   if (!gpus) return std::unexpected(gpus.error());
   probe.gpus = std::move(*gpus);
   if (!driver_version.empty()) probe.driver.version = driver_version;
-  auto report = run_process(program, {"-q"});
+  auto report = run_unprivileged(program, {"-q"}, service_user);
   if (report && report->exit_code == 0)
     probe.driver.max_cuda = parse_nvidia_smi_cuda_version(report->out);
   else
@@ -97,13 +101,14 @@ Result<GpuProbe> probe_nvidia_smi(const std::string& program) {
   return probe;
 }
 
-GpuProbe probe_gpus(const NodeFs& node, const std::optional<std::string>& nvidia_smi) {
+GpuProbe probe_gpus(const NodeFs& node, const std::optional<std::string>& nvidia_smi,
+                    const std::optional<std::string>& service_user) {
   std::vector<std::string> problems;
   auto from_nvml = probe_nvml();
   if (from_nvml) return std::move(*from_nvml);
   problems.push_back(from_nvml.error().message);
   if (nvidia_smi) {
-    auto from_smi = probe_nvidia_smi(node.host_path(*nvidia_smi).string());
+    auto from_smi = probe_nvidia_smi(node.host_path(*nvidia_smi).string(), service_user);
     if (from_smi) {
       from_smi->driver.problems.insert(from_smi->driver.problems.begin(), problems.begin(),
                                        problems.end());

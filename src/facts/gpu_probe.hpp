@@ -33,9 +33,12 @@ Result<std::vector<GpuProcessUse>> nvml_compute_processes(const std::vector<int>
 Result<std::vector<GpuFact>> parse_nvidia_smi_csv(std::string_view csv,
                                                   std::string* driver_version);
 std::optional<std::string> parse_nvidia_smi_cuda_version(std::string_view query_report);
-Result<GpuProbe> probe_nvidia_smi(const std::string& host_program);
+// Runs it as `service_user` (nobody when unset) when gpulaunch is root.
+Result<GpuProbe> probe_nvidia_smi(const std::string& host_program,
+                                  const std::optional<std::string>& service_user);
 
 // The whole fallback chain. `nvidia_smi` is the node path found on PATH, if any.
-GpuProbe probe_gpus(const NodeFs& node, const std::optional<std::string>& nvidia_smi);
+GpuProbe probe_gpus(const NodeFs& node, const std::optional<std::string>& nvidia_smi,
+                    const std::optional<std::string>& service_user = std::nullopt);
 
 }  // namespace gl

@@ -1,7 +1,8 @@
 #include "facts/node_fs.hpp"
 
 #include <algorithm>
-#include <fstream>
+
+#include "util/safe_file.hpp"
 
 namespace gl {
 namespace fs = std::filesystem;
@@ -80,12 +81,11 @@ bool NodeFs::is_executable_file(const std::string& node_path) const {
 }
 
 std::optional<std::string> NodeFs::read(const std::string& node_path, size_t limit) const {
-  std::ifstream in(host_path(node_path), std::ios::binary);
-  if (!in) return std::nullopt;
-  std::string text(limit, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(limit));
-  text.resize(static_cast<size_t>(in.gcount()));
-  return text;
+  // Links are followed inside the root by resolve(); the open itself follows none, so a link
+  // swapped in meanwhile is refused, and a FIFO or device is never read (root reads venvs).
+  auto read = read_regular_nofollow(root_ / fs::path(resolve(node_path)).relative_path(), limit);
+  if (!read || !*read) return std::nullopt;
+  return std::move((*read)->content);
 }
 
 std::vector<std::string> NodeFs::list(const std::string& node_path) const {

@@ -23,7 +23,7 @@ class NodeFs {
   bool exists(const std::string& node_path) const;
   bool is_directory(const std::string& node_path) const;
   bool is_executable_file(const std::string& node_path) const;
-  // At most `limit` bytes; nullopt when unreadable.
+  // The whole file; nullopt when missing, unreadable, over `limit` bytes, or not a regular file.
   std::optional<std::string> read(const std::string& node_path, size_t limit = 1 << 20) const;
   // Entry names, sorted; empty when not a directory.
   std::vector<std::string> list(const std::string& node_path) const;

@@ -2,11 +2,13 @@
 
 #include <array>
 #include <cctype>
-#include <regex>
 #include <sstream>
 
 namespace gl {
 namespace {
+
+// METADATA carries the package's whole description after its headers.
+constexpr size_t kMetadataLimit = 1 << 20;
 
 struct WatchedPackage {
   std::string_view dist;  // normalised dist-info name
@@ -111,7 +113,7 @@ PythonEnvFact probe_python_env(const NodeFs& node, const std::string& prefix,
       auto dist = normalise_dist_name(entry.substr(0, dash));
       for (const auto& watched : kWatchedPackages) {
         if (watched.dist != dist || env.packages.contains(std::string(watched.key))) continue;
-        auto metadata = node.read(site + "/" + entry + "/METADATA", 64 * 1024);
+        auto metadata = node.read(site + "/" + entry + "/METADATA", kMetadataLimit);
         auto version = metadata ? parse_metadata_version(*metadata) : std::nullopt;
         if (!version && dash != std::string::npos)
           version = entry.substr(dash + 1, entry.size() - suffix.size() - dash - 1);

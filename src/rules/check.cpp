@@ -14,6 +14,8 @@
 namespace gl {
 namespace {
 
+constexpr std::string_view kNvccListSource = "nvcc --list-gpu-arch";
+
 std::string quoted(const std::string& value) {
   return "\"" + value + "\"";
 }
@@ -116,12 +118,15 @@ std::vector<Finding> toolkit_findings(const Context& context, const ToolkitFact&
            fmt::format("a CUDA {}.x toolkit starts at sm_{}", version->major, *floor),
            {{"gpus", gpus_text(context, capability)},
             {"toolkit", where},
-            {"architectures", toolkit.archs ? "nvcc --list-gpu-arch" : "table"}},
+            {"architectures", toolkit.archs ? toolkit.archs_source : "table"}},
            ""});
       continue;
     }
     auto needed = min_nvcc_for(capability);
-    bool too_old = toolkit.archs ? !listed : (needed && *version < *needed);
+    // A list nvcc printed knows every architecture; the catalog's knows only its own rows, so a
+    // GPU newer than the catalog is judged by nothing rather than called unsupported.
+    bool list_decides = toolkit.archs && (needed || toolkit.archs_source == kNvccListSource);
+    bool too_old = list_decides ? !listed : (needed && *version < *needed);
     if (too_old)
       findings.push_back(
           {Severity::error,
@@ -457,6 +462,33 @@ void check_engine(const Context& context, const LaunchPlan& plan, std::vector<Fi
                      "stop whatever holds it (`ss -ltnp`) or choose another server.port"});
 }
 
+// The unit runs the engine and gpulaunch's own helpers; who could take them over.
+void check_trust(const Context& context, std::vector<Finding>& findings) {
+  const auto& user = context.profile.service.user;
+  if (!user || *user == "root")
+    add(findings,
+        {Severity::warning,
+         "engine-runs-as-root",
+         "the engine would run as root: " +
+             std::string(user ? "service.user is root" : "service.user is not set"),
+         "the engine runs third-party wheels and model code (--trust-remote-code); as root, any "
+         "of it owns the node",
+         {{"service.user", user.value_or("(unset)")}},
+         "set service.user to an unprivileged account that can read the model and the venv "
+         "(e.g. `useradd --system gpulaunch`, then service.user = \"gpulaunch\")"});
+  if (const auto& binary = context.facts.gpulaunch; binary && binary->user_writable)
+    add(findings, {Severity::warning,
+                   "gpulaunch-binary-user-writable",
+                   fmt::format("the unit would run '{}' as root (ExecStopPost=), and a non-root "
+                               "user can replace it",
+                               binary->path),
+                   "every program a root unit runs must be writable by root only (sudo's and "
+                   "ssh's StrictModes rule)",
+                   {{"gpulaunch", binary->path}, {"writable", *binary->user_writable}},
+                   "install gpulaunch (the Debian package, or `cmake --install` to /usr/local) "
+                   "and run `up` from there, not from a build tree"});
+}
+
 }  // namespace
 
 FactsRequest facts_request(const Profile& profile, const ShellEnvironment& shell) {
@@ -465,6 +497,8 @@ FactsRequest facts_request(const Profile& profile, const ShellEnvironment& shell
   request.environments.push_back({"unit", plan.environment});
   request.environments.push_back({"shell", shell.variables});
   request.cuda_home = profile.toolkit.cuda_home;
+  request.service_user = profile.service.user;
+  request.probe_gpulaunch_binary = true;
   if (profile.engine.venv) {
     request.python_prefix = *profile.engine.venv;
     request.python_interpreter = *profile.engine.venv + "/bin/python";
@@ -487,6 +521,7 @@ std::vector<Finding> evaluate(const Profile& profile, const Facts& facts,
   check_gpus(context, findings);
   check_toolkit(context, plan, shell, findings);
   check_engine(context, plan, findings);
+  check_trust(context, findings);
   std::stable_sort(findings.begin(), findings.end(),
                    [](const Finding& a, const Finding& b) { return a.severity < b.severity; });
   return findings;

@@ -20,6 +20,10 @@ std::filesystem::path profile_directory(std::string_view profile) {
   return std::filesystem::path(kStateRoot) / profile;
 }
 
+std::filesystem::path probe_cache_file() {
+  return std::filesystem::path(kStateRoot) / ".probe-cache.json";
+}
+
 std::filesystem::path events_file(std::string_view profile) {
   return profile_directory(profile) / "events.jsonl";
 }

@@ -39,6 +39,10 @@ std::filesystem::path unrecorded_marker(std::string_view profile);
 // /var/lib/gpulaunch/snapshots/NAME.toml: the merged profile as `up` installed it.
 std::filesystem::path snapshot_file(std::string_view profile);
 
+// /var/lib/gpulaunch/.probe-cache.json: what untrusted programs (an nvcc with no version file)
+// answered, keyed by the file they were; root-owned. The dot keeps it apart from profile names.
+std::filesystem::path probe_cache_file();
+
 // /var/cache/gpulaunch/NAME: the default cache root (CacheDirectory=, owned by service.user).
 std::filesystem::path default_cache_root(std::string_view profile);
 // The CacheDirectory= value for default_cache_root().

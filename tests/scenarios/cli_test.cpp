@@ -1,6 +1,7 @@
 // The gpulaunch binary itself on the seed node: exit codes and the report's key lines.
 
 #include <sys/stat.h>
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 
@@ -14,6 +15,7 @@ namespace gl::test {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 struct Run {
   int exit_code = -1;
@@ -21,12 +23,13 @@ struct Run {
 };
 
 // A clean environment: the node's shell as the seed incident had it.
-Run gpulaunch(FixtureNode& node, std::vector<std::string> args) {
+Run gpulaunch(FixtureNode& node, std::vector<std::string> args,
+              const std::string& binary = GPULAUNCH_BIN) {
   std::vector<std::string> env_args{
       "-i", "PATH=/usr/bin:/bin:/usr/local/bin",
       std::string("GPULAUNCH_FAKE_NVML=") +
           (getenv("GPULAUNCH_FAKE_NVML") ? getenv("GPULAUNCH_FAKE_NVML") : ""),
-      std::string("LD_LIBRARY_PATH=") + GPULAUNCH_FAKE_NVML_DIR, GPULAUNCH_BIN};
+      std::string("LD_LIBRARY_PATH=") + GPULAUNCH_FAKE_NVML_DIR, binary};
   env_args.insert(env_args.end(), args.begin(), args.end());
   (void)node;
   auto result = run_process("/usr/bin/env", env_args, std::chrono::seconds(30));
@@ -60,6 +63,36 @@ TEST(CheckCli, SeedNodeFailsWithThePinToApply) {
   EXPECT_THAT(run.out, HasSubstr("    fix: toolkit.cuda_home = \"/usr/local/cuda-13.0\""));
   EXPECT_THAT(run.out, HasSubstr("\nWARNINGS (1)\n  warning[cuda-home-unset]"));
   EXPECT_THAT(run.out, HasSubstr("FAILED, the start would fail: 2 error(s), 1 warning(s)"));
+}
+
+// `up` renders the running binary into the unit (ExecStopPost=+ runs it as root): one that a
+// user could replace is named, with who could.
+TEST(CheckCli, GpulaunchRunFromAUserOwnedTreeIsWarned) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to hand the copy to another user";
+  FixtureNode node;
+  auto profile = build_scenario(scenario_named("healthy-blackwell-cuda-13"), node, 30000);
+  const auto tree = node.scratch() / "home-build";
+  std::filesystem::create_directories(tree);
+  std::filesystem::copy_file(GPULAUNCH_BIN, tree / "gpulaunch");
+  ASSERT_EQ(::chown(tree.c_str(), 65534, 65534), 0);
+  // This node itself (no --root): the binary is this host's.
+  auto run = gpulaunch(node, {"check", profile}, (tree / "gpulaunch").string());
+  EXPECT_THAT(run.out, HasSubstr("warning[gpulaunch-binary-user-writable] the unit would run '" +
+                                 (tree / "gpulaunch").string() + "' as root"));
+  EXPECT_THAT(run.out, HasSubstr("    writable: '" + tree.string() + "' is owned by uid 65534"));
+  // An image probed with --root has no gpulaunch of this host to judge.
+  auto image = gpulaunch(node, {"check", profile, "--root", node.root().string()},
+                         (tree / "gpulaunch").string());
+  EXPECT_THAT(image.out, Not(HasSubstr("gpulaunch-binary-user-writable")));
+}
+
+TEST(CheckCli, EngineAsRootIsAWarningNotAnError) {
+  FixtureNode node;
+  auto profile = build_scenario(scenario_named("engine-as-root"), node, 30000);
+  auto run = gpulaunch(node, {"check", profile, "--root", node.root().string()});
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("  warning[engine-runs-as-root] the engine would run as root: "
+                                 "service.user is not set"));
 }
 
 TEST(CheckCli, PinnedSeedNodePasses) {

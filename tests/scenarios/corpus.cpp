@@ -161,6 +161,19 @@ std::vector<Scenario> build() {
     s.toolkits = {{"/usr/local/cuda-13.0", "13.0"}, {"/usr/local/cuda-12.8", "12.8"}};
     s.shell.emplace_back("CUDA_HOME", "/usr/local/cuda-12.8");
   }));
+  list.push_back(
+      make("engine-as-root", {"engine-runs-as-root"}, [](Scenario& s) { s.service_user.reset(); }));
+  list.push_back(make("engine-as-explicit-root", {"engine-runs-as-root"},
+                      [](Scenario& s) { s.service_user = "root"; }));
+  // Nothing says this nvcc's version but nvcc itself: it runs (unprivileged), same verdict.
+  list.push_back(make("toolkit-without-version-files-b200-on-12.4", {"toolkit-too-old-for-arch"},
+                      [](Scenario& s) {
+                        s.gpus = {{8, 10, 0, "NVIDIA B200"}};
+                        s.toolkits = {{"/usr/local/cuda-12.4", "12.4", ToolkitLayout::nvcc_only}};
+                        s.cuda_home = "/usr/local/cuda-12.4";
+                        s.torch = "2.5.1+cu124";
+                        s.torch_cuda = "12.4";
+                      }));
   // ---- healthy ----
   list.push_back(
       make("seed-fixed-cuda-home-pinned", {"jit-toolkit-shell-mismatch"}, [](Scenario& s) {

@@ -34,6 +34,8 @@ std::string profile_text(const Scenario& scenario, int port) {
     if (scenario.gpus_arch) text += "arch = " + toml_string(*scenario.gpus_arch) + "\n";
   }
   text += fmt::format("\n[server]\nhost = \"127.0.0.1\"\nport = {}\n", port);
+  if (scenario.service_user)
+    text += "\n[service]\nuser = " + toml_string(*scenario.service_user) + "\n";
   if (!scenario.env.empty()) {
     text += "\n[env]\n";
     for (const auto& [name, value] : scenario.env) text += name + " = " + toml_string(value) + "\n";

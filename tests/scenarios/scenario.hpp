@@ -48,6 +48,8 @@ struct Scenario {
   std::vector<std::string> devices;
   std::optional<std::string> gpus_arch;
   std::map<std::string, std::string> env;
+  // An account every Debian system has, so the unprivileged nvcc run works on any test machine.
+  std::optional<std::string> service_user = "nobody";  // unset: the engine runs as root
   bool model_exists = true;
   bool port_taken = false;
   // The invoking shell.

@@ -47,6 +47,7 @@ Checked check_scenario(const Scenario& scenario) {
   ShellEnvironment shell{scenario.shell};
   auto request = facts_request(*profile, shell);
   request.probe_ports = scenario.port_taken;
+  request.probe_cache = node.scratch() / "probe-cache.json";  // never the host's
   Checked checked;
   checked.facts = gather_facts(NodeFs(node.root()), request);
   checked.findings = evaluate(*profile, checked.facts, shell);

@@ -44,14 +44,7 @@ void FixtureNode::mkdir(const std::string& node_path) {
 }
 
 std::vector<int> archs_for_version(const std::string& text) {
-  auto version = parse_version(text).value_or(Version{});
-  std::vector<int> archs;
-  auto floor = lowest_sm_for(version.major);
-  for (const auto& row : arch_requirements())
-    if (row.min_nvcc <= version && (!floor || row.sm >= *floor) &&
-        !(version.major >= 13 && row.sm == 101))  // 13.0 renamed sm_101 to sm_110
-      archs.push_back(row.sm);
-  return archs;
+  return archs_for_nvcc(parse_version(text).value_or(Version{}));
 }
 
 void FixtureNode::toolkit(const std::string& path, const std::string& version_text,
@@ -81,22 +74,42 @@ void FixtureNode::toolkit(const std::string& path, const std::string& version_te
                 "'"
           : std::string("echo \"nvcc fatal   : Unknown option '--list-gpu-arch'\" >&2; exit 1"));
   write(path + "/bin/nvcc", nvcc, true);
+  if (layout == ToolkitLayout::nvcc_only) return;
   int encoded = version.major * 1000 + version.minor * 10;
   std::string header = fmt::format(
       "#ifndef __cuda_cuda_h__\n#define __cuda_cuda_h__\n#include <stdlib.h>\n"
       "#define CUDA_VERSION {}\n#endif\n",
       encoded);
   write(path + "/include/cuda.h", header);
+  const int nvcc_patch = version.patch == 0 ? 88 : version.patch;
+  // As NVIDIA's installer writes it: the SDK's version, then one entry per component.
   if (layout == ToolkitLayout::version_json)
     write(path + "/version.json",
           fmt::format("{{\n   \"cuda\" : {{\n      \"name\" : \"CUDA SDK\",\n      \"version\" : "
-                      "\"{}.{}.{}\"\n   }}\n}}\n",
-                      version.major, version.minor, version.patch));
-  if (layout == ToolkitLayout::pip)
-    write(path + fmt::format("/dist-info/nvidia_cuda_nvcc-{}.{}.88.dist-info/METADATA",
-                             version.major, version.minor),
-          fmt::format("Metadata-Version: 2.1\nName: nvidia-cuda-nvcc\nVersion: {}.{}.88\n",
-                      version.major, version.minor));
+                      "\"{0}.{1}.{2}\"\n   }},\n   \"cuda_cudart\" : {{\n      \"name\" : \"CUDA "
+                      "Runtime (cudart)\",\n      \"version\" : \"{0}.{1}.77\"\n   }},\n   "
+                      "\"cuda_nvcc\" : {{\n      \"name\" : \"CUDA NVCC\",\n      \"version\" : "
+                      "\"{0}.{1}.{3}\"\n   }}\n}}\n",
+                      version.major, version.minor, version.patch, nvcc_patch));
+  if (layout == ToolkitLayout::pip) {
+    // pip into site-packages puts the wheel's dist-info beside nvidia/ (nvidia-cuda-nvcc 13.x
+    // for nvidia/cu13, nvidia-cuda-nvcc-cu12 for nvidia/cuda_nvcc); wheels unpacked into a
+    // toolkit root keep theirs in ROOT/dist-info (as this repository's build machine has it).
+    const fs::path root(path);
+    const bool in_site = root.parent_path().filename() == "nvidia";
+    const std::string dist = root.filename() == "cuda_nvcc"
+                                 ? fmt::format("nvidia_cuda_nvcc_cu{}", version.major)
+                                 : std::string("nvidia_cuda_nvcc");
+    const std::string where =
+        in_site ? root.parent_path().parent_path().string() : path + "/dist-info";
+    write(where + fmt::format("/{}-{}.{}.{}.dist-info/METADATA", dist, version.major, version.minor,
+                              nvcc_patch),
+          fmt::format("Metadata-Version: 2.4\nName: {}\nVersion: {}.{}.{}\nSummary: CUDA nvcc\n",
+                      dist == "nvidia_cuda_nvcc"
+                          ? std::string("nvidia-cuda-nvcc")
+                          : fmt::format("nvidia-cuda-nvcc-cu{}", version.major),
+                      version.major, version.minor, nvcc_patch));
+  }
 }
 
 void FixtureNode::venv(const std::string& path, const std::optional<std::string>& torch_version,

@@ -1,7 +1,8 @@
 #pragma once
 // Builds a node's filesystem in a temp directory, laid out as the real things are: toolkits
-// with fake nvcc scripts printing real-format output, venvs with torch/version.py and
-// dist-info METADATA, nvidia-smi, and the fake NVML's fixture file. Probed with --root.
+// with their version files and fake nvcc scripts printing real-format output, venvs with
+// torch/version.py and dist-info METADATA, nvidia-smi, and the fake NVML's fixture file.
+// Probed with --root.
 
 #include <filesystem>
 #include <map>
@@ -11,7 +12,11 @@
 
 namespace gl::test {
 
-enum class ToolkitLayout { version_json, header_only, pip };
+// Which files say the toolkit's version, as real installs lay them out: NVIDIA's installer
+// (version.json with cuda and cuda_nvcc, include/cuda.h), a distro package (cuda.h only), the
+// nvidia-cuda-nvcc wheel (dist-info METADATA, cuda.h), or none at all (only then does gpulaunch
+// run the nvcc, unprivileged).
+enum class ToolkitLayout { version_json, header_only, pip, nvcc_only };
 
 struct GpuSpec {
   int count = 1;
@@ -55,7 +60,8 @@ class FixtureNode {
   std::filesystem::path scratch_;
 };
 
-// The sm numbers a toolkit of this version compiles for, from the arch table.
+// The sm numbers a toolkit of this version compiles for, from the catalog (what the fake nvcc's
+// --list-gpu-arch prints).
 std::vector<int> archs_for_version(const std::string& version);
 
 }  // namespace gl::test

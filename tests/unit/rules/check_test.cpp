@@ -37,6 +37,7 @@ TEST(Check, UnitEnvironmentThatBypassesTheProfileToolkitIsAnError) {
   profile.engine.kind = EngineKind::command;
   profile.engine.argv = {"/bin/true"};
   profile.toolkit.cuda_home = "/usr/local/cuda-13.0";
+  profile.service.user = "gpulaunch";
   profile.env["CUDA_HOME"] = "/opt/cuda-12.6";
   auto findings = evaluate(profile, blackwell_node(), ShellEnvironment{});
   EXPECT_THAT(codes(findings),
@@ -50,9 +51,75 @@ TEST(Check, PinnedHealthyToolkitHasNoFindings) {
   profile.engine.kind = EngineKind::command;
   profile.engine.argv = {"/bin/true"};
   profile.toolkit.cuda_home = "/usr/local/cuda-13.0";
+  profile.service.user = "gpulaunch";
   auto findings = evaluate(profile, blackwell_node(), ShellEnvironment{});
   EXPECT_THAT(codes(findings), ::testing::IsEmpty());
   EXPECT_FALSE(has_errors(findings));
+}
+
+Profile pinned_profile() {
+  Profile profile;
+  profile.name = "t";
+  profile.engine.kind = EngineKind::command;
+  profile.engine.argv = {"/bin/true"};
+  profile.toolkit.cuda_home = "/usr/local/cuda-13.0";
+  return profile;
+}
+
+const Finding* find_code(const std::vector<Finding>& findings, const std::string& code) {
+  for (const auto& finding : findings)
+    if (finding.code == code) return &finding;
+  return nullptr;
+}
+
+TEST(Check, EngineWithoutServiceUserRunsAsRootAndIsWarned) {
+  for (std::optional<std::string> user :
+       {std::optional<std::string>(), std::optional<std::string>("root")}) {
+    auto profile = pinned_profile();
+    profile.service.user = user;
+    auto findings = evaluate(profile, blackwell_node(), ShellEnvironment{});
+    EXPECT_THAT(codes(findings), ::testing::ElementsAre("engine-runs-as-root"));
+    EXPECT_FALSE(has_errors(findings));  // a warning: it does not block a start
+    const Finding* finding = find_code(findings, "engine-runs-as-root");
+    ASSERT_NE(finding, nullptr);
+    EXPECT_EQ(finding->severity, Severity::warning);
+    EXPECT_THAT(finding->fix, ::testing::HasSubstr("service.user"));
+  }
+}
+
+TEST(Check, GpulaunchFromAUserWritableBuildTreeIsWarned) {
+  auto profile = pinned_profile();
+  profile.service.user = "gpulaunch";
+  auto facts = blackwell_node();
+  facts.gpulaunch = ProgramFact{"/home/dev/gpulaunch/build/src/gpulaunch",
+                                "'/home/dev' is owned by uid 1000 (mode 0755)"};
+  auto findings = evaluate(profile, facts, ShellEnvironment{});
+  EXPECT_THAT(codes(findings), ::testing::ElementsAre("gpulaunch-binary-user-writable"));
+  const Finding* finding = find_code(findings, "gpulaunch-binary-user-writable");
+  ASSERT_NE(finding, nullptr);
+  EXPECT_EQ(finding->severity, Severity::warning);
+  EXPECT_THAT(finding->summary, ::testing::HasSubstr("/home/dev/gpulaunch/build/src/gpulaunch"));
+  EXPECT_THAT(finding->facts, ::testing::Contains(::testing::Pair(
+                                  "writable", "'/home/dev' is owned by uid 1000 (mode 0755)")));
+
+  facts.gpulaunch->user_writable.reset();  // installed root-owned: nothing to say
+  EXPECT_THAT(codes(evaluate(profile, facts, ShellEnvironment{})), ::testing::IsEmpty());
+}
+
+// Architectures from the catalog decide only for GPUs the catalog knows; a list nvcc printed
+// decides for every GPU.
+TEST(Check, CatalogListDoesNotCondemnAnArchitectureItDoesNotKnow) {
+  auto profile = pinned_profile();
+  profile.service.user = "gpulaunch";
+  auto facts = blackwell_node();
+  facts.gpus[0].cc_major = 14;
+  facts.gpus[0].cc_minor = 0;
+  facts.toolkits[0].archs = std::vector<int>{75, 80, 90, 100, 120};
+  facts.toolkits[0].archs_source = "catalog for CUDA 13.0";
+  EXPECT_THAT(codes(evaluate(profile, facts, ShellEnvironment{})), ::testing::IsEmpty());
+  facts.toolkits[0].archs_source = "nvcc --list-gpu-arch";
+  EXPECT_THAT(codes(evaluate(profile, facts, ShellEnvironment{})),
+              ::testing::Contains("toolkit-too-old-for-arch"));
 }
 
 }  // namespace
