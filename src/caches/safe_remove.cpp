@@ -223,24 +223,6 @@ std::string normal_text(const std::filesystem::path& path) {
 
 }  // namespace
 
-UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = other.release();
-  }
-  return *this;
-}
-
-UniqueFd::~UniqueFd() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-int UniqueFd::release() {
-  int fd = fd_;
-  fd_ = -1;
-  return fd;
-}
-
 Result<void> check_clearable(const std::filesystem::path& path) {
   if (!path.is_absolute())
     return failf("Refusing to clear '{}': not an absolute path", path.string());

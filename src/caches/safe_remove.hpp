@@ -13,26 +13,9 @@
 #include <vector>
 
 #include "util/error.hpp"
+#include "util/safe_file.hpp"  // UniqueFd
 
 namespace gl {
-
-// An open file descriptor, closed once.
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept;
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  ~UniqueFd();
-
-  int get() const { return fd_; }
-  int release();
-
- private:
-  int fd_ = -1;
-};
 
 // Refuses "/", home directories (/home/*, /root, the user's own), system directories and
 // anything under /usr, /etc, /proc, ...; `path` must be absolute.
