@@ -2,7 +2,6 @@
 
 #include <array>
 #include <cctype>
-#include <regex>
 #include <sstream>
 
 namespace gl {

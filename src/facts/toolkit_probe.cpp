@@ -1,7 +1,7 @@
 #include "facts/toolkit_probe.hpp"
 
 #include <algorithm>
-#include <regex>
+#include <charconv>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -10,10 +10,43 @@
 
 namespace gl {
 
+namespace {
+
+bool is_digit_char(char c) {
+  return c >= '0' && c <= '9';
+}
+
+// The digits at `at`, moving past them.
+std::string_view digits_at(std::string_view text, size_t& at) {
+  const size_t start = at;
+  while (at < text.size() && is_digit_char(text[at])) ++at;
+  return text.substr(start, at - start);
+}
+
+// The whitespace (as a regex's \s) at `at`, moving past it; whether there was any.
+bool skip_space(std::string_view text, size_t& at) {
+  const size_t start = at;
+  while (at < text.size() &&
+         std::string_view(" \t\n\r\v\f").find(text[at]) != std::string_view::npos)
+    ++at;
+  return at > start;
+}
+
+}  // namespace
+
+// Plain scanning, not std::regex: the output can be long and libstdc++'s regex recurses once per
+// character.
 std::optional<std::string> parse_nvcc_release(std::string_view output) {
-  static const std::regex release(R"(release (\d+\.\d+),)");
-  std::match_results<std::string_view::const_iterator> match;
-  if (std::regex_search(output.begin(), output.end(), match, release)) return match[1].str();
+  constexpr std::string_view kRelease = "release ";
+  for (size_t found = output.find(kRelease); found != std::string_view::npos;
+       found = output.find(kRelease, found + 1)) {
+    size_t at = found + kRelease.size();
+    const size_t start = at;
+    if (digits_at(output, at).empty() || at >= output.size() || output[at] != '.') continue;
+    ++at;
+    if (digits_at(output, at).empty() || at >= output.size() || output[at] != ',') continue;
+    return std::string(output.substr(start, at - start));
+  }
   return std::nullopt;
 }
 
@@ -38,11 +71,22 @@ std::vector<int> parse_gpu_arch_list(std::string_view output) {
 }
 
 std::optional<std::string> parse_cuda_header_version(std::string_view header) {
-  static const std::regex define(R"(#define\s+CUDA_VERSION\s+(\d+))");
-  std::match_results<std::string_view::const_iterator> match;
-  if (!std::regex_search(header.begin(), header.end(), match, define)) return std::nullopt;
-  long long encoded = std::stoll(match[1].str());
-  return std::to_string(encoded / 1000) + "." + std::to_string((encoded % 1000) / 10);
+  constexpr std::string_view kDefine = "#define";
+  constexpr std::string_view kName = "CUDA_VERSION";
+  for (size_t found = header.find(kDefine); found != std::string_view::npos;
+       found = header.find(kDefine, found + 1)) {
+    size_t at = found + kDefine.size();
+    if (!skip_space(header, at) || !header.substr(at).starts_with(kName)) continue;
+    at += kName.size();
+    if (!skip_space(header, at)) continue;
+    const std::string_view digits = digits_at(header, at);
+    long long encoded = 0;
+    if (digits.empty() ||
+        std::from_chars(digits.data(), digits.data() + digits.size(), encoded).ec != std::errc{})
+      continue;
+    return std::to_string(encoded / 1000) + "." + std::to_string((encoded % 1000) / 10);
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string> parse_version_json(std::string_view text) {

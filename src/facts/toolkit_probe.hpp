@@ -12,7 +12,7 @@
 
 namespace gl {
 
-// "release 13.0, V13.0.88" -> "13.0" (FlashInfer's regex: `release (\d+\.\d+),`).
+// "release 13.0, V13.0.88" -> "13.0" (what FlashInfer matches: `release (\d+\.\d+),`).
 std::optional<std::string> parse_nvcc_release(std::string_view output);
 // "compute_75\ncompute_80\n..." -> {75, 80, ...}
 std::vector<int> parse_gpu_arch_list(std::string_view output);
