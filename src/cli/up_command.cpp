@@ -1,7 +1,6 @@
 #include <unistd.h>
 #include <chrono>
 #include <fstream>
-#include <sstream>
 #include <thread>
 
 #include <fmt/core.h>
@@ -85,16 +84,13 @@ class ProgressLine {
 
 // The merged profile for `run`, which cannot see the caller's search path.
 Result<void> write_snapshot(const MergedProfile& merged, const LaunchPlan& plan) {
-  std::ostringstream text;
-  text << "# Snapshot of profile '" << merged.name << "' written by `gpulaunch up`; merged from:\n";
-  for (const auto& source : merged.sources) text << "#   " << source << "\n";
-  text << merged.table << "\n";
+  const std::string text = snapshot_text(merged);
   const std::filesystem::path path = plan.snapshot_path;
   std::error_code error;
   std::filesystem::create_directories(path.parent_path(), error);
   if (error)
     return failf("Failed to create '{}': {}", path.parent_path().string(), error.message());
-  return write_file_atomically(path, text.str());
+  return write_file_atomically(path, text);
 }
 
 int up(const UpOptions& options, const CliContext& context) {
