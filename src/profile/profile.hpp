@@ -111,6 +111,8 @@ struct ServiceSettings {
   std::optional<std::string> memory_max;  // systemd syntax: 900G, 80%, infinity
   std::vector<std::string> extra;         // extra "Key=Value" lines for [Service]
   std::vector<std::string> unit_extra;    // extra "Key=Value" lines for [Unit]
+  // Lets extra/unit_extra hold what unsafe_directives() lists: root-equivalent.
+  bool allow_unsafe_extra = false;
 };
 
 struct Profile {

@@ -102,6 +102,10 @@ constexpr std::array kSchema{
     KeySpec{"service.memory_max", KeyType::memory, kName, "MemoryMax= host memory limit"},
     KeySpec{"service.extra", KeyType::string_array, kLine, "Extra Key=Value lines for [Service]"},
     KeySpec{"service.unit_extra", KeyType::string_array, kLine, "Extra Key=Value lines for [Unit]"},
+    KeySpec{"service.allow_unsafe_extra", KeyType::boolean, 0,
+            "Let extra and unit_extra run privileged commands, change the user or relax the "
+            "hardening: root-equivalent"},
+
     KeySpec{"env", KeyType::free_table, kArgument, "Extra environment variables"},
 };
 

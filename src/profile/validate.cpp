@@ -8,6 +8,7 @@
 #include "profile/schema.hpp"
 #include "profile/shapes.hpp"
 #include "profile/toml_parse.hpp"
+#include "profile/unsafe_directives.hpp"
 #include "util/did_you_mean.hpp"
 #include "util/state_paths.hpp"
 
@@ -675,6 +676,8 @@ class Validator {
                        text);
       service.memory_max = text;
     }
+    if (const toml::node* node = node_at("service.allow_unsafe_extra"))
+      service.allow_unsafe_extra = *node->value<bool>();
     for (auto [key, target] : {std::pair{"service.extra", &service.extra},
                                std::pair{"service.unit_extra", &service.unit_extra}}) {
       *target = strings_at(key);
@@ -684,10 +687,21 @@ class Validator {
         const std::string& line = (*target)[i];
         if (!is_directive(line) || has_control_or_nul(line, false))
           return fail_at(at, "'{}' entries must be single 'Key=Value' lines, got '{}'", key, line);
+        if (line.ends_with('\\'))
+          return fail_at(at,
+                         "'{}' entries must not end with '\\' (systemd would join the next "
+                         "line to it)",
+                         key);
         std::string_view name = std::string_view(line).substr(0, line.find('='));
         for (auto owned : kOwnedDirectives)
           if (name == owned)
             return fail_at(at, "'{}' may not set {}= (gpulaunch writes it)", key, name);
+        if (service.allow_unsafe_extra) continue;
+        if (auto reason = unsafe_directive_reason(line))
+          return fail_at(at,
+                         "'{}' may not hold '{}': {} (only with 'service.allow_unsafe_extra = "
+                         "true', which makes the profile root-equivalent)",
+                         key, line, *reason);
       }
     }
     return {};
