@@ -86,10 +86,10 @@ UnitFile render_unit(const Profile& profile, const RenderOptions& options) {
   if (plan.cache_root == default_root)
     unit.add("Service", "CacheDirectory", state_paths::cache_directory_setting(profile.name));
   else
-    unit.add("Service", "ReadWritePaths", quote_exec_word(plan.cache_root));
+    unit.add("Service", "ReadWritePaths", quote_path_word(plan.cache_root));
   for (const auto& [name, directory] : profile.caches.overrides)
     if (!under(directory, plan.cache_root))
-      unit.add("Service", "ReadWritePaths", quote_exec_word(directory));
+      unit.add("Service", "ReadWritePaths", quote_path_word(directory));
 
   // Model loads take 10-20 minutes; `run` extends the timeout while loading progresses and
   // reports its own failure at ready_timeout, a minute before systemd would.
