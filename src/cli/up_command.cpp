@@ -13,6 +13,7 @@
 #include "cli/supervise.hpp"
 #include "cli/unit_diff.hpp"
 #include "plan/launch_plan.hpp"
+#include "profile/secret_files.hpp"
 #include "profile/validate.hpp"
 #include "rules/check.hpp"
 #include "rules/node_probe.hpp"
@@ -99,6 +100,8 @@ int up(const UpOptions& options, const CliContext& context) {
   if (!merged) return report(merged.error());
   auto profile = validate_profile(*merged);
   if (!profile) return report(profile.error());
+  if (!options.all_nodes)
+    if (auto secrets = check_secret_files(*profile); !secrets) return report(secrets.error());
   if (options.all_nodes)
     return up_all_nodes(*profile, AllNodesOptions{options.ssh, options.force, false});
   if (options.node_rank >= profile->parallelism.nodes)

@@ -131,6 +131,10 @@ struct Profile {
   RestartSettings restart;
   ServiceSettings service;
   std::map<std::string, std::string> env;
+  // [secrets]: NAME -> a root-owned 0600 file. The unit says LoadCredential=NAME:FILE and
+  // NAME_PATH=$CREDENTIALS_DIRECTORY/NAME (huggingface_hub reads HF_TOKEN_PATH); the value is
+  // never in the unit, the snapshot or a lock.
+  std::map<std::string, std::string> secrets;
 
   // Ranks over all nodes, and the GPUs one node needs for its share.
   long long world_size() const;

@@ -106,6 +106,9 @@ constexpr std::array kSchema{
             "Let extra and unit_extra run privileged commands, change the user or relax the "
             "hardening: root-equivalent"},
 
+    KeySpec{"secrets", KeyType::free_table, kPath,
+            "NAME = a root-owned 0600 file, passed as systemd credential NAME"},
+
     KeySpec{"env", KeyType::free_table, kArgument, "Extra environment variables"},
 };
 

@@ -43,7 +43,7 @@ bool has_control_or_nul(std::string_view text, bool allow_newline_tab) {
   });
 }
 
-// Names of env variables and caches.
+// Names of env variables, caches and secrets.
 constexpr size_t kMaxFreeKeyLength = 255;
 
 bool is_absolute_path(std::string_view text) {
@@ -65,7 +65,7 @@ class Validator {
                       &Validator::read_parallelism, &Validator::read_speculative,
                       &Validator::read_toolkit, &Validator::read_gpus, &Validator::read_caches,
                       &Validator::read_server, &Validator::read_restart, &Validator::read_service,
-                      &Validator::read_env, &Validator::check_layout}) {
+                      &Validator::read_secrets, &Validator::read_env, &Validator::check_layout}) {
       if (auto done = (this->*step)(profile); !done) return std::unexpected(done.error());
     }
     return profile;
@@ -707,6 +707,28 @@ class Validator {
     return {};
   }
 
+  // [secrets]: NAME = "/etc/gpulaunch/secrets/file". The file itself is checked at `up` and
+  // `check` (profile/secret_files.hpp); here only its name and path.
+  Result<void> read_secrets(Profile& profile) {
+    const toml::node* node = node_at("secrets");
+    if (!node) return {};
+    for (auto&& [key, value] : *node->as_table()) {
+      const std::string name{key.str()};
+      if (!is_variable_name(name))
+        return fail_at(key_location(key, value),
+                       "'secrets.{}' is not a valid secret name (letters, digits, '_')", name);
+      const auto file = value.value<std::string>();
+      if (!value.is_string() || !is_absolute_path(*file) ||
+          file->find_first_of(" \t\"'\\") != std::string::npos || has_control_or_nul(*file, false))
+        return fail_at(location_of(value, fallback_),
+                       "'secrets.{}' must be the absolute path of a file holding the secret, "
+                       "without spaces, quotes or backslashes",
+                       name);
+      profile.secrets[name] = *file;
+    }
+    return {};
+  }
+
   Result<void> read_env(Profile& profile) {
     const toml::node* node = node_at("env");
     if (!node) return {};
@@ -715,6 +737,10 @@ class Validator {
       std::string name{key.str()};
       if (!is_variable_name(name))
         return fail_at(at, "'env.{}' is not a valid variable name", name);
+      for (const auto& [secret, file] : profile.secrets)
+        if (name == secret || name == secret + "_PATH")
+          return fail_at(at, "'env.{}' is set by 'secrets.{}' (its value stays out of the unit)",
+                         name, secret);
       for (const auto& pinned : kPinned)
         if (pinned.name == name)
           return fail_at(at, "'env.{}' is pinned by gpulaunch; set '{}' instead", name,

@@ -95,6 +95,10 @@ std::string quote_environment(std::string_view name, std::string_view value) {
   return quote(std::string(name) + "=" + std::string(value), false);
 }
 
+std::string credential_path_environment(std::string_view name, std::string_view credential) {
+  return fmt::format("\"{}=%d/{}\"", name, credential);
+}
+
 std::string escape_specifiers(std::string_view text) {
   std::string out;
   for (char c : text) {

@@ -80,6 +80,13 @@ UnitFile render_unit(const Profile& profile, const RenderOptions& options) {
   unit.add("Service", "ExecStart", exec_command_line(exec));
   for (const auto& [name, value] : plan.environment)
     unit.add("Service", "Environment", quote_environment(name, value));
+  // [secrets]: systemd reads each file as root into the credentials directory, readable by the
+  // service's user only; the unit names the file, never the value. NAME_PATH points at it
+  // (huggingface_hub reads its token from HF_TOKEN_PATH).
+  for (const auto& [name, file] : profile.secrets) {
+    unit.add("Service", "LoadCredential", name + ":" + escape_specifiers(file));
+    unit.add("Service", "Environment", credential_path_environment(name + "_PATH", name));
+  }
   unit.add("Service", "WorkingDirectory", escape_specifiers(plan.state_directory));
   unit.add("Service", "StateDirectory", "gpulaunch/" + profile.name);
   const std::string default_root = state_paths::default_cache_root(profile.name).string();
