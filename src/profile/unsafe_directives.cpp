@@ -52,7 +52,8 @@ constexpr std::array kUnsafe{
     UnsafeDirective{"ExecPaths", false, kHardening},
     UnsafeDirective{"NoExecPaths", false, kHardening},
     UnsafeDirective{"ExecSearchPath", false, kHardening},
-    UnsafeDirective{"Bind", true, kHardening},  // BindPaths, BindReadOnlyPaths
+    UnsafeDirective{"BindPaths", false, kHardening},  // not a prefix: [Unit] has BindsTo=
+    UnsafeDirective{"BindReadOnlyPaths", false, kHardening},
     UnsafeDirective{"TemporaryFileSystem", false, kHardening},
     UnsafeDirective{"Root", true, kHardening},  // RootDirectory, RootImage, ...
     UnsafeDirective{"MountAPIVFS", false, kHardening},

@@ -81,7 +81,8 @@ TEST(UnsafeDirectives, IdentityAndRootFileDirectives) {
     EXPECT_TRUE(unsafe_directive_reason(line)) << line;
   for (const char* line :
        {"LimitCORE=infinity", "Nice=5", "CPUAffinity=0-7", "OOMScoreAdjust=100",
-        "Documentation=https://example.com", "After=nvidia-fabricmanager.service", "X-Team=ml"})
+        "Documentation=https://example.com", "After=nvidia-fabricmanager.service", "X-Team=ml",
+        "BindsTo=nvidia-persistenced.service", "OnFailure=notify@%n.service"})
     EXPECT_FALSE(unsafe_directive_reason(line)) << line;
   EXPECT_EQ(unsafe_directive_reason("User=root"),
             "User= changes the user or credentials the engine runs with");
