@@ -10,13 +10,52 @@ cmake --build "$build_dir" -j "$(nproc)" --target profile_fuzzer
 corpus="$build_dir/corpus"
 mkdir -p "$corpus" "$build_dir/findings"
 cp profiles/*.toml tests/golden/*.toml tests/malformed/*.toml tests/fuzz/seeds/* "$corpus/"
+# A long word in each key whose value a matcher scans: std::regex once recursed per character
+# there and overflowed the stack (found by a 15-minute run; 60 s from short seeds never grew an
+# input that long). Generated, not committed: 60 KB each, under -max_len.
+word=$(head -c 60000 /dev/zero | tr '\0' a)
+head='[engine]
+kind = "sglang"
+venv = "/opt/venv"'
+long_seed() { printf '%s\n%s\n' "$head" "$2" >"$corpus/seed-long-$1.toml"; }
+long_seed hub-id "[model]
+path = \"$word\""
+long_seed host "[model]
+path = \"/m\"
+[nodes]
+hosts = [\"$word\"]"
+long_seed algorithm "[model]
+path = \"/m\"
+[speculative]
+algorithm = \"$word\""
+long_seed dist-init-addr "[model]
+path = \"/m\"
+[parallelism]
+nodes = 2
+dist_init_addr = \"$word:5000\""
+long_seed extra "[model]
+path = \"/m\"
+[service]
+extra = [\"ExecStartPre=/bin/$word\"]"
+long_seed env-name "[model]
+path = \"/m\"
+[env]
+$word = 1"
+long_seed number "[model]
+path = \"/m\"
+[server]
+port = ${word//a/1}"
 echo "fuzz: running profile_fuzzer for ${seconds}s on $(ls "$corpus" | wc -l) inputs"
+# A 1 MiB stack, an eighth of the default: anything that recurses per input byte overflows it
+# at a fifth of -max_len (the std::regex crash needed 100 KB at 8 MB, 20 KB at 1 MB).
+ulimit -s 1024
 # Findings go to build-fuzz/findings/; libFuzzer exits non-zero on the first one. Sanitizer
 # reports abort, so that libFuzzer's signal handler writes the input that caused them there too
 # (a plain exit, UBSan's default, leaves no reproducer).
 export UBSAN_OPTIONS=abort_on_error=1:print_stacktrace=1 ASAN_OPTIONS=abort_on_error=1
 "$build_dir/tests/fuzz/profile_fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-  -max_len=65536 -print_final_stats=1 -artifact_prefix="$build_dir/findings/" "$corpus" 2>&1 |
+  -max_len=65536 -dict=tests/fuzz/profile.dict -print_final_stats=1 \
+  -artifact_prefix="$build_dir/findings/" "$corpus" 2>&1 |
   tail -n 25
 status=${PIPESTATUS[0]}
 if [[ $status -ne 0 ]]; then

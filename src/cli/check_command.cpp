@@ -4,6 +4,7 @@
 #include "cli/context.hpp"
 #include "cli/findings_report.hpp"
 #include "facts/gather.hpp"
+#include "profile/secret_files.hpp"
 #include "profile/validate.hpp"
 #include "rules/check.hpp"
 
@@ -36,6 +37,12 @@ void add_check_command(CLI::App& app, CliContext& context) {
       context.exit_code = report(profile.error(), kCheckCouldNotRun);
       return;
     }
+    // The secrets' files are this node's: checked only when checking this node.
+    if (facts_file.empty() && root == "/")
+      if (auto secrets = check_secret_files(*profile); !secrets) {
+        context.exit_code = report(secrets.error(), kCheckErrors);
+        return;
+      }
     auto shell = ShellEnvironment::current();
     Facts facts;
     if (!facts_file.empty()) {

@@ -13,6 +13,7 @@
 #include "cli/context.hpp"
 #include "gpulaunch_version.hpp"
 #include "profile/schema.hpp"
+#include "profile/unsafe_directives.hpp"
 
 namespace gl {
 namespace {
@@ -166,6 +167,46 @@ std::string command_page(const CLI::App& app, std::string_view date) {
   return page;
 }
 
+// What gpulaunch.toml(5) says about trust: whose profiles root reads, what service.extra may not
+// say (from the one table, profile/unsafe_directives.hpp), and how secrets stay out of files.
+std::string security_section() {
+  std::string page =
+      ".SH SECURITY\n"
+      "A profile decides what root installs and runs. Run as root, \\fBgpulaunch\\fR reads "
+      "only profiles that only root can change: a profile file, drop-in, \\fBextends\\fR parent "
+      "or search-path directory that is owned by another user, or group- or world-writable, or "
+      "lies below a directory that is (a sticky directory such as \\fI/tmp\\fR excepted), is "
+      "refused with the path, its owner and its mode. Such a directory is refused, not skipped, "
+      "so that root never installs a different profile than the one in front of the operator; "
+      "run from another directory, or keep profiles in \\fI/etc/gpulaunch/profiles\\fR.\n"
+      ".PP\n"
+      "\\fBservice.extra\\fR and \\fBservice.unit_extra\\fR may not run a command with "
+      "privileges (the \\fB+\\fR, \\fB!\\fR and \\fB!!\\fR prefixes on any "
+      "\\fBExec*\\fR line, alone or after \\fB@\\fR, \\fB-\\fR or \\fB:\\fR), nor set "
+      "any of these directives, each a prefix where it ends in \\fB*\\fR:\n.RS\n";
+  std::string names;
+  for (const auto& directive : unsafe_directives())
+    names += (names.empty() ? "" : ", ") + std::string(directive.name) +
+             (directive.prefix ? "*" : "") + "=";
+  page += roff(names) + "\n.RE\n";
+  page +=
+      ".PP\n"
+      "\\fBservice.allow_unsafe_extra = true\\fR lifts this. It makes the profile "
+      "root-equivalent: whoever can change the profile can then run anything as root. Use it "
+      "only in profiles only root can write, and only for a line you have read.\n"
+      ".PP\n"
+      "\\fB[secrets]\\fR maps a name to a file holding the secret, e.g. \\fBHF_TOKEN = "
+      "\"/etc/gpulaunch/secrets/hf_token\"\\fR. The file must be a regular file owned by root "
+      "with mode 0600 or 0400 where no other user can replace it; \\fBup\\fR and "
+      "\\fBcheck\\fR refuse it otherwise. The unit says \\fBLoadCredential=NAME:FILE\\fR: "
+      "systemd reads the file as root and gives the engine a copy in "
+      "\\fI$CREDENTIALS_DIRECTORY/NAME\\fR, readable by the service's user only, and "
+      "\\fBNAME_PATH\\fR points at it (huggingface_hub reads its token from "
+      "\\fBHF_TOKEN_PATH\\fR). The value is never in the unit, the snapshot or a lock; a lock "
+      "records the secret's name.\n";
+  return page;
+}
+
 std::string format_page(std::string_view date) {
   std::string page = header("GPULAUNCH.TOML", 5, date);
   page += ".SH NAME\ngpulaunch.toml \\- gpulaunch profile format\n";
@@ -205,9 +246,11 @@ std::string format_page(std::string_view date) {
     const std::string_view name = top_level ? key.path : key.path.substr(key.path.rfind('.') + 1);
     std::string type(key_type_name(key.type));
     if (key.type == KeyType::free_table) type += " of free keys";
+    if (key.max_length > 0) type += fmt::format(", at most {} bytes", key.max_length);
     page += fmt::format(".TP\n\\fB{}\\fR \\(em {}\n{}\n", literal(name), roff(type),
                         sentence(key.help));
   }
+  page += security_section();
   page +=
       ".SH EXAMPLE\n"
       ".nf\n"

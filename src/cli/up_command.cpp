@@ -1,7 +1,6 @@
 #include <unistd.h>
 #include <chrono>
 #include <fstream>
-#include <sstream>
 #include <thread>
 
 #include <fmt/core.h>
@@ -14,6 +13,7 @@
 #include "cli/supervise.hpp"
 #include "cli/unit_diff.hpp"
 #include "plan/launch_plan.hpp"
+#include "profile/secret_files.hpp"
 #include "profile/validate.hpp"
 #include "rules/check.hpp"
 #include "rules/node_probe.hpp"
@@ -86,16 +86,13 @@ class ProgressLine {
 
 // The merged profile for `run`, which cannot see the caller's search path.
 Result<void> write_snapshot(const MergedProfile& merged, const LaunchPlan& plan) {
-  std::ostringstream text;
-  text << "# Snapshot of profile '" << merged.name << "' written by `gpulaunch up`; merged from:\n";
-  for (const auto& source : merged.sources) text << "#   " << source << "\n";
-  text << merged.table << "\n";
+  const std::string text = snapshot_text(merged);
   const std::filesystem::path path = plan.snapshot_path;
   std::error_code error;
   std::filesystem::create_directories(path.parent_path(), error);
   if (error)
     return failf("Failed to create '{}': {}", path.parent_path().string(), error.message());
-  return write_file_atomically(path, text.str());
+  return write_file_atomically(path, text);
 }
 
 int up(const UpOptions& options, const CliContext& context) {
@@ -104,6 +101,8 @@ int up(const UpOptions& options, const CliContext& context) {
   if (!merged) return report(merged.error());
   auto profile = validate_profile(*merged);
   if (!profile) return report(profile.error());
+  if (!options.all_nodes)
+    if (auto secrets = check_secret_files(*profile); !secrets) return report(secrets.error());
   if (options.all_nodes)
     return up_all_nodes(*profile, AllNodesOptions{options.ssh, options.force, false});
   if (options.node_rank >= profile->parallelism.nodes)

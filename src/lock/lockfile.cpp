@@ -188,6 +188,12 @@ LockBuild make_lock(const MergedProfile& merged, const Profile& profile, const F
   profile_json["file"] = merged.file;
   profile_json["sha256"] = "sha256:" + sha256_hex(canonical);
   profile_json["merged"] = canonical;
+  // A secret by its name only: the lock never opens the file, so its value cannot land here.
+  if (!profile.secrets.empty()) {
+    Json secrets = Json::array();
+    for (const auto& [name, file] : profile.secrets) secrets.push_back(name);
+    profile_json["secrets"] = std::move(secrets);
+  }
   lock["profile"] = std::move(profile_json);
 
   lock["node"] = node_section(profile, facts);

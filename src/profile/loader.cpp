@@ -1,8 +1,10 @@
 #include "profile/loader.hpp"
 
+#include <unistd.h>
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <sstream>
 #include <system_error>
 
 #include "profile/merge.hpp"
@@ -10,6 +12,7 @@
 #include "profile/toml_parse.hpp"
 #include "util/atomic_file.hpp"
 #include "util/did_you_mean.hpp"
+#include "util/safe_file.hpp"
 
 namespace gl {
 namespace fs = std::filesystem;
@@ -17,6 +20,8 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr size_t kMaxExtendsDepth = 16;
+constexpr std::string_view kRootOnly =
+    "as root gpulaunch reads only profiles that only root can change";
 constexpr std::string_view kSuffix = kProfileSuffix;
 
 std::string absolute_text(const fs::path& path) {
@@ -90,6 +95,25 @@ class Merger {
   const ProfileSource& source_;
 };
 
+Result<MergedProfile> load_unchecked(const ProfileSource& source, std::string_view name_or_path) {
+  Merger merger(source);
+  auto name = profile_name_of(name_or_path);
+  if (is_profile_path(name_or_path)) {
+    fs::path path{std::string(name_or_path)};
+    if (!name) return failf("{}:1:1: {}", absolute_text(path), name.error().message);
+    return merger.load_file(path, std::move(*name), {});
+  }
+  if (!name) return std::unexpected(name.error());
+  auto path = source.find(name_or_path, {});
+  if (!path) {
+    std::vector<std::string> names;
+    for (const auto& entry : source.list()) names.push_back(entry.name);
+    return failf("profile '{}' not found on the search path{}", name_or_path,
+                 did_you_mean_suffix(name_or_path, names));
+  }
+  return merger.load_file(*path, std::string(name_or_path), {});
+}
+
 }  // namespace
 
 std::vector<fs::path> default_search_path() {
@@ -104,8 +128,24 @@ std::vector<fs::path> default_search_path() {
   return directories;
 }
 
-DirectorySource::DirectorySource(std::vector<fs::path> directories)
-    : directories_(std::move(directories)) {}
+ProfileTrust ProfileTrust::of_this_process() {
+  return ProfileTrust{::geteuid() == 0};
+}
+
+DirectorySource::DirectorySource(std::vector<fs::path> directories, ProfileTrust trust)
+    : directories_(std::move(directories)), trust_(trust) {}
+
+Result<void> DirectorySource::check_trusted() const {
+  if (!trust_.root_only) return {};
+  for (const auto& directory : directories_) {
+    std::error_code error;
+    if (!fs::exists(fs::symlink_status(directory, error))) continue;
+    if (auto reason = user_writable_reason(directory))
+      return failf("Refusing profile directory '{}': {}; {}", absolute_text(directory), *reason,
+                   kRootOnly);
+  }
+  return {};
+}
 
 std::vector<ProfileEntry> DirectorySource::list() const {
   std::map<std::string, ProfileEntry> entries;
@@ -145,7 +185,19 @@ std::optional<fs::path> DirectorySource::find(std::string_view name, const fs::p
 }
 
 Result<std::string> DirectorySource::read(const fs::path& path) const {
-  return read_file(path, kMaxProfileBytes);
+  if (!trust_.root_only) return read_file(path, kMaxProfileBytes);
+  const std::string shown = absolute_text(path);
+  if (auto reason = user_writable_reason(path))
+    return failf("Refusing profile '{}': {}; {}", shown, *reason, kRootOnly);
+  // Every component is root's, so the resolved path stays what was judged; open it without
+  // following anything, never blocking on a FIFO, bounded.
+  std::error_code error;
+  const fs::path resolved = fs::canonical(fs::absolute(path), error);
+  if (error) return failf("Failed to open '{}': {}", shown, error.message());
+  auto read = read_regular_nofollow(resolved, kMaxProfileBytes);
+  if (!read) return std::unexpected(read.error());
+  if (!*read) return failf("Failed to open '{}': No such file or directory", shown);
+  return std::move((*read)->content);
 }
 
 std::vector<fs::path> DirectorySource::dropins(const fs::path& path) const {
@@ -178,23 +230,34 @@ std::vector<fs::path> DirectorySource::dropins(const fs::path& path) const {
   return result;
 }
 
+std::string snapshot_text(const MergedProfile& merged) {
+  std::ostringstream text;
+  text << "# Snapshot of profile '" << merged.name << "' written by `gpulaunch up`; merged from:\n";
+  for (const auto& source : merged.sources) text << "#   " << source << "\n";
+  text << merged.table << "\n";
+  return text.str();
+}
+
+namespace {
+
+// Each file is under the cap, but a parent and drop-ins together may not be: refuse here, at
+// `show`, `render` and `up`, rather than have `run` fail on the snapshot with exit 78.
+Result<MergedProfile> within_snapshot_limit(Result<MergedProfile> merged) {
+  if (!merged) return merged;
+  const size_t size = snapshot_text(*merged).size();
+  if (size > kMaxProfileBytes)
+    return failf(
+        "{}:1:1: the merged profile is {} bytes, over the limit of {} bytes ({} files "
+        "merged)",
+        merged->file, size, kMaxProfileBytes, merged->sources.size());
+  return merged;
+}
+
+}  // namespace
+
 Result<MergedProfile> load_merged(const ProfileSource& source, std::string_view name_or_path) {
-  Merger merger(source);
-  auto name = profile_name_of(name_or_path);
-  if (is_profile_path(name_or_path)) {
-    fs::path path{std::string(name_or_path)};
-    if (!name) return failf("{}:1:1: {}", absolute_text(path), name.error().message);
-    return merger.load_file(path, std::move(*name), {});
-  }
-  if (!name) return std::unexpected(name.error());
-  auto path = source.find(name_or_path, {});
-  if (!path) {
-    std::vector<std::string> names;
-    for (const auto& entry : source.list()) names.push_back(entry.name);
-    return failf("profile '{}' not found on the search path{}", name_or_path,
-                 did_you_mean_suffix(name_or_path, names));
-  }
-  return merger.load_file(*path, std::string(name_or_path), {});
+  if (auto trusted = source.check_trusted(); !trusted) return std::unexpected(trusted.error());
+  return within_snapshot_limit(load_unchecked(source, name_or_path));
 }
 
 }  // namespace gl

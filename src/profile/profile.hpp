@@ -111,6 +111,8 @@ struct ServiceSettings {
   std::optional<std::string> memory_max;  // systemd syntax: 900G, 80%, infinity
   std::vector<std::string> extra;         // extra "Key=Value" lines for [Service]
   std::vector<std::string> unit_extra;    // extra "Key=Value" lines for [Unit]
+  // Lets extra/unit_extra hold what unsafe_directives() lists: root-equivalent.
+  bool allow_unsafe_extra = false;
 };
 
 struct Profile {
@@ -129,6 +131,10 @@ struct Profile {
   RestartSettings restart;
   ServiceSettings service;
   std::map<std::string, std::string> env;
+  // [secrets]: NAME -> a root-owned 0600 file. The unit says LoadCredential=NAME:FILE and
+  // NAME_PATH=$CREDENTIALS_DIRECTORY/NAME (huggingface_hub reads HF_TOKEN_PATH); the value is
+  // never in the unit, the snapshot or a lock.
+  std::map<std::string, std::string> secrets;
 
   // Ranks over all nodes, and the GPUs one node needs for its share.
   long long world_size() const;

@@ -2,6 +2,7 @@
 // Every key a profile may hold, as one table of data: validation, did-you-mean and the
 // gpulaunch.toml(5) page all read it.
 
+#include <cstddef>
 #include <span>
 #include <string>
 #include <string_view>
@@ -25,6 +26,8 @@ enum class KeyType {
 struct KeySpec {
   std::string_view path;  // dotted: "parallelism.tp"
   KeyType type;
+  // Longest string in bytes: the value, each element of an array, each value of a free table.
+  size_t max_length;
   std::string_view help;
 };
 

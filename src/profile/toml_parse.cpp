@@ -1,6 +1,6 @@
 #include "profile/toml_parse.hpp"
 
-#include <regex>
+#include "util/scan.hpp"
 
 namespace gl {
 namespace {
@@ -19,23 +19,81 @@ bool starts_number_or_date(char c) {
   return (c >= '0' && c <= '9') || c == '+' || c == '-';
 }
 
-bool is_local_date(std::string_view token) {
-  static const std::regex kDate{R"([0-9]{4}-[0-9]{2}-[0-9]{2})"};
-  return std::regex_match(token.begin(), token.end(), kDate);
+// [0-9]{4}-[0-9]{2}-[0-9]{2}
+bool local_date(Scan& scan) {
+  return scan.digits(4, 4) && scan.literal("-") && scan.digits(2, 2) && scan.literal("-") &&
+         scan.digits(2, 2);
 }
 
-// TOML 1.0's integer, float, date, time and date-time (with a 'T', 't' or space) grammar.
+bool is_local_date(std::string_view token) {
+  Scan scan(token);
+  return local_date(scan) && scan.done();
+}
+
+// [0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?
+bool local_time(Scan& scan) {
+  if (!scan.digits(2, 2) || !scan.literal(":") || !scan.digits(2, 2) || !scan.literal(":") ||
+      !scan.digits(2, 2))
+    return false;
+  return !scan.literal(".") || scan.digits(1);
+}
+
+// D(_?D)*: digits, each underscore between two of them.
+template <class Digit>
+bool digits_with_underscores(Scan& scan, Digit digit) {
+  if (!scan.one(digit)) return false;
+  for (;;) {
+    if (scan.one(digit)) continue;
+    if (scan.rest().size() >= 2 && scan.rest()[0] == '_' && digit(scan.rest()[1])) {
+      scan.literal("_");
+      continue;
+    }
+    return true;
+  }
+}
+
+// [+-]?(0|[1-9](_?[0-9])*) then, for a float, (\.[0-9](_?[0-9])*)? ([eE][+-]?[0-9](_?[0-9])*)?
+bool decimal_number(Scan& scan) {
+  scan.one_of("+-");
+  if (!scan.literal("0") && !(is_digit(scan.peek()) && digits_with_underscores(scan, is_digit)))
+    return false;
+  if (scan.literal(".") && !digits_with_underscores(scan, is_digit)) return false;
+  if (scan.one_of("eE")) {
+    scan.one_of("+-");
+    if (!digits_with_underscores(scan, is_digit)) return false;
+  }
+  return true;
+}
+
+// TOML 1.0's integer, float, date, time and date-time (with a 'T', 't' or space) grammar, as one
+// pass per alternative over the token: no regex (std::regex recurses per character).
 bool is_number_or_date(std::string_view token) {
-  static const std::regex kToken{
-      R"([+-]?(0|[1-9](_?[0-9])*))"                                          // decimal integer
-      R"(|0x[0-9A-Fa-f](_?[0-9A-Fa-f])*|0o[0-7](_?[0-7])*|0b[01](_?[01])*)"  // hex, octal, binary
-      R"(|[+-]?(0|[1-9](_?[0-9])*))"                                         // float: integer part,
-      R"(((\.[0-9](_?[0-9])*)([eE][+-]?[0-9](_?[0-9])*)?|[eE][+-]?[0-9](_?[0-9])*))"  // then either
-      R"(|[+-]?(inf|nan))"
-      R"(|[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?)"  // local time
-      R"(|[0-9]{4}-[0-9]{2}-[0-9]{2})"             // local date
-      R"(([Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})?)?)"};
-  return std::regex_match(token.begin(), token.end(), kToken);
+  auto whole = [&](auto match) {
+    Scan scan(token);
+    return match(scan) && scan.done();
+  };
+  auto radix = [&](std::string_view prefix, auto digit) {
+    return whole(
+        [&](Scan& scan) { return scan.literal(prefix) && digits_with_underscores(scan, digit); });
+  };
+  if (whole(decimal_number)) return true;
+  if (radix("0x", is_hex_digit) || radix("0o", [](char c) { return c >= '0' && c <= '7'; }) ||
+      radix("0b", [](char c) { return c == '0' || c == '1'; }))
+    return true;
+  if (whole([](Scan& scan) {
+        scan.one_of("+-");
+        return scan.literal("inf") || scan.literal("nan");
+      }))
+    return true;
+  if (whole(local_time)) return true;
+  return whole([](Scan& scan) {
+    if (!local_date(scan)) return false;
+    if (scan.done()) return true;
+    if (!scan.one_of("Tt ") || !local_time(scan)) return false;
+    if (scan.one_of("Zz")) return true;
+    if (!scan.one_of("+-")) return true;
+    return scan.digits(2, 2) && scan.literal(":") && scan.digits(2, 2);
+  });
 }
 
 // Where toml++ ends a number or date (its is_value_terminator, ASCII part).

@@ -2,16 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <regex>
-
-#include "util/state_paths.hpp"
 #include <set>
 
 #include "catalog/jit_caches.hpp"
 #include "catalog/system_directories.hpp"
 #include "profile/schema.hpp"
+#include "profile/shapes.hpp"
 #include "profile/toml_parse.hpp"
+#include "profile/unsafe_directives.hpp"
 #include "util/did_you_mean.hpp"
+#include "util/state_paths.hpp"
 
 namespace gl {
 namespace {
@@ -44,6 +44,9 @@ bool has_control_or_nul(std::string_view text, bool allow_newline_tab) {
   });
 }
 
+// Names of env variables, caches and secrets.
+constexpr size_t kMaxFreeKeyLength = 255;
+
 bool is_absolute_path(std::string_view text) {
   return !text.empty() && text.front() == '/';
 }
@@ -63,7 +66,7 @@ class Validator {
                       &Validator::read_parallelism, &Validator::read_speculative,
                       &Validator::read_toolkit, &Validator::read_gpus, &Validator::read_caches,
                       &Validator::read_server, &Validator::read_restart, &Validator::read_service,
-                      &Validator::read_env, &Validator::check_layout}) {
+                      &Validator::read_secrets, &Validator::read_env, &Validator::check_layout}) {
       if (auto done = (this->*step)(profile); !done) return std::unexpected(done.error());
     }
     return profile;
@@ -116,14 +119,23 @@ class Validator {
       case KeyType::free_table: {
         if (!node.is_table()) return wrong();
         for (auto&& [key, value] : *node.as_table()) {
+          if (key.str().size() > kMaxFreeKeyLength)
+            return fail_at(key_location(key, value),
+                           "a key in '{}' is {} bytes long, over the limit of {}", spec.path,
+                           key.str().size(), kMaxFreeKeyLength);
           if (!value.is_string() && !value.is_integer() && !value.is_boolean())
             return fail_at(location_of(value, where), "'{}.{}' must be a string, not {}", spec.path,
                            key.str(), toml_type_name(value));
+          if (auto bounded = within_length(value, fmt::format("'{}.{}'", spec.path, key.str()),
+                                           spec.max_length, where);
+              !bounded)
+            return bounded;
         }
         return {};
       }
       case KeyType::string:
-        return node.is_string() ? Result<void>{} : wrong();
+        if (!node.is_string()) return wrong();
+        return within_length(node, fmt::format("'{}'", spec.path), spec.max_length, where);
       case KeyType::integer:
         return node.is_integer() ? Result<void>{} : wrong();
       case KeyType::number:
@@ -131,22 +143,36 @@ class Validator {
       case KeyType::boolean:
         return node.is_boolean() ? Result<void>{} : wrong();
       case KeyType::duration:
-        return node.is_integer() || node.is_string() ? Result<void>{} : wrong();
       case KeyType::memory:
-        return node.is_integer() || node.is_string() ? Result<void>{} : wrong();
+        if (!node.is_integer() && !node.is_string()) return wrong();
+        return within_length(node, fmt::format("'{}'", spec.path), spec.max_length, where);
       case KeyType::string_array:
       case KeyType::device_array: {
         if (!node.is_array()) return wrong();
+        size_t index = 0;
         for (auto&& item : *node.as_array()) {
           bool ok = item.is_string() || (spec.type == KeyType::device_array && item.is_integer());
           if (!ok)
             return fail_at(location_of(item, where), "'{}' must be {}, but holds {}", spec.path,
                            key_type_name(spec.type), toml_type_name(item));
+          if (auto bounded = within_length(item, fmt::format("'{}' element {}", spec.path, index++),
+                                           spec.max_length, where);
+              !bounded)
+            return bounded;
         }
         return {};
       }
     }
     return {};
+  }
+
+  // Every string gets a bound before anything reads it (see KeySpec::max_length).
+  Result<void> within_length(const toml::node& node, const std::string& what, size_t limit,
+                             const Location& fallback) const {
+    const auto* text = node.as_string();
+    if (!text || text->get().size() <= limit) return {};
+    return fail_at(location_of(node, fallback), "{} is {} bytes long, over the limit of {}", what,
+                   text->get().size(), limit);
   }
 
   Location key_location(const toml::key& key, const toml::node& node) const {
@@ -338,8 +364,7 @@ class Validator {
       if (profile.engine.kind == EngineKind::command) return {};  // its argv names the model
       return fail_at(where("model.path"), "missing required key 'model.path'");
     }
-    static const std::regex kHubId{R"([A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?)"};
-    if (!is_absolute_path(**path) && !std::regex_match(**path, kHubId))
+    if (!is_absolute_path(**path) && !is_hub_id(**path))
       return fail_at(where("model.path"),
                      "'model.path' must be an absolute path or a hub id like 'org/name', got '{}'",
                      **path);
@@ -362,9 +387,8 @@ class Validator {
     auto& nodes = profile.nodes;
     nodes.hosts = strings_at("nodes.hosts");
     if (auto ok = no_nul("nodes.hosts", nodes.hosts); !ok) return ok;
-    static const std::regex kHost{R"([A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:]+\])"};
     for (size_t i = 0; i < nodes.hosts.size(); ++i) {
-      if (!std::regex_match(nodes.hosts[i], kHost))
+      if (!is_host(nodes.hosts[i]))
         return fail_at(where("nodes.hosts"),
                        "'nodes.hosts' entry {} must be a host name or address, got '{}'", i,
                        nodes.hosts[i]);
@@ -449,10 +473,7 @@ class Validator {
             p.nodes);
     }
     if (p.dist_init_addr) {
-      static const std::regex kHostPort{R"(([A-Za-z0-9.-]+|\[[0-9A-Fa-f:]+\]):([0-9]{1,5}))"};
-      std::smatch match;
-      if (!std::regex_match(*p.dist_init_addr, match, kHostPort) || std::stol(match[2]) < 1 ||
-          std::stol(match[2]) > 65535)
+      if (!host_port(*p.dist_init_addr))
         return fail_at(where("parallelism.dist_init_addr"),
                        "'parallelism.dist_init_addr' must be host:port, got '{}'",
                        *p.dist_init_addr);
@@ -467,8 +488,7 @@ class Validator {
     if (!algorithm) return std::unexpected(algorithm.error());
     if (!*algorithm)
       return fail_at(where("speculative"), "missing required key 'speculative.algorithm'");
-    static const std::regex kName{R"([A-Za-z0-9_-]+)"};
-    if (!std::regex_match(**algorithm, kName))
+    if (!is_word(**algorithm))
       return fail_at(where("speculative.algorithm"),
                      "'speculative.algorithm' must be a name like EAGLE3 or DFLASH, got '{}'",
                      **algorithm);
@@ -499,18 +519,15 @@ class Validator {
     if (cuda_home->has_value() && (*cuda_home)->find_first_of(": ") != std::string::npos)
       return fail_at(where("toolkit.cuda_home"),
                      "'toolkit.cuda_home' must not contain ':' or spaces (it goes into PATH)");
-    static const std::regex kVersion{R"([0-9]{1,2}\.[0-9]{1,2}(\.[0-9]{1,3})?)"};
     auto min_version = text_at("toolkit.min_version");
     if (!min_version) return std::unexpected(min_version.error());
-    if (*min_version && !std::regex_match(**min_version, kVersion))
+    if (*min_version && !is_toolkit_version(**min_version))
       return fail_at(where("toolkit.min_version"),
                      "'toolkit.min_version' must look like \"13.0\", got '{}'", **min_version);
     profile.toolkit.min_version = *min_version;
-    static const std::regex kArchList{
-        R"([0-9]{1,2}\.[0-9][af]?(\+PTX)?([ ;,][0-9]{1,2}\.[0-9][af]?(\+PTX)?)*)"};
     auto arch_list = text_at("toolkit.arch_list");
     if (!arch_list) return std::unexpected(arch_list.error());
-    if (*arch_list && !std::regex_match(**arch_list, kArchList))
+    if (*arch_list && !is_arch_list(**arch_list))
       return fail_at(
           where("toolkit.arch_list"),
           "'toolkit.arch_list' must list architectures like \"12.0f\" or \"9.0a 10.0a\", got '{}'",
@@ -533,8 +550,7 @@ class Validator {
           device = std::to_string(index);
         } else {
           device = *item.value<std::string>();
-          static const std::regex kUuid{R"((GPU|MIG)-[0-9A-Fa-f-]{8,64}|[0-9]{1,4})"};
-          if (!std::regex_match(device, kUuid))
+          if (!is_gpu_device(device))
             return fail_at(location_of(item, fallback_),
                            "'gpus.devices' entries must be indices or GPU-/MIG- UUIDs, got '{}'",
                            device);
@@ -551,10 +567,9 @@ class Validator {
     gpus.count = *count;
     if (gpus.count && !gpus.devices.empty())
       return fail_at(where("gpus.count"), "set 'gpus.devices' or 'gpus.count', not both");
-    static const std::regex kArch{R"([0-9]{1,2}\.[0-9])"};
     auto arch = text_at("gpus.arch");
     if (!arch) return std::unexpected(arch.error());
-    if (*arch && !std::regex_match(**arch, kArch))
+    if (*arch && !is_compute_capability(**arch))
       return fail_at(where("gpus.arch"),
                      "'gpus.arch' must be a compute capability like \"12.0\", got '{}'", **arch);
     gpus.arch = *arch;
@@ -655,41 +670,73 @@ class Validator {
 
   Result<void> read_service(Profile& profile) {
     auto& service = profile.service;
-    static const std::regex kAccount{R"([a-z_][a-z0-9_-]{0,31})"};
     for (auto [key, target] :
          {std::pair{"service.user", &service.user}, std::pair{"service.group", &service.group}}) {
       auto value = text_at(key);
       if (!value) return std::unexpected(value.error());
-      if (*value && !std::regex_match(**value, kAccount))
+      if (*value && !is_account_name(**value))
         return fail_at(where(key), "'{}' must be a user or group name, got '{}'", key, **value);
       *target = *value;
     }
     if (const toml::node* node = node_at("service.memory_max")) {
       std::string text = node->is_integer() ? std::to_string(*node->value<int64_t>())
                                             : *node->value<std::string>();
-      static const std::regex kMemory{R"([1-9][0-9]{0,15}[KMGT]?|[1-9][0-9]?%|100%|infinity)"};
-      if (!std::regex_match(text, kMemory))
+      if (!is_memory_size(text))
         return fail_at(where("service.memory_max"),
                        "'service.memory_max' must be a size like \"900G\", a percentage or "
                        "\"infinity\", got '{}'",
                        text);
       service.memory_max = text;
     }
+    if (const toml::node* node = node_at("service.allow_unsafe_extra"))
+      service.allow_unsafe_extra = *node->value<bool>();
     for (auto [key, target] : {std::pair{"service.extra", &service.extra},
                                std::pair{"service.unit_extra", &service.unit_extra}}) {
       *target = strings_at(key);
-      static const std::regex kDirective{R"([A-Z][A-Za-z0-9]*=[^\n\r]*)"};
       const toml::node* node = node_at(key);
       for (size_t i = 0; i < target->size(); ++i) {
         const Location at = location_of(*node->as_array()->get(i), fallback_);
         const std::string& line = (*target)[i];
-        if (!std::regex_match(line, kDirective) || has_control_or_nul(line, false))
+        if (!is_directive(line) || has_control_or_nul(line, false))
           return fail_at(at, "'{}' entries must be single 'Key=Value' lines, got '{}'", key, line);
+        if (line.ends_with('\\'))
+          return fail_at(at,
+                         "'{}' entries must not end with '\\' (systemd would join the next "
+                         "line to it)",
+                         key);
         std::string_view name = std::string_view(line).substr(0, line.find('='));
         for (auto owned : kOwnedDirectives)
           if (name == owned)
             return fail_at(at, "'{}' may not set {}= (gpulaunch writes it)", key, name);
+        if (service.allow_unsafe_extra) continue;
+        if (auto reason = unsafe_directive_reason(line))
+          return fail_at(at,
+                         "'{}' may not hold '{}': {} (only with 'service.allow_unsafe_extra = "
+                         "true', which makes the profile root-equivalent)",
+                         key, line, *reason);
       }
+    }
+    return {};
+  }
+
+  // [secrets]: NAME = "/etc/gpulaunch/secrets/file". The file itself is checked at `up` and
+  // `check` (profile/secret_files.hpp); here only its name and path.
+  Result<void> read_secrets(Profile& profile) {
+    const toml::node* node = node_at("secrets");
+    if (!node) return {};
+    for (auto&& [key, value] : *node->as_table()) {
+      const std::string name{key.str()};
+      if (!is_variable_name(name))
+        return fail_at(key_location(key, value),
+                       "'secrets.{}' is not a valid secret name (letters, digits, '_')", name);
+      const auto file = value.value<std::string>();
+      if (!value.is_string() || !is_absolute_path(*file) ||
+          file->find_first_of(" \t\"'\\") != std::string::npos || has_control_or_nul(*file, false))
+        return fail_at(location_of(value, fallback_),
+                       "'secrets.{}' must be the absolute path of a file holding the secret, "
+                       "without spaces, quotes or backslashes",
+                       name);
+      profile.secrets[name] = *file;
     }
     return {};
   }
@@ -697,12 +744,15 @@ class Validator {
   Result<void> read_env(Profile& profile) {
     const toml::node* node = node_at("env");
     if (!node) return {};
-    static const std::regex kName{R"([A-Za-z_][A-Za-z0-9_]*)"};
     for (auto&& [key, value] : *node->as_table()) {
       const Location at = key_location(key, value);
       std::string name{key.str()};
-      if (!std::regex_match(name, kName))
+      if (!is_variable_name(name))
         return fail_at(at, "'env.{}' is not a valid variable name", name);
+      for (const auto& [secret, file] : profile.secrets)
+        if (name == secret || name == secret + "_PATH")
+          return fail_at(at, "'env.{}' is set by 'secrets.{}' (its value stays out of the unit)",
+                         name, secret);
       for (const auto& pinned : kPinned)
         if (pinned.name == name)
           return fail_at(at, "'env.{}' is pinned by gpulaunch; set '{}' instead", name,

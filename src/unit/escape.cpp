@@ -87,8 +87,16 @@ std::string exec_command_line(const std::vector<std::string>& argv) {
   return line;
 }
 
+std::string quote_path_word(std::string_view path) {
+  return quote(path, false);
+}
+
 std::string quote_environment(std::string_view name, std::string_view value) {
   return quote(std::string(name) + "=" + std::string(value), false);
+}
+
+std::string credential_path_environment(std::string_view name, std::string_view credential) {
+  return fmt::format("\"{}=%d/{}\"", name, credential);
 }
 
 std::string escape_specifiers(std::string_view text) {
@@ -97,6 +105,7 @@ std::string escape_specifiers(std::string_view text) {
     if (c == '%') out += '%';
     out += c;
   }
+  if (out.ends_with('\\')) out += ' ';
   return out;
 }
 

@@ -14,10 +14,20 @@ std::string quote_exec_word(std::string_view word);
 // A whole ExecStart= command line.
 std::string exec_command_line(const std::vector<std::string>& argv);
 
+// One word of a path list (ReadWritePaths=, ...): quoted and C-escaped like an ExecStart= word,
+// but with $ as is: systemd expands specifiers there, not variables.
+std::string quote_path_word(std::string_view path);
+
 // One Environment= assignment: "NAME=value", quoted; $ is not special there.
 std::string quote_environment(std::string_view name, std::string_view value);
 
-// A value that is used verbatim in a unit file line (Description=, paths): % escaped.
+// Environment= "NAME=%d/CREDENTIAL": the path of a credential in the unit's credentials
+// directory (systemd's %d). Both names are variable names, which need no quoting.
+std::string credential_path_environment(std::string_view name, std::string_view credential);
+
+// A value that is used verbatim in a unit file line (Description=, paths): % escaped, and a
+// trailing backslash kept from joining the next line to this one (systemd's line continuation)
+// by a space after it, which systemd strips again.
 std::string escape_specifiers(std::string_view text);
 
 }  // namespace gl

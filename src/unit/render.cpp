@@ -98,6 +98,13 @@ UnitFile render_unit(const Profile& profile, const RenderOptions& options) {
   unit.add("Service", "ExecStart", exec_command_line(exec));
   for (const auto& [name, value] : plan.environment)
     unit.add("Service", "Environment", quote_environment(name, value));
+  // [secrets]: systemd reads each file as root into the credentials directory, readable by the
+  // service's user only; the unit names the file, never the value. NAME_PATH points at it
+  // (huggingface_hub reads its token from HF_TOKEN_PATH).
+  for (const auto& [name, file] : profile.secrets) {
+    unit.add("Service", "LoadCredential", name + ":" + escape_specifiers(file));
+    unit.add("Service", "Environment", credential_path_environment(name + "_PATH", name));
+  }
   // The engine's own directory; systemd creates its parents root-owned, and the history root
   // keeps there is out of the engine's reach.
   unit.add("Service", "WorkingDirectory", escape_specifiers(plan.engine_home));
@@ -106,10 +113,10 @@ UnitFile render_unit(const Profile& profile, const RenderOptions& options) {
   if (plan.cache_root == default_root)
     unit.add("Service", "CacheDirectory", state_paths::cache_directory_setting(profile.name));
   else
-    unit.add("Service", "ReadWritePaths", quote_exec_word(plan.cache_root));
+    unit.add("Service", "ReadWritePaths", quote_path_word(plan.cache_root));
   for (const auto& [name, directory] : profile.caches.overrides)
     if (!under(directory, plan.cache_root))
-      unit.add("Service", "ReadWritePaths", quote_exec_word(directory));
+      unit.add("Service", "ReadWritePaths", quote_path_word(directory));
 
   // Model loads take 10-20 minutes; `run` extends the timeout while loading progresses and
   // reports its own failure at ready_timeout, a minute before systemd would.

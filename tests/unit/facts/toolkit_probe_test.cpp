@@ -24,6 +24,23 @@ TEST(ToolkitProbe, ParsesNvccRelease) {
   EXPECT_FALSE(parse_nvcc_release("release 13.0"));  // no comma: not nvcc's line
 }
 
+// Plain scanning, as the regexes it replaced matched; megabytes of output are no risk (libstdc++'s
+// std::regex recursed once per character).
+TEST(ToolkitProbe, ParsesLikeTheRegexesOnAnyLength) {
+  EXPECT_EQ(parse_nvcc_release("release x, release 12.8, V12.8.93"), "12.8");
+  EXPECT_FALSE(parse_nvcc_release("release 13.0 V13"));
+  EXPECT_FALSE(parse_nvcc_release("release 13., V13"));
+  EXPECT_EQ(
+      parse_cuda_header_version("#define CUDA_VERSION_MAJOR 13\n#define\tCUDA_VERSION \t13000"),
+      "13.0");
+  EXPECT_FALSE(parse_cuda_header_version("#define CUDA_VERSION\n"));
+  EXPECT_FALSE(parse_cuda_header_version("#define CUDA_VERSION 99999999999999999999999"));
+  const std::string long_line = "release " + std::string(1 << 20, '1');
+  EXPECT_FALSE(parse_nvcc_release(long_line));
+  EXPECT_FALSE(parse_cuda_header_version("#define" + std::string(1 << 20, ' ') + "X"));
+  EXPECT_EQ(parse_nvcc_release(std::string(1 << 20, ' ') + "release 13.0,"), "13.0");
+}
+
 TEST(ToolkitProbe, ParsesArchListAndHeader) {
   EXPECT_THAT(parse_gpu_arch_list("compute_75\ncompute_120\ncompute_90\n"),
               ::testing::ElementsAre(75, 90, 120));

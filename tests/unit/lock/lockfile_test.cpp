@@ -125,6 +125,22 @@ class LockTest : public ::testing::Test {
   testing::TempDir node_;
 };
 
+// A secret is recorded by its name: the lock never opens the file, so its value (here in a
+// readable file the test made) is nowhere in the lock, and the unit hash covers only the file's
+// path.
+TEST_F(LockTest, RecordsASecretsNameNeverItsValue) {
+  const std::string value = "hf_LockMustNeverHoldThisValue";
+  const auto file = node_.write("secrets/hf_token", value);
+  const Json locked =
+      lock(std::string(kProfile) + "\n[secrets]\nHF_TOKEN = \"" + file.string() + "\"\n");
+  EXPECT_EQ(locked["profile"]["secrets"], Json::array({"HF_TOKEN"}));
+  const std::string text = lock_text(locked);
+  EXPECT_EQ(text.find(value), std::string::npos);
+  EXPECT_NE(text.find(file.string()), std::string::npos);  // the merged profile names the file
+  // Without secrets the profile section is as before.
+  EXPECT_FALSE(lock()["profile"].contains("secrets"));
+}
+
 TEST_F(LockTest, RecordsTheDecidingFactsInAFixedOrder) {
   const Json locked = lock();
   std::vector<std::string> top;

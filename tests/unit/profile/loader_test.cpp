@@ -1,5 +1,8 @@
 #include "profile/loader.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "profile/validate.hpp"
@@ -95,6 +98,95 @@ TEST(Loader, ProfileByPathFindsParentsBesideIt) {
   auto profile = load_profile(source, child.string());
   ASSERT_TRUE(profile) << profile.error().message;
   EXPECT_EQ(profile->name, "mine");
+}
+
+// As root, a profile is read only if only root can change it and every directory above it: a
+// user who could write a drop-in, a parent or a search-path directory would choose what root
+// installs. The real rule (util/safe_file.hpp's user_writable_reason) on chown'd directories.
+class TrustedProfiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to chown";
+    dir_.write("etc/k26-ar.toml", kBase);
+  }
+  std::string at(const std::string& relative) const { return (dir_.path() / relative).string(); }
+  Result<Profile> load_as_root(std::vector<std::filesystem::path> directories) const {
+    return load_profile(DirectorySource(std::move(directories), ProfileTrust{true}), "k26-ar");
+  }
+  TempDir dir_;
+};
+
+TEST_F(TrustedProfiles, RootOwnedProfilesLoad) {
+  dir_.write("etc/k26-ar.toml.d/10-port.toml", "[server]\nport = 1234\n");
+  auto profile = load_as_root({at("etc")});
+  ASSERT_TRUE(profile) << profile.error().message;
+  EXPECT_EQ(profile->server.port, 1234);
+}
+
+TEST_F(TrustedProfiles, AUserOwnedSearchDirectoryIsRefused) {
+  dir_.write("home/profiles/unrelated.toml", kBase);
+  ASSERT_EQ(::chown(at("home/profiles").c_str(), 1000, 1000), 0);
+  auto profile = load_as_root({at("home/profiles"), at("etc")});
+  ASSERT_FALSE(profile);
+  EXPECT_EQ(profile.error().message,
+            "Refusing profile directory '" + at("home/profiles") + "': '" + at("home/profiles") +
+                "' is owned by uid 1000 (mode 0755); as root gpulaunch reads only profiles that "
+                "only root can change");
+  // Not root: the same directories are read.
+  auto as_user = load_profile(
+      DirectorySource({at("home/profiles"), at("etc")}, ProfileTrust{false}), "k26-ar");
+  EXPECT_TRUE(as_user) << as_user.error().message;
+}
+
+TEST_F(TrustedProfiles, AUserWritableDropInIsRefused) {
+  auto dropin = dir_.write("etc/k26-ar.toml.d/x.toml", "[service]\nextra = [\"Nice=1\"]\n");
+  ASSERT_EQ(::chmod(at("etc/k26-ar.toml.d").c_str(), 0777), 0);
+  auto profile = load_as_root({at("etc")});
+  ASSERT_FALSE(profile);
+  EXPECT_EQ(profile.error().message,
+            "Refusing profile '" + dropin.string() + "': '" + at("etc/k26-ar.toml.d") +
+                "' is world-writable (mode 0777); as root gpulaunch reads only profiles that only "
+                "root can change");
+}
+
+TEST_F(TrustedProfiles, AUserOwnedFileOrParentIsRefused) {
+  auto parent = dir_.write("etc/base.toml", kBase);
+  dir_.write("etc/k26-ar.toml", "extends = \"base\"\n");
+  ASSERT_EQ(::chown(parent.c_str(), 1000, 1000), 0);
+  auto profile = load_as_root({at("etc")});
+  ASSERT_FALSE(profile);
+  EXPECT_EQ(profile.error().message,
+            "Refusing profile '" + parent.string() + "': '" + parent.string() +
+                "' is owned by uid 1000 (mode 0644); as root gpulaunch reads only profiles that "
+                "only root can change");
+}
+
+TEST_F(TrustedProfiles, AGroupWritableProfileIsRefused) {
+  ASSERT_EQ(::chmod(at("etc/k26-ar.toml").c_str(), 0664), 0);
+  auto profile = load_as_root({at("etc")});
+  ASSERT_FALSE(profile);
+  EXPECT_EQ(profile.error().message,
+            "Refusing profile '" + at("etc/k26-ar.toml") + "': '" + at("etc/k26-ar.toml") +
+                "' is group-writable (mode 0664); as root gpulaunch reads only profiles that only "
+                "root can change");
+}
+
+// Drop-ins and parents together may exceed what `run` can read back from the snapshot: refused
+// when loading, not at the next start.
+TEST(Loader, AnOversizeMergedProfileIsRefusedAtLoad) {
+  TempDir dir;
+  const std::string padding(150'000, 'x');
+  dir.write("p/big.toml", std::string(kBase) + "[env]\nA = \"" + padding + "\"\n");
+  dir.write("p/big.toml.d/10-more.toml", "[env]\nB = \"" + padding + "\"\n");
+  DirectorySource source({dir.path() / "p"});
+  auto merged = load_merged(source, "big");
+  ASSERT_FALSE(merged);
+  const std::string& message = merged.error().message;
+  EXPECT_TRUE(
+      message.starts_with((dir.path() / "p/big.toml").string() + ":1:1: the merged profile is 30"))
+      << message;
+  EXPECT_TRUE(message.ends_with(" bytes, over the limit of 262144 bytes (2 files merged)"))
+      << message;
 }
 
 }  // namespace

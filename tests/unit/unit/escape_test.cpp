@@ -36,5 +36,26 @@ TEST(Escape, CommandLineJoinsQuotedWords) {
   EXPECT_EQ(exec_command_line({"/bin/echo", "a b", "$c"}), "\"/bin/echo\" \"a b\" \"$$c\"");
 }
 
+// systemd joins a line ending in '\' to the next: a trailing backslash gets a space after it,
+// which systemd's parser strips again (checked against systemd 252: Description= reads back
+// "C:\models\").
+TEST(Escape, TrailingBackslashCannotSwallowTheNextLine) {
+  EXPECT_EQ(escape_specifiers("C:\\models\\"), "C:\\models\\ ");
+  EXPECT_EQ(escape_specifiers("a\\b"), "a\\b");
+  EXPECT_EQ(escape_specifiers("100%"), "100%%");
+}
+
+// Path lists expand specifiers, not variables: '$' stays one '$' (an ExecStart= word doubles it).
+TEST(Escape, PathWordsKeepDollar) {
+  EXPECT_EQ(quote_path_word("/data/cache$HOME/100%"), "\"/data/cache$HOME/100%%\"");
+  EXPECT_EQ(quote_exec_word("/data/cache$HOME"), "\"/data/cache$$HOME\"");
+  EXPECT_EQ(quote_path_word("/a b/\"q\"\\"), "\"/a b/\\\"q\\\"\\\\\"");
+}
+
+TEST(Escape, CredentialPathUsesTheCredentialsDirectorySpecifier) {
+  EXPECT_EQ(credential_path_environment("HF_TOKEN_PATH", "HF_TOKEN"),
+            "\"HF_TOKEN_PATH=%d/HF_TOKEN\"");
+}
+
 }  // namespace
 }  // namespace gl

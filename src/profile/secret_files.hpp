@@ -1,0 +1,20 @@
+#pragma once
+// The files behind `[secrets]`: systemd reads each as root (LoadCredential=) and hands it to the
+// engine, so each must be a file only root can read and change. `up` and `check` look at them;
+// `render` and `lock` never open them (a lock records a secret's name, never its value).
+
+#include <sys/types.h>
+
+#include "profile/profile.hpp"
+#include "util/error.hpp"
+
+namespace gl {
+
+// Each secret's file must exist, be a regular file owned by `owner` (root, or the caller of a
+// --user manager) with no group or other permission bits (0600 or 0400), and, for root, sit where
+// no other user can replace it (user_writable_reason). Only stats: the content is never read.
+Result<void> check_secret_files(const Profile& profile, uid_t owner);
+// The same for this process's effective uid.
+Result<void> check_secret_files(const Profile& profile);
+
+}  // namespace gl

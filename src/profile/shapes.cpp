@@ -1,0 +1,128 @@
+#include "profile/shapes.hpp"
+
+#include "util/scan.hpp"
+
+namespace gl {
+namespace {
+
+bool is_hub_char(char c) {
+  return is_alnum(c) || c == '.' || c == '_' || c == '-';
+}
+
+bool is_host_char(char c) {
+  return is_alnum(c) || c == '.' || c == '-';
+}
+
+bool is_address_char(char c) {
+  return is_hex_digit(c) || c == ':';
+}
+
+// \[[0-9A-Fa-f:]+\]
+bool bracketed_address(Scan& scan) {
+  return scan.literal("[") && scan.run(is_address_char) && scan.literal("]");
+}
+
+bool arch(Scan& scan) {
+  if (!scan.digits(1, 2) || !scan.literal(".") || !scan.digits(1, 1)) return false;
+  scan.one_of("af");
+  scan.literal("+PTX");
+  return true;
+}
+
+}  // namespace
+
+bool is_hub_id(std::string_view text) {
+  Scan scan(text);
+  if (!scan.one(is_alnum)) return false;
+  scan.run(is_hub_char, 0);
+  if (scan.literal("/")) {
+    if (!scan.one(is_alnum)) return false;
+    scan.run(is_hub_char, 0);
+  }
+  return scan.done();
+}
+
+bool is_host(std::string_view text) {
+  if (text.starts_with('[')) {
+    Scan scan(text);
+    return bracketed_address(scan) && scan.done();
+  }
+  Scan scan(text);
+  return scan.run(is_host_char) && scan.done() && is_alnum(text.front()) && is_alnum(text.back());
+}
+
+std::optional<long> host_port(std::string_view text) {
+  Scan scan(text);
+  if (text.starts_with('[') ? !bracketed_address(scan) : !scan.run(is_host_char))
+    return std::nullopt;
+  if (!scan.literal(":")) return std::nullopt;
+  const std::string_view port = scan.rest();
+  if (!scan.digits(1, 5) || !scan.done()) return std::nullopt;
+  long value = 0;
+  for (char c : port) value = value * 10 + (c - '0');
+  if (value < 1 || value > 65535) return std::nullopt;
+  return value;
+}
+
+bool is_word(std::string_view text) {
+  Scan scan(text);
+  return scan.run([](char c) { return is_alnum(c) || c == '_' || c == '-'; }) && scan.done();
+}
+
+bool is_toolkit_version(std::string_view text) {
+  Scan scan(text);
+  if (!scan.digits(1, 2) || !scan.literal(".") || !scan.digits(1, 2)) return false;
+  if (scan.literal(".") && !scan.digits(1, 3)) return false;
+  return scan.done();
+}
+
+bool is_arch_list(std::string_view text) {
+  Scan scan(text);
+  if (!arch(scan)) return false;
+  while (scan.one_of(" ;,"))
+    if (!arch(scan)) return false;
+  return scan.done();
+}
+
+bool is_gpu_device(std::string_view text) {
+  Scan scan(text);
+  if (scan.literal("GPU-") || scan.literal("MIG-"))
+    return scan.run([](char c) { return is_hex_digit(c) || c == '-'; }, 8, 64) && scan.done();
+  return scan.digits(1, 4) && scan.done();
+}
+
+bool is_compute_capability(std::string_view text) {
+  Scan scan(text);
+  return scan.digits(1, 2) && scan.literal(".") && scan.digits(1, 1) && scan.done();
+}
+
+bool is_account_name(std::string_view text) {
+  Scan scan(text);
+  auto lower = [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; };
+  auto rest = [&](char c) { return lower(c) || is_digit(c) || c == '-'; };
+  return scan.one(lower) && scan.run(rest, 0, 31) && scan.done();
+}
+
+bool is_memory_size(std::string_view text) {
+  if (text == "infinity" || text == "100%") return true;
+  Scan scan(text);
+  if (!scan.one([](char c) { return c >= '1' && c <= '9'; })) return false;
+  if (text.ends_with('%')) return scan.digits(0, 1) && scan.literal("%") && scan.done();
+  scan.digits(0, 15);
+  scan.one_of("KMGT");
+  return scan.done();
+}
+
+bool is_directive(std::string_view text) {
+  Scan scan(text);
+  return scan.one([](char c) { return c >= 'A' && c <= 'Z'; }) && scan.run(is_alnum, 0) &&
+         scan.literal("=");
+}
+
+bool is_variable_name(std::string_view text) {
+  Scan scan(text);
+  return scan.one([](char c) { return is_alpha(c) || c == '_'; }) &&
+         scan.run([](char c) { return is_alnum(c) || c == '_'; }, 0) && scan.done();
+}
+
+}  // namespace gl

@@ -1,0 +1,47 @@
+#pragma once
+// What a profile's string values must look like, checked by loops over Scan (util/scan.hpp):
+// no regex engine, no recursion, linear in the length. Each comment gives the grammar as a regex
+// for the reader; the regex itself is never run.
+
+#include <optional>
+#include <string_view>
+
+namespace gl {
+
+// [A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?  ("org/name" or "name")
+bool is_hub_id(std::string_view text);
+
+// [A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?  or  \[[0-9A-Fa-f:]+\]
+bool is_host(std::string_view text);
+
+// ([A-Za-z0-9.-]+|\[[0-9A-Fa-f:]+\]):([0-9]{1,5}): the port, when it is 1-65535.
+std::optional<long> host_port(std::string_view text);
+
+// [A-Za-z0-9_-]+  (an engine's name for something: EAGLE3)
+bool is_word(std::string_view text);
+
+// [0-9]{1,2}\.[0-9]{1,2}(\.[0-9]{1,3})?  ("13.0", "12.8.1")
+bool is_toolkit_version(std::string_view text);
+
+// ARCH([ ;,]ARCH)* with ARCH = [0-9]{1,2}\.[0-9][af]?(\+PTX)?  ("9.0a 10.0a", "12.0f")
+bool is_arch_list(std::string_view text);
+
+// (GPU|MIG)-[0-9A-Fa-f-]{8,64}  or  [0-9]{1,4}
+bool is_gpu_device(std::string_view text);
+
+// [0-9]{1,2}\.[0-9]  ("12.0")
+bool is_compute_capability(std::string_view text);
+
+// [a-z_][a-z0-9_-]{0,31}  (a user or group name)
+bool is_account_name(std::string_view text);
+
+// [1-9][0-9]{0,15}[KMGT]?  or  [1-9][0-9]?%  or  100%  or  infinity  (MemoryMax=)
+bool is_memory_size(std::string_view text);
+
+// [A-Z][A-Za-z0-9]*=.*  (a unit file directive; the value is checked elsewhere)
+bool is_directive(std::string_view text);
+
+// [A-Za-z_][A-Za-z0-9_]*  (an environment variable name)
+bool is_variable_name(std::string_view text);
+
+}  // namespace gl
