@@ -136,30 +136,6 @@ void ask_nvcc(const NodeFs& node, ToolkitFact& toolkit, NvccRunner& runner) {
 
 }  // namespace
 
-namespace {
-
-bool is_digit_char(char c) {
-  return c >= '0' && c <= '9';
-}
-
-// The digits at `at`, moving past them.
-std::string_view digits_at(std::string_view text, size_t& at) {
-  const size_t start = at;
-  while (at < text.size() && is_digit_char(text[at])) ++at;
-  return text.substr(start, at - start);
-}
-
-// The whitespace (as a regex's \s) at `at`, moving past it; whether there was any.
-bool skip_space(std::string_view text, size_t& at) {
-  const size_t start = at;
-  while (at < text.size() &&
-         std::string_view(" \t\n\r\v\f").find(text[at]) != std::string_view::npos)
-    ++at;
-  return at > start;
-}
-
-}  // namespace
-
 // Plain scanning, not std::regex: the output can be long and libstdc++'s regex recurses once per
 // character.
 std::optional<std::string> parse_nvcc_release(std::string_view output) {
