@@ -67,6 +67,17 @@ Result<void> prepare(const std::string& name, const std::string& snapshot,
   return {};
 }
 
+// The verdict for `run`, which starts next as the service user: the marker holds why the start
+// was refused, and is gone once a start was allowed.
+Result<void> leave_verdict(const std::string& name, const std::optional<std::string>& refusal) {
+  const auto marker = state_paths::caches_refused_marker(name);
+  auto directory = open_root_owned_directory(marker.parent_path());
+  if (!directory) return std::unexpected(directory.error());
+  if (!refusal) return remove_regular_at(directory->get(), marker.filename().string(), marker);
+  return write_atomically_at(directory->get(), marker.filename().string(), *refusal + "\n", 0644,
+                             marker.string());
+}
+
 }  // namespace
 
 void add_prepare_caches_command(CLI::App& app, CliContext& context) {
@@ -81,9 +92,15 @@ void add_prepare_caches_command(CLI::App& app, CliContext& context) {
   command->add_option("--snapshot", snapshot, "The merged profile `up` installed")->required();
   command->add_option("--state-root", state_root, "Where root keeps its state (tests)");
   command->callback([&context] {
-    if (auto prepared = prepare(profile, snapshot, state_root); !prepared)
-      // A refusal would refuse the same way at every start: a configuration error.
-      context.exit_code = report(Error{"gpulaunch: " + prepared.error().message}, kExitConfig);
+    auto prepared = prepare(profile, snapshot, state_root);
+    std::optional<std::string> refusal;
+    if (!prepared) refusal = prepared.error().message;
+    if (auto left = leave_verdict(profile, refusal); !left)
+      say(fmt::format("{}; the start goes on without it", left.error().message));
+    if (refusal)
+      // A refusal would refuse the same way at every start: a configuration error. The unit
+      // ignores this status (ExecStartPre=-+); `run` reads the marker and exits with it.
+      context.exit_code = report(Error{"gpulaunch: " + *refusal}, kExitConfig);
   });
 }
 

@@ -20,6 +20,8 @@
 #include "supervise/policy.hpp"
 #include "supervise/step_down.hpp"
 #include "util/duration.hpp"
+#include "util/safe_file.hpp"
+#include "util/state_paths.hpp"
 
 namespace gl {
 namespace {
@@ -88,6 +90,17 @@ bool wait_for_gpu_residue(Notifier& notifier, std::chrono::seconds limit) {
     }
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
+}
+
+// Why root's prepare-caches refused this start, if it did (the ExecStartPre=- status is ignored
+// by systemd, so that the refusal is this process's exit status, which is not restarted).
+std::optional<std::string> caches_refused(const std::string& name) {
+  auto marker = read_regular_nofollow(state_paths::caches_refused_marker(name), 64 * 1024);
+  if (!marker) return marker.error().message;  // a link or FIFO there: not root's doing either
+  if (!*marker) return std::nullopt;
+  std::string why = (*marker)->content;
+  while (!why.empty() && (why.back() == '\n' || why.back() == '\r')) why.pop_back();
+  return why.empty() ? "prepare-caches refused the start" : why;
 }
 
 // The supervisor's part of a start: stay down after a crash loop, back off after failures,
@@ -182,6 +195,13 @@ void add_run_command(CLI::App& app, CliContext& context) {
     options.readiness.progress_grace =
         Seconds{progress_grace > 0 ? progress_grace : std::min(300LL, ready_timeout)};
     auto notifier = systemd_notifier();
+    if (auto refused = caches_refused(profile)) {
+      say(fmt::format("{}; not starting (a configuration error: fix it, then `gpulaunch up {}`)",
+                      *refused, profile));
+      notifier->notify("STATUS=" + *refused);
+      context.exit_code = kExitConfig;
+      return;
+    }
     if (auto stop = supervise_start(profile, snapshot, ready_timeout, *notifier, argv, options)) {
       context.exit_code = *stop;
       return;

@@ -91,10 +91,13 @@ UnitFile render_unit(const Profile& profile, const RenderOptions& options) {
   unit.add("Service", "Type", "notify");
   unit.add("Service", "NotifyAccess", "main");
   // Root clears the JIT caches the node's facts made stale; `run` (the service user) cannot.
-  unit.add("Service", "ExecStartPre",
-           root_helper_command({options.gpulaunch_binary, "prepare-caches",
-                                "--profile=" + profile.name, "--snapshot=" + plan.snapshot_path},
-                               {}));
+  // `-`: its failure must not fail the start, since systemd restarts a failed ExecStartPre=
+  // whatever RestartPreventExitStatus= says; `run` reads its refusal and exits 78 instead.
+  unit.add(
+      "Service", "ExecStartPre",
+      "-" + root_helper_command({options.gpulaunch_binary, "prepare-caches",
+                                 "--profile=" + profile.name, "--snapshot=" + plan.snapshot_path},
+                                {}));
   unit.add("Service", "ExecStart", exec_command_line(exec));
   for (const auto& [name, value] : plan.environment)
     unit.add("Service", "Environment", quote_environment(name, value));

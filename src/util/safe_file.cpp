@@ -251,6 +251,14 @@ Result<void> append_at(int directory_fd, std::string_view name, std::string_view
   return {};
 }
 
+Result<void> remove_regular_at(int directory_fd, std::string_view name,
+                               const std::filesystem::path& shown) {
+  const std::string entry(name);
+  if (::unlinkat(directory_fd, entry.c_str(), 0) != 0 && errno != ENOENT)
+    return failf("Failed to remove '{}': {}", shown.string(), errno_text(errno));
+  return {};
+}
+
 std::optional<std::string> user_writable_reason(const std::filesystem::path& path) {
   std::error_code error;
   std::filesystem::path absolute = std::filesystem::absolute(path, error).lexically_normal();

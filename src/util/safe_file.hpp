@@ -77,6 +77,11 @@ Result<void> write_atomically_at(int directory_fd, std::string_view name, std::s
 Result<void> append_at(int directory_fd, std::string_view name, std::string_view line, mode_t mode,
                        const std::string& shown);
 
+// Removes the entry `name` in `directory_fd` (not a directory; a link is removed, never followed).
+// A missing entry is not an error.
+Result<void> remove_regular_at(int directory_fd, std::string_view name,
+                               const std::filesystem::path& shown);
+
 // sudo's and sshd's StrictModes rule: a path is user-writable when it, or any directory above
 // it, is owned by a non-root user or is group- or world-writable. A sticky world-writable
 // directory (/tmp) does not taint the root-owned entries inside it. Links are judged as links

@@ -53,6 +53,10 @@ std::filesystem::path unrecorded_marker(std::string_view profile) {
   return runtime_directory(profile) / "history-unrecorded";
 }
 
+std::filesystem::path caches_refused_marker(std::string_view profile) {
+  return runtime_directory(profile) / "caches-refused";
+}
+
 std::filesystem::path snapshot_file(std::string_view profile) {
   return std::filesystem::path(kStateRoot) / kSnapshots / (std::string(profile) + ".toml");
 }

@@ -35,6 +35,10 @@ std::filesystem::path runtime_directory(std::string_view profile);
 // .../NAME/history-unrecorded: record-exit could not record a stop (disk full); until it can,
 // `run` stays down rather than restart outside the crash-loop budget.
 std::filesystem::path unrecorded_marker(std::string_view profile);
+// .../NAME/caches-refused: prepare-caches (ExecStartPre=-+) refused to start, with why. A failing
+// ExecStartPre= is restarted whatever RestartPreventExitStatus= says (that reads the main
+// process), so `run` reads this and exits with the configuration-error status instead.
+std::filesystem::path caches_refused_marker(std::string_view profile);
 
 // /var/lib/gpulaunch/snapshots/NAME.toml: the merged profile as `up` installed it.
 std::filesystem::path snapshot_file(std::string_view profile);

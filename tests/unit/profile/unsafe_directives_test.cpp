@@ -54,6 +54,7 @@ TEST(UnsafeDirectives, CoverEverythingTheRendererHardens) {
                                           "Restart",
                                           "RestartSec",
                                           "RestartPreventExitStatus",
+                                          "ExecStartPre",
                                           "ExecStopPost",
                                           "MemoryMax",
                                           "LimitMEMLOCK",
@@ -103,8 +104,11 @@ TEST(UnsafeDirectives, AllowedWhenTheProfileOptsIn) {
   profile = load_profile(allowed, "/p/k.toml");
   ASSERT_TRUE(profile) << profile.error().message;
   const UnitFile unit = render_unit(*profile, RenderOptions{});
-  EXPECT_EQ(unit.values("Service", "ExecStartPre"),
-            std::vector<std::string>{"+/usr/bin/nvidia-smi -pm 1"});
+  // After gpulaunch's own prepare-caches, which stays first.
+  const auto pre = unit.values("Service", "ExecStartPre");
+  ASSERT_EQ(pre.size(), 2u);
+  EXPECT_NE(pre[0].find("prepare-caches"), std::string::npos) << pre[0];
+  EXPECT_EQ(pre[1], "+/usr/bin/nvidia-smi -pm 1");
   // gpulaunch's own directives stay its own even then.
   MemorySource owned(
       {{"/p/k.toml", text + "allow_unsafe_extra = true\nunit_extra = [\"Wants=x\"]\n"}});
