@@ -8,23 +8,13 @@
 #include <cstring>
 #include <string>
 
+#include "util/safe_file.hpp"
+
 namespace gl {
 namespace {
 
 std::string errno_text(int error) {
   return std::strerror(error);
-}
-
-Result<void> write_all(int fd, std::string_view content, const std::string& shown) {
-  while (!content.empty()) {
-    ssize_t written = ::write(fd, content.data(), content.size());
-    if (written < 0) {
-      if (errno == EINTR) continue;
-      return failf("Failed to write '{}': {}", shown, errno_text(errno));
-    }
-    content.remove_prefix(static_cast<size_t>(written));
-  }
-  return {};
 }
 
 }  // namespace

@@ -49,6 +49,13 @@ std::optional<std::string> writable_by_others(const std::string& shown, const st
   return std::nullopt;
 }
 
+std::string temporary_name(std::string_view name) {
+  static std::mt19937_64 generator{std::random_device{}()};
+  return fmt::format(".{}.{:016x}.tmp", name, generator());
+}
+
+}  // namespace
+
 Result<void> write_all(int fd, std::string_view content, const std::string& shown) {
   while (!content.empty()) {
     ssize_t written = ::write(fd, content.data(), content.size());
@@ -60,13 +67,6 @@ Result<void> write_all(int fd, std::string_view content, const std::string& show
   }
   return {};
 }
-
-std::string temporary_name(std::string_view name) {
-  static std::mt19937_64 generator{std::random_device{}()};
-  return fmt::format(".{}.{:016x}.tmp", name, generator());
-}
-
-}  // namespace
 
 UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
   if (this != &other) {

@@ -36,6 +36,9 @@ class UniqueFd {
   int fd_ = -1;
 };
 
+// Writes all of `content` to `fd` (retrying short writes); the error names `shown`.
+Result<void> write_all(int fd, std::string_view content, const std::string& shown);
+
 // Opens an absolute directory one component at a time from "/", each with
 // O_NOFOLLOW|O_DIRECTORY: a symlink anywhere on the way is refused, not followed.
 Result<UniqueFd> open_directory_nofollow(const std::filesystem::path& directory);

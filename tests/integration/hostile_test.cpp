@@ -20,6 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace state_paths = gl::state_paths;
+using gpulaunch::testing::event_of;
 using gpulaunch::testing::ExecResult;
 using gpulaunch::testing::MockEngineHost;
 using gpulaunch::testing::MockEngineSuite;
@@ -114,9 +115,14 @@ TEST_F(Hostile, AHostileEngineChangesNothingOutsideItsOwnDirectoriesAndStillStay
   ASSERT_TRUE(eventually([&] { return has_event(events = events_of(kName), "crash-loop"); }, 120s))
       << events.dump(2) << "\n"
       << gpulaunch("logs " + kName + " -n 50").out;
-  int crashes = 0;
-  for (const auto& event : events) crashes += event["class"] == "crash";
-  EXPECT_EQ(crashes, 3) << events.dump(2);
+  // Its planted line makes each stop read as a CUDA OOM: the engine may choose how its own stops
+  // are classified (and so its own step-down), nothing more. Each stop counts against the budget.
+  int failures = 0;
+  for (const auto& event : events) failures += event["class"] == "cuda-oom";
+  EXPECT_EQ(failures, 3) << events.dump(2);
+  EXPECT_EQ(event_of(events, "cuda-oom")["evidence"],
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. (planted by a "
+            "hostile engine)");
   auto status = status_of(kName);
   EXPECT_EQ(status["state"], "failed") << status.dump(2);
   EXPECT_EQ(status["consecutive_failures"], 3) << status.dump(2);
