@@ -29,7 +29,7 @@ path = "/models/bench"
 port = 31100
 [env]
 MOCK_SGLANG_LOAD_SECONDS = "2"
-MOCK_SGLANG_READY_FILE = "/var/lib/gpulaunch/bench/ready"
+MOCK_SGLANG_READY_FILE = "/var/lib/gpulaunch/bench/engine/ready"
 TOML
 "$harness" boot "$state" >/dev/null
 trap '"$harness" poweroff "$state" >/dev/null 2>&1 || true' EXIT
@@ -42,19 +42,19 @@ inside "${G[@]}" up bench --runtime --force >/dev/null
 # namespace sees.
 latency_ms() {
   local ready
-  ready=$(inside cat /var/lib/gpulaunch/bench/ready)
+  ready=$(inside cat /var/lib/gpulaunch/bench/engine/ready)
   python3 -c "import sys; print(round((float(sys.argv[1]) - float(sys.argv[2])) * 1000))" "$1" "$ready"
 }
 
 up_results=() loop_results=()
 for ((i = 0; i < runs; i++)); do
   inside systemctl stop "$unit"
-  inside rm -f /var/lib/gpulaunch/bench/ready
+  inside rm -f /var/lib/gpulaunch/bench/engine/ready
   done_at=$(inside sh -c "'$gpulaunch' -P '$work/profiles' up bench --runtime --force >/dev/null && date +%s.%N")
   up_results+=("$(latency_ms "$done_at")")
 
   inside systemctl stop "$unit"
-  inside rm -f /var/lib/gpulaunch/bench/ready
+  inside rm -f /var/lib/gpulaunch/bench/engine/ready
   done_at=$(inside sh -c "systemctl start --no-block $unit; until systemctl is-active -q $unit && curl -sf http://127.0.0.1:31100/health >/dev/null; do sleep 1; done; date +%s.%N")
   loop_results+=("$(latency_ms "$done_at")")
 done

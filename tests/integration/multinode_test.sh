@@ -200,8 +200,8 @@ ready_timeout = "2min"
 delay = "1s"
 [env]
 MOCK_SGLANG_LOAD_SECONDS = "1"
-MOCK_SGLANG_ARGV_FILE = "/var/lib/gpulaunch/mn/mock-argv.json"
-MOCK_SGLANG_MODE_FILE = "/var/lib/gpulaunch/mn/mock-mode"
+MOCK_SGLANG_ARGV_FILE = "/var/lib/gpulaunch/mn/engine/mock-argv.json"
+MOCK_SGLANG_MODE_FILE = "/var/lib/gpulaunch/mn/engine/mock-mode"
 EOF
 for node in "${nodes[@]}"; do
   inside "$node" sh -c 'mkdir -p /etc/gpulaunch/profiles && cat >/etc/gpulaunch/profiles/mn.toml' \
@@ -229,7 +229,7 @@ grep -qxF "ready: 'mn' serves on all 2 node(s)" <<<"$out" || fail "up --all-node
 
 # --- each rank's engine got its own rank and rank 0's address ------------------------------------
 for i in 0 1; do
-  inside "${nodes[i]}" cat /var/lib/gpulaunch/mn/mock-argv.json >"$work/argv$i.json" ||
+  inside "${nodes[i]}" cat /var/lib/gpulaunch/mn/engine/mock-argv.json >"$work/argv$i.json" ||
     fail "no recorded argv on ${nodes[i]}"
   python3 - "$work/argv$i.json" "$i" "${addr[0]}:5000" <<'PY' || fail "argv of ${nodes[i]}"
 import json, sys
@@ -322,13 +322,13 @@ PY
 # 1's event is in; if a slow poll lets it OOM once more, both step down twice: the ranks' shares
 # must match either way, and be below SGLang's default.
 fraction_of() {  # fraction_of NODE: --mem-fraction-static in the argv the mock recorded there
-  inside "$1" cat /var/lib/gpulaunch/mn/mock-argv.json | python3 -c '
+  inside "$1" cat /var/lib/gpulaunch/mn/engine/mock-argv.json | python3 -c '
 import json, sys
 argv = json.load(sys.stdin)
 print(argv[argv.index("--mem-fraction-static") + 1] if "--mem-fraction-static" in argv[:-1] else "")'
 }
 for node in "${nodes[@]}"; do before[$node]=$(engine_pid "$node") || fail "no single engine on $node"; done
-echo cuda-oom | inside node1 sh -c 'cat >/var/lib/gpulaunch/mn/mock-mode'
+echo cuda-oom | inside node1 sh -c 'cat >/var/lib/gpulaunch/mn/engine/mock-mode'
 inside node1 pkill -KILL -f "$engine_pattern" || fail "pkill on node1"
 echo "rank 1's next start runs out of GPU memory"
 eventually() {  # eventually SECONDS CMD...: polls CMD until it succeeds
@@ -341,7 +341,7 @@ eventually() {  # eventually SECONDS CMD...: polls CMD until it succeeds
 }
 eventually 120 events_have node1 class cuda-oom ||
   fail "node1: no cuda-oom event: $(cat "$work/events-node1.json")"
-echo normal | inside node1 sh -c 'cat >/var/lib/gpulaunch/mn/mock-mode'
+echo normal | inside node1 sh -c 'cat >/var/lib/gpulaunch/mn/engine/mock-mode'
 serving_stepped_down() {  # both ranks serve new engines whose memory share was lowered
   local node pid
   for node in "${nodes[@]}"; do
