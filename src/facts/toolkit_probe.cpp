@@ -1,13 +1,13 @@
 #include "facts/toolkit_probe.hpp"
 
 #include <algorithm>
-#include <cctype>
 
 #include <nlohmann/json.hpp>
 
 #include "catalog/cuda_arch.hpp"
 #include "facts/python_env.hpp"
 #include "util/process.hpp"
+#include "util/scan.hpp"
 #include "util/version.hpp"
 
 namespace gl {
@@ -18,9 +18,6 @@ constexpr size_t kVersionJsonLimit = 256 * 1024;
 constexpr size_t kCudaHeaderLimit = 4 << 20;
 constexpr size_t kMetadataLimit = 1 << 20;
 
-bool is_digit(char c) {
-  return std::isdigit(static_cast<unsigned char>(c)) != 0;
-}
 bool is_blank(char c) {
   return c == ' ' || c == '\t';
 }
