@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Configures and builds into build/ (or $BUILD_DIR). Extra arguments go to cmake.
+# Configures and builds into build/ (or $BUILD_DIR). Extra arguments go to cmake. With
+# BUILD_TARGETS (space-separated), only those targets and what they need are built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${BUILD_DIR:-build}
 cmake -S . -B "$build_dir" -G Ninja -DGPULAUNCH_WERROR=ON "$@" >/dev/null
-cmake --build "$build_dir" -j "$(nproc)"
+targets=()
+for target in ${BUILD_TARGETS:-}; do targets+=(--target "$target"); done
+cmake --build "$build_dir" -j "$(nproc)" "${targets[@]}"

@@ -8,7 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 bash scripts/install-deps.sh
-bash scripts/build.sh
+# Only the binary: the test suite is the other command's business.
+BUILD_TARGETS=gpulaunch bash scripts/build.sh
 gpulaunch=$root/build/src/gpulaunch
 harness=$root/tests/integration/harness/systemd-harness.sh
 
@@ -22,6 +23,14 @@ up=(up demo --runtime)
 if [[ ! -e /dev/nvidiactl ]]; then up+=(--force); fi
 
 if [[ "$(cat /proc/1/comm 2>/dev/null)" == systemd ]]; then
+  # The unit runs the binary it was rendered by, with PrivateTmp=yes: one in a clone under /tmp
+  # or /var/tmp would be out of its sight, so run a copy from root's /opt/gpulaunch instead.
+  case $gpulaunch in
+    /tmp/* | /var/tmp/*)
+      install -D -m 0755 "$gpulaunch" /opt/gpulaunch/bin/gpulaunch
+      gpulaunch=/opt/gpulaunch/bin/gpulaunch
+      ;;
+  esac
   "$gpulaunch" -P "$root/profiles" "${up[@]}"
   "$gpulaunch" status demo
   echo

@@ -8,8 +8,9 @@
 #
 #   multinode_test.sh GPULAUNCH_BINARY SOURCE_DIR WORK_DIR
 #
-# WORK_DIR must not be under /tmp, /var/tmp or /run: inside the harness those are private tmpfs, and
-# the units read the venv, the keys and the binary from there. All traffic stays on the two
+# The units read the venv, the keys and the binary from WORK_DIR and the binary's directory: the
+# harness shares both with each host (GPULAUNCH_HARNESS_SHARE), also from a clone under /tmp or
+# /var/tmp; WORK_DIR must not be under the other directories each host keeps private (/run, ...). All traffic stays on the two
 # namespaces (a private /24) and their loopbacks; nothing listens on the host. Exit 77 (CTest skip)
 # only when this machine cannot do it (not root, no `ip netns`, no unshare); a missing sshd is a
 # failure (scripts/install-deps.sh installs it).
@@ -39,7 +40,7 @@ harness=$source_dir/tests/integration/harness/systemd-harness.sh
 mkdir -p "$3"
 work=$(realpath "$3")
 case $work/ in
-  /tmp/* | /var/tmp/* | /run/* | /var/lib/gpulaunch/* | /var/cache/* | /var/log/* | /etc/*)
+  /run/* | /var/lib/gpulaunch/* | /var/cache/* | /var/log/* | /etc/*)
     fail_early "WORK_DIR $work is private inside the harness; put it under the build tree" ;;
 esac
 
@@ -138,7 +139,7 @@ ssh_opts=(-o BatchMode=yes -o ConnectTimeout=5 -i "$keys/id_ed25519" -o Identiti
 mkdir -p "$work/ssh"
 for i in 0 1; do
   node=${nodes[i]}
-  GPULAUNCH_HARNESS_NETNS=${netns[i]} "$harness" boot "$work/$node" >/dev/null ||
+  GPULAUNCH_HARNESS_NETNS=${netns[i]} GPULAUNCH_HARNESS_SHARE="$work:$(dirname "$binary")" "$harness" boot "$work/$node" >/dev/null ||
     fail "boot of $node (console: $work/$node/console.log)"
   # StrictModes no: the keys lie in the build tree, whose directories sshd would not trust.
   cat >"$work/ssh/$node.sshd_config" <<EOF

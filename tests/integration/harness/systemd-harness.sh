@@ -24,6 +24,13 @@
 # and is removed at power-off. (That subtree sits at each hierarchy's root, i.e. outside the
 # caller's own memory cgroup.)
 #
+# The checkout this script belongs to (and every directory in GPULAUNCH_HARNESS_SHARE, colon-
+# separated) stays visible inside at its own path, also where it lies under a directory the
+# namespace makes private (a clone in /tmp): it is bound back after the tmpfs mounts. Units with
+# PrivateTmp=yes get a fresh /tmp of their own, so for one under /tmp or /var/tmp a drop-in for
+# every gpulaunch-*.service binds it read-only into the unit (BindReadOnlyPaths=), as the units
+# need the binary, the mock's venv and the test's profiles from there.
+#
 # GPULAUNCH_HARNESS_NETNS=NAME at boot: the manager, and so every unit it starts, lives in the
 # network namespace /run/netns/NAME (made beforehand, e.g. with `ip netns add NAME`) instead of the
 # caller's, so that several harnesses can be separate hosts on a test network. `exec` always enters
@@ -61,6 +68,10 @@ readonly MASKED=(
   cryptsetup.target integritysetup.target veritysetup.target
   systemd-ask-password-console.path systemd-ask-password-wall.path
 )
+
+# What the namespace mounts a private tmpfs over: the second list once the first is mounted.
+readonly PRIVATE_DIRS=(/run /tmp /var/tmp /var/log /var/cache /var/lib/systemd /etc/systemd/system)
+readonly PRIVATE_SUBDIRS=(/var/log/journal /var/lib/gpulaunch /var/cache/gpulaunch)
 
 die() {
   echo "systemd-harness: $*" >&2
@@ -133,11 +144,18 @@ remove_cgroups() {
 # Runs as PID 1 of the new namespaces, then execs systemd.
 read -r -d '' NS_INIT <<'NS_INIT_EOF' || true
 set -euo pipefail
-scratch=$1 systemd=$2 target=$3 mark=$4 cgroup_name=$5
-shift 5
+scratch=$1 systemd=$2 target=$3 mark=$4 cgroup_name=$5 shared=$6 private=$7 private_sub=$8
+shift 8
 masked=("$@")
 mount --make-rprivate /
 mount -t tmpfs -o mode=0700 "$mark" "$scratch"
+# Hold on to the shared directories before anything is mounted over them.
+shared_dirs=()
+[[ -z $shared ]] || IFS=: read -r -a shared_dirs <<<"$shared"
+for i in "${!shared_dirs[@]}"; do
+  mkdir "$scratch/shared-$i"
+  mount --rbind "${shared_dirs[$i]}" "$scratch/shared-$i"
+done
 # systemd remounts the tmpfs at /sys/fs/cgroup read-only and adds hierarchies to it: a remount
 # changes the superblock, so give it a private tmpfs holding binds of the host's hierarchies.
 # In each, move ourselves (PID 1 here, i.e. the manager) into /$cgroup_name: systemd takes its
@@ -164,17 +182,30 @@ for tree in etc var; do
   mkdir -p "$scratch/$tree/upper" "$scratch/$tree/work"
   mount -t overlay "$mark-$tree" -o "lowerdir=/$tree,upperdir=$scratch/$tree/upper,workdir=$scratch/$tree/work" "/$tree"
 done
-for dir in /run /tmp /var/tmp /var/log /var/cache /var/lib/systemd /etc/systemd/system; do
+for dir in $private; do
   mkdir -p "$dir"
   mount -t tmpfs -o mode=0755,nosuid,nodev "$mark" "$dir"
 done
 chmod 1777 /tmp /var/tmp
-for dir in /var/log/journal /var/lib/gpulaunch /var/cache/gpulaunch; do
+for dir in $private_sub; do
   mkdir -p "$dir"
   mount -t tmpfs -o mode=0755,nosuid,nodev "$mark" "$dir"
 done
+for i in "${!shared_dirs[@]}"; do
+  mkdir -p "${shared_dirs[$i]}"
+  mount --rbind "$scratch/shared-$i" "${shared_dirs[$i]}"
+done
 mkdir -p /run/systemd/system /run/lock
 for unit in "${masked[@]}"; do ln -sf /dev/null "/run/systemd/system/$unit"; done
+private_tmp_dirs=()
+for dir in "${shared_dirs[@]}"; do
+  [[ $dir == /tmp/* || $dir == /var/tmp/* ]] && private_tmp_dirs+=("-$dir")
+done
+if ((${#private_tmp_dirs[@]})); then
+  mkdir -p /run/systemd/system/gpulaunch-.service.d
+  printf '[Service]\nBindReadOnlyPaths=%s\n' "${private_tmp_dirs[*]}" \
+    >/run/systemd/system/gpulaunch-.service.d/50-harness-shared.conf
+fi
 cat >"/run/systemd/system/$target" <<EOF
 [Unit]
 Description=gpulaunch integration-test target
@@ -213,10 +244,36 @@ cmd_boot() {
   local name="$MARK.$$.$RANDOM"
   echo "$name" >"$state/cgroup-name"
 
+  # The checkout, and what the caller adds, resolved; paths with ':' or spaces cannot be passed.
+  local checkout shared dir
+  checkout=$(realpath "$(dirname "${BASH_SOURCE[0]}")/../../..")
+  shared=$checkout
+  local extra=()
+  IFS=: read -r -a extra <<<"${GPULAUNCH_HARNESS_SHARE:-}"
+  for dir in "${extra[@]}"; do
+    [[ -n $dir ]] || continue
+    dir=$(realpath "$dir") || die "GPULAUNCH_HARNESS_SHARE: no directory '$dir'"
+    shared+=":$dir"
+  done
+  [[ $shared != *[[:space:]]* ]] || die "cannot share a path with white space: $shared"
+  # Only what the namespace would hide needs binding back.
+  local hidden="" private
+  IFS=: read -r -a extra <<<"$shared"
+  for dir in "${extra[@]}"; do
+    for private in "${PRIVATE_DIRS[@]}" "${PRIVATE_SUBDIRS[@]}"; do
+      if [[ $dir == "$private"/* ]]; then
+        hidden+="${hidden:+:}$dir"
+        break
+      fi
+    done
+  done
+  shared=$hidden
+
   local console="$state/console.log"
   : >"$console"
   "${netns[@]}" setsid unshare --pid --mount --fork --mount-proc --propagation private -- \
-    /bin/bash -c "$NS_INIT" ns-init "$state/ns" "$SYSTEMD" "$TARGET" "$MARK" "$name" "${MASKED[@]}" \
+    /bin/bash -c "$NS_INIT" ns-init "$state/ns" "$SYSTEMD" "$TARGET" "$MARK" "$name" "$shared" \
+    "${PRIVATE_DIRS[*]}" "${PRIVATE_SUBDIRS[*]}" "${MASKED[@]}" \
     </dev/null >>"$console" 2>&1 &
   local unshare_pid=$!
 
