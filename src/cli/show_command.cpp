@@ -1,9 +1,7 @@
-#include <iostream>
-#include <sstream>
-
 #include <fmt/core.h>
 
 #include "cli/context.hpp"
+#include "profile/toml_print.hpp"
 #include "profile/validate.hpp"
 
 namespace gl {
@@ -28,9 +26,7 @@ void add_show_command(CLI::App& app, CliContext& context) {
     }
     fmt::print("# profile '{}', merged from:\n", merged->name);
     for (const auto& file : merged->sources) fmt::print("#   {}\n", file);
-    std::ostringstream text;
-    text << merged->table << "\n";
-    fmt::print("{}", text.str());
+    fmt::print("{}\n", print_toml(merged->table));
   });
 }
 

@@ -38,6 +38,7 @@ check "an unknown profile is named" grep -q "profile 'no-such' not found" stderr
 show=$("$gpulaunch" -P "$src/profiles" show k26-eagle3)
 check "show lists both source files" grep -q "#   $src/profiles/k26-ar.toml" <<<"$show"
 check "show has the child's override" grep -q "port = 30001" <<<"$show"
+check "show prints a float as written" grep -qx "mem_fraction = 0.85" <<<"$show"
 
 version=$("$gpulaunch" --version)
 check "--version names gpulaunch" grep -qE '^gpulaunch [0-9]' <<<"$version"
