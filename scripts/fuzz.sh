@@ -53,13 +53,16 @@ ulimit -s 1024
 # reports abort, so that libFuzzer's signal handler writes the input that caused them there too
 # (a plain exit, UBSan's default, leaves no reproducer).
 export UBSAN_OPTIONS=abort_on_error=1:print_stacktrace=1 ASAN_OPTIONS=abort_on_error=1
+# The whole log goes to a file and its tail to the terminal: a pipe into tail would, under
+# pipefail, end this script at the finding before it says where the reproducer is.
+log="$build_dir/fuzz.log"
+status=0
 "$build_dir/tests/fuzz/profile_fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
   -max_len=65536 -dict=tests/fuzz/profile.dict -print_final_stats=1 \
-  -artifact_prefix="$build_dir/findings/" "$corpus" 2>&1 |
-  tail -n 25
-status=${PIPESTATUS[0]}
+  -artifact_prefix="$build_dir/findings/" "$corpus" >"$log" 2>&1 || status=$?
+tail -n 25 "$log"
 if [[ $status -ne 0 ]]; then
-  echo "fuzz: FINDING (exit $status); reproducer in $build_dir/findings/" >&2
+  echo "fuzz: FINDING (exit $status); reproducer in $build_dir/findings/, whole log $log" >&2
   exit 1
 fi
 echo "fuzz: no findings in ${seconds}s"

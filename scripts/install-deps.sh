@@ -11,7 +11,7 @@ packages=(
   libtomlplusplus-dev libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   libsystemd-dev libboost-dev libboost-filesystem-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  clang-14 libclang-rt-14-dev
+  clang-14 libclang-rt-14-dev clang-format-14
   systemd dbus util-linux iproute2 python3 python3-venv procps
   openssh-client openssh-server
   debhelper dpkg-dev fakeroot lintian man-db bash-completion

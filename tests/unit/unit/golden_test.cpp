@@ -6,7 +6,7 @@
 //   ## assert-argv ["argv0", "arg", ...]    the engine's argv, as JSON
 //   ## assert-no-key SECTION KEY            KEY does not appear in SECTION
 // After an intended change: GPULAUNCH_UPDATE_GOLDEN=1 ctest --test-dir build -R Golden
-// (or scripts/update-golden.sh), then review the diff.
+// (or scripts/update-golden.sh, which also shows the diff), then review the diff.
 
 #include <cstdlib>
 #include <filesystem>
