@@ -57,6 +57,11 @@ for profile in "$src"/profiles/*.toml; do
   check "ships example profile $(basename "$profile")" \
     has "/usr/share/gpulaunch/profiles/$(basename "$profile")"
 done
+dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/share/doc/gpulaunch/copyright >"$scratch/copyright"
+check "copyright states Apache-2.0 for every file" \
+  bash -c "grep -qx 'Files: \*' '$scratch/copyright' && grep -qx 'License: Apache-2.0' '$scratch/copyright'"
+check "lintian has nothing to say about the copyright file" \
+  bash -c "! grep -E '^[EWI]: .*copyright' '$scratch/lintian.txt'"
 # Anything else (headers, static libraries, test binaries) would be a packaging mistake.
 own='^/($|etc/(gpulaunch/.*)?$|usr/(bin/(gpulaunch)?|lib/(systemd/(system/.*)?|sysusers.d/.*)?|share/((man|doc|gpulaunch|bash-completion|lintian)/.*)?)?$)'
 stray=$(grep -vE "$own" "$scratch/files.txt")
