@@ -8,7 +8,10 @@
 #include "util/duration.hpp"
 
 namespace gl {
+namespace {
 
+// Reports who holds memory on the unit's GPUs and waits up to `limit` for them to let go; false
+// when they still hold it.
 bool wait_for_gpu_residue(StartGateIo& io, std::chrono::seconds limit) {
   const auto deadline = io.clock.steady_now() + limit;
   bool reported = false;
@@ -38,6 +41,8 @@ bool wait_for_gpu_residue(StartGateIo& io, std::chrono::seconds limit) {
     io.clock.sleep(std::chrono::seconds(1));
   }
 }
+
+}  // namespace
 
 StartGate gate_start(const StartGateInput& input, const History& history, StartGateIo& io) {
   StartGate gate;

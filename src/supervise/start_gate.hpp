@@ -20,7 +20,8 @@
 
 namespace gl {
 
-// How long a start waits for other processes to release the GPUs' memory.
+// How long a start waits for other processes to release the GPUs' memory: leftover workers of
+// an earlier engine (or anyone else) holding it would make the start run out of memory.
 inline constexpr std::chrono::seconds kResidueWait{60};
 
 struct GpuHolders {
@@ -56,10 +57,5 @@ struct StartGate {
 // `history` is read only (`run` is the service user); a history it cannot trust decides
 // conservatively (policy's decide_start_without_history).
 StartGate gate_start(const StartGateInput& input, const History& history, StartGateIo& io);
-
-// Leftover workers of an earlier engine (or anyone else) holding memory on the unit's GPUs make
-// the next start run out of memory: reports them and waits up to `limit` for them to let go.
-// False when they still hold it.
-bool wait_for_gpu_residue(StartGateIo& io, std::chrono::seconds limit);
 
 }  // namespace gl
