@@ -10,6 +10,9 @@
 #include "profile/loader.hpp"
 #include "profile/profile_name.hpp"
 #include "profile/validate.hpp"
+#include "supervise/history.hpp"
+#include "supervise/unit_transition.hpp"
+#include "util/timekeeper.hpp"
 
 namespace gl {
 namespace {
@@ -21,18 +24,6 @@ struct DownOptions {
   bool user = false;
 };
 
-// Waits for a job to finish; returns its result.
-Result<std::string> wait_for_job(SystemdManager& manager, const std::string& job,
-                                 std::chrono::seconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (auto waited = manager.wait(std::chrono::milliseconds(250)); !waited)
-      return std::unexpected(waited.error());
-    if (auto result = manager.job_result(job)) return *result;
-  }
-  return failf("Failed to wait for job '{}': still running after {}s", job, limit.count());
-}
-
 int down(const DownOptions& options) {
   // `down` must work for a profile whose file is gone or broken: the name is enough.
   auto name = profile_name_of(options.profile);
@@ -42,22 +33,17 @@ int down(const DownOptions& options) {
   const std::string unit = unit_name_for(*name);
   auto manager = connect_systemd(placement.scope);
   if (!manager) return report(manager.error());
-  auto status = (*manager)->status(unit);
-  if (!status) return report(status.error());
-  if (status->load_state == "loaded" && status->active_state != "inactive" &&
-      status->active_state != "failed") {
-    auto job = (*manager)->enqueue("StopUnit", unit);
-    if (!job) return report(job.error());
-    auto result = wait_for_job(**manager, *job, std::chrono::seconds(300));
-    if (!result) return report(result.error());
-    fmt::print("stopped {} ({})\n", unit, *result);
+  auto stop = stop_unit(**manager, system_timekeeper(), unit, std::chrono::seconds(300));
+  if (!stop) return report(stop.error());
+  if (stop->was_running) {
+    fmt::print("stopped {} ({})\n", unit, stop->job_result);
   } else {
     fmt::print("{} is not running\n", unit);
   }
   if (options.purge) {
-    std::filesystem::path file = status->fragment_path.empty()
+    std::filesystem::path file = stop->before.fragment_path.empty()
                                      ? placement.directory() / unit
-                                     : std::filesystem::path(status->fragment_path);
+                                     : std::filesystem::path(stop->before.fragment_path);
     // Only a unit gpulaunch generated, in a directory it installs to, is removed.
     if (file.filename() != unit || file.parent_path() != placement.directory())
       file = placement.directory() / unit;
@@ -77,18 +63,15 @@ int restart(const std::string& profile, bool user) {
   auto name = profile_name_of(profile);
   if (!name) return report(name.error(), 2);
   const std::string unit = unit_name_for(*name);
-  // The documented way out of a crash loop: the operator says try again.
-  if (auto reset = reset_crash_loop(*name, "gpulaunch restart"); !reset)
-    fmt::print(stderr, "warning: {}\n", reset.error().message);
   auto manager = connect_systemd(user ? ManagerScope::user : ManagerScope::system);
   if (!manager) return report(manager.error());
-  auto job = (*manager)->enqueue("RestartUnit", unit);
-  if (!job) return report(job.error());
-  auto result = wait_for_job(**manager, *job, std::chrono::hours(2));
-  if (!result) return report(result.error());
-  auto status = (*manager)->status(unit);
-  if (*result != "done") {
-    fmt::print(stderr, "Failed to restart {}: job {}; {}\n", unit, *result,
+  auto restarted =
+      restart_unit(**manager, system_timekeeper(), History(*name), unit, std::chrono::hours(2));
+  if (!restarted) return report(restarted.error());
+  if (!restarted->warning.empty()) fmt::print(stderr, "warning: {}\n", restarted->warning);
+  const auto& status = restarted->after;
+  if (restarted->job_result != "done") {
+    fmt::print(stderr, "Failed to restart {}: job {}; {}\n", unit, restarted->job_result,
                status ? describe_state(*status) : status.error().message);
     return 1;
   }

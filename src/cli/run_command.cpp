@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <thread>
 
 #include <fmt/core.h>
 
@@ -17,17 +16,14 @@
 #include "run/bridge.hpp"
 #include "supervise/exit_status.hpp"
 #include "supervise/history.hpp"
-#include "supervise/policy.hpp"
-#include "supervise/step_down.hpp"
+#include "supervise/start_gate.hpp"
 #include "util/duration.hpp"
 #include "util/safe_file.hpp"
 #include "util/state_paths.hpp"
+#include "util/timekeeper.hpp"
 
 namespace gl {
 namespace {
-
-// How long a start waits for other processes to release the GPUs' memory.
-constexpr std::chrono::seconds kResidueWait{60};
 
 void say(const std::string& line) {
   fmt::print("gpulaunch: {}\n", line);
@@ -59,39 +55,6 @@ std::string process_name(unsigned pid) {
   return name.empty() ? "?" : name;
 }
 
-// Leftover workers of an earlier engine (or anyone else) still holding memory on our GPUs make
-// the next start run out of memory: report them and wait, bounded, for them to let go.
-bool wait_for_gpu_residue(Notifier& notifier, std::chrono::seconds limit) {
-  const auto gpus = assigned_gpus();
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  bool reported = false;
-  for (;;) {
-    auto processes = nvml_compute_processes(gpus);
-    if (!processes) return true;  // no NVML here: nothing to check
-    std::erase_if(*processes, [](const GpuProcessUse& use) {
-      return use.pid == static_cast<unsigned>(::getpid());
-    });
-    if (processes->empty()) {
-      if (reported) say("GPU memory released; starting the engine");
-      return true;
-    }
-    if (!reported) {
-      for (const auto& use : *processes)
-        say(fmt::format("GPU residue: pid {} ({}) holds {} MiB on GPU {}", use.pid,
-                        process_name(use.pid), use.used_mib, use.gpu));
-      notifier.notify(fmt::format("STATUS=waiting for {} process(es) to release GPU memory",
-                                  processes->size()));
-      notifier.notify(fmt::format("EXTEND_TIMEOUT_USEC={}", (limit.count() + 120) * 1'000'000LL));
-      reported = true;
-    }
-    if (std::chrono::steady_clock::now() >= deadline) {
-      say(fmt::format("GPU memory still held after {}s; not starting into an OOM", limit.count()));
-      return false;
-    }
-    std::this_thread::sleep_for(std::chrono::seconds(1));
-  }
-}
-
 // Why root's prepare-caches refused this start, if it did (the ExecStartPre=- status is ignored
 // by systemd, so that the refusal is this process's exit status, which is not restarted).
 std::optional<std::string> caches_refused(const std::string& name) {
@@ -103,64 +66,27 @@ std::optional<std::string> caches_refused(const std::string& name) {
   return why.empty() ? "prepare-caches refused the start" : why;
 }
 
-// The supervisor's part of a start: stay down after a crash loop, back off after failures,
-// step the memory knobs down after OOMs. Returns an exit code when the engine must not start.
+// The supervisor's part of a start (supervise/start_gate), wired to this process: the unit's
+// GPUs through NVML, the real clock, lines to the journal through stdout. Returns an exit code
+// when the engine must not start.
 std::optional<int> supervise_start(const std::string& name, const std::string& snapshot,
                                    long long ready_timeout, Notifier& notifier,
                                    std::vector<std::string>& argv, BridgeOptions& options) {
   const SupervisedProfile supervised = load_supervised(name, snapshot);
   if (!supervised.loaded) return std::nullopt;  // no snapshot: systemd's own restart only
-  // Only root writes the history (record-exit); the service user reads it and, where it cannot
-  // trust it, decides conservatively.
-  const History history(name);
-  auto unrecorded = history.unrecorded();
-  auto state = history.state();
-  StartDecision decision;
-  if (!unrecorded || *unrecorded || !state) {
-    std::optional<std::string> why;
-    if (!unrecorded)
-      why = unrecorded.error().message;
-    else
-      why = *unrecorded;
-    decision =
-        decide_start_without_history(why, state ? "" : state.error().message, supervised.restart);
-    state = SupervisorState{};  // the profile's own settings: no step-down it cannot read
-  } else {
-    decision = decide_start(*state, supervised.restart);
-  }
-  if (decision.stay_down) {
-    say(
-        fmt::format("{}; staying down. Fix the cause (`gpulaunch events {}`), then "
-                    "`gpulaunch restart {}` to try again",
-                    decision.reason, name, name));
-    notifier.notify(
-        fmt::format("STATUS={}; gpulaunch restart {} to try again", decision.reason, name));
-    return kExitCrashLoop;
-  }
-  if (decision.delay.count() > 0) {
-    say(decision.reason);
-    notifier.notify("STATUS=" + decision.reason);
-    // The start job's timeout keeps running while we wait: push it past wait + load.
-    const long long extend = (decision.delay.count() + ready_timeout + 60) * 1'000'000LL;
-    notifier.notify(fmt::format("EXTEND_TIMEOUT_USEC={}", extend));
-    std::this_thread::sleep_for(decision.delay);
-  }
-  if (!wait_for_gpu_residue(notifier, kResidueWait)) return kExitGpuResidue;
-  if (supervised.restart.step_down && (state->gpu_level > 0 || state->host_level > 0)) {
-    auto stepped = step_down(argv, supervised.kind, state->gpu_level, state->host_level);
-    for (const auto& change : stepped.changes)
-      say(fmt::format("step-down (GPU memory level {}, concurrency level {}): {}", state->gpu_level,
-                      state->host_level, change));
-    argv = std::move(stepped.argv);
-  }
-  options.stable_after =
-      std::chrono::duration_cast<std::chrono::seconds>(supervised.restart.stable_after);
-  // Forgiveness is root's, at the stop (record-exit reads how long this served from systemd).
-  options.on_stable = [settings = supervised.restart, state = *state]() -> std::string {
-    if (state.consecutive_failures == 0 && state.gpu_level == 0 && state.host_level == 0) return {};
-    return fmt::format("served for restart.stable_after ({}): forgiven at the next stop",
-                       format_duration(settings.stable_after));
-  };
+  const std::vector<int> gpus = assigned_gpus();
+  StartGateIo io{notifier, system_timekeeper(),
+                 GpuHolders{[gpus] { return nvml_compute_processes(gpus); }, process_name,
+                            static_cast<unsigned>(::getpid())},
+                 say};
+  // Only root writes the history (record-exit); the service user reads it.
+  const StartGate gate =
+      gate_start(StartGateInput{name, supervised.restart, supervised.kind, ready_timeout, argv},
+                 History(name), io);
+  if (gate.exit_code) return gate.exit_code;
+  argv = gate.argv;
+  options.stable_after = gate.stable_after;
+  options.on_stable = [message = gate.stable_message] { return message; };
   return std::nullopt;
 }
 

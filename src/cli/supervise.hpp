@@ -22,8 +22,6 @@ struct SupervisedProfile {
 
 int64_t now_usec();
 SupervisedProfile load_supervised(const std::string& name, const std::string& snapshot);
-// `gpulaunch restart`: the operator's word ends a crash loop.
-Result<void> reset_crash_loop(const std::string& name, const std::string& why);
 void add_supervise_commands(CLI::App& app, CliContext& context);
 // `peer-failed`: what a rank does when another rank of its group failed (cli/group_restart.cpp).
 void add_group_commands(CLI::App& app, CliContext& context);

@@ -1,12 +1,10 @@
-// `record-exit` (ExecStopPost=: classify the stop, record it, decide), `events PROFILE`, and the
-// supervision steps `run` takes before it starts the engine.
+// `record-exit` (ExecStopPost=: classify the stop, record it, decide; the decisions are
+// supervise/record_stop's) and `events PROFILE`.
 
 #include "cli/supervise.hpp"
 
-#include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <thread>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -19,11 +17,10 @@
 #include "supervise/exit_class.hpp"
 #include "supervise/group_policy.hpp"
 #include "supervise/history.hpp"
-#include "supervise/policy.hpp"
-#include "supervise/step_down.hpp"
+#include "supervise/record_stop.hpp"
 #include "systemd/journal.hpp"
 #include "systemd/manager.hpp"
-#include "util/duration.hpp"
+#include "util/timekeeper.hpp"
 
 namespace gl {
 namespace {
@@ -42,44 +39,6 @@ std::string format_time(int64_t usec) {
   return fmt::format("{}.{:03}Z", text, (usec / 1000) % 1000);
 }
 
-bool saw_run_verdict(const std::vector<std::string>& lines) {
-  for (auto line = lines.rbegin(); line != lines.rend(); ++line)
-    if (line->starts_with("gpulaunch: engine exited with status") ||
-        line->starts_with("gpulaunch: engine was killed by signal") ||
-        line->starts_with("gpulaunch: exiting with"))
-      return true;
-  return false;
-}
-
-// Reads the invocation's journal and classifies. journald takes the last lines from the stream
-// and the kernel a moment after the process ended, so an unexplained stop is read again for up
-// to a second before it is called a plain crash.
-Classification classify_invocation(StopReport& report, const std::string& invocation_id) {
-  auto journal = open_journal();
-  Classification result = classify_stop(report);
-  for (int attempt = 0; attempt < 6 && journal && !invocation_id.empty(); ++attempt) {
-    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    report.lines.clear();
-    report.kernel_lines.clear();
-    uint64_t since = 0;
-    if (auto lines = (*journal)->invocation(invocation_id)) {
-      for (const auto& entry : *lines) report.lines.push_back(entry.message);
-      if (!lines->empty()) since = lines->front().realtime_usec;
-    }
-    if (since == 0) since = static_cast<uint64_t>(now_usec() - 3600LL * 1'000'000);
-    if (auto kernel = (*journal)->kernel_since(since, kKernelOomKillMarker))
-      for (const auto& entry : *kernel) report.kernel_lines.push_back(entry.message);
-    result = classify_stop(report);
-    if (result.value != ExitClass::crash) break;
-    // `run`'s own verdict is its last line, after all engine output: once it is in, only an OOM
-    // kill's kernel line can still be late, and only a SIGKILL can be one.
-    if (saw_run_verdict(report.lines) && !report.exit_status.ends_with("KILL") &&
-        report.exit_status != "137")
-      break;
-  }
-  return result;
-}
-
 struct RecordExitOptions {
   std::string profile;
   std::string snapshot;
@@ -87,67 +46,36 @@ struct RecordExitOptions {
   std::string ssh = std::string(kSystemSsh);
 };
 
-// systemd's timestamps of the invocation that is stopping; zeros when the manager cannot say.
-InvocationTimes invocation_times(const std::string& unit) {
-  InvocationTimes times;
-  auto manager = connect_systemd(ManagerScope::system);
-  if (!manager) return times;
-  auto status = (*manager)->status(unit);
-  if (!status) return times;
-  times.main_start_usec = static_cast<int64_t>(status->main_start_usec);
-  times.active_enter_usec = static_cast<int64_t>(status->active_enter_usec);
-  times.active_exit_usec = static_cast<int64_t>(status->active_exit_usec);
-  return times;
-}
-
+// Wires record-exit's decision (supervise/record_stop) to what systemd handed ExecStopPost=, the
+// real manager, journal, clock and cgroup, and tells a multi-node group.
 int record_exit(const RecordExitOptions& options) {
   const std::string& name = options.profile;
-  const std::string& snapshot = options.snapshot;
-  const SupervisedProfile supervised = load_supervised(name, snapshot);
-  StopReport report;
-  report.unit = unit_name_for(name);
-  report.service_result = env_or_empty("SERVICE_RESULT");
-  report.exit_code = env_or_empty("EXIT_CODE");
-  report.exit_status = env_or_empty("EXIT_STATUS");
+  const SupervisedProfile supervised = load_supervised(name, options.snapshot);
+  StopInput input;
+  input.report.unit = unit_name_for(name);
+  input.report.service_result = env_or_empty("SERVICE_RESULT");
+  input.report.exit_code = env_or_empty("EXIT_CODE");
+  input.report.exit_status = env_or_empty("EXIT_STATUS");
+  input.invocation_id = env_or_empty("INVOCATION_ID");
+  input.cgroup_oom_kills = own_cgroup_oom_kills();
+  input.restart = supervised.restart;
+  input.kind = supervised.kind;
   const History history(name);
   auto current = history.state_to_update();
   if (!current.problem.empty()) fmt::print("gpulaunch record-exit: {}\n", current.problem);
-  SupervisorState state = current.state;
-  if (auto kills = own_cgroup_oom_kills()) {
-    const long long before = *kills >= state.cgroup_oom_kills ? state.cgroup_oom_kills : 0;
-    if (*kills > before)
-      report.cgroup_oom_kill =
-          fmt::format("memory cgroup oom_kill counter {} -> {}", before, *kills);
-    state.cgroup_oom_kills = *kills;
-  }
-  const Classification stop = classify_invocation(report, env_or_empty("INVOCATION_ID"));
-  const int64_t now = now_usec();
-  std::vector<SupervisorEvent> events;
-  // Serving for restart.stable_after forgives what came before, whatever ended it (a failure,
-  // `gpulaunch down`): root decides it here, from systemd's own timestamps.
-  const Seconds served = served_for(invocation_times(report.unit), state, now);
-  if (auto stable = forgive_if_stable(state, served, supervised.restart, now)) {
-    state = stable->state;
-    events.push_back(
-        SupervisorEvent{now, "stable",
-                        fmt::format("served {} (restart.stable_after {})", format_duration(served),
-                                    format_duration(supervised.restart.stable_after)),
-                        stable->action, state.gpu_level, state.host_level});
-    fmt::print("gpulaunch: stable: {}\n", stable->action);
-  }
-  auto outcome = after_stop(state, stop, supervised.restart, now, max_gpu_level(supervised.kind),
-                            max_host_level(supervised.kind));
-  SupervisorEvent event{now,
-                        std::string(exit_class_name(stop.value)),
-                        stop.evidence,
-                        outcome.action,
-                        outcome.state.gpu_level,
-                        outcome.state.host_level};
+  auto manager = connect_systemd(ManagerScope::system);
+  auto journal = open_journal();
+  Timekeeper& clock = system_timekeeper();
+  StopDecision decision =
+      decide_stop(current.state, std::move(input), manager ? manager->get() : nullptr,
+                  journal ? journal->get() : nullptr, clock);
+  if (decision.stable_action) fmt::print("gpulaunch: stable: {}\n", *decision.stable_action);
+  SupervisorEvent& event = decision.events.back();
   fmt::print("gpulaunch: stop classified as {}: {}; action: {}\n", event.kind, event.evidence,
              event.action);
-  std::vector<std::string> failures;
-  if (auto saved = history.save(outcome.state); !saved) failures.push_back(saved.error().message);
-  if (supervised.nodes.hosts.size() > 1 && group_must_know(stop.value)) {
+  StopRecord record(history);
+  record.save(decision.state);
+  if (supervised.nodes.hosts.size() > 1 && group_must_know(decision.stop.value)) {
     if (options.node_rank < 0) {
       event.action +=
           "; the other ranks were not told (the unit predates group restarts: "
@@ -155,27 +83,12 @@ int record_exit(const RecordExitOptions& options) {
     } else {
       std::fflush(stdout);
       event.action += "; the group: " + notify_group(name, supervised.nodes, options.node_rank,
-                                                     stop, now, options.ssh);
+                                                     decision.stop, event.time_usec, options.ssh);
     }
     fmt::print("gpulaunch: {}\n", event.action);
   }
-  events.push_back(std::move(event));
-  for (const auto& each : events) {
-    auto appended = history.append(each);
-    if (!appended)
-      failures.push_back(appended.error().message);
-    else if (!appended->empty())
-      fmt::print("gpulaunch record-exit: {}\n", *appended);
-  }
-  // An unrecorded stop must not let the next start escape the crash-loop budget: `run` stays
-  // down while the marker says so (a tmpfs: it does not need the full disk).
-  if (!failures.empty()) {
-    for (const auto& failure : failures) fmt::print("gpulaunch record-exit: {}\n", failure);
-    if (auto marked = history.mark_unrecorded(failures.front()); !marked)
-      fmt::print("gpulaunch record-exit: {}\n", marked.error().message);
-  } else if (auto cleared = history.clear_unrecorded(); !cleared) {
-    fmt::print("gpulaunch record-exit: {}\n", cleared.error().message);
-  }
+  for (const auto& line : record.finish(decision.events))
+    fmt::print("gpulaunch record-exit: {}\n", line);
   return 0;
 }
 
@@ -212,9 +125,7 @@ int show_events(const std::string& name, bool json, size_t count) {
 }  // namespace
 
 int64_t now_usec() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return system_timekeeper().now_usec();
 }
 
 SupervisedProfile load_supervised(const std::string& name, const std::string& snapshot) {
@@ -228,24 +139,6 @@ SupervisedProfile load_supervised(const std::string& name, const std::string& sn
   supervised.nodes = profile->nodes;
   supervised.loaded = true;
   return supervised;
-}
-
-Result<void> reset_crash_loop(const std::string& name, const std::string& why) {
-  const History history(name);
-  if (auto cleared = history.clear_unrecorded(); !cleared) return cleared;
-  auto current = history.state_to_update();
-  if (current.state.consecutive_failures == 0 && current.problem.empty()) return {};
-  SupervisorState state = current.state;
-  const long long forgiven = state.consecutive_failures;
-  state.consecutive_failures = 0;
-  if (auto saved = history.save(state); !saved) return saved;
-  auto appended = history.append(SupervisorEvent{
-      now_usec(), "operator-reset", why,
-      current.problem.empty() ? fmt::format("forgave {} failure(s); starting again", forgiven)
-                              : "replaced a bad history (" + current.problem + "); starting again",
-      state.gpu_level, state.host_level});
-  if (!appended) return std::unexpected(appended.error());
-  return {};
 }
 
 void add_supervise_commands(CLI::App& app, CliContext& context) {

@@ -1,7 +1,6 @@
 #include <unistd.h>
 #include <chrono>
 #include <fstream>
-#include <thread>
 
 #include <fmt/core.h>
 
@@ -18,13 +17,13 @@
 #include "rules/check.hpp"
 #include "rules/node_probe.hpp"
 #include "supervise/history.hpp"
+#include "supervise/unit_transition.hpp"
 #include "systemd/journal.hpp"
 #include "util/atomic_file.hpp"
+#include "util/timekeeper.hpp"
 
 namespace gl {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 struct UpOptions {
   std::string profile;
@@ -60,7 +59,7 @@ class ProgressLine {
   ProgressLine() : tty_(::isatty(STDOUT_FILENO) == 1) {}
   ~ProgressLine() { finish(); }
 
-  void show(const std::string& text, Clock::duration elapsed) {
+  void show(const std::string& text, std::chrono::steady_clock::duration elapsed) {
     auto seconds = std::chrono::duration_cast<std::chrono::seconds>(elapsed).count();
     if (tty_) {
       fmt::print("\r\033[K[{:>4}s] {}", seconds, text);
@@ -144,45 +143,38 @@ int up(const UpOptions& options, const CliContext& context) {
   if (!manager) return report(manager.error());
   auto before = (*manager)->status(unit);
   if (!before) return report(before.error());
-  const bool running = before->active_state == "active" || before->active_state == "activating" ||
-                       before->active_state == "reloading";
+  const UpTransition transition = decide_up(existing, text, *before, path.string());
   const LaunchPlan plan = make_launch_plan(*profile, LaunchOptions{options.node_rank});
 
-  if (existing == text && before->active_state == "active" &&
-      before->fragment_path == path.string()) {
+  if (transition.action == UnitAction::none) {
     fmt::print("{} is running and unchanged: nothing to do.\n", unit);
     fmt::print("endpoint: {}\n", plan.health_url.substr(0, plan.health_url.rfind('/')));
     return 0;
   }
-  // The check, before anything changes. Our own running engine holds the port: not a conflict.
-  const Facts& facts = node_facts();
-  auto findings = evaluate(*profile, facts, shell);
-  if (running)
-    std::erase_if(findings, [](const Finding& finding) { return finding.code == "port-taken"; });
-  const auto errors = std::count_if(findings.begin(), findings.end(), [](const Finding& finding) {
-    return finding.severity == Severity::error;
-  });
-  if (!findings.empty()) {
-    fmt::print("gpulaunch check: {} error(s), {} warning(s) for '{}' on this node", errors,
-               findings.size() - errors, profile->name);
-    print_findings(findings);
+  // The check, before anything changes.
+  const CheckGate check =
+      gate_on_check(evaluate(*profile, node_facts(), shell), transition, options.force);
+  if (!check.findings.empty()) {
+    fmt::print("gpulaunch check: {} error(s), {} warning(s) for '{}' on this node", check.errors,
+               check.findings.size() - check.errors, profile->name);
+    print_findings(check.findings);
     fmt::print("\n");
   }
   std::fflush(stdout);
-  if (errors > 0 && !options.force) {
+  if (check.refuse) {
     fmt::print(stderr,
                "Refusing to start {}: the check found {} error(s) above. Fix them, or "
                "pass --force to start anyway.\n",
-               unit, errors);
+               unit, check.errors);
     return 1;
   }
-  if (errors > 0)
+  if (check.errors > 0)
     fmt::print(stderr,
                "WARNING: --force: starting {} DESPITE {} CHECK ERROR(S); expect the "
                "failures they predict.\n",
-               unit, errors);
+               unit, check.errors);
 
-  if (!existing.empty() && existing != text) {
+  if (transition.changed) {
     fmt::print("{} changed:\n{}", path.string(), unit_diff(existing, text, path.string()));
   }
   // The layout before root-owned history: the profile's directory was the engine's.
@@ -193,7 +185,7 @@ int up(const UpOptions& options, const CliContext& context) {
     if (auto created = History(profile->name).create(); !created) return report(created.error());
   }
   if (auto written = write_snapshot(*merged, plan); !written) return report(written.error());
-  if (existing != text) {
+  if (transition.install) {
     std::error_code ignored;
     std::filesystem::create_directories(placement.directory(), ignored);
     if (auto written = write_file_atomically(path, text); !written) return report(written.error());
@@ -201,54 +193,39 @@ int up(const UpOptions& options, const CliContext& context) {
   }
 
   // Starting by hand is the operator's word: an earlier crash loop no longer holds it down.
-  if (auto reset = reset_crash_loop(profile->name, "gpulaunch up"); !reset)
+  Timekeeper& clock = system_timekeeper();
+  if (auto reset = reset_crash_loop(History(profile->name), "gpulaunch up", clock); !reset)
     fmt::print(stderr, "warning: {}\n", reset.error().message);
-  const char* method = running && existing != text ? "RestartUnit" : "StartUnit";
-  fmt::print("{} {} ({})\n", running && existing != text ? "restarting" : "starting", unit,
-             path.string());
-  const auto started = Clock::now();
-  auto job = (*manager)->enqueue(method, unit);
+  fmt::print("{} {} ({})\n", transition.action == UnitAction::restart ? "restarting" : "starting",
+             unit, path.string());
+  const auto started = clock.steady_now();
+  auto job = (*manager)->enqueue(job_method(transition.action), unit);
   if (!job) return report(job.error());
 
-  // Type=notify: the start job completes only when `run` has seen the health endpoint answer 200,
-  // and systemd enforces the start timeout, which `run` extends while loading progresses. Our own
-  // limit only guards against a manager that stops telling us anything.
+  // Type=notify: the start job completes only when `run` has seen the health endpoint answer 200.
   const auto limit = profile->server.ready_timeout + std::chrono::minutes(2);
-  auto last_change = started;
-  std::string last_phase;
   ProgressLine progress;
-  for (;;) {
-    if (auto waited = (*manager)->wait(std::chrono::milliseconds(250)); !waited)
-      return report(waited.error());
-    auto status = (*manager)->status(unit);
-    if (!status) return report(status.error());
-    std::string phase = status->status_text.empty()
-                            ? status->active_state + " (" + status->sub_state + ")"
-                            : status->status_text;
-    progress.show(phase, Clock::now() - started);
-    if (phase != last_phase) {
-      last_phase = phase;
-      last_change = Clock::now();
-    }
-    if (auto result = (*manager)->job_result(*job)) {
-      progress.finish();
-      if (*result != "done") {
-        fmt::print(stderr, "Failed to start {}: job {}; {}\n", unit, *result,
-                   describe_state(*status));
-        print_journal_tail(unit);
-        return 1;
-      }
-      break;
-    }
-    if (Clock::now() - last_change > limit) {
-      progress.finish();
-      fmt::print(stderr, "Failed to start {}: no progress for {}\n", unit,
-                 format_duration(std::chrono::duration_cast<Seconds>(limit)));
-      print_journal_tail(unit);
-      return 1;
-    }
+  auto watched =
+      watch_start(**manager, clock, *job, unit, limit,
+                  [&](const std::string& phase, std::chrono::steady_clock::duration elapsed) {
+                    progress.show(phase, elapsed);
+                  });
+  progress.finish();
+  if (!watched) return report(watched.error());
+  if (!watched->job_result) {
+    fmt::print(stderr, "Failed to start {}: no progress for {}\n", unit,
+               format_duration(std::chrono::duration_cast<Seconds>(limit)));
+    print_journal_tail(unit);
+    return 1;
   }
-  auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
+  if (*watched->job_result != "done") {
+    fmt::print(stderr, "Failed to start {}: job {}; {}\n", unit, *watched->job_result,
+               describe_state(watched->last));
+    print_journal_tail(unit);
+    return 1;
+  }
+  auto elapsed =
+      std::chrono::duration_cast<std::chrono::milliseconds>(clock.steady_now() - started);
   fmt::print("ready: {} serves at {} after {:.1f}s\n", profile->name,
              plan.health_url.substr(0, plan.health_url.rfind('/')), elapsed.count() / 1000.0);
   const std::string where = options.user ? " --user" : options.runtime ? " --runtime" : "";

@@ -1,0 +1,120 @@
+#include "supervise/record_stop.hpp"
+
+#include <chrono>
+
+#include <fmt/core.h>
+
+#include "supervise/step_down.hpp"
+#include "util/duration.hpp"
+
+namespace gl {
+namespace {
+
+bool saw_run_verdict(const std::vector<std::string>& lines) {
+  for (auto line = lines.rbegin(); line != lines.rend(); ++line)
+    if (line->starts_with("gpulaunch: engine exited with status") ||
+        line->starts_with("gpulaunch: engine was killed by signal") ||
+        line->starts_with("gpulaunch: exiting with"))
+      return true;
+  return false;
+}
+
+}  // namespace
+
+Classification classify_invocation(StopReport& report, std::string_view invocation_id,
+                                   Journal* journal, Timekeeper& clock) {
+  Classification result = classify_stop(report);
+  for (int attempt = 0; attempt < 6 && journal && !invocation_id.empty(); ++attempt) {
+    if (attempt > 0) clock.sleep(std::chrono::milliseconds(200));
+    report.lines.clear();
+    report.kernel_lines.clear();
+    uint64_t since = 0;
+    if (auto lines = journal->invocation(invocation_id)) {
+      for (const auto& entry : *lines) report.lines.push_back(entry.message);
+      if (!lines->empty()) since = lines->front().realtime_usec;
+    }
+    if (since == 0) since = static_cast<uint64_t>(clock.now_usec() - 3600LL * 1'000'000);
+    if (auto kernel = journal->kernel_since(since, kKernelOomKillMarker))
+      for (const auto& entry : *kernel) report.kernel_lines.push_back(entry.message);
+    result = classify_stop(report);
+    if (result.value != ExitClass::crash) break;
+    // `run`'s own verdict is its last line, after all engine output: once it is in, only an OOM
+    // kill's kernel line can still be late, and only a SIGKILL can be one.
+    if (saw_run_verdict(report.lines) && !report.exit_status.ends_with("KILL") &&
+        report.exit_status != "137")
+      break;
+  }
+  return result;
+}
+
+InvocationTimes invocation_times(SystemdManager* manager, const std::string& unit) {
+  InvocationTimes times;
+  if (!manager) return times;
+  auto status = manager->status(unit);
+  if (!status) return times;
+  times.main_start_usec = static_cast<int64_t>(status->main_start_usec);
+  times.active_enter_usec = static_cast<int64_t>(status->active_enter_usec);
+  times.active_exit_usec = static_cast<int64_t>(status->active_exit_usec);
+  return times;
+}
+
+StopDecision decide_stop(SupervisorState state, StopInput input, SystemdManager* manager,
+                         Journal* journal, Timekeeper& clock) {
+  StopDecision decision;
+  StopReport& report = input.report;
+  if (input.cgroup_oom_kills) {
+    const long long kills = *input.cgroup_oom_kills;
+    // A counter below the recorded one is a new cgroup (a reboot): every kill in it is new.
+    const long long before = kills >= state.cgroup_oom_kills ? state.cgroup_oom_kills : 0;
+    if (kills > before)
+      report.cgroup_oom_kill =
+          fmt::format("memory cgroup oom_kill counter {} -> {}", before, kills);
+    state.cgroup_oom_kills = kills;
+  }
+  decision.stop = classify_invocation(report, input.invocation_id, journal, clock);
+  const int64_t now = clock.now_usec();
+  // Serving for restart.stable_after forgives what came before, whatever ended it (a failure,
+  // `gpulaunch down`): root decides it here, from systemd's own timestamps.
+  const Seconds served = served_for(invocation_times(manager, report.unit), state, now);
+  if (auto stable = forgive_if_stable(state, served, input.restart, now)) {
+    state = stable->state;
+    decision.stable_action = stable->action;
+    decision.events.push_back(
+        SupervisorEvent{now, "stable",
+                        fmt::format("served {} (restart.stable_after {})", format_duration(served),
+                                    format_duration(input.restart.stable_after)),
+                        stable->action, state.gpu_level, state.host_level});
+  }
+  auto outcome = after_stop(state, decision.stop, input.restart, now, max_gpu_level(input.kind),
+                            max_host_level(input.kind));
+  decision.state = outcome.state;
+  decision.events.push_back(SupervisorEvent{now, std::string(exit_class_name(decision.stop.value)),
+                                            decision.stop.evidence, outcome.action,
+                                            outcome.state.gpu_level, outcome.state.host_level});
+  return decision;
+}
+
+void StopRecord::save(const SupervisorState& state) {
+  if (auto saved = history_.save(state); !saved) failures_.push_back(saved.error().message);
+}
+
+std::vector<std::string> StopRecord::finish(const std::vector<SupervisorEvent>& events) {
+  std::vector<std::string> lines;
+  for (const auto& each : events) {
+    auto appended = history_.append(each);
+    if (!appended)
+      failures_.push_back(appended.error().message);
+    else if (!appended->empty())
+      lines.push_back(*appended);
+  }
+  if (!failures_.empty()) {
+    lines.insert(lines.end(), failures_.begin(), failures_.end());
+    if (auto marked = history_.mark_unrecorded(failures_.front()); !marked)
+      lines.push_back(marked.error().message);
+  } else if (auto cleared = history_.clear_unrecorded(); !cleared) {
+    lines.push_back(cleared.error().message);
+  }
+  return lines;
+}
+
+}  // namespace gl

@@ -1,0 +1,66 @@
+#pragma once
+// What `record-exit` (ExecStopPost=) decides about the invocation that stopped: its class, from
+// what systemd handed it, the invocation's journal and the unit cgroup's oom_kill counter; whether
+// it served long enough to be forgiven (systemd's timestamps); the state and events to record.
+// The manager, journal and clock come in as interfaces; cli/ reads the environment and prints.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "profile/profile.hpp"
+#include "supervise/exit_class.hpp"
+#include "supervise/history.hpp"
+#include "supervise/policy.hpp"
+#include "systemd/journal.hpp"
+#include "systemd/manager.hpp"
+#include "util/timekeeper.hpp"
+
+namespace gl {
+
+// Reads the invocation's lines and the kernel's oom-kill lines into `report` and classifies it.
+// journald takes the last lines from the stream and the kernel a moment after the process ended,
+// so an unexplained stop is read again (every 200 ms, six reads) before it is called a plain
+// crash. Without a journal (or an invocation id) it classifies what systemd said alone.
+Classification classify_invocation(StopReport& report, std::string_view invocation_id,
+                                   Journal* journal, Timekeeper& clock);
+
+// systemd's timestamps of the invocation that is stopping; zeros when the manager cannot say.
+InvocationTimes invocation_times(SystemdManager* manager, const std::string& unit);
+
+struct StopInput {
+  StopReport report;                          // unit, SERVICE_RESULT, EXIT_CODE, EXIT_STATUS
+  std::string invocation_id;                  // $INVOCATION_ID
+  std::optional<long long> cgroup_oom_kills;  // the unit cgroup's counter now, when readable
+  RestartSettings restart;
+  EngineKind kind = EngineKind::command;
+};
+
+struct StopDecision {
+  Classification stop;
+  std::optional<std::string> stable_action;  // it served restart.stable_after: what was forgiven
+  SupervisorState state;                     // to save
+  std::vector<SupervisorEvent> events;       // to append, oldest first; the stop's own is last
+};
+
+// `state` is the history's at the last stop; `manager` and `journal` may be null (unreachable).
+StopDecision decide_stop(SupervisorState state, StopInput input, SystemdManager* manager,
+                         Journal* journal, Timekeeper& clock);
+
+// Root's writes at a stop, in order: the state (the next start decides from it), then the events.
+// When a write fails the unrecorded-stop marker (a tmpfs) is left, so that the next start stays
+// down instead of escaping the crash-loop budget; once all were written it is cleared.
+class StopRecord {
+ public:
+  explicit StopRecord(const History& history) : history_(history) {}
+  void save(const SupervisorState& state);
+  // Appends the events and sets or clears the marker; the lines to report.
+  std::vector<std::string> finish(const std::vector<SupervisorEvent>& events);
+
+ private:
+  const History& history_;
+  std::vector<std::string> failures_;
+};
+
+}  // namespace gl

@@ -1,0 +1,146 @@
+#include "supervise/unit_transition.hpp"
+
+#include <algorithm>
+
+#include <fmt/core.h>
+
+namespace gl {
+namespace {
+
+bool is_running(const UnitStatus& status) {
+  return status.active_state == "active" || status.active_state == "activating" ||
+         status.active_state == "reloading";
+}
+
+}  // namespace
+
+std::string_view job_method(UnitAction action) {
+  switch (action) {
+    case UnitAction::start:
+      return "StartUnit";
+    case UnitAction::restart:
+      return "RestartUnit";
+    case UnitAction::none:
+      break;
+  }
+  return {};
+}
+
+UpTransition decide_up(std::string_view installed, std::string_view rendered,
+                       const UnitStatus& before, std::string_view path) {
+  UpTransition transition;
+  transition.running = is_running(before);
+  transition.install = installed != rendered;
+  transition.changed = !installed.empty() && installed != rendered;
+  if (!transition.install && before.active_state == "active" && before.fragment_path == path)
+    transition.action = UnitAction::none;
+  else if (transition.running && transition.install)
+    transition.action = UnitAction::restart;
+  else
+    transition.action = UnitAction::start;
+  return transition;
+}
+
+CheckGate gate_on_check(std::vector<Finding> findings, const UpTransition& transition, bool force) {
+  CheckGate gate;
+  if (transition.running)
+    std::erase_if(findings, [](const Finding& finding) { return finding.code == "port-taken"; });
+  gate.errors = std::count_if(findings.begin(), findings.end(), [](const Finding& finding) {
+    return finding.severity == Severity::error;
+  });
+  gate.refuse = gate.errors > 0 && !force;
+  gate.findings = std::move(findings);
+  return gate;
+}
+
+Result<StartWatch> watch_start(
+    SystemdManager& manager, Timekeeper& clock, const std::string& job, const std::string& unit,
+    std::chrono::seconds limit,
+    const std::function<void(const std::string& phase, std::chrono::steady_clock::duration)>&
+        on_phase) {
+  // systemd enforces the start timeout (which `run` extends while loading progresses); this limit
+  // only guards against a manager that stops telling us anything.
+  const auto started = clock.steady_now();
+  auto last_change = started;
+  std::string last_phase;
+  for (;;) {
+    if (auto waited = manager.wait(std::chrono::milliseconds(250)); !waited)
+      return std::unexpected(waited.error());
+    auto status = manager.status(unit);
+    if (!status) return std::unexpected(status.error());
+    std::string phase = status->status_text.empty()
+                            ? status->active_state + " (" + status->sub_state + ")"
+                            : status->status_text;
+    const auto now = clock.steady_now();
+    if (on_phase) on_phase(phase, now - started);
+    if (phase != last_phase) {
+      last_phase = phase;
+      last_change = now;
+    }
+    if (auto result = manager.job_result(job)) return StartWatch{*result, *status};
+    if (now - last_change > limit) return StartWatch{std::nullopt, *status};
+  }
+}
+
+Result<std::string> wait_for_job(SystemdManager& manager, Timekeeper& clock, const std::string& job,
+                                 std::chrono::seconds limit) {
+  const auto deadline = clock.steady_now() + limit;
+  while (clock.steady_now() < deadline) {
+    if (auto waited = manager.wait(std::chrono::milliseconds(250)); !waited)
+      return std::unexpected(waited.error());
+    if (auto result = manager.job_result(job)) return *result;
+  }
+  return failf("Failed to wait for job '{}': still running after {}s", job, limit.count());
+}
+
+Result<UnitStop> stop_unit(SystemdManager& manager, Timekeeper& clock, const std::string& unit,
+                           std::chrono::seconds limit) {
+  auto status = manager.status(unit);
+  if (!status) return std::unexpected(status.error());
+  UnitStop stop;
+  stop.before = *status;
+  if (status->load_state != "loaded" || status->active_state == "inactive" ||
+      status->active_state == "failed")
+    return stop;
+  stop.was_running = true;
+  auto job = manager.enqueue("StopUnit", unit);
+  if (!job) return std::unexpected(job.error());
+  auto result = wait_for_job(manager, clock, *job, limit);
+  if (!result) return std::unexpected(result.error());
+  stop.job_result = *result;
+  return stop;
+}
+
+Result<void> reset_crash_loop(const History& history, const std::string& why, Timekeeper& clock) {
+  if (auto cleared = history.clear_unrecorded(); !cleared) return cleared;
+  auto current = history.state_to_update();
+  if (current.state.consecutive_failures == 0 && current.problem.empty()) return {};
+  SupervisorState state = current.state;
+  const long long forgiven = state.consecutive_failures;
+  state.consecutive_failures = 0;
+  if (auto saved = history.save(state); !saved) return saved;
+  auto appended = history.append(SupervisorEvent{
+      clock.now_usec(), "operator-reset", why,
+      current.problem.empty() ? fmt::format("forgave {} failure(s); starting again", forgiven)
+                              : "replaced a bad history (" + current.problem + "); starting again",
+      state.gpu_level, state.host_level});
+  if (!appended) return std::unexpected(appended.error());
+  return {};
+}
+
+Result<UnitRestart> restart_unit(SystemdManager& manager, Timekeeper& clock, const History& history,
+                                 const std::string& unit, std::chrono::seconds limit) {
+  UnitRestart restart{.job_result = {}, .after = UnitStatus{}, .warning = {}};
+  // The documented way out of a crash loop: the operator says try again.
+  if (auto reset = reset_crash_loop(history, "gpulaunch restart", clock); !reset)
+    restart.warning = reset.error().message;
+  auto job = manager.enqueue("RestartUnit", unit);
+  if (!job) return std::unexpected(job.error());
+  auto result = wait_for_job(manager, clock, *job, limit);
+  if (!result) return std::unexpected(result.error());
+  restart.job_result = *result;
+  restart.after = manager.status(unit);
+  return restart;
+}
+
+}  // namespace gl

@@ -1,0 +1,234 @@
+// What `record-exit` decides about a stopped invocation, on a fake journal, manager and clock: the
+// class and evidence of the event `gpulaunch events` shows, the action, what the next start sees.
+
+#include "supervise/record_stop.hpp"
+
+#include <gtest/gtest.h>
+
+#include "../temp_dir.hpp"
+#include "fakes/systemd/fake_journal.hpp"
+#include "fakes/systemd/fake_manager.hpp"
+#include "fakes/systemd/fake_notifier.hpp"
+#include "fakes/util/fake_timekeeper.hpp"
+#include "supervise/exit_status.hpp"
+#include "supervise/start_gate.hpp"
+
+namespace gl {
+namespace {
+
+using testing::FakeJournal;
+using testing::FakeManager;
+using testing::FakeNotifier;
+using testing::FakeTimekeeper;
+using testing::TempDir;
+
+constexpr const char* kUnit = "gpulaunch-demo.service";
+
+HistoryPlace place_in(const TempDir& dir) {
+  HistoryPlace place = history_place("demo");
+  place.directory = dir.path() / "state";
+  place.runtime_directory = dir.path() / "run";
+  return place;
+}
+
+// What systemd hands ExecStopPost= for a process that exited with `status`, or was killed.
+StopInput exited(const std::string& status) {
+  StopInput input;
+  input.report.unit = kUnit;
+  input.report.service_result = status == "0" ? "success" : "exit-code";
+  input.report.exit_code = "exited";
+  input.report.exit_status = status;
+  input.invocation_id = "0123456789abcdef0123456789abcdef";
+  input.kind = EngineKind::sglang;
+  return input;
+}
+
+StopInput killed() {
+  StopInput input = exited("9");
+  input.report.service_result = "signal";
+  input.report.exit_code = "killed";
+  input.report.exit_status = "KILL";
+  return input;
+}
+
+TEST(RecordStop, TheJournalIsReadAgainUntilRunsLastLineArrives) {
+  FakeTimekeeper clock;
+  FakeJournal journal;
+  journal.invocation_reads = {
+      {},
+      FakeJournal::lines({"engine: loading weights"}),
+      FakeJournal::lines({"engine: loading weights", "Traceback (most recent call last):",
+                          "gpulaunch: engine exited with status 1"}),
+      FakeJournal::lines({"never read"})};
+  const StopDecision decision = decide_stop({}, exited("1"), nullptr, &journal, clock);
+  EXPECT_EQ(decision.stop.value, ExitClass::crash);
+  EXPECT_EQ(journal.invocation_calls, 3);
+  EXPECT_EQ(clock.slept(), std::chrono::milliseconds(400));
+  ASSERT_EQ(decision.events.size(), 1u);
+  EXPECT_EQ(decision.events.back().kind, "crash");
+  EXPECT_EQ(decision.events.back().evidence,
+            "SERVICE_RESULT=exit-code EXIT_CODE=exited EXIT_STATUS=1");
+  EXPECT_EQ(decision.events.back().action, "restart after 10s");
+  EXPECT_EQ(decision.state.consecutive_failures, 1);
+}
+
+TEST(RecordStop, AnOomMessageThatArrivesLateStillClassifiesTheStop) {
+  FakeTimekeeper clock;
+  FakeJournal journal;
+  const std::string oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB";
+  journal.invocation_reads = {FakeJournal::lines({"engine: serving"}),
+                              FakeJournal::lines({"engine: serving", oom})};
+  const StopDecision decision = decide_stop({}, exited("1"), nullptr, &journal, clock);
+  EXPECT_EQ(decision.stop.value, ExitClass::cuda_oom);
+  EXPECT_EQ(journal.invocation_calls, 2);
+  EXPECT_EQ(decision.events.back().kind, "cuda-oom");
+  EXPECT_EQ(decision.events.back().evidence, oom);
+  EXPECT_EQ(decision.events.back().action, "restart after 10s; step down to GPU memory level 1");
+  EXPECT_EQ(decision.state.gpu_level, 1);
+}
+
+TEST(RecordStop, AnUnexplainedStopIsACrashAfterASecondOfReading) {
+  FakeTimekeeper clock;
+  FakeJournal journal;
+  const StopDecision decision = decide_stop({}, killed(), nullptr, &journal, clock);
+  EXPECT_EQ(decision.stop.value, ExitClass::crash);
+  EXPECT_EQ(journal.invocation_calls, 6);
+  EXPECT_EQ(clock.slept(), std::chrono::milliseconds(1000));
+
+  // Without a journal it decides from what systemd said, at once.
+  FakeTimekeeper alone;
+  EXPECT_EQ(decide_stop({}, killed(), nullptr, nullptr, alone).stop.value, ExitClass::crash);
+  EXPECT_EQ(alone.slept().count(), 0);
+}
+
+TEST(RecordStop, AnOomKilledInvocationClassifiesAsHostOomByTheCgroupCounter) {
+  FakeTimekeeper clock;
+  FakeJournal journal;
+  SupervisorState before;
+  before.cgroup_oom_kills = 2;
+  StopInput input = killed();
+  input.cgroup_oom_kills = 3;
+  const StopDecision decision = decide_stop(before, input, nullptr, &journal, clock);
+  EXPECT_EQ(decision.stop.value, ExitClass::host_oom);
+  EXPECT_EQ(decision.events.back().kind, "host-oom");
+  EXPECT_EQ(decision.events.back().evidence, "memory cgroup oom_kill counter 2 -> 3");
+  EXPECT_EQ(decision.state.cgroup_oom_kills, 3);
+  EXPECT_EQ(decision.state.host_level, 1);
+  EXPECT_EQ(journal.invocation_calls, 1);  // the counter decided it: no second read
+
+  // The same SIGKILL with the counter where it was is no OOM.
+  StopInput same = killed();
+  same.cgroup_oom_kills = 2;
+  FakeJournal quiet;
+  EXPECT_EQ(decide_stop(before, same, nullptr, &quiet, clock).stop.value, ExitClass::crash);
+
+  // A counter below the recorded one is a new cgroup (a reboot): its kill is new.
+  StopInput rebooted = killed();
+  rebooted.cgroup_oom_kills = 1;
+  const StopDecision fresh = decide_stop(before, rebooted, nullptr, &quiet, clock);
+  EXPECT_EQ(fresh.stop.value, ExitClass::host_oom);
+  EXPECT_EQ(fresh.events.back().evidence, "memory cgroup oom_kill counter 0 -> 1");
+}
+
+TEST(RecordStop, TheKernelsOomKillLineForTheUnitClassifiesAsHostOom) {
+  FakeTimekeeper clock;
+  FakeJournal journal;
+  journal.invocation_reads = {FakeJournal::lines({"engine: serving"}, 1'000)};
+  const std::string kernel =
+      "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,"
+      "oom_memcg=/system.slice/gpulaunch-demo.service,task_memcg=/system.slice/"
+      "gpulaunch-demo.service,task=python3,pid=4242,uid=999";
+  journal.kernel = {JournalEntry{2'000, "kernel", 0, kernel},
+                    JournalEntry{500, "kernel", 0, "oom-kill: an older one"}};
+  const StopDecision decision = decide_stop({}, killed(), nullptr, &journal, clock);
+  EXPECT_EQ(decision.stop.value, ExitClass::host_oom);
+  EXPECT_EQ(decision.events.back().evidence, kernel);
+}
+
+TEST(RecordStop, AnInvocationThatServedStableAfterIsForgivenBeforeItsStopCounts) {
+  FakeTimekeeper clock;
+  FakeManager manager(&clock);
+  UnitStatus& unit = manager.add_unit(kUnit, "deactivating");
+  const int64_t now = clock.now_usec();
+  unit.main_start_usec = static_cast<uint64_t>(now - 3'700'000'000LL);
+  unit.active_enter_usec = static_cast<uint64_t>(now - 3'600'000'000LL);  // served an hour
+  unit.active_exit_usec = static_cast<uint64_t>(now - 1'000'000LL);
+  SupervisorState before;
+  before.consecutive_failures = 3;
+  before.gpu_level = 2;
+  before.last_class = "cuda-oom";
+  before.last_failure_usec = now - 4'000'000'000LL;
+  FakeJournal journal;
+  journal.invocation_reads = {FakeJournal::lines({"gpulaunch: engine exited with status 1"})};
+  const StopDecision decision = decide_stop(before, exited("1"), &manager, &journal, clock);
+  ASSERT_EQ(decision.events.size(), 2u);
+  EXPECT_EQ(decision.events[0].kind, "stable");
+  EXPECT_EQ(decision.events[0].evidence, "served 59min 59s (restart.stable_after 10min)");
+  EXPECT_EQ(decision.events[0].action, "forgive 3 failure(s); step up to GPU memory level 1");
+  ASSERT_TRUE(decision.stable_action);
+  EXPECT_EQ(decision.events[1].kind, "crash");
+  EXPECT_EQ(decision.events[1].action, "restart after 10s");  // the first failure again
+  EXPECT_EQ(decision.state.consecutive_failures, 1);
+  EXPECT_EQ(decision.state.gpu_level, 1);
+}
+
+TEST(RecordStop, WhatIsRecordedIsWhatTheNextStartDecidesFrom) {
+  TempDir dir;
+  const History history(place_in(dir));
+  FakeTimekeeper clock;
+  SupervisorState state;
+  state.consecutive_failures = 4;
+  state.last_class = "crash";
+  const StopDecision decision = decide_stop(state, killed(), nullptr, nullptr, clock);
+  EXPECT_EQ(decision.events.back().action, "stay down: crash-loop budget of 5 failures spent");
+  StopRecord record(history);
+  record.save(decision.state);
+  EXPECT_TRUE(record.finish(decision.events).empty());
+  auto events = history.events(10);
+  ASSERT_TRUE(events);
+  ASSERT_EQ(events->size(), 1u);
+  EXPECT_EQ(events->front().kind, "crash");
+
+  FakeNotifier notifier;
+  StartGateIo io{notifier, clock,
+                 GpuHolders{[] { return Result<std::vector<GpuProcessUse>>{}; },
+                            [](unsigned) { return std::string("?"); }, 1},
+                 [](const std::string&) {}};
+  const StartGate gate = gate_start(
+      StartGateInput{"demo", RestartSettings{}, EngineKind::sglang, 1200, {"x"}}, history, io);
+  ASSERT_TRUE(gate.exit_code);
+  EXPECT_EQ(*gate.exit_code, kExitCrashLoop);
+}
+
+// A full disk: nothing can be written, so the marker (a tmpfs) keeps the next start down even
+// though the history on disk still shows no failure.
+TEST(RecordStop, AStopThatCannotBeRecordedKeepsTheNextStartDown) {
+  TempDir dir;
+  auto enospc = [](int, std::string_view, std::string_view, mode_t,
+                   const std::string& shown) -> Result<void> {
+    return failf("Failed to write '{}': No space left on device", shown);
+  };
+  const History full(place_in(dir), HistoryWriter{enospc, enospc});
+  FakeTimekeeper clock;
+  const StopDecision decision = decide_stop({}, exited("1"), nullptr, nullptr, clock);
+  StopRecord record(full);
+  record.save(decision.state);
+  const auto lines = record.finish(decision.events);
+  ASSERT_EQ(lines.size(), 2u);  // the state and the event
+  EXPECT_NE(lines.front().find("No space left on device"), std::string::npos) << lines.front();
+
+  FakeNotifier notifier;
+  StartGateIo io{notifier, clock,
+                 GpuHolders{[] { return Result<std::vector<GpuProcessUse>>{}; },
+                            [](unsigned) { return std::string("?"); }, 1},
+                 [](const std::string&) {}};
+  const History reader(place_in(dir));
+  const StartGate gate = gate_start(
+      StartGateInput{"demo", RestartSettings{}, EngineKind::sglang, 1200, {"x"}}, reader, io);
+  ASSERT_TRUE(gate.exit_code);
+  EXPECT_EQ(*gate.exit_code, kExitCrashLoop);
+  EXPECT_NE(notifier.last("STATUS=").find("history unrecorded"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gl

@@ -1,0 +1,183 @@
+// What `run` decides before it starts the engine, on a fake clock, notifier and GPU list: the
+// exit code it stops with, the lines it writes to the journal, what it tells systemd, how long it
+// waited, the engine's command line.
+
+#include "supervise/start_gate.hpp"
+
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+#include "../temp_dir.hpp"
+#include "fakes/systemd/fake_notifier.hpp"
+#include "fakes/util/fake_timekeeper.hpp"
+#include "supervise/exit_status.hpp"
+#include "supervise/step_down.hpp"
+
+namespace gl {
+namespace {
+
+using testing::FakeNotifier;
+using testing::FakeTimekeeper;
+using testing::TempDir;
+
+HistoryPlace place_in(const TempDir& dir) {
+  HistoryPlace place = history_place("demo");
+  place.directory = dir.path() / "state";
+  place.runtime_directory = dir.path() / "run";
+  return place;
+}
+
+bool said(const std::vector<std::string>& lines, std::string_view text) {
+  return std::any_of(lines.begin(), lines.end(),
+                     [&](const std::string& line) { return line.find(text) != std::string::npos; });
+}
+
+// One `run` start: the history in a scratch directory, the GPUs answering what `held` says at
+// each look (the last answer repeats).
+struct Start {
+  TempDir dir;
+  History history{place_in(dir)};
+  FakeTimekeeper clock;
+  FakeNotifier notifier;
+  std::vector<std::string> said;
+  std::vector<std::vector<GpuProcessUse>> held;
+  bool no_nvml = false;
+  int looks = 0;
+  StartGateInput input{"demo",
+                       RestartSettings{},
+                       EngineKind::sglang,
+                       1200,
+                       {"python3", "-m", "sglang.launch_server", "--mem-fraction-static", "0.88"}};
+
+  StartGate run() {
+    StartGateIo io{
+        notifier, clock,
+        GpuHolders{[this]() -> Result<std::vector<GpuProcessUse>> {
+                     ++looks;
+                     if (no_nvml) return failf("NVML is not available");
+                     if (held.empty()) return std::vector<GpuProcessUse>{};
+                     return held[std::min(static_cast<size_t>(looks - 1), held.size() - 1)];
+                   },
+                   [](unsigned pid) { return pid == 4242 ? "python3" : "?"; }, 100},
+        [this](const std::string& line) { said.push_back(line); }};
+    return gate_start(input, history, io);
+  }
+
+  void record(long long failures, const std::string& last_class, int gpu_level = 0) {
+    SupervisorState state;
+    state.consecutive_failures = failures;
+    state.last_class = last_class;
+    state.gpu_level = gpu_level;
+    ASSERT_TRUE(history.save(state));
+  }
+};
+
+TEST(StartGate, AFirstStartRunsTheEngineAsWrittenWithoutWaiting) {
+  Start start;
+  const StartGate gate = start.run();
+  EXPECT_FALSE(gate.exit_code);
+  EXPECT_EQ(gate.argv, start.input.argv);
+  EXPECT_EQ(start.clock.slept().count(), 0);
+  EXPECT_TRUE(start.said.empty());
+  EXPECT_EQ(gate.stable_message, "");  // nothing to forgive
+}
+
+TEST(StartGate, AGpuHeldByAnotherProcessIsWaitedForThenStarted) {
+  Start start;
+  const GpuProcessUse other{0, 4242, 30000};
+  start.held = {{other}, {other}, {other}, {}};
+  const StartGate gate = start.run();
+  EXPECT_FALSE(gate.exit_code);
+  EXPECT_TRUE(said(start.said, "GPU residue: pid 4242 (python3) holds 30000 MiB on GPU 0"));
+  EXPECT_TRUE(said(start.said, "GPU memory released; starting the engine"));
+  EXPECT_EQ(start.notifier.last("STATUS="), "waiting for 1 process(es) to release GPU memory");
+  EXPECT_EQ(start.notifier.last("EXTEND_TIMEOUT_USEC="), "180000000");  // 60 s + 120 s
+  EXPECT_EQ(start.clock.slept(), std::chrono::seconds(3));
+}
+
+TEST(StartGate, AGpuStillHeldAfterTheWaitKeepsTheEngineDown) {
+  Start start;
+  start.held = {{GpuProcessUse{1, 4242, 8000}}};
+  const StartGate gate = start.run();
+  ASSERT_TRUE(gate.exit_code);
+  EXPECT_EQ(*gate.exit_code, kExitGpuResidue);
+  EXPECT_TRUE(said(start.said, "GPU memory still held after 60s; not starting into an OOM"));
+  EXPECT_EQ(start.clock.slept(), kResidueWait);
+}
+
+TEST(StartGate, RunItselfOnTheGpuOrNoNvmlIsNoReasonToWait) {
+  Start own;
+  own.held = {{GpuProcessUse{0, 100, 500}}};  // run's own pid
+  EXPECT_FALSE(own.run().exit_code);
+  EXPECT_EQ(own.clock.slept().count(), 0);
+  EXPECT_TRUE(own.said.empty());
+
+  Start bare;
+  bare.no_nvml = true;
+  EXPECT_FALSE(bare.run().exit_code);
+  EXPECT_EQ(bare.clock.slept().count(), 0);
+}
+
+TEST(StartGate, TheBudgetSpentKeepsItDown) {
+  Start start;
+  start.record(5, "crash");  // the default budget is 5
+  const GpuProcessUse other{0, 4242, 30000};
+  start.held = {{other}};
+  const StartGate gate = start.run();
+  ASSERT_TRUE(gate.exit_code);
+  EXPECT_EQ(*gate.exit_code, kExitCrashLoop);
+  EXPECT_TRUE(said(start.said,
+                   "crash loop: 5 failures in a row (budget 5), last crash; staying down. Fix the "
+                   "cause (`gpulaunch events demo`), then `gpulaunch restart demo` to try again"))
+      << start.said.front();
+  EXPECT_EQ(start.notifier.last("STATUS="),
+            "crash loop: 5 failures in a row (budget 5), last crash; gpulaunch restart demo to "
+            "try again");
+  EXPECT_EQ(start.looks, 0);  // it never got as far as the GPUs
+  EXPECT_EQ(start.clock.slept().count(), 0);
+}
+
+TEST(StartGate, ABackoffSleepsTheExpectedTimeOnTheClock) {
+  Start start;
+  start.record(3, "crash");  // 10 s doubled twice
+  const StartGate gate = start.run();
+  EXPECT_FALSE(gate.exit_code);
+  EXPECT_EQ(start.clock.slept(), std::chrono::seconds(40));
+  EXPECT_EQ(start.notifier.last("STATUS="), "backing off 40s after crash (failure 3 of 5)");
+  // The start job's timeout covers the wait, the ready timeout and a minute.
+  EXPECT_EQ(start.notifier.last("EXTEND_TIMEOUT_USEC="), "1300000000");
+  EXPECT_EQ(gate.stable_message,
+            "served for restart.stable_after (10min): forgiven at the next stop");
+}
+
+TEST(StartGate, AnUnrecordedStopKeepsItDown) {
+  Start start;
+  ASSERT_TRUE(start.history.mark_unrecorded("Failed to write 'x': No space left on device"));
+  const StartGate gate = start.run();
+  ASSERT_TRUE(gate.exit_code);
+  EXPECT_EQ(*gate.exit_code, kExitCrashLoop);
+  EXPECT_TRUE(said(start.said, "history unrecorded"));
+}
+
+TEST(StartGate, AfterACudaOomTheEngineStartsSteppedDown) {
+  Start start;
+  start.record(1, "cuda-oom", 1);
+  const StartGate gate = start.run();
+  EXPECT_FALSE(gate.exit_code);
+  EXPECT_EQ(start.clock.slept(), std::chrono::seconds(10));
+  const auto expected = step_down(start.input.argv, EngineKind::sglang, 1, 0);
+  ASSERT_FALSE(expected.changes.empty());
+  EXPECT_NE(gate.argv, start.input.argv);
+  EXPECT_EQ(gate.argv, expected.argv);
+  EXPECT_TRUE(said(start.said, "step-down (GPU memory level 1, concurrency level 0): " +
+                                   expected.changes.front()));
+
+  Start off;
+  off.input.restart.step_down = false;
+  off.record(1, "cuda-oom", 1);
+  EXPECT_EQ(off.run().argv, off.input.argv);
+}
+
+}  // namespace
+}  // namespace gl
