@@ -17,6 +17,7 @@
 #include "profile/validate.hpp"
 #include "supervise/cgroup.hpp"
 #include "supervise/exit_class.hpp"
+#include "supervise/exit_status.hpp"
 #include "supervise/group_policy.hpp"
 #include "supervise/history.hpp"
 #include "supervise/policy.hpp"
@@ -44,10 +45,7 @@ std::string format_time(int64_t usec) {
 
 bool saw_run_verdict(const std::vector<std::string>& lines) {
   for (auto line = lines.rbegin(); line != lines.rend(); ++line)
-    if (line->starts_with("gpulaunch: engine exited with status") ||
-        line->starts_with("gpulaunch: engine was killed by signal") ||
-        line->starts_with("gpulaunch: exiting with"))
-      return true;
+    if (parse_run_verdict(*line)) return true;
   return false;
 }
 

@@ -42,10 +42,6 @@ long long Profile::world_size() const {
   return world;
 }
 
-std::string unit_name_for(std::string_view name) {
-  return "gpulaunch-" + std::string(name) + ".service";
-}
-
 std::string Profile::unit_name() const {
   return unit_name_for(name);
 }

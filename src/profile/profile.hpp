@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "profile/profile_name.hpp"
 #include "util/duration.hpp"
 
 namespace gl {

@@ -2,18 +2,16 @@
 
 #include <fmt/core.h>
 
+#include "catalog/exit_codes.hpp"
 #include "unit/escape.hpp"
 #include "util/state_paths.hpp"
 
 namespace gl {
 namespace {
 
-// systemd's own exit codes for a failed sandbox set-up (EXIT_CHDIR ... EXIT_*), systemd.exec(5).
-// Listed one by one: systemd 252 rejects ranges ("200-244") in RestartPreventExitStatus=.
-std::string setup_failure_statuses() {
+std::string status_list(const std::vector<int>& statuses) {
   std::string list;
-  for (int code = 200; code <= 244; ++code)
-    list += (list.empty() ? "" : " ") + std::to_string(code);
+  for (int status : statuses) list += (list.empty() ? "" : " ") + std::to_string(status);
   return list;
 }
 
@@ -92,7 +90,7 @@ UnitFile render_unit(const Profile& profile, const RenderOptions& options) {
   unit.add("Service", "NotifyAccess", "main");
   // Root clears the JIT caches the node's facts made stale; `run` (the service user) cannot.
   // `-`: its failure must not fail the start, since systemd restarts a failed ExecStartPre=
-  // whatever RestartPreventExitStatus= says; `run` reads its refusal and exits 78 instead.
+  // whatever RestartPreventExitStatus= says; `run` reads its refusal and exits kExitConfig instead.
   unit.add(
       "Service", "ExecStartPre",
       "-" + root_helper_command({options.gpulaunch_binary, "prepare-caches",
@@ -134,10 +132,10 @@ UnitFile render_unit(const Profile& profile, const RenderOptions& options) {
   // systemd 252 has no RestartSteps=: `run` waits the growing delay itself (restart.delay
   // doubling to restart.max_delay), so systemd's own pause stays short and fixed.
   unit.add("Service", "RestartSec", "1s");
-  // 78 (EX_CONFIG): a configuration error will fail the same way again; 79: the crash-loop
-  // budget is spent; 200-244: systemd could not set up the sandbox. None is worth retrying.
-  unit.add("Service", "RestartPreventExitStatus", "78 79");
-  unit.add("Service", "RestartPreventExitStatus", setup_failure_statuses());
+  // `run`'s statuses no retry can change (a configuration error, a spent crash-loop budget), and
+  // systemd's own for a sandbox it could not set up (catalog/exit_codes.hpp).
+  unit.add("Service", "RestartPreventExitStatus", status_list(run_restart_prevent_statuses()));
+  unit.add("Service", "RestartPreventExitStatus", status_list(setup_failure_statuses()));
   // Classify every stop and decide what the next start does (root: to read the journal and the
   // cgroup and to write the history, even with User=).
   std::vector<std::string> record_exit{options.gpulaunch_binary, "record-exit",
