@@ -114,7 +114,9 @@ int up(const UpOptions& options, const CliContext& context) {
                                 options.runtime};
   const std::string unit = profile->unit_name();
   const auto path = placement.directory() / unit;
-  const std::string text = render_for_install(*profile, options.node_rank);
+  // One plan for everything below: the unit, the check, the lock's drift, the snapshot.
+  const LaunchPlan plan = make_launch_plan(*profile, LaunchOptions{options.node_rank});
+  const std::string text = render_for_install(*profile, plan);
   const std::string existing = read_existing(path);
 
   // --locked: the node, profile, model and unit must be what the lock recorded; --force does not
@@ -122,11 +124,11 @@ int up(const UpOptions& options, const CliContext& context) {
   const auto shell = ShellEnvironment::current();
   std::optional<Facts> probed;  // probed once, only when something needs the node's facts
   auto node_facts = [&]() -> const Facts& {
-    if (!probed) probed = probe_node_for(*profile, shell);
+    if (!probed) probed = probe_node_for(*profile, plan, shell);
     return *probed;
   };
   if (!options.locked.empty()) {
-    auto rows = locked_drift(options.locked, *merged, *profile, node_facts(), options.node_rank);
+    auto rows = locked_drift(options.locked, *merged, *profile, plan, node_facts());
     if (!rows) return report(rows.error(), 2);
     if (!rows->empty()) {
       fmt::print("DRIFT: {} field(s) differ from {} (profile '{}')\n\n{}", rows->size(),
@@ -146,7 +148,6 @@ int up(const UpOptions& options, const CliContext& context) {
   if (!before) return report(before.error());
   const bool running = before->active_state == "active" || before->active_state == "activating" ||
                        before->active_state == "reloading";
-  const LaunchPlan plan = make_launch_plan(*profile, LaunchOptions{options.node_rank});
 
   if (existing == text && before->active_state == "active" &&
       before->fragment_path == path.string()) {
@@ -156,7 +157,7 @@ int up(const UpOptions& options, const CliContext& context) {
   }
   // The check, before anything changes. Our own running engine holds the port: not a conflict.
   const Facts& facts = node_facts();
-  auto findings = evaluate(*profile, facts, shell);
+  auto findings = evaluate(*profile, plan, facts, shell);
   if (running)
     std::erase_if(findings, [](const Finding& finding) { return finding.code == "port-taken"; });
   const auto errors = std::count_if(findings.begin(), findings.end(), [](const Finding& finding) {
