@@ -62,11 +62,12 @@ void BM_CheckLibrary(benchmark::State& state) {
   gl::ShellEnvironment shell{{{"PATH", "/usr/local/bin:/usr/bin:/bin"}}};
   const auto started = gl::processes_started();
   for (auto _ : state) {
-    auto request = gl::facts_request(*profile, shell);
+    const auto plan = gl::make_launch_plan(*profile);
+    auto request = gl::facts_request(*profile, plan, shell);
     request.probe_ports = false;
     request.probe_cache = fixture.node.scratch() / "probe-cache.json";
     auto facts = gl::gather_facts(gl::NodeFs(fixture.node.root()), request);
-    auto findings = gl::evaluate(*profile, facts, shell);
+    auto findings = gl::evaluate(*profile, plan, facts, shell);
     if (gl::has_errors(findings)) state.SkipWithError("healthy fixture reported errors");
   }
   state.counters["children"] = benchmark::Counter(

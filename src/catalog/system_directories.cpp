@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include "util/state_paths.hpp"
+
 namespace gl {
 namespace {
 
@@ -26,7 +28,7 @@ constexpr std::string_view kSharedDirectories[] = {"/home",
                                                    "/var",
                                                    "/var/cache",
                                                    "/var/tmp",
-                                                   "/var/cache/gpulaunch"};
+                                                   state_paths::kCacheRoot};
 
 bool is_at_or_under(std::string_view path, std::string_view prefix) {
   return path == prefix ||

@@ -40,7 +40,9 @@ int list_caches(const CliContext& context, const std::string& name) {
   auto plan = plan_for(context, name, &profile);
   if (!plan) return report(plan.error());
   auto state = inspect_caches(
-      *plan, fingerprint_inputs(profile, probe_node_for(profile, ShellEnvironment::current())),
+      *plan,
+      fingerprint_inputs(profile, *plan,
+                         probe_node_for(profile, *plan, ShellEnvironment::current())),
       cache_records_directory(profile.name, state_root));
   if (!state) return report(state.error());
   fmt::print("cache root  {}\n", state->root);

@@ -4,6 +4,7 @@
 #include "cli/context.hpp"
 #include "cli/findings_report.hpp"
 #include "facts/gather.hpp"
+#include "plan/launch_plan.hpp"
 #include "profile/secret_files.hpp"
 #include "profile/validate.hpp"
 #include "rules/check.hpp"
@@ -44,6 +45,7 @@ void add_check_command(CLI::App& app, CliContext& context) {
         return;
       }
     auto shell = ShellEnvironment::current();
+    const LaunchPlan plan = make_launch_plan(*profile);
     Facts facts;
     if (!facts_file.empty()) {
       auto loaded = load_facts_file(facts_file);
@@ -53,11 +55,11 @@ void add_check_command(CLI::App& app, CliContext& context) {
       }
       facts = std::move(*loaded);
     } else {
-      auto request = facts_request(*profile, shell);
+      auto request = facts_request(*profile, plan, shell);
       request.probe_ports = root == "/";
       facts = gather_facts(NodeFs(root), request);
     }
-    auto findings = evaluate(*profile, facts, shell);
+    auto findings = evaluate(*profile, plan, facts, shell);
     size_t errors = std::count_if(findings.begin(), findings.end(), [](const Finding& finding) {
       return finding.severity == Severity::error;
     });

@@ -3,6 +3,7 @@
 
 #include "cli/context.hpp"
 #include "facts/gather.hpp"
+#include "plan/launch_plan.hpp"
 #include "profile/validate.hpp"
 #include "rules/check.hpp"
 
@@ -72,7 +73,7 @@ void add_facts_command(CLI::App& app, CliContext& context) {
         context.exit_code = report(profile.error(), 2);
         return;
       }
-      request = facts_request(*profile, shell);
+      request = facts_request(*profile, make_launch_plan(*profile), shell);
     } else {
       request.environments.push_back({"shell", shell.variables});
     }

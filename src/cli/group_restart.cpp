@@ -15,6 +15,7 @@
 #include "supervise/step_down.hpp"
 #include "systemd/manager.hpp"
 #include "util/duration.hpp"
+#include "util/state_paths.hpp"
 
 namespace gl {
 namespace {
@@ -56,7 +57,7 @@ int peer_failed(const PeerFailedOptions& options) {
   if (!options.knob.empty() && !(knob = parse_memory_knob(options.knob)))
     return report(Error{fmt::format("peer-failed: unknown memory knob '{}'", options.knob)}, 2);
   const SupervisedProfile supervised =
-      load_supervised(options.profile, snapshot_path_for(options.profile));
+      load_supervised(options.profile, state_paths::snapshot_file(options.profile).string());
   const History history(options.profile);
   auto current = history.state_to_update();
   if (!current.problem.empty()) fmt::print("gpulaunch peer-failed: {}\n", current.problem);

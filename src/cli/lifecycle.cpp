@@ -25,12 +25,11 @@ std::string own_binary() {
   return error ? std::string("/usr/bin/gpulaunch") : self.string();
 }
 
-std::string render_for_install(const Profile& profile, long long node_rank) {
+std::string render_for_install(const Profile& profile, const LaunchPlan& plan) {
   RenderOptions options;
-  options.node_rank = node_rank;
   options.gpulaunch_binary = own_binary();
   options.version = GPULAUNCH_VERSION;
-  return render_unit(profile, options).to_text();
+  return render_unit(profile, plan, options).to_text();
 }
 
 std::string describe_state(const UnitStatus& status) {

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <string>
 
+#include "plan/launch_plan.hpp"
 #include "profile/profile.hpp"
 #include "systemd/manager.hpp"
 
@@ -16,8 +17,8 @@ struct UnitPlacement {
   std::filesystem::path directory() const;
 };
 
-// The unit file `up` would install for this profile, rendered for this very binary.
-std::string render_for_install(const Profile& profile, long long node_rank = 0);
+// The unit file `up` would install for this profile and plan, rendered for this very binary.
+std::string render_for_install(const Profile& profile, const LaunchPlan& plan);
 
 // This executable's absolute path: the installed one, or the build tree's when run from there.
 std::string own_binary();

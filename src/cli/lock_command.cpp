@@ -30,9 +30,10 @@ void add_node_options(CLI::App* command, NodeOptions& options) {
                       "Node facts recorded by `gpulaunch facts --json` instead of probing");
 }
 
-Result<Facts> node_facts(const Profile& profile, const NodeOptions& options) {
+Result<Facts> node_facts(const Profile& profile, const LaunchPlan& plan,
+                         const NodeOptions& options) {
   if (!options.facts_file.empty()) return load_facts_file(options.facts_file);
-  auto request = facts_request(profile, ShellEnvironment::current());
+  auto request = facts_request(profile, plan, ShellEnvironment::current());
   request.probe_ports = false;  // a lock does not record ports
   return gather_facts(NodeFs(options.root), request);
 }
@@ -60,9 +61,10 @@ int lock(const CliContext& context, const std::string& name, const std::string& 
         Error{fmt::format("--node-rank {} is outside profile '{}', which spans {} node(s)",
                           node_rank, loaded->profile.name, loaded->profile.parallelism.nodes)},
         2);
-  auto facts = node_facts(loaded->profile, options);
+  const LaunchPlan plan = make_launch_plan(loaded->profile, LaunchOptions{node_rank});
+  auto facts = node_facts(loaded->profile, plan, options);
   if (!facts) return report(facts.error(), 2);
-  auto build = make_lock(loaded->merged, loaded->profile, *facts, NodeFs(options.root), node_rank);
+  auto build = make_lock(loaded->merged, loaded->profile, plan, *facts, NodeFs(options.root));
   if (!build.problems.empty()) {
     for (const auto& problem : build.problems) fmt::print(stderr, "{}\n", problem);
     fmt::print(stderr, "Refusing to write a lock for '{}': it would not pin the above.\n",
@@ -97,10 +99,11 @@ int verify(const CliContext& context, const std::string& lock_path,
   }
   auto loaded = load(context, name);
   if (!loaded) return report(loaded.error(), kVerifyCouldNotRun);
-  auto facts = node_facts(loaded->profile, options);
-  if (!facts) return report(facts.error(), kVerifyCouldNotRun);
   const long long rank = (*locked)["unit"].value("node_rank", 0LL);
-  auto live = make_lock(loaded->merged, loaded->profile, *facts, NodeFs(options.root), rank);
+  const LaunchPlan plan = make_launch_plan(loaded->profile, LaunchOptions{rank});
+  auto facts = node_facts(loaded->profile, plan, options);
+  if (!facts) return report(facts.error(), kVerifyCouldNotRun);
+  auto live = make_lock(loaded->merged, loaded->profile, plan, *facts, NodeFs(options.root));
   auto rows = drift(*locked, live.lock);
   if (rows.empty()) {
     fmt::print("OK: this node matches {} (profile '{}')\n", lock_path, loaded->profile.name);
@@ -116,10 +119,10 @@ int verify(const CliContext& context, const std::string& lock_path,
 
 Result<std::vector<FieldRow>> locked_drift(const std::string& lock_path,
                                            const MergedProfile& merged, const Profile& profile,
-                                           const Facts& facts, long long node_rank) {
+                                           const LaunchPlan& plan, const Facts& facts) {
   auto locked = load_lock_file(lock_path);
   if (!locked) return std::unexpected(locked.error());
-  auto live = make_lock(merged, profile, facts, NodeFs("/"), node_rank);
+  auto live = make_lock(merged, profile, plan, facts, NodeFs("/"));
   return drift(*locked, live.lock);
 }
 

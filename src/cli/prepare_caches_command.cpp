@@ -50,9 +50,9 @@ Result<void> prepare(const std::string& name, const std::string& snapshot,
   auto owner = cache_owner(*profile);
   if (!owner) return std::unexpected(owner.error());
   const LaunchPlan plan = make_launch_plan(*profile);
-  const Facts facts = probe_node_for(*profile, ShellEnvironment::current());
+  const Facts facts = probe_node_for(*profile, plan, ShellEnvironment::current());
   auto report = prepare_caches(
-      plan, fingerprint_inputs(*profile, facts),
+      plan, fingerprint_inputs(*profile, plan, facts),
       PrepareOptions{cache_records_directory(name, state_root), *owner},
       [](const Removal& removal) {
         say(fmt::format("removed {} ({} bytes): {}", removal.what, removal.bytes, removal.why));

@@ -39,8 +39,8 @@ void add_render_command(CLI::App& app, CliContext& context) {
     RenderOptions options;
     options.gpulaunch_binary = binary.empty() ? own_binary() : binary;
     options.version = GPULAUNCH_VERSION;
-    options.node_rank = node_rank;
-    fmt::print("{}", render_unit(*profile, options).to_text());
+    const LaunchPlan plan = make_launch_plan(*profile, LaunchOptions{node_rank});
+    fmt::print("{}", render_unit(*profile, plan, options).to_text());
   });
 }
 

@@ -1,6 +1,5 @@
 #include <unistd.h>
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -12,6 +11,7 @@
 #include "cli/context.hpp"
 #include "cli/supervise.hpp"
 #include "facts/gpu_probe.hpp"
+#include "plan/gpu_assignment.hpp"
 #include "profile/validate.hpp"
 #include "run/bridge.hpp"
 #include "supervise/exit_status.hpp"
@@ -30,22 +30,11 @@ void say(const std::string& line) {
   std::fflush(stdout);
 }
 
-// GPUs this unit may use, as NVML indices from CUDA_VISIBLE_DEVICES (the unit pins it); empty
-// means all (unset, or UUIDs we do not map here).
+// GPUs this unit may use, as NVML indices from the assignment the unit pins; empty means all
+// (unset, or UUIDs we do not map here).
 std::vector<int> assigned_gpus() {
-  std::vector<int> gpus;
-  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-  if (!visible) return gpus;
-  std::string_view rest(visible);
-  while (!rest.empty()) {
-    auto word = rest.substr(0, rest.find(','));
-    rest.remove_prefix(std::min(rest.size(), word.size() + 1));
-    int index = 0;
-    auto [end, error] = std::from_chars(word.data(), word.data() + word.size(), index);
-    if (error != std::errc{} || end != word.data() + word.size()) return {};
-    gpus.push_back(index);
-  }
-  return gpus;
+  const char* visible = std::getenv(std::string(kVisibleDevicesVariable).c_str());
+  return visible ? visible_device_indices(visible) : std::vector<int>{};
 }
 
 std::string process_name(unsigned pid) {

@@ -8,23 +8,16 @@
 #include "cli/all_nodes.hpp"
 #include "cli/context.hpp"
 #include "cli/lifecycle.hpp"
-#include "profile/profile_name.hpp"
 #include "cli/supervise.hpp"
-#include "plan/launch_plan.hpp"
+#include "profile/profile_name.hpp"
 #include "profile/validate.hpp"
 #include "supervise/history.hpp"
 #include "supervise/policy.hpp"
 #include "util/duration.hpp"
+#include "util/state_paths.hpp"
 
 namespace gl {
 namespace {
-
-constexpr std::string_view kPrefix = "gpulaunch-";
-constexpr std::string_view kSuffix = ".service";
-
-std::string profile_of(const std::string& unit) {
-  return unit.substr(kPrefix.size(), unit.size() - kPrefix.size() - kSuffix.size());
-}
 
 std::optional<long long> uptime_seconds(const UnitStatus& status) {
   if (status.active_state != "active" || status.active_enter_usec == 0) return std::nullopt;
@@ -46,31 +39,32 @@ std::string last_failure(const UnitStatus& status) {
 int status(const std::string& profile, bool json, bool user) {
   auto manager = connect_systemd(user ? ManagerScope::user : ManagerScope::system);
   if (!manager) return report(manager.error());
-  std::vector<std::string> units;
+  std::vector<std::string> names;
   if (!profile.empty()) {
     auto name = profile_name_of(profile);
     if (!name) return report(name.error(), 2);
-    units.push_back(std::string(kPrefix) + *name + std::string(kSuffix));
+    names.push_back(*name);
   } else {
-    auto listed = (*manager)->list_units(std::string(kPrefix) + "*" + std::string(kSuffix));
+    auto listed = (*manager)->list_units(unit_name_pattern());
     if (!listed) return report(listed.error());
-    units = *listed;
+    for (const auto& unit : *listed)
+      if (auto name = profile_of_unit(unit)) names.push_back(*name);
   }
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
   int exit_code = 0;
-  for (const auto& unit : units) {
+  for (const auto& name : names) {
+    const std::string unit = unit_name_for(name);
     auto state = (*manager)->status(unit);
     if (!state) return report(state.error());
     if (state->load_state != "loaded") {
       if (!profile.empty()) {
-        fmt::print(stderr, "{} is not installed (run 'gpulaunch up {}')\n", unit, profile_of(unit));
+        fmt::print(stderr, "{} is not installed (run 'gpulaunch up {}')\n", unit, name);
         exit_code = 3;  // as `systemctl status` for a unit that is not there
       }
       continue;
     }
     const auto uptime = uptime_seconds(*state);
     // The supervisor's view: failures in a row, the step-down ladder, the last classified event.
-    const std::string name = profile_of(unit);
     const History history(name);
     auto read = history.state();
     const SupervisorState supervisor = read.value_or(SupervisorState{});
@@ -84,12 +78,13 @@ int status(const std::string& profile, bool json, bool user) {
     const InvocationTimes times{static_cast<int64_t>(state->main_start_usec),
                                 static_cast<int64_t>(state->active_enter_usec),
                                 serving ? 0 : static_cast<int64_t>(state->active_exit_usec)};
-    const RestartSettings settings = load_supervised(name, snapshot_path_for(name)).restart;
+    const RestartSettings settings =
+        load_supervised(name, state_paths::snapshot_file(name).string()).restart;
     const std::string forgiveness = forgiveness_outlook(
         supervisor, serving ? served_for(times, supervisor, now_usec()) : Seconds{0}, serving,
         settings);
     if (json) {
-      all.push_back({{"profile", profile_of(unit)},
+      all.push_back({{"profile", name},
                      {"unit", unit},
                      {"state", state->active_state},
                      {"sub_state", state->sub_state},
@@ -110,7 +105,7 @@ int status(const std::string& profile, bool json, bool user) {
                      {"unit_file", state->fragment_path}});
       continue;
     }
-    fmt::print("{} ({})\n", profile_of(unit), unit);
+    fmt::print("{} ({})\n", name, unit);
     fmt::print("  state:    {} ({})\n", state->active_state, state->sub_state);
     fmt::print("  phase:    {}\n", state->status_text.empty() ? "-" : state->status_text);
     fmt::print("  main pid: {}\n", state->main_pid ? std::to_string(state->main_pid) : "-");
@@ -130,7 +125,7 @@ int status(const std::string& profile, bool json, bool user) {
   }
   if (json)
     fmt::print("{}\n", all.dump(2));
-  else if (units.empty())
+  else if (names.empty())
     fmt::print("no gpulaunch services are loaded\n");
   return exit_code;
 }

@@ -113,7 +113,9 @@ int up(const UpOptions& options, const CliContext& context) {
                                 options.runtime};
   const std::string unit = profile->unit_name();
   const auto path = placement.directory() / unit;
-  const std::string text = render_for_install(*profile, options.node_rank);
+  // One plan for everything below: the unit, the check, the lock's drift, the snapshot.
+  const LaunchPlan plan = make_launch_plan(*profile, LaunchOptions{options.node_rank});
+  const std::string text = render_for_install(*profile, plan);
   const std::string existing = read_existing(path);
 
   // --locked: the node, profile, model and unit must be what the lock recorded; --force does not
@@ -121,11 +123,11 @@ int up(const UpOptions& options, const CliContext& context) {
   const auto shell = ShellEnvironment::current();
   std::optional<Facts> probed;  // probed once, only when something needs the node's facts
   auto node_facts = [&]() -> const Facts& {
-    if (!probed) probed = probe_node_for(*profile, shell);
+    if (!probed) probed = probe_node_for(*profile, plan, shell);
     return *probed;
   };
   if (!options.locked.empty()) {
-    auto rows = locked_drift(options.locked, *merged, *profile, node_facts(), options.node_rank);
+    auto rows = locked_drift(options.locked, *merged, *profile, plan, node_facts());
     if (!rows) return report(rows.error(), 2);
     if (!rows->empty()) {
       fmt::print("DRIFT: {} field(s) differ from {} (profile '{}')\n\n{}", rows->size(),
@@ -144,7 +146,6 @@ int up(const UpOptions& options, const CliContext& context) {
   auto before = (*manager)->status(unit);
   if (!before) return report(before.error());
   const UpTransition transition = decide_up(existing, text, *before, path.string());
-  const LaunchPlan plan = make_launch_plan(*profile, LaunchOptions{options.node_rank});
 
   if (transition.action == UnitAction::none) {
     fmt::print("{} is running and unchanged: nothing to do.\n", unit);
@@ -153,7 +154,7 @@ int up(const UpOptions& options, const CliContext& context) {
   }
   // The check, before anything changes.
   const CheckGate check =
-      gate_on_check(evaluate(*profile, node_facts(), shell), transition, options.force);
+      gate_on_check(evaluate(*profile, plan, node_facts(), shell), transition, options.force);
   if (!check.findings.empty()) {
     fmt::print("gpulaunch check: {} error(s), {} warning(s) for '{}' on this node", check.errors,
                check.findings.size() - check.errors, profile->name);

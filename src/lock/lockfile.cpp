@@ -119,12 +119,11 @@ Json model_identity(const ModelSettings& model, const NodeFs& node,
   return identity;
 }
 
-Json node_section(const Profile& profile, const Facts& facts) {
+Json node_section(const Profile& profile, const LaunchPlan& plan, const Facts& facts) {
   Json node = Json::object();
   node["driver"] = driver_json(facts);
   node["gpu"] = gpu_json(facts);
 
-  const auto plan = make_launch_plan(profile);
   const auto pick = pick_jit_toolkit(plan.environment, facts);
   Json toolkit = Json::object();
   toolkit["path"] = pick.root.empty() ? Json(nullptr) : Json(pick.root);
@@ -167,17 +166,16 @@ Json facts_section(const Facts& facts) {
   return node;
 }
 
-std::string unit_text_for_lock(const Profile& profile, long long node_rank) {
+std::string unit_text_for_lock(const Profile& profile, const LaunchPlan& plan) {
   RenderOptions options;
   options.gpulaunch_binary = "/usr/bin/gpulaunch";
-  options.node_rank = node_rank;
-  auto unit = render_unit(profile, options);
+  auto unit = render_unit(profile, plan, options);
   unit.header.clear();
   return unit.to_text();
 }
 
-LockBuild make_lock(const MergedProfile& merged, const Profile& profile, const Facts& facts,
-                    const NodeFs& node, long long node_rank) {
+LockBuild make_lock(const MergedProfile& merged, const Profile& profile, const LaunchPlan& plan,
+                    const Facts& facts, const NodeFs& node) {
   LockBuild build;
   Json& lock = build.lock;
   lock["gpulaunch_lock"] = kLockFormat;
@@ -196,13 +194,13 @@ LockBuild make_lock(const MergedProfile& merged, const Profile& profile, const F
   }
   lock["profile"] = std::move(profile_json);
 
-  lock["node"] = node_section(profile, facts);
+  lock["node"] = node_section(profile, plan, facts);
   lock["model"] = model_identity(profile.model, node, build.problems);
 
   Json unit = Json::object();
   unit["name"] = profile.unit_name();
-  unit["node_rank"] = node_rank;
-  unit["sha256"] = "sha256:" + sha256_hex(unit_text_for_lock(profile, node_rank));
+  unit["node_rank"] = plan.node_rank;
+  unit["sha256"] = "sha256:" + sha256_hex(unit_text_for_lock(profile, plan));
   lock["unit"] = std::move(unit);
   return build;
 }

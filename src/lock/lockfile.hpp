@@ -14,6 +14,7 @@
 
 #include "facts/facts.hpp"
 #include "facts/node_fs.hpp"
+#include "plan/launch_plan.hpp"
 #include "profile/loader.hpp"
 #include "profile/profile.hpp"
 #include "util/error.hpp"
@@ -39,18 +40,21 @@ std::string canonical_profile_text(const toml::table& table);
 nlohmann::ordered_json model_identity(const ModelSettings& model, const NodeFs& node,
                                       std::vector<std::string>& problems);
 
-// The node's section: driver, GPUs, the toolkit the unit's JIT libraries pick, the Python stack.
-nlohmann::ordered_json node_section(const Profile& profile, const Facts& facts);
+// The node's section: driver, GPUs, the toolkit the unit's JIT libraries pick (in `plan`'s
+// environment), the Python stack.
+nlohmann::ordered_json node_section(const Profile& profile, const LaunchPlan& plan,
+                                    const Facts& facts);
 
 // A whole facts file in the node section's shape, every toolkit listed: for `diff` of two nodes.
 nlohmann::ordered_json facts_section(const Facts& facts);
 
-// The unit's text without its comment header (which names source files), for rank `node_rank`,
+// The unit's text without its comment header (which names source files), for `plan`'s rank,
 // rendered for /usr/bin/gpulaunch so it is the same on every node.
-std::string unit_text_for_lock(const Profile& profile, long long node_rank);
+std::string unit_text_for_lock(const Profile& profile, const LaunchPlan& plan);
 
-LockBuild make_lock(const MergedProfile& merged, const Profile& profile, const Facts& facts,
-                    const NodeFs& node, long long node_rank = 0);
+// `plan`: make_launch_plan(profile) for the rank this node takes.
+LockBuild make_lock(const MergedProfile& merged, const Profile& profile, const LaunchPlan& plan,
+                    const Facts& facts, const NodeFs& node);
 
 // 2-space indent, trailing newline.
 std::string lock_text(const nlohmann::ordered_json& lock);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "catalog/jit_caches.hpp"
+#include "plan/gpu_assignment.hpp"
 #include "util/state_paths.hpp"
 
 namespace gl {
@@ -32,15 +33,12 @@ std::string local_address(const std::string& host) {
 
 }  // namespace
 
-std::string snapshot_path_for(const std::string& profile_name) {
-  return state_paths::snapshot_file(profile_name).string();
-}
-
 LaunchPlan make_launch_plan(const Profile& profile, const LaunchOptions& options) {
   LaunchPlan plan;
+  plan.node_rank = options.node_rank;
   plan.argv = engine_argv(profile, options);
   plan.engine_home = state_paths::engine_home(profile.name).string();
-  plan.snapshot_path = snapshot_path_for(profile.name);
+  plan.snapshot_path = state_paths::snapshot_file(profile.name).string();
   plan.cache_root = profile.caches.root;
   plan.health_url = "http://" + local_address(profile.server.host) + ":" +
                     std::to_string(profile.server.port) + profile.server.health_path;
@@ -66,13 +64,10 @@ LaunchPlan make_launch_plan(const Profile& profile, const LaunchOptions& options
   if (const auto& cuda_home = profile.toolkit.cuda_home)
     env.emplace_back("LD_LIBRARY_PATH", *cuda_home + "/lib64");
 
-  std::vector<std::string> devices = profile.gpus.devices;
-  if (devices.empty())
-    for (long long i = 0; i < profile.gpus.count.value_or(profile.gpus_per_node()); ++i)
-      devices.push_back(std::to_string(i));
+  plan.gpus = assigned_gpus(profile);
   // Indices as nvidia-smi numbers them; CUDA's default order is fastest-first.
   env.emplace_back("CUDA_DEVICE_ORDER", "PCI_BUS_ID");
-  env.emplace_back("CUDA_VISIBLE_DEVICES", join(devices, ","));
+  env.emplace_back(std::string(kVisibleDevicesVariable), visible_devices_value(plan.gpus));
   if (const auto& arch_list = profile.toolkit.arch_list) {
     env.emplace_back("FLASHINFER_CUDA_ARCH_LIST", *arch_list);
     env.emplace_back("TORCH_CUDA_ARCH_LIST", *arch_list);

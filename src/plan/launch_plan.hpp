@@ -18,6 +18,7 @@ struct CacheLocation {
 };
 
 struct LaunchPlan {
+  long long node_rank = 0;  // of a multi-node profile: the argv is this rank's
   std::vector<std::string> argv;
   std::vector<std::pair<std::string, std::string>> environment;  // in a fixed, readable order
   // The engine's HOME and working directory (state_paths::engine_home), owned by service.user;
@@ -28,7 +29,8 @@ struct LaunchPlan {
   std::string snapshot_path;
   std::string cache_root;
   std::vector<CacheLocation> caches;
-  std::string health_url;  // what `run` and `up` poll
+  std::string health_url;         // what `run` and `up` poll
+  std::vector<std::string> gpus;  // assigned_gpus(): indices or UUIDs, as CUDA_VISIBLE_DEVICES
 };
 
 inline constexpr std::string_view kSystemPath =
@@ -39,9 +41,8 @@ inline constexpr std::string_view kSystemPath =
 inline constexpr std::string_view kCleanEnvProgram = "/usr/bin/env";
 inline constexpr std::string_view kRootHelperPath = "/usr/sbin:/usr/bin:/sbin:/bin";
 
+// Built once per command and passed to everything that reads it (the unit, the check, the
+// lock, the cache fingerprint).
 LaunchPlan make_launch_plan(const Profile& profile, const LaunchOptions& options = {});
-
-// Where `up` keeps the merged profile of `profile_name` (LaunchPlan::snapshot_path).
-std::string snapshot_path_for(const std::string& profile_name);
 
 }  // namespace gl

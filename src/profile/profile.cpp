@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/core.h>
+
 namespace gl {
 
 std::string_view engine_kind_name(EngineKind kind) {
@@ -42,16 +44,22 @@ long long Profile::world_size() const {
   return world;
 }
 
-std::string unit_name_for(std::string_view name) {
-  return "gpulaunch-" + std::string(name) + ".service";
-}
-
 std::string Profile::unit_name() const {
   return unit_name_for(name);
 }
 
 long long Profile::gpus_per_node() const {
   return world_size() / std::max<long long>(1, parallelism.nodes);
+}
+
+std::string Profile::world_text() const {
+  const auto& p = parallelism;
+  std::string text = fmt::format("tp {} x pp {}", p.tp, p.pp);
+  // The dp factor world_size() counted (none where the engine splits, not replicates).
+  const long long replicas = world_size() / std::max<long long>(1, p.tp * p.pp);
+  if (replicas > 1) text += fmt::format(" x dp {}", replicas);
+  if (p.nodes > 1) text += fmt::format(" over {} nodes", p.nodes);
+  return text;
 }
 
 }  // namespace gl

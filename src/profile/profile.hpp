@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "profile/profile_name.hpp"
 #include "util/duration.hpp"
 
 namespace gl {
@@ -139,10 +140,9 @@ struct Profile {
   // Ranks over all nodes, and the GPUs one node needs for its share.
   long long world_size() const;
   long long gpus_per_node() const;
+  // How world_size() comes about, for messages: "tp 2 x pp 1 x dp 2 over 2 nodes".
+  std::string world_text() const;
   std::string unit_name() const;
 };
-
-// The systemd unit of profile `name`: gpulaunch-NAME.service.
-std::string unit_name_for(std::string_view name);
 
 }  // namespace gl

@@ -7,6 +7,9 @@ namespace gl {
 
 namespace {
 
+constexpr std::string_view kUnitPrefix = "gpulaunch-";
+constexpr std::string_view kUnitSuffix = ".service";
+
 constexpr std::string_view kRule =
     "letters, digits, '-', '_', '.', not starting with '.' or '-', at most 64 characters";
 
@@ -45,6 +48,22 @@ Result<std::string> profile_name_of(std::string_view name_or_path) {
   std::string name = path.stem().string();
   if (auto valid = check_profile_name(name); !valid) return std::unexpected(valid.error());
   return name;
+}
+
+std::string unit_name_for(std::string_view name) {
+  return std::string(kUnitPrefix) + std::string(name) + std::string(kUnitSuffix);
+}
+
+std::string unit_name_pattern() {
+  return unit_name_for("*");
+}
+
+std::optional<std::string> profile_of_unit(std::string_view unit) {
+  if (!unit.starts_with(kUnitPrefix) || !unit.ends_with(kUnitSuffix)) return std::nullopt;
+  unit.remove_prefix(kUnitPrefix.size());
+  unit.remove_suffix(kUnitSuffix.size());
+  if (!is_valid_profile_name(unit)) return std::nullopt;
+  return std::string(unit);
 }
 
 }  // namespace gl

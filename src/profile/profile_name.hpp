@@ -4,6 +4,7 @@
 // that takes one checks it with this one rule before it builds a path from it.
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -27,5 +28,12 @@ bool is_profile_path(std::string_view argument);
 // the file's stem when it is a path to NAME.toml with a valid NAME; an error naming the argument
 // otherwise.
 Result<std::string> profile_name_of(std::string_view name_or_path);
+
+// The systemd unit of profile `name`: gpulaunch-NAME.service.
+std::string unit_name_for(std::string_view name);
+// The glob every such unit matches (for ListUnitsByPatterns), and the profile a unit is of:
+// nullopt for a unit that is not a profile's.
+std::string unit_name_pattern();
+std::optional<std::string> profile_of_unit(std::string_view unit);
 
 }  // namespace gl

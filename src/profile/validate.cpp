@@ -792,19 +792,9 @@ class Validator {
     if (needed > profile.gpus.available()) {
       const char* key = profile.gpus.devices.empty() ? "gpus.count" : "gpus.devices";
       return fail_at(where(key), "the engine needs {} GPUs per node ({}) but '{}' gives {}", needed,
-                     describe_world(profile), key, profile.gpus.available());
+                     profile.world_text(), key, profile.gpus.available());
     }
     return {};
-  }
-
-  static std::string describe_world(const Profile& profile) {
-    const auto& p = profile.parallelism;
-    std::string text = fmt::format("tp {} x pp {}", p.tp, p.pp);
-    bool dp_counts = profile.engine.kind == EngineKind::vllm ||
-                     (profile.engine.kind == EngineKind::sglang && !p.dp_attention);
-    if (dp_counts && p.dp > 1) text += fmt::format(" x dp {}", p.dp);
-    if (p.nodes > 1) text += fmt::format(" over {} nodes", p.nodes);
-    return text;
   }
 
   const MergedProfile& merged_;

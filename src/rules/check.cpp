@@ -7,6 +7,7 @@
 
 #include "catalog/cuda_arch.hpp"
 #include "facts/node_fs.hpp"
+#include "plan/gpu_assignment.hpp"
 #include "plan/launch_plan.hpp"
 #include "rules/jit_toolkit.hpp"
 #include "util/version.hpp"
@@ -52,17 +53,7 @@ struct Context {
 };
 
 Context make_context(const Profile& profile, const Facts& facts, const LaunchPlan& plan) {
-  Context context{profile, facts, {}, {}, false};
-  if (!profile.gpus.devices.empty()) {
-    for (const auto& device : profile.gpus.devices)
-      for (const auto& gpu : facts.gpus)
-        if (gpu.uuid == device || std::to_string(gpu.index) == device) context.gpus.push_back(&gpu);
-  } else {
-    long long wanted = profile.gpus.count.value_or(profile.gpus_per_node());
-    for (const auto& gpu : facts.gpus)
-      if (static_cast<long long>(context.gpus.size()) < std::max(wanted, 1LL))
-        context.gpus.push_back(&gpu);
-  }
+  Context context{profile, facts, assigned_gpu_facts(plan.gpus, facts), {}, false};
   std::set<ComputeCapability> distinct;
   for (const auto* gpu : context.gpus) distinct.insert({gpu->cc_major, gpu->cc_minor});
   context.capabilities.assign(distinct.begin(), distinct.end());
@@ -261,9 +252,8 @@ void check_gpus(const Context& context, std::vector<Finding>& findings) {
     return;
   }
   for (const auto& device : profile.gpus.devices)
-    if (std::none_of(facts.gpus.begin(), facts.gpus.end(), [&](const GpuFact& gpu) {
-          return gpu.uuid == device || std::to_string(gpu.index) == device;
-        }))
+    if (std::none_of(facts.gpus.begin(), facts.gpus.end(),
+                     [&](const GpuFact& gpu) { return names_gpu(device, gpu); }))
       add(findings, {Severity::error,
                      "gpu-device-missing",
                      fmt::format("GPU '{}' named in gpus.devices is not on this node", device),
@@ -275,13 +265,13 @@ void check_gpus(const Context& context, std::vector<Finding>& findings) {
   if (available < needed)
     add(findings, {Severity::error,
                    "gpu-count-short",
-                   fmt::format("the profile needs {} GPUs per node (tp {} x pp {}), {} available",
-                               needed, profile.parallelism.tp, profile.parallelism.pp, available),
-                   "a node must have at least tp x pp GPUs for its share of the ranks",
+                   fmt::format("the profile needs {} GPUs per node ({}), {} available", needed,
+                               profile.world_text(), available),
+                   "a node must have one GPU for each of its ranks",
                    {{"gpus needed", std::to_string(needed)},
                     {"gpus available", std::to_string(available)},
                     {"gpus on node", std::to_string(facts.gpus.size())}},
-                   "lower parallelism.tp/pp or run on a node with enough GPUs"});
+                   "lower parallelism.tp/pp/dp or run on a node with enough GPUs"});
   if (context.capabilities.size() > 1) {
     std::string list;
     for (auto capability : context.capabilities)
@@ -491,8 +481,8 @@ void check_trust(const Context& context, std::vector<Finding>& findings) {
 
 }  // namespace
 
-FactsRequest facts_request(const Profile& profile, const ShellEnvironment& shell) {
-  auto plan = make_launch_plan(profile);
+FactsRequest facts_request(const Profile& profile, const LaunchPlan& plan,
+                           const ShellEnvironment& shell) {
   FactsRequest request;
   request.environments.push_back({"unit", plan.environment});
   request.environments.push_back({"shell", shell.variables});
@@ -513,9 +503,8 @@ FactsRequest facts_request(const Profile& profile, const ShellEnvironment& shell
   return request;
 }
 
-std::vector<Finding> evaluate(const Profile& profile, const Facts& facts,
+std::vector<Finding> evaluate(const Profile& profile, const LaunchPlan& plan, const Facts& facts,
                               const ShellEnvironment& shell) {
-  auto plan = make_launch_plan(profile);
   auto context = make_context(profile, facts, plan);
   std::vector<Finding> findings;
   check_gpus(context, findings);

@@ -7,16 +7,19 @@
 #include "facts/environment.hpp"
 #include "facts/facts.hpp"
 #include "facts/gather.hpp"
+#include "plan/launch_plan.hpp"
 #include "profile/profile.hpp"
 #include "rules/finding.hpp"
 
 namespace gl {
 
-std::vector<Finding> evaluate(const Profile& profile, const Facts& facts,
+// `plan` is make_launch_plan(profile, ...): the unit's environment, argv and GPUs the rules judge.
+std::vector<Finding> evaluate(const Profile& profile, const LaunchPlan& plan, const Facts& facts,
                               const ShellEnvironment& shell);
 
 // What gather_facts must look at for this profile: the unit's environment and the shell's, the
 // venv, the launcher, the model and the port.
-FactsRequest facts_request(const Profile& profile, const ShellEnvironment& shell);
+FactsRequest facts_request(const Profile& profile, const LaunchPlan& plan,
+                           const ShellEnvironment& shell);
 
 }  // namespace gl

@@ -5,8 +5,9 @@
 
 namespace gl {
 
-Facts probe_node_for(const Profile& profile, const ShellEnvironment& shell) {
-  return gather_facts(NodeFs("/"), facts_request(profile, shell));
+Facts probe_node_for(const Profile& profile, const LaunchPlan& plan,
+                     const ShellEnvironment& shell) {
+  return gather_facts(NodeFs("/"), facts_request(profile, plan, shell));
 }
 
 }  // namespace gl

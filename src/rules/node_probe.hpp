@@ -3,10 +3,11 @@
 
 #include "facts/environment.hpp"
 #include "facts/facts.hpp"
+#include "plan/launch_plan.hpp"
 #include "profile/profile.hpp"
 
 namespace gl {
 
-Facts probe_node_for(const Profile& profile, const ShellEnvironment& shell);
+Facts probe_node_for(const Profile& profile, const LaunchPlan& plan, const ShellEnvironment& shell);
 
 }  // namespace gl

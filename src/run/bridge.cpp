@@ -155,16 +155,11 @@ class Bridge {
 
   int run() {
     auto url = parse_url(options_.health_url);
-    if (!url) {
-      say(fmt::format("invalid health URL '{}'", options_.health_url));
-      return kExitConfig;
-    }
+    if (!url)
+      return exit_with(fmt::format("invalid health URL '{}'", options_.health_url), kExitConfig);
     url_ = *url;
-    if (options_.argv.empty()) {
-      say("no engine command line after '--'");
-      return kExitConfig;
-    }
-    if (!spawn()) return kExitConfig;
+    if (options_.argv.empty()) return exit_with("no engine command line after '--'", kExitConfig);
+    if (!spawn()) return exit_with("the engine could not be started", kExitConfig);
     flush_notifications();
     read_output();
     watch_signals();
@@ -174,7 +169,13 @@ class Bridge {
   }
 
  private:
-  void say(std::string_view message) { print_(fmt::format("gpulaunch: {}", message)); }
+  void say(std::string_view message) { print_(fmt::format("{}{}", kRunLinePrefix, message)); }
+
+  // The verdict, `run`'s last line: record-exit knows the output is complete once it is in.
+  int exit_with(std::string_view why, int status) {
+    print_(run_verdict_line(why, status));
+    return status;
+  }
 
   bool spawn() {
     std::error_code error;
@@ -241,6 +242,7 @@ class Bridge {
         notifier_.notify("STATUS=watchdog expired, killing the engine");
         kill_group(SIGKILL);
         forced_exit_ = kExitSignalBase + SIGABRT;
+        forced_why_ = "the watchdog expired";
       } else {
         say(fmt::format("received {}, stopping the engine", strsignal(signal)));
         notifier_.notify("STOPPING=1");
@@ -318,6 +320,7 @@ class Bridge {
                         options_.health_url, readiness_.status_text()));
         notifier_.notify("STATUS=ready timeout, stopping the engine");
         forced_exit_ = kExitReadyTimeout;
+        forced_why_ = "the engine did not answer health in time";
         stopping_ = true;
         ::kill(pid_, SIGTERM);
         arm_kill_timer(10s);
@@ -366,26 +369,17 @@ class Bridge {
   }
 
   int exit_status() {
-    if (forced_exit_) {
-      say(fmt::format("exiting with {}", *forced_exit_));
-      return *forced_exit_;
-    }
-    if (stopping_) {
-      say("engine stopped");
-      return 0;
-    }
+    if (forced_exit_) return exit_with(forced_why_, *forced_exit_);
+    if (stopping_) return exit_with("engine stopped", 0);
     int code = exit_status_for_engine(wait_status_, saw_usage_error_);
     if (WIFSIGNALED(wait_status_))
-      say(fmt::format("engine was killed by signal {} ({}); exiting with {}",
-                      WTERMSIG(wait_status_), strsignal(WTERMSIG(wait_status_)), code));
-    else if (code == kExitConfig)
-      say(
-          fmt::format("engine rejected its command line; exiting with {} (configuration error, "
-                      "not retried)",
-                      code));
-    else
-      say(fmt::format("engine exited with status {}", code));
-    return code;
+      return exit_with(fmt::format("engine was killed by signal {} ({})", WTERMSIG(wait_status_),
+                                   strsignal(WTERMSIG(wait_status_))),
+                       code);
+    if (code == kExitConfig)
+      return exit_with("engine rejected its command line (a configuration error, not retried)",
+                       code);
+    return exit_with(fmt::format("engine exited with status {}", code), code);
   }
 
   const BridgeOptions& options_;
@@ -412,6 +406,7 @@ class Bridge {
   bool saw_usage_error_ = false;
   bool last_healthy_ = true;
   std::optional<int> forced_exit_;
+  std::string forced_why_;  // the verdict's reason for forced_exit_
   Clock::time_point fast_probes_until_{};
   static constexpr std::chrono::milliseconds kFastProbeInterval{50};
 };

@@ -97,7 +97,7 @@ Classification classify_stop(const StopReport& report) {
       if (is_usage_error_line(line)) return with(ExitClass::config_error, line);
     return with(ExitClass::config_error, summary);
   }
-  if (status >= 200 && status <= 244) return with(ExitClass::setup_failure, summary);
+  if (is_setup_failure(status)) return with(ExitClass::setup_failure, summary);
   if (status == kExitCrashLoop) return with(ExitClass::budget, summary);
   if (status == kExitGpuResidue) return with(ExitClass::residue, summary);
 

@@ -18,7 +18,7 @@ enum class ExitClass {
   hang,           // the watchdog fired
   start_timeout,  // never served within the ready timeout
   config_error,   // exit 78: the same start fails the same way; never retried
-  setup_failure,  // exit 200-244: systemd could not set up the sandbox; not retried
+  setup_failure,  // is_setup_failure(): systemd could not set up the sandbox; not retried
   budget,         // exit 79: `run` refused to start, the crash-loop budget is spent
   residue,        // exit 80: GPU memory still held by other processes
   crash,          // anything else

@@ -2,7 +2,14 @@
 
 #include <sys/wait.h>
 
+#include <charconv>
+
 namespace gl {
+namespace {
+
+constexpr std::string_view kExiting = "exiting with ";
+
+}  // namespace
 
 int exit_status_for_engine(int wait_status, bool saw_usage_error) {
   if (WIFSIGNALED(wait_status)) return kExitSignalBase + WTERMSIG(wait_status);
@@ -16,6 +23,26 @@ bool is_usage_error_line(std::string_view line) {
   return line.find("error: unrecognized arguments") != std::string_view::npos ||
          line.find("error: argument ") != std::string_view::npos ||
          line.find("error: the following arguments are required") != std::string_view::npos;
+}
+
+std::string run_verdict_line(std::string_view why, int status) {
+  std::string line(kRunLinePrefix);
+  if (!why.empty()) line.append(why).append("; ");
+  return line.append(kExiting).append(std::to_string(status));
+}
+
+std::optional<int> parse_run_verdict(std::string_view line) {
+  if (!line.starts_with(kRunLinePrefix)) return std::nullopt;
+  line.remove_prefix(kRunLinePrefix.size());
+  const auto at = line.rfind(kExiting);
+  if (at == std::string_view::npos || (at != 0 && (at < 2 || line.substr(at - 2, 2) != "; ")))
+    return std::nullopt;
+  const std::string_view number = line.substr(at + kExiting.size());
+  int status = 0;
+  auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), status);
+  if (error != std::errc{} || end != number.data() + number.size() || number.empty())
+    return std::nullopt;
+  return status;
 }
 
 }  // namespace gl

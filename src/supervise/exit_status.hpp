@@ -1,16 +1,16 @@
 #pragma once
 // How `gpulaunch run` exits, so systemd's Result, RestartPreventExitStatus= and `events` can
-// tell why the engine stopped. One table; the unit's RestartPreventExitStatus= comes from it.
+// tell why the engine stopped. The statuses themselves are catalog/exit_codes.hpp's table (the
+// unit's RestartPreventExitStatus= is built from it too); this says which one an engine's end
+// gets, and the verdict line `run` prints with it.
 
+#include <optional>
+#include <string>
 #include <string_view>
 
-namespace gl {
+#include "catalog/exit_codes.hpp"
 
-inline constexpr int kExitConfig = 78;        // EX_CONFIG: the same start would fail the same way
-inline constexpr int kExitReadyTimeout = 75;  // EX_TEMPFAIL: never answered health in time
-inline constexpr int kExitCrashLoop = 79;     // the crash-loop budget is spent: stay down
-inline constexpr int kExitGpuResidue = 80;    // other processes kept holding the GPUs' memory
-inline constexpr int kExitSignalBase = 128;   // engine killed by signal N: 128 + N
+namespace gl {
 
 // Exit status for an engine that ended with `wait_status` (waitpid's), given whether it printed
 // an argument-parsing error (argparse exits 2 with "error: unrecognized arguments").
@@ -18,5 +18,15 @@ int exit_status_for_engine(int wait_status, bool saw_usage_error);
 
 // True for lines that mean the engine rejected its command line.
 bool is_usage_error_line(std::string_view line);
+
+// What `run` prints itself begins with this; the engine's lines pass through as they are.
+inline constexpr std::string_view kRunLinePrefix = "gpulaunch: ";
+
+// `run`'s verdict: its last line, after all of the engine's output, says why it exits and with
+// which status ("gpulaunch: engine exited with status 1; exiting with 1"). `record-exit` reads
+// the invocation's journal until the verdict is in: then the output is complete.
+std::string run_verdict_line(std::string_view why, int status);
+// The status a verdict line names; nullopt for any other line.
+std::optional<int> parse_run_verdict(std::string_view line);
 
 }  // namespace gl

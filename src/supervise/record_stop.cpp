@@ -1,5 +1,7 @@
 #include "supervise/record_stop.hpp"
 
+#include "supervise/exit_status.hpp"
+
 #include <chrono>
 
 #include <fmt/core.h>
@@ -12,10 +14,7 @@ namespace {
 
 bool saw_run_verdict(const std::vector<std::string>& lines) {
   for (auto line = lines.rbegin(); line != lines.rend(); ++line)
-    if (line->starts_with("gpulaunch: engine exited with status") ||
-        line->starts_with("gpulaunch: engine was killed by signal") ||
-        line->starts_with("gpulaunch: exiting with"))
-      return true;
+    if (parse_run_verdict(*line)) return true;
   return false;
 }
 

@@ -13,9 +13,9 @@ namespace gl {
 struct RenderOptions {
   std::string gpulaunch_binary = "/usr/bin/gpulaunch";  // ExecStart's bridge
   std::string version;                                  // for the header
-  long long node_rank = 0;
 };
 
-UnitFile render_unit(const Profile& profile, const RenderOptions& options);
+// `plan` is make_launch_plan(profile, ...) for the rank the unit is for.
+UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const RenderOptions& options);
 
 }  // namespace gl

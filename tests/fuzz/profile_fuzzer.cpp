@@ -41,7 +41,8 @@ void exercise(const std::string& input, bool as_dropin) {
   if (!profile) return;
   gl::RenderOptions options;
   options.version = "fuzz";
-  const std::string unit = gl::render_unit(*profile, options).to_text();
+  const std::string unit =
+      gl::render_unit(*profile, gl::make_launch_plan(*profile), options).to_text();
   if (unit.empty()) __builtin_trap();
 }
 

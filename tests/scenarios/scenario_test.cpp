@@ -45,15 +45,16 @@ Checked check_scenario(const Scenario& scenario) {
   EXPECT_TRUE(profile) << (profile ? "" : profile.error().message);
   if (!profile) return {};
   ShellEnvironment shell{scenario.shell};
-  auto request = facts_request(*profile, shell);
+  const LaunchPlan plan = make_launch_plan(*profile);
+  auto request = facts_request(*profile, plan, shell);
   request.probe_ports = scenario.port_taken;
   request.probe_cache = node.scratch() / "probe-cache.json";  // never the host's
   Checked checked;
   checked.facts = gather_facts(NodeFs(node.root()), request);
-  checked.findings = evaluate(*profile, checked.facts, shell);
+  checked.findings = evaluate(*profile, plan, checked.facts, shell);
   auto reread = parse_facts(facts_to_json(checked.facts).dump(), "round trip");
   EXPECT_TRUE(reread);
-  if (reread) checked.from_json = evaluate(*profile, *reread, shell);
+  if (reread) checked.from_json = evaluate(*profile, plan, *reread, shell);
   return checked;
 }
 

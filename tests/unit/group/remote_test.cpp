@@ -61,7 +61,8 @@ TEST(Nodes, HostsSetTheNodeCountAndRankZerosAddress) {
 TEST(Nodes, EachRankRendersItsOwnRank) {
   auto profile = profile_from(kTwoNodes);
   ASSERT_TRUE(profile);
-  auto rank1 = render_unit(*profile, RenderOptions{"/usr/bin/gpulaunch", "", 1}).to_text();
+  auto rank1 = render_unit(*profile, make_launch_plan(*profile, LaunchOptions{1}), RenderOptions{})
+                   .to_text();
   EXPECT_THAT(rank1,
               HasSubstr(R"("--nnodes" "2" "--node-rank" "1" "--dist-init-addr" "10.0.0.1:5000")"));
 }

@@ -100,7 +100,8 @@ class LockTest : public ::testing::Test {
     EXPECT_TRUE(merged) << merged.error().message;
     auto profile = validate_profile(*merged);
     EXPECT_TRUE(profile) << profile.error().message;
-    return make_lock(*merged, *profile, facts, NodeFs(node_.path()), node_rank);
+    return make_lock(*merged, *profile, make_launch_plan(*profile, LaunchOptions{node_rank}), facts,
+                     NodeFs(node_.path()));
   }
 
   // The drift table's rows, header dropped.

@@ -33,5 +33,16 @@ TEST(ProfileName, AnArgumentIsANameOrAPathToANameDotToml) {
   EXPECT_FALSE(profile_name_of("dir/.hidden.toml"));
 }
 
+TEST(ProfileName, AUnitNameReadsBackAsItsProfile) {
+  EXPECT_EQ(unit_name_for("k26-ar"), "gpulaunch-k26-ar.service");
+  EXPECT_EQ(profile_of_unit(unit_name_for("k26-ar")), "k26-ar");
+  EXPECT_EQ(profile_of_unit(unit_name_for("k26.v2")), "k26.v2");
+  // The glob `status` lists matches units that are no profile's: they are left out.
+  EXPECT_EQ(unit_name_pattern(), "gpulaunch-*.service");
+  for (const char* unit : {"gpulaunch-check@k26.service", "gpulaunch-.service", "sshd.service",
+                           "gpulaunch-k26.socket", "gpulaunch-k26.service.d"})
+    EXPECT_EQ(profile_of_unit(unit), std::nullopt) << unit;
+}
+
 }  // namespace
 }  // namespace gl

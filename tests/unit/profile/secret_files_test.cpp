@@ -102,7 +102,7 @@ TEST(SecretFiles, RenderAsACredentialWithoutTheValue) {
   ASSERT_TRUE(merged) << merged.error().message;
   auto profile = validate_profile(*merged);
   ASSERT_TRUE(profile) << profile.error().message;
-  const UnitFile unit = render_unit(*profile, RenderOptions{});
+  const UnitFile unit = render_unit(*profile, make_launch_plan(*profile), RenderOptions{});
   EXPECT_EQ(unit.values("Service", "LoadCredential"), std::vector<std::string>{"HF_TOKEN:" + file});
   const auto environment = unit.values("Service", "Environment");
   EXPECT_NE(std::find(environment.begin(), environment.end(), "\"HF_TOKEN_PATH=%d/HF_TOKEN\""),

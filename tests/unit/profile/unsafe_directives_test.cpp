@@ -41,7 +41,7 @@ TEST(UnsafeDirectives, CoverEverythingTheRendererHardens) {
                     "\"/m\"\n[service]\nuser = \"sglang\"\n[caches]\nroot = \"/data/c\"\n")}});
   auto profile = load_profile(source, "/p/k.toml");
   ASSERT_TRUE(profile) << profile.error().message;
-  const UnitFile unit = render_unit(*profile, RenderOptions{});
+  const UnitFile unit = render_unit(*profile, make_launch_plan(*profile), RenderOptions{});
   // Neither hardening nor identity: how the engine starts, stops, restarts and is limited.
   const std::set<std::string> bookkeeping{"Type",
                                           "NotifyAccess",
@@ -103,7 +103,7 @@ TEST(UnsafeDirectives, AllowedWhenTheProfileOptsIn) {
   MemorySource allowed({{"/p/k.toml", text + "allow_unsafe_extra = true\n"}});
   profile = load_profile(allowed, "/p/k.toml");
   ASSERT_TRUE(profile) << profile.error().message;
-  const UnitFile unit = render_unit(*profile, RenderOptions{});
+  const UnitFile unit = render_unit(*profile, make_launch_plan(*profile), RenderOptions{});
   // After gpulaunch's own prepare-caches, which stays first.
   const auto pre = unit.values("Service", "ExecStartPre");
   ASSERT_EQ(pre.size(), 2u);

@@ -23,6 +23,11 @@ Facts blackwell_node() {
   return facts;
 }
 
+// The check as `check` and `up` run it: on the profile's own launch plan.
+std::vector<Finding> check(const Profile& profile, const Facts& facts) {
+  return evaluate(profile, make_launch_plan(profile), facts, ShellEnvironment{});
+}
+
 std::vector<std::string> codes(const std::vector<Finding>& findings) {
   std::vector<std::string> list;
   for (const auto& finding : findings) list.push_back(finding.code);
@@ -39,7 +44,7 @@ TEST(Check, UnitEnvironmentThatBypassesTheProfileToolkitIsAnError) {
   profile.toolkit.cuda_home = "/usr/local/cuda-13.0";
   profile.service.user = "gpulaunch";
   profile.env["CUDA_HOME"] = "/opt/cuda-12.6";
-  auto findings = evaluate(profile, blackwell_node(), ShellEnvironment{});
+  auto findings = check(profile, blackwell_node());
   EXPECT_THAT(codes(findings),
               ::testing::ElementsAre("jit-toolkit-mismatch", "toolkit-too-old-for-arch"));
   EXPECT_TRUE(has_errors(findings));
@@ -52,7 +57,7 @@ TEST(Check, PinnedHealthyToolkitHasNoFindings) {
   profile.engine.argv = {"/bin/true"};
   profile.toolkit.cuda_home = "/usr/local/cuda-13.0";
   profile.service.user = "gpulaunch";
-  auto findings = evaluate(profile, blackwell_node(), ShellEnvironment{});
+  auto findings = check(profile, blackwell_node());
   EXPECT_THAT(codes(findings), ::testing::IsEmpty());
   EXPECT_FALSE(has_errors(findings));
 }
@@ -77,7 +82,7 @@ TEST(Check, EngineWithoutServiceUserRunsAsRootAndIsWarned) {
        {std::optional<std::string>(), std::optional<std::string>("root")}) {
     auto profile = pinned_profile();
     profile.service.user = user;
-    auto findings = evaluate(profile, blackwell_node(), ShellEnvironment{});
+    auto findings = check(profile, blackwell_node());
     EXPECT_THAT(codes(findings), ::testing::ElementsAre("engine-runs-as-root"));
     EXPECT_FALSE(has_errors(findings));  // a warning: it does not block a start
     const Finding* finding = find_code(findings, "engine-runs-as-root");
@@ -93,7 +98,7 @@ TEST(Check, GpulaunchFromAUserWritableBuildTreeIsWarned) {
   auto facts = blackwell_node();
   facts.gpulaunch = ProgramFact{"/home/dev/gpulaunch/build/src/gpulaunch",
                                 "'/home/dev' is owned by uid 1000 (mode 0755)"};
-  auto findings = evaluate(profile, facts, ShellEnvironment{});
+  auto findings = check(profile, facts);
   EXPECT_THAT(codes(findings), ::testing::ElementsAre("gpulaunch-binary-user-writable"));
   const Finding* finding = find_code(findings, "gpulaunch-binary-user-writable");
   ASSERT_NE(finding, nullptr);
@@ -103,7 +108,7 @@ TEST(Check, GpulaunchFromAUserWritableBuildTreeIsWarned) {
                                   "writable", "'/home/dev' is owned by uid 1000 (mode 0755)")));
 
   facts.gpulaunch->user_writable.reset();  // installed root-owned: nothing to say
-  EXPECT_THAT(codes(evaluate(profile, facts, ShellEnvironment{})), ::testing::IsEmpty());
+  EXPECT_THAT(codes(check(profile, facts)), ::testing::IsEmpty());
 }
 
 // Architectures from the catalog decide only for GPUs the catalog knows; a list nvcc printed
@@ -116,10 +121,27 @@ TEST(Check, CatalogListDoesNotCondemnAnArchitectureItDoesNotKnow) {
   facts.gpus[0].cc_minor = 0;
   facts.toolkits[0].archs = std::vector<int>{75, 80, 90, 100, 120};
   facts.toolkits[0].archs_source = "catalog for CUDA 13.0";
-  EXPECT_THAT(codes(evaluate(profile, facts, ShellEnvironment{})), ::testing::IsEmpty());
+  EXPECT_THAT(codes(check(profile, facts)), ::testing::IsEmpty());
   facts.toolkits[0].archs_source = "nvcc --list-gpu-arch";
-  EXPECT_THAT(codes(evaluate(profile, facts, ShellEnvironment{})),
-              ::testing::Contains("toolkit-too-old-for-arch"));
+  EXPECT_THAT(codes(check(profile, facts)), ::testing::Contains("toolkit-too-old-for-arch"));
+}
+
+// vLLM replicates the tp x pp group dp times: two replicas of one GPU need two GPUs, and the
+// finding says where the second comes from.
+TEST(Check, GpusNeededCountDataParallelReplicas) {
+  auto profile = pinned_profile();
+  profile.service.user = "gpulaunch";
+  profile.engine.kind = EngineKind::vllm;
+  profile.parallelism.dp = 2;
+  const auto findings = check(profile, blackwell_node());
+  const Finding* finding = find_code(findings, "gpu-count-short");
+  ASSERT_NE(finding, nullptr) << ::testing::PrintToString(codes(findings));
+  EXPECT_EQ(finding->summary,
+            "the profile needs 2 GPUs per node (tp 1 x pp 1 x dp 2), 1 available");
+  // SGLang's dp-attention splits the same GPUs instead.
+  profile.engine.kind = EngineKind::sglang;
+  profile.parallelism.dp_attention = true;
+  EXPECT_EQ(find_code(check(profile, blackwell_node()), "gpu-count-short"), nullptr);
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 
 #include "run/bridge.hpp"
 
+#include "supervise/exit_status.hpp"
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -26,6 +28,7 @@ struct BridgeRun {
   int exit_status = -1;
   std::vector<std::string> engine_lines;  // without the bridge's own "gpulaunch: " lines
   std::vector<std::string> notifications;
+  std::string last_line;  // whoever printed it
 };
 
 // `script` runs under /bin/sh; `timeout` ends it should the bridge stop reading (a wedged engine
@@ -38,6 +41,7 @@ BridgeRun run_engine(const std::string& script) {
   BridgeRun run;
   const std::function<void(std::string_view)> print = [&run](std::string_view line) {
     if (!line.starts_with("gpulaunch: ")) run.engine_lines.emplace_back(line);
+    run.last_line = line;
   };
   run.exit_status = run_bridge(options, notifier, print);
   run.notifications = notifier.states;
@@ -84,6 +88,20 @@ TEST(Bridge, ProgressAfterALongLineStillReportsTheLoadingPhase) {
       "head -c 200000 /dev/zero | tr '\\0' y; "
       "echo 'Loading safetensors checkpoint shards:  50% Completed | 4/8'");
   EXPECT_THAT(run.notifications, ::testing::Contains("STATUS=loading weights 50%"));
+}
+
+// record-exit reads the journal until `run`'s verdict is in: whatever the engine's end, the
+// bridge's last line must be one it recognises, naming the status the bridge exits with.
+TEST(Bridge, ItsLastLineIsTheVerdictRecordExitRecognises) {
+  for (const std::string script :
+       {"echo serving; exit 3", "echo 'error: unrecognized arguments: --tp 8' >&2; exit 2",
+        "exit 0"}) {
+    auto run = run_engine(script);
+    EXPECT_EQ(parse_run_verdict(run.last_line), run.exit_status) << script << ": " << run.last_line;
+  }
+  EXPECT_EQ(run_engine("exit 2").exit_status, 2);
+  EXPECT_EQ(run_engine("echo 'error: argument --tp: invalid int value' >&2; exit 2").exit_status,
+            kExitConfig);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "supervise/exit_class.hpp"
 
+#include "catalog/exit_codes.hpp"
+
 #include <gtest/gtest.h>
 
 namespace gl {
@@ -113,6 +115,16 @@ TEST(ExitClass, NamesRoundTrip) {
                      ExitClass::start_timeout, ExitClass::config_error, ExitClass::setup_failure,
                      ExitClass::budget, ExitClass::residue, ExitClass::crash})
     EXPECT_EQ(parse_exit_class(exit_class_name(value)), value);
+}
+
+// systemd stops restarting on exactly the statuses record-exit calls terminal: the unit's
+// RestartPreventExitStatus= and the classification read the same table.
+TEST(ExitClass, TerminalClassesAreTheStatusesThatPreventARestart) {
+  for (int status = 0; status <= 255; ++status) {
+    const auto result = classify_stop(stop("exit-code", "exited", std::to_string(status)));
+    EXPECT_EQ(is_terminal(result.value), prevents_restart(status))
+        << status << " is " << exit_class_name(result.value);
+  }
 }
 
 }  // namespace

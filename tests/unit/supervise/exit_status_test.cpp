@@ -29,5 +29,22 @@ TEST(ExitStatus, RecognisesArgparseErrors) {
   EXPECT_FALSE(is_usage_error_line("RuntimeError: Not enough memory."));
 }
 
+TEST(ExitStatus, TheVerdictLineNamesTheStatusRecordExitReadsBack) {
+  EXPECT_EQ(run_verdict_line("engine exited with status 1", 1),
+            "gpulaunch: engine exited with status 1; exiting with 1");
+  EXPECT_EQ(parse_run_verdict(run_verdict_line("engine exited with status 1", 1)), 1);
+  EXPECT_EQ(parse_run_verdict(run_verdict_line("engine was killed by signal 9 (Killed)", 137)),
+            137);
+  EXPECT_EQ(parse_run_verdict(run_verdict_line("", kExitReadyTimeout)), kExitReadyTimeout);
+}
+
+TEST(ExitStatus, EngineLinesThatMentionExitingAreNoVerdict) {
+  EXPECT_FALSE(parse_run_verdict("INFO worker exiting with 0 pending requests"));
+  EXPECT_FALSE(parse_run_verdict("gpulaunch: started engine, pid 12; waiting for http://x/health"));
+  EXPECT_FALSE(parse_run_verdict("gpulaunch: engine exited; exiting with one"));
+  EXPECT_FALSE(parse_run_verdict("gpulaunch: xexiting with 1"));
+  EXPECT_FALSE(parse_run_verdict("gpulaunch: exiting with "));
+}
+
 }  // namespace
 }  // namespace gl

@@ -80,7 +80,7 @@ Result<std::pair<Profile, UnitFile>> render_case(const GoldenCase& golden,
   RenderOptions options;
   options.gpulaunch_binary = binary;
   options.version = "(golden)";
-  return std::pair{*profile, render_unit(*profile, options)};
+  return std::pair{*profile, render_unit(*profile, make_launch_plan(*profile), options)};
 }
 
 class Golden : public ::testing::TestWithParam<GoldenCase> {};

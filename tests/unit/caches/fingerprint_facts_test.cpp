@@ -1,0 +1,85 @@
+// The fingerprint's toolkit is the one the JIT libraries pick in the unit's environment, decided
+// by the same rule `check` and the lock use; its architectures are those of the engine's GPUs.
+
+#include "caches/fingerprint_facts.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "profile/memory_source.hpp"
+#include "profile/validate.hpp"
+#include "rules/jit_toolkit.hpp"
+
+namespace gl {
+namespace {
+
+Profile load(const std::string& extra) {
+  MemorySource source({{"/p/f.toml",
+                        "[engine]\nkind = \"sglang\"\nvenv = \"/opt/venv\"\n"
+                        "[model]\npath = \"/m\"\n" +
+                            extra}});
+  auto profile = load_profile(source, "/p/f.toml");
+  EXPECT_TRUE(profile) << profile.error().message;
+  return profile.value_or(Profile{});
+}
+
+// No "found via" labels: facts from another gatherer (a --facts file) carry none, and the
+// fingerprint must not depend on them.
+ToolkitFact toolkit(const std::string& root, const std::string& version) {
+  ToolkitFact fact;
+  fact.root = fact.resolved_root = root;
+  fact.nvcc = root + "/bin/nvcc";
+  fact.root_exists = fact.nvcc_exists = true;
+  fact.nvcc_version = version;
+  return fact;
+}
+
+Facts node(std::vector<ToolkitFact> toolkits) {
+  Facts facts;
+  facts.gpus.push_back({0, "B200", "GPU-5a0c3b1e-8d2f-4e6a-9b7c-1f3e5d7a9c0b", 10, 0, 183359});
+  facts.gpus.push_back({1, "H100", "GPU-0e9d8c7b-6a5f-4e3d-2c1b-0a9f8e7d6c5b", 9, 0, 81559});
+  facts.toolkits = std::move(toolkits);
+  return facts;
+}
+
+void expect_the_rules_toolkit(const Profile& profile, const Facts& facts, const std::string& root,
+                              const std::string& version) {
+  const LaunchPlan plan = make_launch_plan(profile);
+  const JitPick pick = pick_jit_toolkit(plan.environment, facts);
+  const FingerprintInputs inputs = fingerprint_inputs(profile, plan, facts);
+  EXPECT_EQ(inputs.toolkit_path, pick.root);
+  EXPECT_EQ(inputs.toolkit_path, root);
+  EXPECT_EQ(inputs.toolkit_version, version);
+}
+
+TEST(FingerprintFacts, APinnedToolkitIsTheOneCudaHomeNames) {
+  const Profile profile = load("[toolkit]\ncuda_home = \"/usr/local/cuda-13.0\"\n");
+  expect_the_rules_toolkit(profile,
+                           node({toolkit("/usr", "12.0"), toolkit("/usr/local/cuda-13.0", "13.0")}),
+                           "/usr/local/cuda-13.0", "13.0");
+  // Not on the node: the pinned path still keys the caches, its version unknown.
+  expect_the_rules_toolkit(profile, node({toolkit("/usr", "12.0")}), "/usr/local/cuda-13.0", "");
+}
+
+TEST(FingerprintFacts, AnUnpinnedToolkitIsTheOneTheUnitsPathOrTheDefaultGives) {
+  const Profile profile = load("");
+  expect_the_rules_toolkit(
+      profile, node({toolkit("/usr/local/cuda", "12.8"), toolkit("/usr", "12.0")}), "/usr", "12.0");
+  expect_the_rules_toolkit(profile, node({toolkit("/usr/local/cuda", "12.8")}), "/usr/local/cuda",
+                           "12.8");
+  expect_the_rules_toolkit(profile, node({}), "", "");
+}
+
+// A node's other GPUs run other engines: their architecture is not this engine's kernels'.
+TEST(FingerprintFacts, ArchitecturesAreThoseOfTheEnginesGpus) {
+  const Facts facts = node({});
+  const Profile one = load("[gpus]\ndevices = [\"GPU-0e9d8c7b-6a5f-4e3d-2c1b-0a9f8e7d6c5b\"]\n");
+  EXPECT_THAT(fingerprint_inputs(one, make_launch_plan(one), facts).gpu_archs,
+              ::testing::ElementsAre("9.0"));
+  const Profile both = load("[gpus]\ncount = 2\n");
+  EXPECT_THAT(fingerprint_inputs(both, make_launch_plan(both), facts).gpu_archs,
+              ::testing::UnorderedElementsAre("10.0", "9.0"));
+}
+
+}  // namespace
+}  // namespace gl
