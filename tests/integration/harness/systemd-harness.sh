@@ -149,12 +149,13 @@ shift 8
 masked=("$@")
 mount --make-rprivate /
 mount -t tmpfs -o mode=0700 "$mark" "$scratch"
-# Hold on to the shared directories before anything is mounted over them.
-shared_dirs=()
+# Hold on to the shared directories before anything is mounted over them: as open descriptors,
+# since any path (this scratch directory too, when STATE_DIR is under /run) may be covered.
+shared_dirs=() shared_fds=()
 [[ -z $shared ]] || IFS=: read -r -a shared_dirs <<<"$shared"
-for i in "${!shared_dirs[@]}"; do
-  mkdir "$scratch/shared-$i"
-  mount --rbind "${shared_dirs[$i]}" "$scratch/shared-$i"
+for dir in "${shared_dirs[@]}"; do
+  exec {fd}<"$dir"
+  shared_fds+=("$fd")
 done
 # systemd remounts the tmpfs at /sys/fs/cgroup read-only and adds hierarchies to it: a remount
 # changes the superblock, so give it a private tmpfs holding binds of the host's hierarchies.
@@ -191,9 +192,12 @@ for dir in $private_sub; do
   mkdir -p "$dir"
   mount -t tmpfs -o mode=0755,nosuid,nodev "$mark" "$dir"
 done
+# The kernel follows /proc/self/fd/N to the directory itself; mount(8) must not resolve it.
 for i in "${!shared_dirs[@]}"; do
   mkdir -p "${shared_dirs[$i]}"
-  mount --rbind "$scratch/shared-$i" "${shared_dirs[$i]}"
+  mount --no-canonicalize --rbind "/proc/self/fd/${shared_fds[$i]}" "${shared_dirs[$i]}"
+  fd=${shared_fds[$i]}
+  exec {fd}<&-
 done
 mkdir -p /run/systemd/system /run/lock
 for unit in "${masked[@]}"; do ln -sf /dev/null "/run/systemd/system/$unit"; done

@@ -58,7 +58,7 @@ TEST(RecordStop, TheJournalIsReadAgainUntilRunsLastLineArrives) {
       {},
       FakeJournal::lines({"engine: loading weights"}),
       FakeJournal::lines({"engine: loading weights", "Traceback (most recent call last):",
-                          "gpulaunch: engine exited with status 1"}),
+                          run_verdict_line("engine exited with status 1", 1)}),
       FakeJournal::lines({"never read"})};
   const StopDecision decision = decide_stop({}, exited("1"), nullptr, &journal, clock);
   EXPECT_EQ(decision.stop.value, ExitClass::crash);
@@ -159,7 +159,7 @@ TEST(RecordStop, AnInvocationThatServedStableAfterIsForgivenBeforeItsStopCounts)
   before.last_class = "cuda-oom";
   before.last_failure_usec = now - 4'000'000'000LL;
   FakeJournal journal;
-  journal.invocation_reads = {FakeJournal::lines({"gpulaunch: engine exited with status 1"})};
+  journal.invocation_reads = {FakeJournal::lines({run_verdict_line("engine exited with status 1", 1)})};
   const StopDecision decision = decide_stop(before, exited("1"), &manager, &journal, clock);
   ASSERT_EQ(decision.events.size(), 2u);
   EXPECT_EQ(decision.events[0].kind, "stable");
