@@ -1,8 +1,14 @@
 #include "profile/cross_rules.hpp"
+
+#include "profile/unsafe_directives.hpp"
 #include "util/try.hpp"
 
 namespace gl {
 namespace {
+
+// Directives gpulaunch writes itself; service.extra may not replace them.
+constexpr std::string_view kOwnedDirectives[] = {"Type",         "ExecStart",   "NotifyAccess",
+                                                 "ExecStopPost", "Environment", "WatchdogSec"};
 
 Result<void> check_engine(const ValueReader& r, Profile& profile) {
   const auto& engine = profile.engine;
@@ -51,6 +57,23 @@ Result<void> check_model(const ValueReader& r, Profile& profile) {
   if (profile.model.revision && profile.model.is_local())
     return fail_at(r.where("model.revision"),
                    "'model.revision' applies to hub ids, not local paths");
+  return {};
+}
+
+// parallelism.nodes follows nodes.hosts (or must equal it), and dist_init_addr defaults to the
+// first host.
+Result<void> check_nodes(const ValueReader& r, Profile& profile) {
+  const auto& hosts = profile.nodes.hosts;
+  if (hosts.empty()) return {};
+  auto& p = profile.parallelism;
+  const auto count = static_cast<long long>(hosts.size());
+  if (r.node_at("parallelism.nodes") && p.nodes != count)
+    return fail_at(r.where("parallelism.nodes"),
+                   "'parallelism.nodes' = {} but 'nodes.hosts' lists {} host(s); they must agree",
+                   p.nodes, count);
+  p.nodes = count;
+  if (!p.dist_init_addr)
+    p.dist_init_addr = fmt::format("{}:{}", hosts.front(), profile.nodes.dist_init_port);
   return {};
 }
 
@@ -110,6 +133,51 @@ Result<void> check_restart(const ValueReader& r, Profile& profile) {
   return {};
 }
 
+// service.extra and service.unit_extra: whole lines, none that gpulaunch writes itself, and
+// nothing root-equivalent unless service.allow_unsafe_extra says so.
+Result<void> check_service(const ValueReader& r, Profile& profile) {
+  const auto& service = profile.service;
+  for (auto [key, lines] : {std::pair{"service.extra", &service.extra},
+                            std::pair{"service.unit_extra", &service.unit_extra}}) {
+    const toml::node* node = r.node_at(key);
+    for (size_t i = 0; i < lines->size(); ++i) {
+      const Location at = r.location(*node->as_array()->get(i));
+      const std::string& line = (*lines)[i];
+      if (line.ends_with('\\'))
+        return fail_at(at,
+                       "'{}' entries must not end with '\\' (systemd would join the next "
+                       "line to it)",
+                       key);
+      std::string_view name = std::string_view(line).substr(0, line.find('='));
+      for (auto owned : kOwnedDirectives)
+        if (name == owned)
+          return fail_at(at, "'{}' may not set {}= (gpulaunch writes it)", key, name);
+      if (service.allow_unsafe_extra) continue;
+      if (auto reason = unsafe_directive_reason(line))
+        return fail_at(at,
+                       "'{}' may not hold '{}': {} (only with 'service.allow_unsafe_extra = "
+                       "true', which makes the profile root-equivalent)",
+                       key, line, *reason);
+    }
+  }
+  return {};
+}
+
+// A secret NAME sets NAME_PATH (and keeps NAME's value out of the unit): env may set neither.
+Result<void> check_env(const ValueReader& r, Profile& profile) {
+  const toml::node* node = r.node_at("env");
+  if (!node) return {};
+  for (auto&& [key, value] : *node->as_table()) {
+    const std::string name{key.str()};
+    for (const auto& [secret, file] : profile.secrets)
+      if (name == secret || name == secret + "_PATH")
+        return fail_at(r.key_location(key, value),
+                       "'env.{}' is set by 'secrets.{}' (its value stays out of the unit)", name,
+                       secret);
+  }
+  return {};
+}
+
 std::string describe_world(const Profile& profile) {
   const auto& p = profile.parallelism;
   std::string text = fmt::format("tp {} x pp {}", p.tp, p.pp);
@@ -144,8 +212,8 @@ Result<void> check_layout(const ValueReader& r, Profile& profile) {
 }  // namespace
 
 Result<void> check_cross_rules(const ValueReader& reader, Profile& profile) {
-  for (auto rule : {check_engine, check_model, check_parallelism, check_speculative, check_gpus,
-                    check_restart, check_layout})
+  for (auto rule : {check_engine, check_model, check_nodes, check_parallelism, check_speculative,
+                    check_gpus, check_restart, check_service, check_env, check_layout})
     GL_TRY_VOID(rule(reader, profile));
   return {};
 }

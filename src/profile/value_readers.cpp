@@ -1,22 +1,22 @@
 #include "profile/value_readers.hpp"
 
-#include <algorithm>
-
 #include "profile/toml_parse.hpp"
-#include "util/try.hpp"
 
 namespace gl {
 
-bool has_control_or_nul(std::string_view text, bool allow_newline_tab) {
-  return std::any_of(text.begin(), text.end(), [&](char c) {
-    auto u = static_cast<unsigned char>(c);
-    if (allow_newline_tab) return u == 0;
-    return u < 0x20 || u == 0x7f;
-  });
-}
-
 bool is_absolute_path(std::string_view text) {
   return !text.empty() && text.front() == '/';
+}
+
+std::optional<Seconds> duration_value(const toml::node& node) {
+  if (node.is_integer()) return Seconds{*node.value<int64_t>()};
+  if (auto text = node.value<std::string>()) return parse_duration(*text);
+  return std::nullopt;
+}
+
+std::string memory_text(const toml::node& node) {
+  if (node.is_integer()) return std::to_string(*node.value<int64_t>());
+  return node.value<std::string>().value_or("");
 }
 
 ValueReader::ValueReader(const toml::table& table, Location fallback)
@@ -50,73 +50,42 @@ std::optional<std::string> ValueReader::string_at(std::string_view path) const {
   return std::nullopt;
 }
 
-Result<std::optional<std::string>> ValueReader::text_at(std::string_view path) const {
-  auto value = string_at(path);
-  if (value && has_control_or_nul(*value, false))
-    return fail_at(where(path), "'{}' must not contain control characters", path);
-  return value;
+std::optional<long long> ValueReader::integer_at(std::string_view path) const {
+  if (const toml::node* node = node_at(path)) return node->value<int64_t>();
+  return std::nullopt;
 }
 
-Result<std::optional<std::string>> ValueReader::path_at(std::string_view path) const {
-  auto value = text_at(path);
-  if (!value || !*value) return value;
-  if (!is_absolute_path(**value))
-    return fail_at(where(path), "'{}' must be an absolute path, got '{}'", path, **value);
-  return value;
+std::optional<double> ValueReader::number_at(std::string_view path) const {
+  if (const toml::node* node = node_at(path)) return node->value<double>();
+  return std::nullopt;
 }
 
-Result<std::optional<long long>> ValueReader::integer_at(std::string_view path, long long low,
-                                                         long long high) const {
-  const toml::node* node = node_at(path);
-  if (!node) return std::optional<long long>{};
-  long long value = *node->value<int64_t>();
-  if (value < low || value > high)
-    return fail_at(where(path), "'{}' must be between {} and {}, got {}", path, low, high, value);
-  return std::optional<long long>{value};
+std::optional<bool> ValueReader::boolean_at(std::string_view path) const {
+  if (const toml::node* node = node_at(path)) return node->value<bool>();
+  return std::nullopt;
 }
 
-Result<void> ValueReader::integer_into(std::string_view path, long long low, long long high,
-                                       long long& target) const {
-  GL_TRY(auto value, integer_at(path, low, high));
-  if (value) target = *value;
-  return {};
+std::optional<Seconds> ValueReader::duration_at(std::string_view path) const {
+  if (const toml::node* node = node_at(path)) return duration_value(*node);
+  return std::nullopt;
 }
 
-Result<void> ValueReader::duration_into(std::string_view path, Seconds low, Seconds high,
-                                        Seconds& target) const {
-  const toml::node* node = node_at(path);
-  if (!node) return {};
-  std::optional<Seconds> value;
-  if (node->is_integer()) {
-    value = Seconds{*node->value<int64_t>()};
-  } else {
-    value = parse_duration(*node->value<std::string>());
-    if (!value)
-      return fail_at(where(path), "'{}' is not a duration: '{}' (use seconds or \"20min\")", path,
-                     *node->value<std::string>());
-  }
-  if (*value < low || *value > high)
-    return fail_at(where(path), "'{}' must be between {} and {}, got {}", path,
-                   format_duration(low), format_duration(high), format_duration(*value));
-  target = *value;
-  return {};
+std::optional<std::string> ValueReader::memory_at(std::string_view path) const {
+  if (const toml::node* node = node_at(path)) return memory_text(*node);
+  return std::nullopt;
 }
 
 std::vector<std::string> ValueReader::strings_at(std::string_view path) const {
   std::vector<std::string> values;
   if (const toml::node* node = node_at(path))
-    for (auto&& item : *node->as_array()) values.push_back(*item.value<std::string>());
+    for (auto&& item : *node->as_array()) {
+      // gpus.devices may hold indices: as text, "0".
+      if (item.is_integer())
+        values.push_back(std::to_string(*item.value<int64_t>()));
+      else
+        values.push_back(*item.value<std::string>());
+    }
   return values;
-}
-
-Result<void> ValueReader::no_nul(std::string_view path,
-                                 const std::vector<std::string>& values) const {
-  const toml::node* node = node_at(path);
-  for (size_t i = 0; i < values.size(); ++i)
-    if (values[i].find('\0') != std::string::npos)
-      return fail_at(location(*node->as_array()->get(i)),
-                     "'{}' element {} contains a NUL byte, which no argv can carry", path, i);
-  return {};
 }
 
 }  // namespace gl

@@ -1,6 +1,7 @@
 #pragma once
-// Typed reads of a merged profile's table at a dotted key, with "file:line:col" errors. The
-// structure check (schema_check) has already made sure each key holds its schema type.
+// Reads of a merged profile's table at a dotted key, once schema_check has checked every value
+// against its type, range and shape: they convert, they do not fail. Locations for the errors
+// the section readers and cross rules still give.
 
 #include <optional>
 #include <string>
@@ -14,9 +15,12 @@
 
 namespace gl {
 
-// Control characters (or, with allow_newline_tab, only NUL) in a value.
-bool has_control_or_nul(std::string_view text, bool allow_newline_tab);
 bool is_absolute_path(std::string_view text);
+
+// An integer of seconds or a string like "20min"; nullopt when the string is not a duration.
+std::optional<Seconds> duration_value(const toml::node& node);
+// A memory size as systemd reads it: an integer is bytes.
+std::string memory_text(const toml::node& node);
 
 class ValueReader {
  public:
@@ -31,19 +35,12 @@ class ValueReader {
   Location key_location(const toml::key& key, const toml::node& node) const;
 
   std::optional<std::string> string_at(std::string_view path) const;
-  // A string without control characters.
-  Result<std::optional<std::string>> text_at(std::string_view path) const;
-  // text_at, and absolute when set and not empty.
-  Result<std::optional<std::string>> path_at(std::string_view path) const;
-  Result<std::optional<long long>> integer_at(std::string_view path, long long low,
-                                              long long high) const;
-  // Leaves `target` (the default) alone when the key is missing.
-  Result<void> integer_into(std::string_view path, long long low, long long high,
-                            long long& target) const;
-  Result<void> duration_into(std::string_view path, Seconds low, Seconds high,
-                             Seconds& target) const;
+  std::optional<long long> integer_at(std::string_view path) const;
+  std::optional<double> number_at(std::string_view path) const;
+  std::optional<bool> boolean_at(std::string_view path) const;
+  std::optional<Seconds> duration_at(std::string_view path) const;
+  std::optional<std::string> memory_at(std::string_view path) const;
   std::vector<std::string> strings_at(std::string_view path) const;
-  Result<void> no_nul(std::string_view path, const std::vector<std::string>& values) const;
 
  private:
   const toml::table& table_;
