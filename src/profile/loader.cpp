@@ -13,6 +13,7 @@
 #include "util/atomic_file.hpp"
 #include "util/did_you_mean.hpp"
 #include "util/safe_file.hpp"
+#include "util/try.hpp"
 
 namespace gl {
 namespace fs = std::filesystem;
@@ -37,10 +38,8 @@ class Merger {
   Result<MergedProfile> load_file(const fs::path& path, std::string name,
                                   std::vector<std::string> chain) {
     const std::string shown = absolute_text(path);
-    auto text = source_.read(path);
-    if (!text) return std::unexpected(text.error());
-    auto table = parse_toml(*text, shown);
-    if (!table) return std::unexpected(table.error());
+    GL_TRY(const std::string text, source_.read(path));
+    GL_TRY(toml::table table, parse_toml(text, shown));
 
     MergedProfile merged;
     merged.name = name;
@@ -48,7 +47,7 @@ class Merger {
     merged.file = shown;
     chain.push_back(name);
 
-    if (toml::node* extends = table->get("extends")) {
+    if (toml::node* extends = table.get("extends")) {
       const Location where = location_of(*extends, Location{shown});
       auto parent_name = extends->value<std::string>();
       if (!parent_name)
@@ -67,26 +66,23 @@ class Merger {
         return fail_at(where, "profile '{}' named by 'extends' not found{}", *parent_name,
                        did_you_mean_suffix(*parent_name, names));
       }
-      auto parent = load_file(*parent_path, *parent_name, chain);
-      if (!parent) return std::unexpected(parent.error());
-      table->erase("extends");
-      merged.sources = std::move(parent->sources);
-      merged.table = std::move(parent->table);
+      GL_TRY(MergedProfile parent, load_file(*parent_path, *parent_name, chain));
+      table.erase("extends");
+      merged.sources = std::move(parent.sources);
+      merged.table = std::move(parent.table);
     }
     merged.sources.push_back(shown);
-    merge_into(merged.table, std::move(*table));
+    merge_into(merged.table, std::move(table));
 
     for (const auto& dropin_path : source_.dropins(path)) {
       const std::string dropin_shown = absolute_text(dropin_path);
-      auto dropin_text = source_.read(dropin_path);
-      if (!dropin_text) return std::unexpected(dropin_text.error());
-      auto dropin = parse_toml(*dropin_text, dropin_shown);
-      if (!dropin) return std::unexpected(dropin.error());
-      if (toml::node* extends = dropin->get("extends"))
+      GL_TRY(const std::string dropin_text, source_.read(dropin_path));
+      GL_TRY(toml::table dropin, parse_toml(dropin_text, dropin_shown));
+      if (toml::node* extends = dropin.get("extends"))
         return fail_at(location_of(*extends, Location{dropin_shown}),
                        "'extends' belongs in the profile itself, not in a drop-in");
       merged.sources.push_back(dropin_shown);
-      merge_into(merged.table, std::move(*dropin));
+      merge_into(merged.table, std::move(dropin));
     }
     return merged;
   }
@@ -103,7 +99,7 @@ Result<MergedProfile> load_unchecked(const ProfileSource& source, std::string_vi
     if (!name) return failf("{}:1:1: {}", absolute_text(path), name.error().message);
     return merger.load_file(path, std::move(*name), {});
   }
-  if (!name) return std::unexpected(name.error());
+  GL_TRY_VOID(name);
   auto path = source.find(name_or_path, {});
   if (!path) {
     std::vector<std::string> names;
@@ -194,10 +190,9 @@ Result<std::string> DirectorySource::read(const fs::path& path) const {
   std::error_code error;
   const fs::path resolved = fs::canonical(fs::absolute(path), error);
   if (error) return failf("Failed to open '{}': {}", shown, error.message());
-  auto read = read_regular_nofollow(resolved, kMaxProfileBytes);
-  if (!read) return std::unexpected(read.error());
-  if (!*read) return failf("Failed to open '{}': No such file or directory", shown);
-  return std::move((*read)->content);
+  GL_TRY(auto read, read_regular_nofollow(resolved, kMaxProfileBytes));
+  if (!read) return failf("Failed to open '{}': No such file or directory", shown);
+  return std::move(read->content);
 }
 
 std::vector<fs::path> DirectorySource::dropins(const fs::path& path) const {
@@ -256,7 +251,7 @@ Result<MergedProfile> within_snapshot_limit(Result<MergedProfile> merged) {
 }  // namespace
 
 Result<MergedProfile> load_merged(const ProfileSource& source, std::string_view name_or_path) {
-  if (auto trusted = source.check_trusted(); !trusted) return std::unexpected(trusted.error());
+  GL_TRY_VOID(source.check_trusted());
   return within_snapshot_limit(load_unchecked(source, name_or_path));
 }
 

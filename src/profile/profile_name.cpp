@@ -1,4 +1,5 @@
 #include "profile/profile_name.hpp"
+#include "util/try.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -37,8 +38,7 @@ bool is_profile_path(std::string_view argument) {
 
 Result<std::string> profile_name_of(std::string_view name_or_path) {
   if (!is_profile_path(name_or_path)) {
-    if (auto valid = check_profile_name(name_or_path); !valid)
-      return std::unexpected(valid.error());
+    GL_TRY_VOID(check_profile_name(name_or_path));
     return std::string(name_or_path);
   }
   const std::filesystem::path path{std::string(name_or_path)};
@@ -46,7 +46,7 @@ Result<std::string> profile_name_of(std::string_view name_or_path) {
     return failf("'{}' is neither a profile name nor a path to a NAME{} file", name_or_path,
                  kProfileSuffix);
   std::string name = path.stem().string();
-  if (auto valid = check_profile_name(name); !valid) return std::unexpected(valid.error());
+  GL_TRY_VOID(check_profile_name(name));
   return name;
 }
 

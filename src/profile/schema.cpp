@@ -15,101 +15,169 @@ constexpr size_t kPath = 4096;           // PATH_MAX
 constexpr size_t kLine = 4096;           // one unit file directive
 constexpr size_t kArgument = 16384;      // one argv word or environment value (JSON configs)
 
+// Rows are built by assignment: g++ 12 warns about members a designated initializer leaves out.
+constexpr KeySpec key(std::string_view path, KeyType type, size_t max_length, Shape shape,
+                      std::optional<Range> range, std::string_view sample, std::string_view help) {
+  KeySpec spec{};
+  spec.path = path;
+  spec.type = type;
+  spec.max_length = max_length;
+  spec.shape = shape;
+  spec.range = range;
+  spec.sample = sample;
+  spec.help = help;
+  return spec;
+}
+constexpr KeySpec section(std::string_view path, std::string_view help) {
+  return key(path, KeyType::table, 0, Shape::text, std::nullopt, "", help);
+}
+constexpr KeySpec string(std::string_view path, size_t max_length, Shape shape,
+                         std::string_view sample, std::string_view help) {
+  return key(path, KeyType::string, max_length, shape, std::nullopt, sample, help);
+}
+constexpr KeySpec strings(std::string_view path, size_t max_length, Shape shape,
+                          std::string_view sample, std::string_view help) {
+  return key(path, KeyType::string_array, max_length, shape, std::nullopt, sample, help);
+}
+constexpr KeySpec integer(std::string_view path, double low, double high, std::string_view sample,
+                          std::string_view help) {
+  return key(path, KeyType::integer, 0, Shape::text, Range{low, high}, sample, help);
+}
+constexpr KeySpec boolean(std::string_view path, std::string_view sample, std::string_view help) {
+  return key(path, KeyType::boolean, 0, Shape::text, std::nullopt, sample, help);
+}
+// Bounds in seconds.
+constexpr KeySpec duration(std::string_view path, double low, double high, std::string_view sample,
+                           std::string_view help) {
+  return key(path, KeyType::duration, kName, Shape::text, Range{low, high}, sample, help);
+}
+constexpr KeySpec free_table(std::string_view path, size_t max_length, std::string_view sample,
+                             std::string_view help) {
+  return key(path, KeyType::free_table, max_length, Shape::text, std::nullopt, sample, help);
+}
+
+constexpr double kPorts[] = {1, 65535};
+constexpr double kDay = 86400;
+
 constexpr std::array kSchema{
-    KeySpec{"description", KeyType::string, kText, "One line shown in the unit's Description="},
-    KeySpec{"extends", KeyType::string, kName, "Name of a profile whose keys this one starts from"},
+    string("description", kText, Shape::text, R"("A test")",
+           "One line shown in the unit's Description="),
+    string("extends", kName, Shape::text, R"("parent")",
+           "Name of a profile whose keys this one starts from"),
 
-    KeySpec{"engine", KeyType::table, 0, "The inference server"},
-    KeySpec{"engine.kind", KeyType::string, kName, "sglang, vllm, trtllm or command"},
-    KeySpec{"engine.venv", KeyType::string, kPath, "Virtual environment holding the engine"},
-    KeySpec{"engine.python", KeyType::string, kPath, "Python interpreter, when there is no venv"},
-    KeySpec{"engine.executable", KeyType::string, kPath, "Launcher to run instead of the default"},
-    KeySpec{"engine.args", KeyType::string_array, kArgument, "Extra arguments, passed verbatim"},
-    KeySpec{"engine.argv", KeyType::string_array, kArgument,
-            "kind = \"command\": the whole command line"},
-    KeySpec{"engine.mem_fraction", KeyType::number, 0,
-            "GPU memory fraction (--mem-fraction-static, --gpu-memory-utilization)"},
-    KeySpec{"engine.max_requests", KeyType::integer, 0,
-            "Concurrent requests (--max-running-requests, --max-num-seqs)"},
-    KeySpec{"engine.cuda_graph_max_bs", KeyType::integer, 0, "SGLang --cuda-graph-max-bs"},
+    section("engine", "The inference server"),
+    string("engine.kind", kName, Shape::text, R"("vllm")", "sglang, vllm, trtllm or command"),
+    string("engine.venv", kPath, Shape::absolute_path, R"("/opt/other")",
+           "Virtual environment holding the engine"),
+    string("engine.python", kPath, Shape::absolute_path, R"("/usr/bin/python3")",
+           "Python interpreter, when there is no venv"),
+    string("engine.executable", kPath, Shape::absolute_path, R"("/opt/bin/serve")",
+           "Launcher to run instead of the default"),
+    strings("engine.args", kArgument, Shape::any, R"(["--trust-remote-code"])",
+            "Extra arguments, passed verbatim"),
+    strings("engine.argv", kArgument, Shape::any, R"(["/opt/bin/other"])",
+            "kind = \"command\": the whole command line"),
+    key("engine.mem_fraction", KeyType::number, 0, Shape::text, Range{0, 1, true}, "0.5",
+        "GPU memory fraction (--mem-fraction-static, --gpu-memory-utilization)"),
+    integer("engine.max_requests", 1, 1'000'000, "64",
+            "Concurrent requests (--max-running-requests, --max-num-seqs)"),
+    integer("engine.cuda_graph_max_bs", 1, 4096, "32", "SGLang --cuda-graph-max-bs"),
 
-    KeySpec{"model", KeyType::table, 0, "What to serve"},
-    KeySpec{"model.path", KeyType::string, kPath, "Absolute local path or hub id"},
-    KeySpec{"model.served_name", KeyType::string, kHost, "Name clients ask for"},
-    KeySpec{"model.revision", KeyType::string, kHost, "Hub revision to pin"},
+    section("model", "What to serve"),
+    string("model.path", kPath, Shape::model_path, R"("org/other")",
+           "Absolute local path or hub id"),
+    string("model.served_name", kHost, Shape::text, R"("chat")", "Name clients ask for"),
+    string("model.revision", kHost, Shape::text, R"("v2")", "Hub revision to pin"),
 
-    KeySpec{"parallelism", KeyType::table, 0, "How ranks are laid out"},
-    KeySpec{"parallelism.tp", KeyType::integer, 0, "Tensor parallel size"},
-    KeySpec{"parallelism.pp", KeyType::integer, 0, "Pipeline parallel size"},
-    KeySpec{"parallelism.ep", KeyType::integer, 0, "Expert parallel size"},
-    KeySpec{"parallelism.dp", KeyType::integer, 0, "Data parallel size"},
-    KeySpec{"parallelism.dp_attention", KeyType::boolean, 0, "SGLang data-parallel attention"},
-    KeySpec{"parallelism.nodes", KeyType::integer, 0, "Nodes the ranks span"},
-    KeySpec{"parallelism.dist_init_addr", KeyType::string, kHostPort,
-            "host:port of rank 0 (nodes > 1)"},
+    section("parallelism", "How ranks are laid out"),
+    integer("parallelism.tp", 1, 1024, "2", "Tensor parallel size"),
+    integer("parallelism.pp", 1, 1024, "2", "Pipeline parallel size"),
+    integer("parallelism.ep", 1, 1024, "2", "Expert parallel size"),
+    integer("parallelism.dp", 1, 1024, "2", "Data parallel size"),
+    boolean("parallelism.dp_attention", "true", "SGLang data-parallel attention"),
+    integer("parallelism.nodes", 1, 1024, "2", "Nodes the ranks span"),
+    string("parallelism.dist_init_addr", kHostPort, Shape::host_port, R"("10.0.0.2:5000")",
+           "host:port of rank 0 (nodes > 1)"),
 
-    KeySpec{"nodes", KeyType::table, 0, "The hosts of a multi-node profile, reached over SSH"},
-    KeySpec{"nodes.hosts", KeyType::string_array, kHost, "Hosts in rank order (rank 0 first)"},
-    KeySpec{"nodes.ssh_user", KeyType::string, kName, "User ssh logs in as (default: ssh's own)"},
-    KeySpec{"nodes.ssh_port", KeyType::integer, 0, "Port of each node's sshd (default 22)"},
-    KeySpec{"nodes.ssh_identity", KeyType::string, kPath, "Private key ssh uses (-i)"},
-    KeySpec{"nodes.ssh_known_hosts", KeyType::string, kPath, "known_hosts file, checked strictly"},
-    KeySpec{"nodes.dist_init_port", KeyType::integer, 0,
-            "Port on the first host for the default dist_init_addr (default 5000)"},
-    KeySpec{"nodes.gpulaunch", KeyType::string, kPath,
-            "gpulaunch on each node (default /usr/bin/gpulaunch)"},
+    section("nodes", "The hosts of a multi-node profile, reached over SSH"),
+    strings("nodes.hosts", kHost, Shape::host, R"(["node-a", "node-b"])",
+            "Hosts in rank order (rank 0 first)"),
+    string("nodes.ssh_user", kName, Shape::text, R"("admin")",
+           "User ssh logs in as (default: ssh's own)"),
+    integer("nodes.ssh_port", kPorts[0], kPorts[1], "2222",
+            "Port of each node's sshd (default 22)"),
+    string("nodes.ssh_identity", kPath, Shape::absolute_path, R"("/root/.ssh/id_ed25519")",
+           "Private key ssh uses (-i)"),
+    string("nodes.ssh_known_hosts", kPath, Shape::absolute_path, R"("/etc/ssh/known")",
+           "known_hosts file, checked strictly"),
+    integer("nodes.dist_init_port", kPorts[0], kPorts[1], "6000",
+            "Port on the first host for the default dist_init_addr (default 5000)"),
+    string("nodes.gpulaunch", kPath, Shape::absolute_path, R"("/opt/bin/gpulaunch")",
+           "gpulaunch on each node (default /usr/bin/gpulaunch)"),
 
-    KeySpec{"speculative", KeyType::table, 0, "Speculative decoding"},
-    KeySpec{"speculative.algorithm", KeyType::string, kName,
-            "Engine's name for it: EAGLE3, DFLASH, ..."},
-    KeySpec{"speculative.draft_model", KeyType::string, kPath, "Draft model path or hub id"},
-    KeySpec{"speculative.num_steps", KeyType::integer, 0, "Draft steps"},
-    KeySpec{"speculative.eagle_topk", KeyType::integer, 0, "Branching per step"},
-    KeySpec{"speculative.num_draft_tokens", KeyType::integer, 0, "Tokens verified per step"},
+    section("speculative", "Speculative decoding"),
+    string("speculative.algorithm", kName, Shape::word, R"("DFLASH")",
+           "Engine's name for it: EAGLE3, DFLASH, ..."),
+    string("speculative.draft_model", kPath, Shape::text, R"("org/draft")",
+           "Draft model path or hub id"),
+    integer("speculative.num_steps", 1, 64, "3", "Draft steps"),
+    integer("speculative.eagle_topk", 1, 64, "2", "Branching per step"),
+    integer("speculative.num_draft_tokens", 1, 64, "4", "Tokens verified per step"),
 
-    KeySpec{"toolkit", KeyType::table, 0, "The CUDA toolkit JIT compilers use"},
-    KeySpec{"toolkit.cuda_home", KeyType::string, kPath, "Toolkit root pinned as CUDA_HOME"},
-    KeySpec{"toolkit.min_version", KeyType::string, kName, "Lowest acceptable toolkit version"},
-    KeySpec{"toolkit.arch_list", KeyType::string, kText, "Architectures to compile for, \"12.0f\""},
+    section("toolkit", "The CUDA toolkit JIT compilers use"),
+    string("toolkit.cuda_home", kPath, Shape::toolkit_root, R"("/usr/local/cuda-13.0")",
+           "Toolkit root pinned as CUDA_HOME"),
+    string("toolkit.min_version", kName, Shape::toolkit_version, R"("13.0")",
+           "Lowest acceptable toolkit version"),
+    string("toolkit.arch_list", kText, Shape::arch_list, R"("12.0f")",
+           "Architectures to compile for, \"12.0f\""),
 
-    KeySpec{"gpus", KeyType::table, 0, "Which GPUs the engine gets"},
-    KeySpec{"gpus.devices", KeyType::device_array, kName * 2, "Indices or UUIDs"},
-    KeySpec{"gpus.count", KeyType::integer, 0, "First N GPUs, when devices is not given"},
-    KeySpec{"gpus.arch", KeyType::string, kName, "Expected compute capability, \"12.0\""},
+    section("gpus", "Which GPUs the engine gets"),
+    key("gpus.devices", KeyType::device_array, kName * 2, Shape::gpu_device, Range{0, 1023},
+        R"([1, "2"])", "Indices or UUIDs"),
+    integer("gpus.count", 1, 1024, "2", "First N GPUs, when devices is not given"),
+    string("gpus.arch", kName, Shape::compute_capability, R"("12.0")",
+           "Expected compute capability, \"12.0\""),
 
-    KeySpec{"caches", KeyType::table, 0, "Where JIT caches live"},
-    KeySpec{"caches.root", KeyType::string, kPath, "Root of this profile's caches"},
-    KeySpec{"caches.paths", KeyType::free_table, kPath, "Per-cache directory overrides"},
+    section("caches", "Where JIT caches live"),
+    string("caches.root", kPath, Shape::absolute_path, R"("/srv/cache")",
+           "Root of this profile's caches"),
+    free_table("caches.paths", kPath, R"({ triton = "/srv/triton" })",
+               "Per-cache directory overrides"),
 
-    KeySpec{"server", KeyType::table, 0, "The HTTP endpoint"},
-    KeySpec{"server.host", KeyType::string, kHost, "Address to listen on"},
-    KeySpec{"server.port", KeyType::integer, 0, "Port to listen on"},
-    KeySpec{"server.health_path", KeyType::string, kText, "Path answering 200 once serving"},
-    KeySpec{"server.ready_timeout", KeyType::duration, kName, "Longest model load before failing"},
-    KeySpec{"server.watchdog", KeyType::duration, kName, "Health silence before a restart"},
+    section("server", "The HTTP endpoint"),
+    string("server.host", kHost, Shape::listen_address, R"("0.0.0.0")", "Address to listen on"),
+    integer("server.port", kPorts[0], kPorts[1], "8080", "Port to listen on"),
+    string("server.health_path", kText, Shape::url_path, R"("/ready")",
+           "Path answering 200 once serving"),
+    duration("server.ready_timeout", 1, kDay, R"("30min")", "Longest model load before failing"),
+    duration("server.watchdog", 0, 3600, "60", "Health silence before a restart"),
 
-    KeySpec{"restart", KeyType::table, 0, "What happens when the engine stops"},
-    KeySpec{"restart.policy", KeyType::string, kName, "on-failure, always or no"},
-    KeySpec{"restart.delay", KeyType::duration, kName, "First restart delay"},
-    KeySpec{"restart.max_delay", KeyType::duration, kName, "Cap of the doubling delay"},
-    KeySpec{"restart.stable_after", KeyType::duration, kName, "Uptime that resets the backoff"},
-    KeySpec{"restart.budget", KeyType::integer, 0, "Failed starts before staying down"},
-    KeySpec{"restart.step_down", KeyType::boolean, 0, "Lower memory knobs after an OOM"},
+    section("restart", "What happens when the engine stops"),
+    string("restart.policy", kName, Shape::text, R"("always")", "on-failure, always or no"),
+    duration("restart.delay", 1, 3600, "20", "First restart delay"),
+    duration("restart.max_delay", 1, kDay, R"("10min")", "Cap of the doubling delay"),
+    duration("restart.stable_after", 1, 7 * kDay, R"("20min")", "Uptime that resets the backoff"),
+    integer("restart.budget", 1, 1000, "3", "Failed starts before staying down"),
+    boolean("restart.step_down", "false", "Lower memory knobs after an OOM"),
 
-    KeySpec{"service", KeyType::table, 0, "The systemd service"},
-    KeySpec{"service.user", KeyType::string, kName, "User= to run as"},
-    KeySpec{"service.group", KeyType::string, kName, "Group= to run as"},
-    KeySpec{"service.memory_max", KeyType::memory, kName, "MemoryMax= host memory limit"},
-    KeySpec{"service.extra", KeyType::string_array, kLine, "Extra Key=Value lines for [Service]"},
-    KeySpec{"service.unit_extra", KeyType::string_array, kLine, "Extra Key=Value lines for [Unit]"},
-    KeySpec{"service.allow_unsafe_extra", KeyType::boolean, 0,
+    section("service", "The systemd service"),
+    string("service.user", kName, Shape::account_name, R"("llm")", "User= to run as"),
+    string("service.group", kName, Shape::account_name, R"("llm")", "Group= to run as"),
+    key("service.memory_max", KeyType::memory, kName, Shape::memory_size, std::nullopt, R"("900G")",
+        "MemoryMax= host memory limit"),
+    strings("service.extra", kLine, Shape::directive, R"(["Nice=5"])",
+            "Extra Key=Value lines for [Service]"),
+    strings("service.unit_extra", kLine, Shape::directive, R"(["After=network-online.target"])",
+            "Extra Key=Value lines for [Unit]"),
+    boolean("service.allow_unsafe_extra", "true",
             "Let extra and unit_extra run privileged commands, change the user or relax the "
-            "hardening: root-equivalent"},
+            "hardening: root-equivalent"),
 
-    KeySpec{"secrets", KeyType::free_table, kPath,
-            "NAME = a root-owned 0600 file, passed as systemd credential NAME"},
+    free_table("secrets", kPath, R"({ HF_TOKEN = "/etc/gpulaunch/secrets/hf" })",
+               "NAME = a root-owned 0600 file, passed as systemd credential NAME"),
 
-    KeySpec{"env", KeyType::free_table, kArgument, "Extra environment variables"},
+    free_table("env", kArgument, R"({ MY_FLAG = "1" })", "Extra environment variables"),
 };
 
 }  // namespace

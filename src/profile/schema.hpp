@@ -3,10 +3,13 @@
 // gpulaunch.toml(5) page all read it.
 
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "profile/shapes.hpp"
 
 namespace gl {
 
@@ -23,11 +26,24 @@ enum class KeyType {
   memory,        // "900G", "80%", "infinity"
 };
 
+// The values a number may take: integers, numbers, durations in seconds, device indices.
+struct Range {
+  double low;
+  double high;
+  bool above_low = false;  // low itself is out (mem_fraction > 0)
+};
+
 struct KeySpec {
   std::string_view path;  // dotted: "parallelism.tp"
   KeyType type;
   // Longest string in bytes: the value, each element of an array, each value of a free table.
-  size_t max_length;
+  size_t max_length = 0;
+  // What a string, each string of an array, or a memory size must look like.
+  Shape shape = Shape::text;
+  std::optional<Range> range;
+  // A valid value other than the default, as TOML: the schema test sets each key to it and
+  // expects a different Profile. Empty for sections.
+  std::string_view sample;
   std::string_view help;
 };
 

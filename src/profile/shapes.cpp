@@ -125,4 +125,94 @@ bool is_variable_name(std::string_view text) {
          scan.run([](char c) { return is_alnum(c) || c == '_'; }, 0) && scan.done();
 }
 
+bool has_control_or_nul(std::string_view text) {
+  for (char c : text) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) return true;
+  }
+  return false;
+}
+
+bool has_shape(Shape shape, std::string_view text) {
+  if (shape == Shape::any) return text.find('\0') == std::string_view::npos;
+  if (has_control_or_nul(text)) return false;
+  const bool absolute = !text.empty() && text.front() == '/';
+  switch (shape) {
+    case Shape::any:
+    case Shape::text:
+      return true;
+    case Shape::absolute_path:
+      return absolute;
+    case Shape::model_path:
+      return absolute || is_hub_id(text);
+    case Shape::toolkit_root:
+      return absolute && text.find_first_of(": ") == std::string_view::npos;
+    case Shape::host:
+      return is_host(text);
+    case Shape::listen_address:
+      return !text.empty() && text.find_first_of(" /") == std::string_view::npos;
+    case Shape::url_path:
+      return absolute && text.find(' ') == std::string_view::npos;
+    case Shape::host_port:
+      return host_port(text).has_value();
+    case Shape::word:
+      return is_word(text);
+    case Shape::toolkit_version:
+      return is_toolkit_version(text);
+    case Shape::arch_list:
+      return is_arch_list(text);
+    case Shape::gpu_device:
+      return is_gpu_device(text);
+    case Shape::compute_capability:
+      return is_compute_capability(text);
+    case Shape::account_name:
+      return is_account_name(text);
+    case Shape::memory_size:
+      return is_memory_size(text);
+    case Shape::directive:
+      return is_directive(text);
+  }
+  return false;
+}
+
+std::string_view shape_requirement(Shape shape) {
+  switch (shape) {
+    case Shape::any:
+      return "not contain a NUL byte";
+    case Shape::text:
+      return "not contain control characters";
+    case Shape::absolute_path:
+      return "be an absolute path";
+    case Shape::model_path:
+      return "be an absolute path or a hub id like 'org/name'";
+    case Shape::toolkit_root:
+      return "be an absolute path without ':' or spaces (it goes into PATH)";
+    case Shape::host:
+      return "be a host name or address";
+    case Shape::listen_address:
+      return "be an address or host name";
+    case Shape::url_path:
+      return "start with '/'";
+    case Shape::host_port:
+      return "be host:port";
+    case Shape::word:
+      return "be a name like EAGLE3 or DFLASH";
+    case Shape::toolkit_version:
+      return "look like \"13.0\"";
+    case Shape::arch_list:
+      return "list architectures like \"12.0f\" or \"9.0a 10.0a\"";
+    case Shape::gpu_device:
+      return "be an index or a GPU-/MIG- UUID";
+    case Shape::compute_capability:
+      return "be a compute capability like \"12.0\"";
+    case Shape::account_name:
+      return "be a user or group name";
+    case Shape::memory_size:
+      return "be a size like \"900G\", a percentage or \"infinity\"";
+    case Shape::directive:
+      return "be a single 'Key=Value' line";
+  }
+  return "";
+}
+
 }  // namespace gl

@@ -44,4 +44,31 @@ bool is_directive(std::string_view text);
 // [A-Za-z_][A-Za-z0-9_]*  (an environment variable name)
 bool is_variable_name(std::string_view text);
 
+// The grammar a string key's value must match, named in the key table (schema.hpp) and checked
+// there for every key alike. All but `any` also refuse control characters.
+enum class Shape {
+  any,                 // every byte but NUL: argv words
+  text,                // one line without control characters
+  absolute_path,       // /...
+  model_path,          // an absolute path or is_hub_id
+  toolkit_root,        // an absolute path without ':' or ' ' (it goes into PATH)
+  host,                // is_host
+  listen_address,      // not empty, without ' ' or '/' (an address or host name to bind)
+  url_path,            // /[^ ]*
+  host_port,           // host_port
+  word,                // is_word
+  toolkit_version,     // is_toolkit_version
+  arch_list,           // is_arch_list
+  gpu_device,          // is_gpu_device
+  compute_capability,  // is_compute_capability
+  account_name,        // is_account_name
+  memory_size,         // is_memory_size
+  directive,           // is_directive
+};
+
+bool has_control_or_nul(std::string_view text);
+bool has_shape(Shape shape, std::string_view text);
+// What a value of `shape` must do, for "'key' must <this>, got '...'".
+std::string_view shape_requirement(Shape shape);
+
 }  // namespace gl

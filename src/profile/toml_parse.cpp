@@ -1,6 +1,7 @@
 #include "profile/toml_parse.hpp"
 
 #include "util/scan.hpp"
+#include "util/try.hpp"
 
 namespace gl {
 namespace {
@@ -324,7 +325,7 @@ Result<void> guard_toml_text(std::string_view text, const std::string& path) {
 }
 
 Result<toml::table> parse_toml(std::string_view text, const std::string& path) {
-  if (auto guarded = guard_toml_text(text, path); !guarded) return std::unexpected(guarded.error());
+  GL_TRY_VOID(guard_toml_text(text, path));
   try {
     return toml::parse(text, std::string_view{path});
   } catch (const toml::parse_error& error) {

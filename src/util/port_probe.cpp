@@ -7,6 +7,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "util/unique_fd.hpp"
+
 namespace gl {
 
 Result<PortState> probe_port(const std::string& host, long long port) {
@@ -25,13 +27,13 @@ Result<PortState> probe_port(const std::string& host, long long port) {
     return failf("Failed to resolve '{}': {}", host, gai_strerror(code));
   Result<PortState> result = failf("Failed to bind '{}:{}': no address", host, port);
   for (addrinfo* address = addresses; address; address = address->ai_next) {
-    int fd = socket(address->ai_family, address->ai_socktype, address->ai_protocol);
-    if (fd < 0) continue;
+    UniqueFd fd(socket(address->ai_family, address->ai_socktype, address->ai_protocol));
+    if (!fd) continue;
     int on = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
-    int bound = bind(fd, address->ai_addr, address->ai_addrlen);
+    setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    int bound = bind(fd.get(), address->ai_addr, address->ai_addrlen);
     int bind_errno = errno;
-    close(fd);
+    fd = UniqueFd();
     if (bound == 0) {
       result = PortState::free;
       continue;  // every address must be free

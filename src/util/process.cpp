@@ -1,4 +1,5 @@
 #include "util/process.hpp"
+#include "util/try.hpp"
 
 #include <grp.h>
 #include <pwd.h>
@@ -89,11 +90,10 @@ Result<ProcessOutput> run_unprivileged(const std::string& program,
   bp::environment clean;
   clean["PATH"] = "/usr/bin:/bin";
   if (::geteuid() != 0) return run(program, args, timeout, clean, bp::start_dir = "/");
-  auto identity = unprivileged_identity(service_user);
-  if (!identity) return std::unexpected(identity.error());
+  GL_TRY(const auto identity, unprivileged_identity(service_user));
   DropPrivileges drop;
-  drop.uid = identity->uid;
-  drop.gid = identity->gid;
+  drop.uid = identity.uid;
+  drop.gid = identity.gid;
   return run(program, args, timeout, clean, bp::start_dir = "/", drop);
 }
 

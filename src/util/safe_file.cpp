@@ -68,18 +68,6 @@ Result<void> write_all(int fd, std::string_view content, const std::string& show
   return {};
 }
 
-UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = other.release();
-  }
-  return *this;
-}
-
-UniqueFd::~UniqueFd() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
 Result<UniqueFd> open_directory_nofollow(const std::filesystem::path& directory) {
   if (!directory.is_absolute())
     return failf("Failed to open '{}': not an absolute path", directory.string());

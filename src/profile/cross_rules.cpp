@@ -1,0 +1,211 @@
+#include "profile/cross_rules.hpp"
+
+#include "profile/unsafe_directives.hpp"
+#include "util/try.hpp"
+
+namespace gl {
+namespace {
+
+// Directives gpulaunch writes itself; service.extra may not replace them.
+constexpr std::string_view kOwnedDirectives[] = {"Type",         "ExecStart",   "NotifyAccess",
+                                                 "ExecStopPost", "Environment", "WatchdogSec"};
+
+Result<void> check_engine(const ValueReader& r, Profile& profile) {
+  const auto& engine = profile.engine;
+  const std::string_view kind = engine_kind_name(engine.kind);
+  if (engine.venv && engine.python)
+    return fail_at(r.where("engine.python"), "set 'engine.venv' or 'engine.python', not both");
+  switch (engine.kind) {
+    case EngineKind::sglang:
+      if (!engine.venv && !engine.python)
+        return fail_at(r.where("engine"),
+                       "engine kind 'sglang' needs 'engine.venv' or 'engine.python'");
+      break;
+    case EngineKind::vllm:
+    case EngineKind::trtllm:
+      if (!engine.venv && !engine.executable)
+        return fail_at(r.where("engine"),
+                       "engine kind '{}' needs 'engine.venv' or 'engine.executable'", kind);
+      break;
+    case EngineKind::command:
+      if (engine.argv.empty())
+        return fail_at(r.where("engine.argv"), "engine kind 'command' needs 'engine.argv'");
+      if (!is_absolute_path(engine.argv.front()))
+        return fail_at(r.where("engine.argv"),
+                       "'engine.argv' must start with an absolute path, got '{}'",
+                       engine.argv.front());
+      if (engine.argv.front().find_first_of("\"'\\") != std::string::npos)
+        return fail_at(r.where("engine.argv"),
+                       "'engine.argv' executable path must not contain quotes or backslashes "
+                       "(systemd cannot load it)");
+      break;
+  }
+  if (engine.kind != EngineKind::command && !engine.argv.empty())
+    return fail_at(r.where("engine.argv"),
+                   "'engine.argv' is only for kind = \"command\"; use 'engine.args'");
+  if (engine.cuda_graph_max_bs && engine.kind != EngineKind::sglang)
+    return fail_at(r.where("engine.cuda_graph_max_bs"),
+                   "'engine.cuda_graph_max_bs' applies to sglang only");
+  return {};
+}
+
+Result<void> check_model(const ValueReader& r, Profile& profile) {
+  if (profile.model.path.empty()) {
+    if (profile.engine.kind == EngineKind::command) return {};  // its argv names the model
+    return fail_at(r.where("model.path"), "missing required key 'model.path'");
+  }
+  if (profile.model.revision && profile.model.is_local())
+    return fail_at(r.where("model.revision"),
+                   "'model.revision' applies to hub ids, not local paths");
+  return {};
+}
+
+// parallelism.nodes follows nodes.hosts (or must equal it), and dist_init_addr defaults to the
+// first host.
+Result<void> check_nodes(const ValueReader& r, Profile& profile) {
+  const auto& hosts = profile.nodes.hosts;
+  if (hosts.empty()) return {};
+  auto& p = profile.parallelism;
+  const auto count = static_cast<long long>(hosts.size());
+  if (r.node_at("parallelism.nodes") && p.nodes != count)
+    return fail_at(r.where("parallelism.nodes"),
+                   "'parallelism.nodes' = {} but 'nodes.hosts' lists {} host(s); they must agree",
+                   p.nodes, count);
+  p.nodes = count;
+  if (!p.dist_init_addr)
+    p.dist_init_addr = fmt::format("{}:{}", hosts.front(), profile.nodes.dist_init_port);
+  return {};
+}
+
+Result<void> check_parallelism(const ValueReader& r, Profile& profile) {
+  const auto& p = profile.parallelism;
+  const EngineKind kind = profile.engine.kind;
+  if (p.dp_attention && kind != EngineKind::sglang)
+    return fail_at(r.where("parallelism.dp_attention"),
+                   "'parallelism.dp_attention' applies to sglang only");
+  if (p.dp_attention && p.tp % p.dp != 0)
+    return fail_at(r.where("parallelism.dp"),
+                   "with dp_attention, 'parallelism.dp' ({}) must divide 'parallelism.tp' ({})",
+                   p.dp, p.tp);
+  if ((kind == EngineKind::sglang || kind == EngineKind::trtllm) && p.tp % p.ep != 0)
+    return fail_at(r.where("parallelism.ep"),
+                   "'parallelism.ep' ({}) must divide 'parallelism.tp' ({})", p.ep, p.tp);
+  if (kind == EngineKind::vllm && p.ep != 1 && p.ep != p.tp * p.dp)
+    return fail_at(
+        r.where("parallelism.ep"),
+        "vLLM's expert parallelism spans tp x dp ranks: 'parallelism.ep' must be 1 or {}, got {}",
+        p.tp * p.dp, p.ep);
+  if (p.nodes > 1) {
+    if (kind == EngineKind::trtllm)
+      return fail_at(r.where("parallelism.nodes"),
+                     "multi-node trtllm-serve is not supported; set 'parallelism.nodes' to 1");
+    if (kind != EngineKind::command && !p.dist_init_addr)
+      return fail_at(
+          r.where("parallelism.nodes"),
+          "'parallelism.nodes' = {} needs 'parallelism.dist_init_addr' (host:port of rank 0)",
+          p.nodes);
+  }
+  return {};
+}
+
+Result<void> check_speculative(const ValueReader& r, Profile& profile) {
+  if (!profile.speculative) return {};
+  if (profile.engine.kind == EngineKind::command || profile.engine.kind == EngineKind::trtllm)
+    return fail_at(
+        r.where("speculative"),
+        "[speculative] is not rendered for engine kind '{}'; pass its flags in 'engine.args'",
+        engine_kind_name(profile.engine.kind));
+  return {};
+}
+
+Result<void> check_gpus(const ValueReader& r, Profile& profile) {
+  if (profile.gpus.count && !profile.gpus.devices.empty())
+    return fail_at(r.where("gpus.count"), "set 'gpus.devices' or 'gpus.count', not both");
+  return {};
+}
+
+Result<void> check_restart(const ValueReader& r, Profile& profile) {
+  const auto& restart = profile.restart;
+  if (restart.max_delay < restart.delay)
+    return fail_at(r.where("restart.max_delay"),
+                   "'restart.max_delay' ({}) is below 'restart.delay' ({})",
+                   format_duration(restart.max_delay), format_duration(restart.delay));
+  return {};
+}
+
+// service.extra and service.unit_extra: whole lines, none that gpulaunch writes itself, and
+// nothing root-equivalent unless service.allow_unsafe_extra says so.
+Result<void> check_service(const ValueReader& r, Profile& profile) {
+  const auto& service = profile.service;
+  for (auto [key, lines] : {std::pair{"service.extra", &service.extra},
+                            std::pair{"service.unit_extra", &service.unit_extra}}) {
+    const toml::node* node = r.node_at(key);
+    for (size_t i = 0; i < lines->size(); ++i) {
+      const Location at = r.location(*node->as_array()->get(i));
+      const std::string& line = (*lines)[i];
+      if (line.ends_with('\\'))
+        return fail_at(at,
+                       "'{}' entries must not end with '\\' (systemd would join the next "
+                       "line to it)",
+                       key);
+      std::string_view name = std::string_view(line).substr(0, line.find('='));
+      for (auto owned : kOwnedDirectives)
+        if (name == owned)
+          return fail_at(at, "'{}' may not set {}= (gpulaunch writes it)", key, name);
+      if (service.allow_unsafe_extra) continue;
+      if (auto reason = unsafe_directive_reason(line))
+        return fail_at(at,
+                       "'{}' may not hold '{}': {} (only with 'service.allow_unsafe_extra = "
+                       "true', which makes the profile root-equivalent)",
+                       key, line, *reason);
+    }
+  }
+  return {};
+}
+
+// A secret NAME sets NAME_PATH (and keeps NAME's value out of the unit): env may set neither.
+Result<void> check_env(const ValueReader& r, Profile& profile) {
+  const toml::node* node = r.node_at("env");
+  if (!node) return {};
+  for (auto&& [key, value] : *node->as_table()) {
+    const std::string name{key.str()};
+    for (const auto& [secret, file] : profile.secrets)
+      if (name == secret || name == secret + "_PATH")
+        return fail_at(r.key_location(key, value),
+                       "'env.{}' is set by 'secrets.{}' (its value stays out of the unit)", name,
+                       secret);
+  }
+  return {};
+}
+
+// Ranks split evenly over the nodes, and a node has the GPUs its share needs; without
+// gpus.devices or gpus.count the engine gets the first that many.
+Result<void> check_layout(const ValueReader& r, Profile& profile) {
+  const auto& p = profile.parallelism;
+  const long long world = profile.world_size();
+  if (world % p.nodes != 0)
+    return fail_at(r.where("parallelism.nodes"), "{} ranks do not split evenly over {} nodes",
+                   world, p.nodes);
+  const long long needed = profile.gpus_per_node();
+  if (profile.gpus.available() == 0) {
+    profile.gpus.count = needed;
+    return {};
+  }
+  if (needed > profile.gpus.available()) {
+    const char* key = profile.gpus.devices.empty() ? "gpus.count" : "gpus.devices";
+    return fail_at(r.where(key), "the engine needs {} GPUs per node ({}) but '{}' gives {}", needed,
+                   profile.world_text(), key, profile.gpus.available());
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<void> check_cross_rules(const ValueReader& reader, Profile& profile) {
+  for (auto rule : {check_engine, check_model, check_nodes, check_parallelism, check_speculative,
+                    check_gpus, check_restart, check_service, check_env, check_layout})
+    GL_TRY_VOID(rule(reader, profile));
+  return {};
+}
+
+}  // namespace gl

@@ -1,0 +1,284 @@
+#include "profile/section_readers.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "catalog/jit_caches.hpp"
+#include "catalog/system_directories.hpp"
+#include "profile/shapes.hpp"
+#include "util/did_you_mean.hpp"
+#include "util/state_paths.hpp"
+#include "util/try.hpp"
+
+namespace gl {
+namespace {
+
+// Variables gpulaunch pins itself; a profile changes them through their own keys.
+struct PinnedVariable {
+  std::string_view name;
+  std::string_view instead;
+};
+constexpr PinnedVariable kPinned[] = {
+    {"CUDA_HOME", "toolkit.cuda_home"},
+    {"CUDA_PATH", "toolkit.cuda_home"},
+    {"PATH", "engine.venv"},
+    {"LD_LIBRARY_PATH", "toolkit.cuda_home"},
+    {"CUDA_VISIBLE_DEVICES", "gpus.devices"},
+    {"CUDA_DEVICE_ORDER", "gpus.devices"},
+    {"FLASHINFER_CUDA_ARCH_LIST", "toolkit.arch_list"},
+    {"TORCH_CUDA_ARCH_LIST", "toolkit.arch_list"},
+};
+
+Result<void> read_top(const ValueReader& r, Profile& profile) {
+  profile.description = r.string_at("description").value_or("");
+  return {};
+}
+
+Result<void> read_engine(const ValueReader& r, Profile& profile) {
+  auto& engine = profile.engine;
+  auto kind = r.string_at("engine.kind");
+  if (!kind) return fail_at(r.where("engine.kind"), "missing required key 'engine.kind'");
+  static const std::vector<std::string> kKinds{"sglang", "vllm", "trtllm", "command"};
+  if (*kind == "sglang")
+    engine.kind = EngineKind::sglang;
+  else if (*kind == "vllm")
+    engine.kind = EngineKind::vllm;
+  else if (*kind == "trtllm")
+    engine.kind = EngineKind::trtllm;
+  else if (*kind == "command")
+    engine.kind = EngineKind::command;
+  else
+    return fail_at(r.where("engine.kind"),
+                   "'engine.kind' must be sglang, vllm, trtllm or command, got '{}'{}", *kind,
+                   did_you_mean_suffix(*kind, kKinds));
+
+  engine.venv = r.string_at("engine.venv");
+  engine.python = r.string_at("engine.python");
+  engine.executable = r.string_at("engine.executable");
+  engine.args = r.strings_at("engine.args");
+  engine.argv = r.strings_at("engine.argv");
+  engine.mem_fraction = r.number_at("engine.mem_fraction");
+  engine.max_requests = r.integer_at("engine.max_requests");
+  engine.cuda_graph_max_bs = r.integer_at("engine.cuda_graph_max_bs");
+  return {};
+}
+
+Result<void> read_model(const ValueReader& r, Profile& profile) {
+  auto path = r.string_at("model.path");
+  if (!path) return {};  // required or not: cross_rules
+  profile.model.path = *path;
+  profile.model.served_name = r.string_at("model.served_name");
+  profile.model.revision = r.string_at("model.revision");
+  return {};
+}
+
+Result<void> read_parallelism(const ValueReader& r, Profile& profile) {
+  auto& p = profile.parallelism;
+  for (auto [key, target] : {std::pair{"parallelism.tp", &p.tp}, std::pair{"parallelism.pp", &p.pp},
+                             std::pair{"parallelism.ep", &p.ep}, std::pair{"parallelism.dp", &p.dp},
+                             std::pair{"parallelism.nodes", &p.nodes}})
+    *target = r.integer_at(key).value_or(*target);
+  p.dp_attention = r.boolean_at("parallelism.dp_attention").value_or(p.dp_attention);
+  p.dist_init_addr = r.string_at("parallelism.dist_init_addr");
+  return {};
+}
+
+// [nodes]: the hosts in rank order (parallelism.nodes follows them: cross_rules).
+Result<void> read_nodes(const ValueReader& r, Profile& profile) {
+  auto& nodes = profile.nodes;
+  nodes.hosts = r.strings_at("nodes.hosts");
+  for (size_t i = 0; i < nodes.hosts.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (nodes.hosts[j] == nodes.hosts[i])
+        return fail_at(r.where("nodes.hosts"), "'nodes.hosts' lists '{}' twice (ranks {} and {})",
+                       nodes.hosts[i], j, i);
+  if (nodes.hosts.empty() && r.node_at("nodes"))
+    return fail_at(r.where("nodes"), "'nodes' needs 'nodes.hosts', the hosts in rank order");
+  nodes.ssh_user = r.string_at("nodes.ssh_user");
+  nodes.ssh_port = r.integer_at("nodes.ssh_port").value_or(nodes.ssh_port);
+  nodes.dist_init_port = r.integer_at("nodes.dist_init_port").value_or(nodes.dist_init_port);
+  nodes.ssh_identity = r.string_at("nodes.ssh_identity");
+  nodes.ssh_known_hosts = r.string_at("nodes.ssh_known_hosts");
+  nodes.gpulaunch = r.string_at("nodes.gpulaunch").value_or(nodes.gpulaunch);
+  return {};
+}
+
+Result<void> read_speculative(const ValueReader& r, Profile& profile) {
+  if (!r.node_at("speculative")) return {};
+  SpeculativeSettings spec;
+  auto algorithm = r.string_at("speculative.algorithm");
+  if (!algorithm)
+    return fail_at(r.where("speculative"), "missing required key 'speculative.algorithm'");
+  spec.algorithm = *algorithm;
+  spec.draft_model = r.string_at("speculative.draft_model");
+  spec.num_steps = r.integer_at("speculative.num_steps");
+  spec.eagle_topk = r.integer_at("speculative.eagle_topk");
+  spec.num_draft_tokens = r.integer_at("speculative.num_draft_tokens");
+  profile.speculative = std::move(spec);
+  return {};
+}
+
+Result<void> read_toolkit(const ValueReader& r, Profile& profile) {
+  profile.toolkit.cuda_home = r.string_at("toolkit.cuda_home");
+  profile.toolkit.min_version = r.string_at("toolkit.min_version");
+  profile.toolkit.arch_list = r.string_at("toolkit.arch_list");
+  return {};
+}
+
+Result<void> read_gpus(const ValueReader& r, Profile& profile) {
+  auto& gpus = profile.gpus;
+  if (const toml::node* node = r.node_at("gpus.devices")) {
+    std::set<std::string> seen;
+    for (auto&& item : *node->as_array()) {
+      std::string device =
+          item.is_integer() ? std::to_string(*item.value<int64_t>()) : *item.value<std::string>();
+      if (!seen.insert(device).second)
+        return fail_at(r.location(item), "'gpus.devices' lists GPU {} twice", device);
+      gpus.devices.push_back(device);
+    }
+    if (gpus.devices.empty())
+      return fail_at(r.where("gpus.devices"), "'gpus.devices' must not be empty");
+  }
+  gpus.count = r.integer_at("gpus.count");
+  gpus.arch = r.string_at("gpus.arch");
+  return {};
+}
+
+// As the system_directories table spells paths: lexically normal, no trailing '/'.
+std::string normal_directory(const std::string& path) {
+  std::string text = std::filesystem::path(path).lexically_normal().string();
+  while (text.size() > 1 && text.back() == '/') text.pop_back();
+  return text;
+}
+
+Result<void> read_caches(const ValueReader& r, Profile& profile) {
+  auto root = r.string_at("caches.root");
+  profile.caches.root = root.value_or(state_paths::default_cache_root(profile.name).string());
+  if (root)
+    if (auto reason = system_directory_reason(normal_directory(*root)))
+      return fail_at(r.where("caches.root"), "'caches.root' must not be '{}': {}", *root, *reason);
+  if (const toml::node* node = r.node_at("caches.paths")) {
+    std::vector<std::string> names;
+    for (const auto& cache : jit_caches()) names.emplace_back(cache.name);
+    for (auto&& [key, value] : *node->as_table()) {
+      const std::string path = "caches.paths." + std::string(key.str());
+      if (!find_jit_cache(key.str()))
+        return fail_at(r.key_location(key, value), "unknown cache '{}'{}", key.str(),
+                       did_you_mean_suffix(key.str(), names));
+      auto directory = value.value<std::string>();
+      if (!value.is_string() || !has_shape(Shape::absolute_path, *directory))
+        return fail_at(r.location(value), "'{}' must be an absolute path", path);
+      // A clear empties the directory: none that holds the system's or another owner's data.
+      if (auto reason = system_directory_reason(normal_directory(*directory)))
+        return fail_at(r.location(value), "'{}' must not be '{}': {}", path, *directory, *reason);
+      profile.caches.overrides[std::string(key.str())] = *directory;
+    }
+  }
+  return {};
+}
+
+Result<void> read_server(const ValueReader& r, Profile& profile) {
+  auto& server = profile.server;
+  server.host = r.string_at("server.host").value_or(server.host);
+  server.port = profile.engine.kind == EngineKind::sglang ? 30000 : 8000;
+  server.port = r.integer_at("server.port").value_or(server.port);
+  server.health_path = r.string_at("server.health_path").value_or(server.health_path);
+  server.ready_timeout = r.duration_at("server.ready_timeout").value_or(server.ready_timeout);
+  server.watchdog = r.duration_at("server.watchdog").value_or(server.watchdog);
+  return {};
+}
+
+Result<void> read_restart(const ValueReader& r, Profile& profile) {
+  auto& restart = profile.restart;
+  if (auto policy = r.string_at("restart.policy")) {
+    static const std::vector<std::string> kPolicies{"on-failure", "always", "no"};
+    if (std::find(kPolicies.begin(), kPolicies.end(), *policy) == kPolicies.end())
+      return fail_at(r.where("restart.policy"),
+                     "'restart.policy' must be on-failure, always or no, got '{}'{}", *policy,
+                     did_you_mean_suffix(*policy, kPolicies));
+    restart.policy = *policy;
+  }
+  restart.delay = r.duration_at("restart.delay").value_or(restart.delay);
+  restart.max_delay = r.duration_at("restart.max_delay").value_or(restart.max_delay);
+  restart.stable_after = r.duration_at("restart.stable_after").value_or(restart.stable_after);
+  restart.budget = r.integer_at("restart.budget").value_or(restart.budget);
+  restart.step_down = r.boolean_at("restart.step_down").value_or(restart.step_down);
+  return {};
+}
+
+Result<void> read_service(const ValueReader& r, Profile& profile) {
+  auto& service = profile.service;
+  service.user = r.string_at("service.user");
+  service.group = r.string_at("service.group");
+  service.memory_max = r.memory_at("service.memory_max");
+  service.allow_unsafe_extra =
+      r.boolean_at("service.allow_unsafe_extra").value_or(service.allow_unsafe_extra);
+  service.extra = r.strings_at("service.extra");
+  service.unit_extra = r.strings_at("service.unit_extra");
+  return {};
+}
+
+// [secrets]: NAME = "/etc/gpulaunch/secrets/file". The file itself is checked at `up` and
+// `check` (profile/secret_files.hpp); here only its name and path.
+Result<void> read_secrets(const ValueReader& r, Profile& profile) {
+  const toml::node* node = r.node_at("secrets");
+  if (!node) return {};
+  for (auto&& [key, value] : *node->as_table()) {
+    const std::string name{key.str()};
+    if (!is_variable_name(name))
+      return fail_at(r.key_location(key, value),
+                     "'secrets.{}' is not a valid secret name (letters, digits, '_')", name);
+    const auto file = value.value<std::string>();
+    if (!value.is_string() || !has_shape(Shape::absolute_path, *file) ||
+        file->find_first_of(" \t\"'\\") != std::string::npos)
+      return fail_at(r.location(value),
+                     "'secrets.{}' must be the absolute path of a file holding the secret, "
+                     "without spaces, quotes or backslashes",
+                     name);
+    profile.secrets[name] = *file;
+  }
+  return {};
+}
+
+Result<void> read_env(const ValueReader& r, Profile& profile) {
+  const toml::node* node = r.node_at("env");
+  if (!node) return {};
+  for (auto&& [key, value] : *node->as_table()) {
+    const Location at = r.key_location(key, value);
+    std::string name{key.str()};
+    if (!is_variable_name(name)) return fail_at(at, "'env.{}' is not a valid variable name", name);
+    for (const auto& pinned : kPinned)
+      if (pinned.name == name)
+        return fail_at(at, "'env.{}' is pinned by gpulaunch; set '{}' instead", name,
+                       pinned.instead);
+    for (const auto& cache : jit_caches())
+      for (const auto& variable : cache.variables)
+        if (variable.name == name)
+          return fail_at(at, "'env.{}' is pinned by gpulaunch; set 'caches.paths.{}' instead", name,
+                         cache.name);
+    std::string text;
+    if (value.is_string())
+      text = *value.value<std::string>();
+    else if (value.is_integer())
+      text = std::to_string(*value.value<int64_t>());
+    else
+      text = *value.value<bool>() ? "1" : "0";
+    if (text.find('\0') != std::string::npos)
+      return fail_at(r.location(value), "'env.{}' contains a NUL byte", name);
+    profile.env[name] = text;
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<void> read_sections(const ValueReader& reader, Profile& profile) {
+  for (auto step : {read_top, read_engine, read_model, read_parallelism, read_nodes,
+                    read_speculative, read_toolkit, read_gpus, read_caches, read_server,
+                    read_restart, read_service, read_secrets, read_env})
+    GL_TRY_VOID(step(reader, profile));
+  return {};
+}
+
+}  // namespace gl
