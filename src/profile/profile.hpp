@@ -6,15 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "catalog/engines.hpp"
 #include "util/duration.hpp"
 
 namespace gl {
-
-enum class EngineKind { sglang, vllm, trtllm, command };
-
-std::string_view engine_kind_name(EngineKind kind);
-// The engine's Python package as dist-info and imports name it ("tensorrt_llm"); "" for command.
-std::string_view engine_python_module(EngineKind kind);
 
 struct EngineSettings {
   EngineKind kind = EngineKind::sglang;
@@ -23,7 +18,7 @@ struct EngineSettings {
   std::optional<std::string> executable;  // overrides the launcher (vllm, trtllm-serve)
   std::vector<std::string> args;          // appended verbatim
   std::vector<std::string> argv;          // kind = "command": the whole command line
-  // Memory knobs the supervisor steps down after a CUDA OOM, spelled per engine.
+  // Memory knobs the supervisor steps down after a CUDA OOM, spelled per engine (catalog/engines).
   std::optional<double> mem_fraction;
   std::optional<long long> max_requests;
   std::optional<long long> cuda_graph_max_bs;
@@ -138,6 +133,7 @@ struct Profile {
 
   // Ranks over all nodes, and the GPUs one node needs for its share.
   long long world_size() const;
+  bool dp_counts_toward_gpus() const;
   long long gpus_per_node() const;
   std::string unit_name() const;
 };

@@ -20,7 +20,7 @@ constexpr std::array kSchema{
     KeySpec{"extends", KeyType::string, kName, "Name of a profile whose keys this one starts from"},
 
     KeySpec{"engine", KeyType::table, 0, "The inference server"},
-    KeySpec{"engine.kind", KeyType::string, kName, "sglang, vllm, trtllm or command"},
+    KeySpec{"engine.kind", KeyType::string, kName, "Which engine: a kind listed under ENGINES"},
     KeySpec{"engine.venv", KeyType::string, kPath, "Virtual environment holding the engine"},
     KeySpec{"engine.python", KeyType::string, kPath, "Python interpreter, when there is no venv"},
     KeySpec{"engine.executable", KeyType::string, kPath, "Launcher to run instead of the default"},
@@ -28,10 +28,11 @@ constexpr std::array kSchema{
     KeySpec{"engine.argv", KeyType::string_array, kArgument,
             "kind = \"command\": the whole command line"},
     KeySpec{"engine.mem_fraction", KeyType::number, 0,
-            "GPU memory fraction (--mem-fraction-static, --gpu-memory-utilization)"},
+            "GPU memory fraction (the engine's flag under ENGINES)"},
     KeySpec{"engine.max_requests", KeyType::integer, 0,
-            "Concurrent requests (--max-running-requests, --max-num-seqs)"},
-    KeySpec{"engine.cuda_graph_max_bs", KeyType::integer, 0, "SGLang --cuda-graph-max-bs"},
+            "Concurrent requests (the engine's flag under ENGINES)"},
+    KeySpec{"engine.cuda_graph_max_bs", KeyType::integer, 0,
+            "Largest CUDA graph batch (the engine's flag under ENGINES)"},
 
     KeySpec{"model", KeyType::table, 0, "What to serve"},
     KeySpec{"model.path", KeyType::string, kPath, "Absolute local path or hub id"},

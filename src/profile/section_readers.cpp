@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <set>
 
+#include "catalog/engines.hpp"
 #include "catalog/jit_caches.hpp"
 #include "catalog/system_directories.hpp"
 #include "profile/shapes.hpp"
@@ -46,19 +47,12 @@ Result<void> read_engine(const ValueReader& r, Profile& profile) {
   auto& engine = profile.engine;
   auto kind = r.string_at("engine.kind");
   if (!kind) return fail_at(r.where("engine.kind"), "missing required key 'engine.kind'");
-  static const std::vector<std::string> kKinds{"sglang", "vllm", "trtllm", "command"};
-  if (*kind == "sglang")
-    engine.kind = EngineKind::sglang;
-  else if (*kind == "vllm")
-    engine.kind = EngineKind::vllm;
-  else if (*kind == "trtllm")
-    engine.kind = EngineKind::trtllm;
-  else if (*kind == "command")
-    engine.kind = EngineKind::command;
-  else
-    return fail_at(r.where("engine.kind"),
-                   "'engine.kind' must be sglang, vllm, trtllm or command, got '{}'{}", *kind,
-                   did_you_mean_suffix(*kind, kKinds));
+  auto parsed = parse_engine_kind(*kind);
+  if (!parsed)
+    return fail_at(r.where("engine.kind"), "'engine.kind' must be {}, got '{}'{}",
+                   engine_kinds_where([](const EngineRow&) { return true; }, "or"), *kind,
+                   did_you_mean_suffix(*kind, engine_kind_names()));
+  engine.kind = *parsed;
 
   for (auto [key, target] :
        {std::pair{"engine.venv", &engine.venv}, std::pair{"engine.python", &engine.python},
@@ -275,7 +269,8 @@ Result<void> read_server(const ValueReader& r, Profile& profile) {
                      "'server.host' must be an address or host name, got '{}'", *host);
     server.host = *host;
   }
-  server.port = profile.engine.kind == EngineKind::sglang ? 30000 : 8000;
+  server.port = engine_row(profile.engine.kind).default_port;
+  server.health_path = engine_row(profile.engine.kind).health_path;
   GL_TRY_VOID(r.integer_into("server.port", 1, 65535, server.port));
   GL_TRY(auto health, r.text_at("server.health_path"));
   if (health) {
