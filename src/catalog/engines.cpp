@@ -49,6 +49,24 @@ constexpr std::array kVllmOom{
 // 0.9, port 8000), checked against NVIDIA/TensorRT-LLM 4c05a74.
 constexpr std::array kTrtllmFixed{std::string_view{"--backend"}, std::string_view{"pytorch"}};
 
+// llama.cpp's llama-server: flags from tools/server/README.md (ggml-org/llama.cpp 00dc805) and
+// common/arg.cpp (145b628): -m/--model, --host, --port, -ngl/--n-gpu-layers, -c/--ctx-size
+// (default 0: the model's training context), -np/--parallel (default -1: auto, 4 slots),
+// -a/--alias; port 8080 from common/common.h. /health answers 503 while the model loads and 200
+// once it is ready. A GGUF file, no Python.
+constexpr std::array kLlamacppProgress{
+    // src/llama-model.cpp, load_tensors().
+    ProgressMarker{"loading model tensors, this can take a while", Phase::loading_weights},
+};
+// ggml/src/ggml-cuda/ggml-cuda.cu, ggml_backend_cuda_buffer_type_alloc_buffer: "allocating
+// 279356.51 MiB on device 0: cudaMalloc failed: out of memory". Its CUDA_CHECK failures print
+// "CUDA error: out of memory", which the shared list already holds.
+constexpr std::array kLlamacppOom{
+    OomSignature{"cudaMalloc failed: out of memory", MemoryKnob::mem_fraction},
+};
+// Every layer on the GPU: a number every release takes (newer ones also take "all").
+constexpr std::array kLlamacppFixed{std::string_view{"--n-gpu-layers"}, std::string_view{"999"}};
+
 constexpr std::array kRows{
     EngineRow{
         .kind = EngineKind::sglang,
@@ -154,6 +172,42 @@ constexpr std::array kRows{
         .ep_rule = EpRule::divides_tp,
         .progress = {},
         .oom = {},
+    },
+    EngineRow{
+        .kind = EngineKind::llamacpp,
+        .name = "llamacpp",
+        .display = "llama-server",
+        .launch = Launch::executable,
+        .program = "llama-server",
+        .pip_dist = "",
+        .import_module = "",
+        .argv = ArgvBuilder::flags_only,
+        .model = ModelSource::local_file,
+        .default_port = 8080,
+        .health_path = "/health",
+        .readiness = "/health answers 503 while the model loads and 200 once it serves",
+        .mem_fraction = {},
+        // Both sized by llama-server itself unless engine.args sets them: stepped down only then.
+        .max_requests = {"--parallel", "-np", std::nullopt},
+        .cuda_graph_max_bs = {},
+        .context = {"--ctx-size", "-c", std::nullopt},
+        .steps_down = true,
+        .model_flag = "--model",
+        .host_flag = "--host",
+        .port_flag = "--port",
+        .served_name_flag = "--alias",
+        .fixed_args = kLlamacppFixed,
+        // It splits layers (--split-mode layer, the default) or rows over every GPU it sees.
+        .splits_ranks = false,
+        .no_ranks_hint = "llama-server splits the model over the unit's GPUs itself (give it "
+                         "gpus.count, and --split-mode or --tensor-split in 'engine.args')",
+        .multi_node = false,
+        .dp_attention = false,
+        .speculative = false,
+        .dp_gpus = DpGpus::none,
+        .ep_rule = EpRule::any,
+        .progress = kLlamacppProgress,
+        .oom = kLlamacppOom,
     },
     EngineRow{
         .kind = EngineKind::command,

@@ -16,7 +16,7 @@
 
 namespace gl {
 
-enum class EngineKind { sglang, vllm, trtllm, command };
+enum class EngineKind { sglang, vllm, trtllm, llamacpp, command };
 
 // What an engine's start-up output says it is doing.
 enum class Phase {

@@ -69,5 +69,16 @@ TEST(Engines, PythonPackagesAreSpelledAsPipAndImportsSpellThem) {
   EXPECT_EQ(engine_row(EngineKind::vllm).default_port, 8000);
 }
 
+TEST(Engines, LlamaServerIsAnExecutableServingOneLocalFile) {
+  const EngineRow& llama = engine_row(EngineKind::llamacpp);
+  EXPECT_EQ(llama.launch, Launch::executable);
+  EXPECT_EQ(llama.model, ModelSource::local_file);
+  EXPECT_EQ(llama.default_port, 8080);
+  EXPECT_FALSE(llama.splits_ranks);
+  EXPECT_FALSE(llama.multi_node);
+  EXPECT_EQ(llama.max_requests.flag, "--parallel");
+  EXPECT_EQ(llama.context.short_flag, "-c");
+}
+
 }  // namespace
 }  // namespace gl
