@@ -1,27 +1,28 @@
 #include "catalog/oom_signatures.hpp"
 
 #include <array>
-#include <utility>
+#include <vector>
 
+#include "catalog/engines.hpp"
 #include "util/name_table.hpp"
 
 namespace gl {
 
 std::span<const OomSignature> cuda_oom_signatures() {
-  // field-facts §7; first match wins, so the specific advice comes before the generic torch error.
-  static constexpr std::array kSignatures{
-      OomSignature{"alloc_req_slots runs out of memory", MemoryKnob::max_requests},
-      OomSignature{"Capture cuda graph failed", MemoryKnob::cuda_graph_max_bs},
-      // Weights loaded, but the static share leaves nothing for the KV cache: SGLang and vLLM
-      // both advise a larger share; a smaller one would fail the same way sooner.
-      OomSignature{"Not enough memory. Please try to increase --mem-fraction-static",
-                   MemoryKnob::kv_cache_room},
-      OomSignature{"No available memory for the cache blocks", MemoryKnob::kv_cache_room},
-      OomSignature{"is less than desired GPU memory utilization", MemoryKnob::mem_fraction},
-      OomSignature{"torch.OutOfMemoryError: CUDA out of memory", MemoryKnob::mem_fraction},
-      OomSignature{"torch.cuda.OutOfMemoryError: CUDA out of memory", MemoryKnob::mem_fraction},
-      OomSignature{"CUDA error: out of memory", MemoryKnob::mem_fraction},
-  };
+  // Each engine's own lines first (catalog/engines), then what torch and the CUDA runtime print
+  // for any of them: first match wins, so the specific advice comes before the generic error.
+  static const std::vector<OomSignature> kSignatures = [] {
+    std::vector<OomSignature> all;
+    for (const EngineRow& row : engine_rows())
+      all.insert(all.end(), row.oom.begin(), row.oom.end());
+    for (std::string_view text :
+         {"torch.OutOfMemoryError: CUDA out of memory",
+          "torch.cuda.OutOfMemoryError: CUDA out of memory",
+          // The CUDA runtime's text for cudaErrorMemoryAllocation after "CUDA error: ".
+          "CUDA error: out of memory"})
+      all.push_back(OomSignature{text, MemoryKnob::mem_fraction});
+    return all;
+  }();
   return kSignatures;
 }
 

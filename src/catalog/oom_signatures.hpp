@@ -1,6 +1,6 @@
 #pragma once
-// What engines print when the GPU runs out of memory, and which knob that points at. A table, so
-// a new engine message is one line here and one case in the tests.
+// What engines print when the GPU runs out of memory, and which knob that points at. Each engine's
+// own lines live in its row of catalog/engines; this file adds torch's and CUDA's, shared by all.
 
 #include <optional>
 #include <span>
@@ -10,7 +10,8 @@ namespace gl {
 
 // What a CUDA OOM message says to change.
 enum class MemoryKnob {
-  mem_fraction,       // lower the GPU memory share (and the CUDA graphs' batch with it)
+  mem_fraction,       // lower the GPU memory share (and the CUDA graphs' batch with it), or the
+                      // context where the engine has no share (step_down)
   max_requests,       // lower the requests in flight
   cuda_graph_max_bs,  // lower the largest CUDA graph batch (and the share, which makes room)
   kv_cache_room,      // the share left no room for the KV cache: lowering it makes this worse

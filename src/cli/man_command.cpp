@@ -10,6 +10,7 @@
 
 #include <fmt/core.h>
 
+#include "catalog/engines.hpp"
 #include "cli/context.hpp"
 #include "gpulaunch_version.hpp"
 #include "profile/schema.hpp"
@@ -207,6 +208,59 @@ std::string security_section() {
   return page;
 }
 
+// One entry per row of the engine table: how the kind starts, its defaults, its knobs' flags.
+std::string engines_section() {
+  std::string page = ".SH ENGINES\n\\fBengine.kind\\fR is one of these.\n";
+  for (const EngineRow& row : engine_rows()) {
+    page += fmt::format(".TP\n\\fB{}\\fR \\(em {}\n", literal(row.name), roff(row.display));
+    const std::string program = "\\fB" + literal(row.program) + "\\fR";
+    switch (row.launch) {
+      case Launch::python_module:
+        page += "Runs \\fIPYTHON\\fR \\fB\\-m\\fR " + program +
+                " from \\fBengine.venv\\fR or \\fBengine.python\\fR.";
+        break;
+      case Launch::venv_program:
+        page += "Runs " + program + " from \\fBengine.venv\\fR, or \\fBengine.executable\\fR.";
+        break;
+      case Launch::executable:
+        page += "Runs \\fBengine.executable\\fR (" + program + "); no Python environment.";
+        break;
+      case Launch::argv:
+        page += "Runs \\fBengine.argv\\fR as it is.";
+        break;
+    }
+    if (row.model == ModelSource::local_file) page += " \\fBmodel.path\\fR is a local file.";
+    page += fmt::format(" Port {} unless \\fBserver.port\\fR says otherwise; {}.", row.default_port,
+                        roff(row.readiness));
+    std::vector<std::string> knobs;
+    for (auto [key, knob] : {std::pair{"engine.mem_fraction", &row.mem_fraction},
+                             std::pair{"engine.max_requests", &row.max_requests},
+                             std::pair{"engine.cuda_graph_max_bs", &row.cuda_graph_max_bs}})
+      if (!knob->flag.empty())
+        knobs.push_back(fmt::format("\\fB{}\\fR is \\fB{}\\fR", literal(key), literal(knob->flag)));
+    if (!row.context.flag.empty())
+      knobs.push_back(fmt::format("the context is \\fB{}\\fR in \\fBengine.args\\fR",
+                                  literal(row.context.flag)));
+    for (size_t i = 0; i < knobs.size(); ++i)
+      page += (i == 0 ? " " : i + 1 == knobs.size() ? " and " : ", ") + knobs[i];
+    if (!knobs.empty())
+      page += row.steps_down ? "; after an out-of-memory stop the supervisor lowers them."
+                             : "; the supervisor leaves them as they are.";
+    std::vector<std::string_view> supports;
+    if (row.multi_node) supports.push_back("several nodes");
+    if (row.dp_attention) supports.push_back("parallelism.dp_attention");
+    if (row.speculative) supports.push_back("[speculative]");
+    for (size_t i = 0; i < supports.size(); ++i)
+      page += std::string(i == 0                     ? " Supports "
+                          : i + 1 == supports.size() ? " and "
+                                                     : ", ") +
+              "\\fB" + literal(supports[i]) + "\\fR" + (i + 1 == supports.size() ? "." : "");
+    if (!row.splits_ranks) page += " " + sentence(row.no_ranks_hint);
+    page += "\n";
+  }
+  return page;
+}
+
 std::string format_page(std::string_view date) {
   std::string page = header("GPULAUNCH.TOML", 5, date);
   page += ".SH NAME\ngpulaunch.toml \\- gpulaunch profile format\n";
@@ -250,6 +304,7 @@ std::string format_page(std::string_view date) {
     page += fmt::format(".TP\n\\fB{}\\fR \\(em {}\n{}\n", literal(name), roff(type),
                         sentence(key.help));
   }
+  page += engines_section();
   page += security_section();
   page +=
       ".SH EXAMPLE\n"

@@ -1,6 +1,37 @@
 #include "engines/engine_argv.hpp"
 
+#include <fmt/core.h>
+
 namespace gl {
+namespace {
+
+// Engines whose command line is nothing but the row's flags.
+std::vector<std::string> flags_only_argv(const Profile& profile, const LaunchOptions& /*options*/) {
+  const EngineRow& row = engine_row(profile.engine.kind);
+  std::vector<std::string> argv = engine_launcher(profile);
+  auto add = [&](std::string_view flag, std::string value) {
+    argv.emplace_back(flag);
+    argv.push_back(std::move(value));
+  };
+  if (row.model_flag.empty())
+    argv.push_back(profile.model.path);
+  else
+    add(row.model_flag, profile.model.path);
+  argv.insert(argv.end(), row.fixed_args.begin(), row.fixed_args.end());
+  add(row.host_flag, profile.server.host);
+  add(row.port_flag, std::to_string(profile.server.port));
+  if (profile.model.served_name && !row.served_name_flag.empty())
+    add(row.served_name_flag, *profile.model.served_name);
+  if (profile.engine.mem_fraction)
+    add(row.mem_fraction.flag, fmt::format("{}", *profile.engine.mem_fraction));
+  if (profile.engine.max_requests)
+    add(row.max_requests.flag, std::to_string(*profile.engine.max_requests));
+  if (profile.engine.cuda_graph_max_bs)
+    add(row.cuda_graph_max_bs.flag, std::to_string(*profile.engine.cuda_graph_max_bs));
+  return argv;
+}
+
+}  // namespace
 
 std::string venv_program(const Profile& profile, const std::string& program) {
   if (profile.engine.venv) return *profile.engine.venv + "/bin/" + program;
@@ -8,20 +39,39 @@ std::string venv_program(const Profile& profile, const std::string& program) {
   return program;
 }
 
+std::vector<std::string> engine_launcher(const Profile& profile) {
+  const EngineRow& row = engine_row(profile.engine.kind);
+  const std::string program(row.program);
+  switch (row.launch) {
+    case Launch::python_module:
+      return {venv_program(profile, "python"), "-m", program};
+    case Launch::venv_program:
+      return {profile.engine.executable.value_or(venv_program(profile, program))};
+    case Launch::executable:
+      return {profile.engine.executable.value_or(program)};
+    case Launch::argv:
+      break;
+  }
+  return {};
+}
+
 std::vector<std::string> engine_argv(const Profile& profile, const LaunchOptions& options) {
   std::vector<std::string> argv;
-  switch (profile.engine.kind) {
-    case EngineKind::sglang:
+  switch (engine_row(profile.engine.kind).argv) {
+    case ArgvBuilder::sglang:
       argv = sglang_argv(profile, options);
       break;
-    case EngineKind::vllm:
+    case ArgvBuilder::vllm:
       argv = vllm_argv(profile, options);
       break;
-    case EngineKind::trtllm:
+    case ArgvBuilder::trtllm:
       argv = trtllm_argv(profile, options);
       break;
-    case EngineKind::command:
+    case ArgvBuilder::command:
       argv = profile.engine.argv;
+      break;
+    case ArgvBuilder::flags_only:
+      argv = flags_only_argv(profile, options);
       break;
   }
   // The profile's own arguments come last so they can override anything above.

@@ -15,12 +15,16 @@ struct LaunchOptions {
 
 std::vector<std::string> engine_argv(const Profile& profile, const LaunchOptions& options = {});
 
-// Per engine; engine_argv dispatches to these.
+// Per engine whose flags need logic; engine_argv picks one by the row's ArgvBuilder
+// (catalog/engines), and builds the command line of a flags_only row itself.
 std::vector<std::string> sglang_argv(const Profile& profile, const LaunchOptions& options);
 std::vector<std::string> vllm_argv(const Profile& profile, const LaunchOptions& options);
 std::vector<std::string> trtllm_argv(const Profile& profile, const LaunchOptions& options);
 
 // The interpreter or launcher inside the profile's venv, or the one the profile names.
 std::string venv_program(const Profile& profile, const std::string& program);
+// The words that start the engine, as its row's Launch says: "PYTHON -m MODULE", the venv's
+// program or engine.executable; empty for kind = "command".
+std::vector<std::string> engine_launcher(const Profile& profile);
 
 }  // namespace gl

@@ -1,27 +1,9 @@
 #include "engines/progress.hpp"
 
-#include <array>
 #include <cctype>
-#include <utility>
 
 namespace gl {
 namespace {
-
-// Substrings SGLang, vLLM and TensorRT-LLM print while starting, and the phase each begins.
-constexpr std::array<std::pair<std::string_view, Phase>, 12> kMarkers{{
-    {"Load weight begin", Phase::loading_weights},
-    {"Loading weights", Phase::loading_weights},
-    {"checkpoint shards", Phase::loading_weights},
-    {"Starting to load model", Phase::loading_weights},
-    {"Load weight end", Phase::loading_weights},
-    {"Capture cuda graph begin", Phase::capturing_graphs},
-    {"Capturing CUDA graph", Phase::capturing_graphs},
-    {"Capturing CUDA graphs", Phase::capturing_graphs},
-    {"Compiling a graph", Phase::compiling},
-    {"torch.compile", Phase::compiling},
-    {"fired up and ready to roll", Phase::waiting_for_health},
-    {"Application startup complete", Phase::waiting_for_health},
-}};
 
 // "... 45% Completed ..." (tqdm as the engines configure it): the number before the first '%'.
 std::optional<int> percent_in(std::string_view line) {
@@ -55,16 +37,18 @@ std::string_view phase_name(Phase phase) {
   return "unknown";
 }
 
+// Every engine's markers: the bridge reads output without caring which engine printed it.
 std::optional<ProgressUpdate> parse_progress_line(std::string_view line) {
-  for (const auto& [marker, phase] : kMarkers) {
-    if (line.find(marker) == std::string_view::npos) continue;
-    ProgressUpdate update{phase, std::nullopt};
-    if (marker == "Load weight end")
-      update.percent = 100;
-    else if (phase == Phase::loading_weights)
-      update.percent = percent_in(line);
-    return update;
-  }
+  for (const EngineRow& row : engine_rows())
+    for (const ProgressMarker& marker : row.progress) {
+      if (line.find(marker.text) == std::string_view::npos) continue;
+      ProgressUpdate update{marker.phase, std::nullopt};
+      if (marker.percent == ProgressMarker::Percent::complete)
+        update.percent = 100;
+      else if (marker.percent == ProgressMarker::Percent::in_line)
+        update.percent = percent_in(line);
+      return update;
+    }
   return std::nullopt;
 }
 

@@ -1,19 +1,13 @@
 #pragma once
-// What an engine's start-up output says about its progress, as data per known line.
+// What an engine's start-up output says about its progress: the lines each engine's row in
+// catalog/engines lists.
 
 #include <optional>
 #include <string_view>
 
-namespace gl {
+#include "catalog/engines.hpp"
 
-enum class Phase {
-  starting,
-  loading_weights,
-  capturing_graphs,
-  compiling,
-  waiting_for_health,
-  serving
-};
+namespace gl {
 
 std::string_view phase_name(Phase phase);
 

@@ -8,17 +8,14 @@ namespace gl {
 // new flag shares the prefix.
 std::vector<std::string> sglang_argv(const Profile& profile, const LaunchOptions& options) {
   const auto& p = profile.parallelism;
-  std::vector<std::string> argv{venv_program(profile, "python"),
-                                "-m",
-                                "sglang.launch_server",
-                                "--model-path",
-                                profile.model.path,
-                                "--tensor-parallel-size",
-                                std::to_string(p.tp)};
+  const EngineRow& row = engine_row(EngineKind::sglang);
+  std::vector<std::string> argv = engine_launcher(profile);
   auto add = [&](std::string flag, std::string value) {
     argv.push_back(std::move(flag));
     argv.push_back(std::move(value));
   };
+  add(std::string(row.model_flag), profile.model.path);
+  add("--tensor-parallel-size", std::to_string(p.tp));
   if (p.pp > 1) add("--pipeline-parallel-size", std::to_string(p.pp));
   if (p.ep > 1) add("--expert-parallel-size", std::to_string(p.ep));
   if (p.dp > 1) add("--data-parallel-size", std::to_string(p.dp));
@@ -28,16 +25,16 @@ std::vector<std::string> sglang_argv(const Profile& profile, const LaunchOptions
     add("--node-rank", std::to_string(options.node_rank));
     add("--dist-init-addr", *p.dist_init_addr);
   }
-  add("--host", profile.server.host);
-  add("--port", std::to_string(profile.server.port));
-  if (profile.model.served_name) add("--served-model-name", *profile.model.served_name);
+  add(std::string(row.host_flag), profile.server.host);
+  add(std::string(row.port_flag), std::to_string(profile.server.port));
+  if (profile.model.served_name) add(std::string(row.served_name_flag), *profile.model.served_name);
   if (profile.model.revision) add("--revision", *profile.model.revision);
   if (profile.engine.mem_fraction)
-    add("--mem-fraction-static", fmt::format("{}", *profile.engine.mem_fraction));
+    add(std::string(row.mem_fraction.flag), fmt::format("{}", *profile.engine.mem_fraction));
   if (profile.engine.max_requests)
-    add("--max-running-requests", std::to_string(*profile.engine.max_requests));
+    add(std::string(row.max_requests.flag), std::to_string(*profile.engine.max_requests));
   if (profile.engine.cuda_graph_max_bs)
-    add("--cuda-graph-max-bs", std::to_string(*profile.engine.cuda_graph_max_bs));
+    add(std::string(row.cuda_graph_max_bs.flag), std::to_string(*profile.engine.cuda_graph_max_bs));
   if (const auto& spec = profile.speculative) {
     add("--speculative-algorithm", spec->algorithm);
     if (spec->draft_model) add("--speculative-draft-model-path", *spec->draft_model);

@@ -6,27 +6,20 @@ namespace gl {
 
 std::vector<std::string> trtllm_argv(const Profile& profile, const LaunchOptions& /*options*/) {
   const auto& p = profile.parallelism;
-  std::vector<std::string> argv{
-      profile.engine.executable.value_or(venv_program(profile, "trtllm-serve")),
-      profile.model.path,
-      "--backend",
-      "pytorch",
-      "--tp_size",
-      std::to_string(p.tp),
-      "--pp_size",
-      std::to_string(p.pp),
-      "--ep_size",
-      std::to_string(p.ep),
-      "--host",
-      profile.server.host,
-      "--port",
-      std::to_string(profile.server.port)};
+  const EngineRow& row = engine_row(EngineKind::trtllm);
+  std::vector<std::string> argv = engine_launcher(profile);
+  argv.push_back(profile.model.path);
+  argv.insert(argv.end(), row.fixed_args.begin(), row.fixed_args.end());
+  argv.insert(argv.end(),
+              {"--tp_size", std::to_string(p.tp), "--pp_size", std::to_string(p.pp), "--ep_size",
+               std::to_string(p.ep), std::string(row.host_flag), profile.server.host,
+               std::string(row.port_flag), std::to_string(profile.server.port)});
   if (profile.engine.mem_fraction) {
-    argv.push_back("--kv_cache_free_gpu_memory_fraction");
+    argv.emplace_back(row.mem_fraction.flag);
     argv.push_back(fmt::format("{}", *profile.engine.mem_fraction));
   }
   if (profile.engine.max_requests) {
-    argv.push_back("--max_batch_size");
+    argv.emplace_back(row.max_requests.flag);
     argv.push_back(std::to_string(*profile.engine.max_requests));
   }
   return argv;

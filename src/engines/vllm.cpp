@@ -10,9 +10,10 @@ namespace gl {
 
 std::vector<std::string> vllm_argv(const Profile& profile, const LaunchOptions& options) {
   const auto& p = profile.parallelism;
-  std::vector<std::string> argv{profile.engine.executable.value_or(venv_program(profile, "vllm")),
-                                "serve", profile.model.path, "--tensor-parallel-size",
-                                std::to_string(p.tp)};
+  const EngineRow& row = engine_row(EngineKind::vllm);
+  std::vector<std::string> argv = engine_launcher(profile);
+  argv.insert(argv.end(),
+              {"serve", profile.model.path, "--tensor-parallel-size", std::to_string(p.tp)});
   auto add = [&](std::string flag, std::string value) {
     argv.push_back(std::move(flag));
     argv.push_back(std::move(value));
@@ -32,14 +33,14 @@ std::vector<std::string> vllm_argv(const Profile& profile, const LaunchOptions& 
     add("--master-addr", host);
     add("--master-port", address.substr(colon + 1));
   }
-  add("--host", profile.server.host);
-  add("--port", std::to_string(profile.server.port));
-  if (profile.model.served_name) add("--served-model-name", *profile.model.served_name);
+  add(std::string(row.host_flag), profile.server.host);
+  add(std::string(row.port_flag), std::to_string(profile.server.port));
+  if (profile.model.served_name) add(std::string(row.served_name_flag), *profile.model.served_name);
   if (profile.model.revision) add("--revision", *profile.model.revision);
   if (profile.engine.mem_fraction)
-    add("--gpu-memory-utilization", fmt::format("{}", *profile.engine.mem_fraction));
+    add(std::string(row.mem_fraction.flag), fmt::format("{}", *profile.engine.mem_fraction));
   if (profile.engine.max_requests)
-    add("--max-num-seqs", std::to_string(*profile.engine.max_requests));
+    add(std::string(row.max_requests.flag), std::to_string(*profile.engine.max_requests));
   if (const auto& spec = profile.speculative) {
     std::string method = spec->algorithm;
     std::transform(method.begin(), method.end(), method.begin(),

@@ -1,8 +1,11 @@
 #include "facts/python_env.hpp"
 
-#include <array>
 #include <cctype>
 #include <sstream>
+#include <string>
+#include <vector>
+
+#include "catalog/engines.hpp"
 
 namespace gl {
 namespace {
@@ -11,23 +14,35 @@ namespace {
 constexpr size_t kMetadataLimit = 1 << 20;
 
 struct WatchedPackage {
-  std::string_view dist;  // normalised dist-info name
-  std::string_view key;   // name in PythonEnvFact::packages
+  std::string dist;      // normalised dist-info name
+  std::string_view key;  // name in PythonEnvFact::packages
 };
 
 // Dist names differ from what the rules call them: flashinfer ships as flashinfer-python.
-constexpr std::array kWatchedPackages{
-    WatchedPackage{"torch", "torch"},
-    WatchedPackage{"flashinfer_python", "flashinfer"},
-    WatchedPackage{"flashinfer", "flashinfer"},
-    WatchedPackage{"sglang", "sglang"},
-    WatchedPackage{"vllm", "vllm"},
-    WatchedPackage{"triton", "triton"},
-    WatchedPackage{"tensorrt_llm", "tensorrt_llm"},
-};
+// The engines' own packages come from their rows in catalog/engines.
+const std::vector<WatchedPackage>& watched_packages() {
+  static const std::vector<WatchedPackage> kPackages = [] {
+    std::vector<WatchedPackage> all{{"torch", "torch"},
+                                    {"flashinfer_python", "flashinfer"},
+                                    {"flashinfer", "flashinfer"},
+                                    {"triton", "triton"}};
+    for (const EngineRow& row : engine_rows())
+      if (!row.pip_dist.empty())
+        all.push_back(WatchedPackage{normalise_dist_name(row.pip_dist), row.import_module});
+    return all;
+  }();
+  return kPackages;
+}
 
-constexpr std::array<std::string_view, 5> kWatchedModules{"torch", "flashinfer", "sglang", "vllm",
-                                                          "tensorrt_llm"};
+const std::vector<std::string_view>& watched_modules() {
+  static const std::vector<std::string_view> kModules = [] {
+    std::vector<std::string_view> all{"torch", "flashinfer"};
+    for (const EngineRow& row : engine_rows())
+      if (!row.import_module.empty()) all.push_back(row.import_module);
+    return all;
+  }();
+  return kModules;
+}
 
 std::optional<std::string> quoted_value(const std::string& line) {
   auto equals = line.find('=');
@@ -111,7 +126,7 @@ PythonEnvFact probe_python_env(const NodeFs& node, const std::string& prefix,
       if (entry.size() <= suffix.size() || !entry.ends_with(suffix)) continue;
       auto dash = entry.find('-');
       auto dist = normalise_dist_name(entry.substr(0, dash));
-      for (const auto& watched : kWatchedPackages) {
+      for (const auto& watched : watched_packages()) {
         if (watched.dist != dist || env.packages.contains(std::string(watched.key))) continue;
         auto metadata = node.read(site + "/" + entry + "/METADATA", kMetadataLimit);
         auto version = metadata ? parse_metadata_version(*metadata) : std::nullopt;
@@ -120,7 +135,7 @@ PythonEnvFact probe_python_env(const NodeFs& node, const std::string& prefix,
         if (version) env.packages[std::string(watched.key)] = *version;
       }
     }
-    for (auto module : kWatchedModules)
+    for (auto module : watched_modules())
       if (node.is_directory(site + "/" + std::string(module)))
         env.modules[std::string(module)] = true;
     if (!env.torch_version) {
@@ -131,7 +146,7 @@ PythonEnvFact probe_python_env(const NodeFs& node, const std::string& prefix,
       }
     }
   }
-  for (auto module : kWatchedModules) env.modules.try_emplace(std::string(module), false);
+  for (auto module : watched_modules()) env.modules.try_emplace(std::string(module), false);
   return env;
 }
 

@@ -65,7 +65,7 @@ Json package(const PythonEnvFact* python, const std::string& name) {
 }
 
 std::optional<std::string> engine_package(EngineKind kind) {
-  std::string_view module = engine_python_module(kind);
+  std::string_view module = engine_row(kind).import_module;
   if (module.empty()) return std::nullopt;
   return std::string(module);
 }

@@ -1,6 +1,9 @@
 #include "profile/cross_rules.hpp"
 
 #include "profile/unsafe_directives.hpp"
+#include <tuple>
+
+#include "catalog/engines.hpp"
 #include "util/try.hpp"
 
 namespace gl {
@@ -12,22 +15,33 @@ constexpr std::string_view kOwnedDirectives[] = {"Type",         "ExecStart",   
 
 Result<void> check_engine(const ValueReader& r, Profile& profile) {
   const auto& engine = profile.engine;
-  const std::string_view kind = engine_kind_name(engine.kind);
+  const EngineRow& row = engine_row(engine.kind);
   if (engine.venv && engine.python)
     return fail_at(r.where("engine.python"), "set 'engine.venv' or 'engine.python', not both");
-  switch (engine.kind) {
-    case EngineKind::sglang:
+  switch (row.launch) {
+    case Launch::python_module:
       if (!engine.venv && !engine.python)
-        return fail_at(r.where("engine"),
-                       "engine kind 'sglang' needs 'engine.venv' or 'engine.python'");
+        return fail_at(r.where("engine"), "engine kind '{}' needs 'engine.venv' or 'engine.python'",
+                       row.name);
       break;
-    case EngineKind::vllm:
-    case EngineKind::trtllm:
+    case Launch::venv_program:
       if (!engine.venv && !engine.executable)
         return fail_at(r.where("engine"),
-                       "engine kind '{}' needs 'engine.venv' or 'engine.executable'", kind);
+                       "engine kind '{}' needs 'engine.venv' or 'engine.executable'", row.name);
       break;
-    case EngineKind::command:
+    case Launch::executable:
+      if (engine.venv || engine.python) {
+        const char* key = engine.venv ? "engine.venv" : "engine.python";
+        return fail_at(r.where(key),
+                       "engine kind '{}' runs no Python; set 'engine.executable', not '{}'",
+                       row.name, key);
+      }
+      if (!engine.executable)
+        return fail_at(r.where("engine"),
+                       "engine kind '{}' needs 'engine.executable' (the path of {})", row.name,
+                       row.program);
+      break;
+    case Launch::argv:
       if (engine.argv.empty())
         return fail_at(r.where("engine.argv"), "engine kind 'command' needs 'engine.argv'");
       if (!is_absolute_path(engine.argv.front()))
@@ -40,20 +54,36 @@ Result<void> check_engine(const ValueReader& r, Profile& profile) {
                        "(systemd cannot load it)");
       break;
   }
-  if (engine.kind != EngineKind::command && !engine.argv.empty())
+  if (row.launch != Launch::argv && !engine.argv.empty())
     return fail_at(r.where("engine.argv"),
                    "'engine.argv' is only for kind = \"command\"; use 'engine.args'");
-  if (engine.cuda_graph_max_bs && engine.kind != EngineKind::sglang)
-    return fail_at(r.where("engine.cuda_graph_max_bs"),
-                   "'engine.cuda_graph_max_bs' applies to sglang only");
+  // A knob the engine has no flag for would be accepted and change nothing.
+  for (auto [key, set, knob] :
+       {std::tuple{"engine.mem_fraction", engine.mem_fraction.has_value(),
+                   &EngineRow::mem_fraction},
+        std::tuple{"engine.max_requests", engine.max_requests.has_value(),
+                   &EngineRow::max_requests},
+        std::tuple{"engine.cuda_graph_max_bs", engine.cuda_graph_max_bs.has_value(),
+                   &EngineRow::cuda_graph_max_bs}})
+    if (set && (row.*knob).flag.empty())
+      return fail_at(
+          r.where(key), "'{}' applies to {} only", key,
+          engine_kinds_where([knob](const EngineRow& other) { return !(other.*knob).flag.empty(); },
+                             "and"));
   return {};
 }
 
 Result<void> check_model(const ValueReader& r, Profile& profile) {
   if (profile.model.path.empty()) {
-    if (profile.engine.kind == EngineKind::command) return {};  // its argv names the model
+    // A command's argv names the model.
+    if (engine_row(profile.engine.kind).model == ModelSource::in_argv) return {};
     return fail_at(r.where("model.path"), "missing required key 'model.path'");
   }
+  if (engine_row(profile.engine.kind).model == ModelSource::local_file && !profile.model.is_local())
+    return fail_at(r.where("model.path"),
+                   "engine kind '{}' serves a local model file: 'model.path' must be an absolute "
+                   "path, got '{}'",
+                   engine_kind_name(profile.engine.kind), profile.model.path);
   if (profile.model.revision && profile.model.is_local())
     return fail_at(r.where("model.revision"),
                    "'model.revision' applies to hub ids, not local paths");
@@ -79,27 +109,36 @@ Result<void> check_nodes(const ValueReader& r, Profile& profile) {
 
 Result<void> check_parallelism(const ValueReader& r, Profile& profile) {
   const auto& p = profile.parallelism;
-  const EngineKind kind = profile.engine.kind;
-  if (p.dp_attention && kind != EngineKind::sglang)
-    return fail_at(r.where("parallelism.dp_attention"),
-                   "'parallelism.dp_attention' applies to sglang only");
+  const EngineRow& row = engine_row(profile.engine.kind);
+  if (!row.splits_ranks)
+    for (auto [key, value] : {std::pair{"parallelism.tp", p.tp}, std::pair{"parallelism.pp", p.pp},
+                              std::pair{"parallelism.ep", p.ep}, std::pair{"parallelism.dp", p.dp}})
+      if (value > 1)
+        return fail_at(r.where(key),
+                       "'{}' = {} does not apply to engine kind '{}': {}; set it to 1", key, value,
+                       row.name, row.no_ranks_hint);
+  if (p.dp_attention && !row.dp_attention)
+    return fail_at(
+        r.where("parallelism.dp_attention"), "'parallelism.dp_attention' applies to {} only",
+        engine_kinds_where([](const EngineRow& other) { return other.dp_attention; }, "and"));
   if (p.dp_attention && p.tp % p.dp != 0)
     return fail_at(r.where("parallelism.dp"),
                    "with dp_attention, 'parallelism.dp' ({}) must divide 'parallelism.tp' ({})",
                    p.dp, p.tp);
-  if ((kind == EngineKind::sglang || kind == EngineKind::trtllm) && p.tp % p.ep != 0)
+  if (row.ep_rule == EpRule::divides_tp && p.tp % p.ep != 0)
     return fail_at(r.where("parallelism.ep"),
                    "'parallelism.ep' ({}) must divide 'parallelism.tp' ({})", p.ep, p.tp);
-  if (kind == EngineKind::vllm && p.ep != 1 && p.ep != p.tp * p.dp)
+  if (row.ep_rule == EpRule::one_or_tp_times_dp && p.ep != 1 && p.ep != p.tp * p.dp)
     return fail_at(
         r.where("parallelism.ep"),
         "vLLM's expert parallelism spans tp x dp ranks: 'parallelism.ep' must be 1 or {}, got {}",
         p.tp * p.dp, p.ep);
   if (p.nodes > 1) {
-    if (kind == EngineKind::trtllm)
+    if (!row.multi_node)
       return fail_at(r.where("parallelism.nodes"),
-                     "multi-node trtllm-serve is not supported; set 'parallelism.nodes' to 1");
-    if (kind != EngineKind::command && !p.dist_init_addr)
+                     "multi-node {} is not supported; set 'parallelism.nodes' to 1", row.display);
+    // A command's argv carries its own rendezvous.
+    if (row.launch != Launch::argv && !p.dist_init_addr)
       return fail_at(
           r.where("parallelism.nodes"),
           "'parallelism.nodes' = {} needs 'parallelism.dist_init_addr' (host:port of rank 0)",
@@ -110,7 +149,7 @@ Result<void> check_parallelism(const ValueReader& r, Profile& profile) {
 
 Result<void> check_speculative(const ValueReader& r, Profile& profile) {
   if (!profile.speculative) return {};
-  if (profile.engine.kind == EngineKind::command || profile.engine.kind == EngineKind::trtllm)
+  if (!engine_row(profile.engine.kind).speculative)
     return fail_at(
         r.where("speculative"),
         "[speculative] is not rendered for engine kind '{}'; pass its flags in 'engine.args'",

@@ -7,15 +7,10 @@
 #include <vector>
 
 #include "profile/profile_name.hpp"
+#include "catalog/engines.hpp"
 #include "util/duration.hpp"
 
 namespace gl {
-
-enum class EngineKind { sglang, vllm, trtllm, command };
-
-std::string_view engine_kind_name(EngineKind kind);
-// The engine's Python package as dist-info and imports name it ("tensorrt_llm"); "" for command.
-std::string_view engine_python_module(EngineKind kind);
 
 struct EngineSettings {
   EngineKind kind = EngineKind::sglang;
@@ -24,7 +19,7 @@ struct EngineSettings {
   std::optional<std::string> executable;  // overrides the launcher (vllm, trtllm-serve)
   std::vector<std::string> args;          // appended verbatim
   std::vector<std::string> argv;          // kind = "command": the whole command line
-  // Memory knobs the supervisor steps down after a CUDA OOM, spelled per engine.
+  // Memory knobs the supervisor steps down after a CUDA OOM, spelled per engine (catalog/engines).
   std::optional<double> mem_fraction;
   std::optional<long long> max_requests;
   std::optional<long long> cuda_graph_max_bs;
@@ -139,6 +134,7 @@ struct Profile {
 
   // Ranks over all nodes, and the GPUs one node needs for its share.
   long long world_size() const;
+  bool dp_counts_toward_gpus() const;
   long long gpus_per_node() const;
   // How world_size() comes about, for messages: "tp 2 x pp 1 x dp 2 over 2 nodes".
   std::string world_text() const;

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <set>
 
+#include "catalog/engines.hpp"
 #include "catalog/jit_caches.hpp"
 #include "catalog/system_directories.hpp"
 #include "profile/shapes.hpp"
@@ -39,19 +40,12 @@ Result<void> read_engine(const ValueReader& r, Profile& profile) {
   auto& engine = profile.engine;
   auto kind = r.string_at("engine.kind");
   if (!kind) return fail_at(r.where("engine.kind"), "missing required key 'engine.kind'");
-  static const std::vector<std::string> kKinds{"sglang", "vllm", "trtllm", "command"};
-  if (*kind == "sglang")
-    engine.kind = EngineKind::sglang;
-  else if (*kind == "vllm")
-    engine.kind = EngineKind::vllm;
-  else if (*kind == "trtllm")
-    engine.kind = EngineKind::trtllm;
-  else if (*kind == "command")
-    engine.kind = EngineKind::command;
-  else
-    return fail_at(r.where("engine.kind"),
-                   "'engine.kind' must be sglang, vllm, trtllm or command, got '{}'{}", *kind,
-                   did_you_mean_suffix(*kind, kKinds));
+  auto parsed = parse_engine_kind(*kind);
+  if (!parsed)
+    return fail_at(r.where("engine.kind"), "'engine.kind' must be {}, got '{}'{}",
+                   engine_kinds_where([](const EngineRow&) { return true; }, "or"), *kind,
+                   did_you_mean_suffix(*kind, engine_kind_names()));
+  engine.kind = *parsed;
 
   engine.venv = r.string_at("engine.venv");
   engine.python = r.string_at("engine.python");
@@ -181,9 +175,9 @@ Result<void> read_caches(const ValueReader& r, Profile& profile) {
 Result<void> read_server(const ValueReader& r, Profile& profile) {
   auto& server = profile.server;
   server.host = r.string_at("server.host").value_or(server.host);
-  server.port = profile.engine.kind == EngineKind::sglang ? 30000 : 8000;
-  server.port = r.integer_at("server.port").value_or(server.port);
-  server.health_path = r.string_at("server.health_path").value_or(server.health_path);
+  const EngineRow& row = engine_row(profile.engine.kind);
+  server.port = r.integer_at("server.port").value_or(row.default_port);
+  server.health_path = r.string_at("server.health_path").value_or(std::string(row.health_path));
   server.ready_timeout = r.duration_at("server.ready_timeout").value_or(server.ready_timeout);
   server.watchdog = r.duration_at("server.watchdog").value_or(server.watchdog);
   return {};

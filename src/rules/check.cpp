@@ -379,8 +379,9 @@ void check_toolkit(const Context& context, const LaunchPlan& plan, const ShellEn
                    {{"shell", shell_pick.root}, {"unit", unit_pick.root}},
                    "export CUDA_HOME=" + unit_pick.root + " before running the engine by hand"});
 
+  // An engine in a Python package runs on torch; a command may not.
   if (facts.python && facts.python->torch_version && !facts.python->torch_cuda &&
-      profile.engine.kind != EngineKind::command)
+      !engine_row(profile.engine.kind).import_module.empty())
     add(findings, {Severity::error,
                    "torch-cpu-only",
                    fmt::format("torch {} is a CPU-only build", *facts.python->torch_version),
@@ -417,20 +418,19 @@ void check_engine(const Context& context, const LaunchPlan& plan, std::vector<Fi
                      {{"program", plan.argv.front()}},
                      "create the venv (engine.venv) or fix engine.python/engine.executable"});
   }
-  auto module = engine_python_module(profile.engine.kind);
+  const EngineRow& engine = engine_row(profile.engine.kind);
+  const std::string_view module = engine.import_module;
   if (!module.empty() && facts.python) {
     auto found = facts.python->modules.find(std::string(module));
     if (found == facts.python->modules.end() || !found->second)
-      add(findings,
-          {Severity::error,
-           "engine-module-missing",
-           fmt::format("Python package '{}' is not installed in '{}'", module,
-                       facts.python->prefix),
-           fmt::format("engine.kind = \"{}\" runs the '{}' package",
-                       engine_kind_name(profile.engine.kind), module),
-           {{"venv", facts.python->prefix}, {"module", std::string(module)}},
-           fmt::format("install it into the venv: {}/bin/pip install {}", facts.python->prefix,
-                       module == "tensorrt_llm" ? "tensorrt-llm" : module)});
+      add(findings, {Severity::error,
+                     "engine-module-missing",
+                     fmt::format("Python package '{}' is not installed in '{}'", module,
+                                 facts.python->prefix),
+                     fmt::format("engine.kind = \"{}\" runs the '{}' package", engine.name, module),
+                     {{"venv", facts.python->prefix}, {"module", std::string(module)}},
+                     fmt::format("install it into the venv: {}/bin/pip install {}",
+                                 facts.python->prefix, engine.pip_dist)});
   }
   if (profile.model.is_local()) {
     const PathFact* model = facts.path(profile.model.path);

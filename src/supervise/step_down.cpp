@@ -10,27 +10,15 @@
 namespace gl {
 namespace {
 
-struct Knobs {
-  std::string_view fraction;  // the GPU memory share the engine takes
-  double default_fraction;
-  std::string_view concurrency;  // requests in flight
-  std::string_view graph_bs;     // largest CUDA graph batch; empty: none
-};
-
-std::optional<Knobs> knobs_for(EngineKind kind) {
-  switch (kind) {
-    case EngineKind::sglang:
-      return Knobs{"--mem-fraction-static", 0.88, "--max-running-requests", "--cuda-graph-max-bs"};
-    case EngineKind::vllm:
-      return Knobs{"--gpu-memory-utilization", 0.9, "--max-num-seqs", ""};
-    default:
-      return std::nullopt;  // trtllm and commands: no knobs we know how to turn
-  }
+const EngineRow* stepped_row(EngineKind kind) {
+  const EngineRow& row = engine_row(kind);
+  return row.steps_down ? &row : nullptr;
 }
 
 // Index of the value of `flag` ("--flag V" or "--flag=V"); the last one wins, as in argparse.
 std::optional<size_t> find_value(const std::vector<std::string>& argv, std::string_view flag) {
   std::optional<size_t> found;
+  if (flag.empty()) return found;
   for (size_t i = 0; i < argv.size(); ++i) {
     if (argv[i] == flag && i + 1 < argv.size())
       found = i + 1;
@@ -41,75 +29,104 @@ std::optional<size_t> find_value(const std::vector<std::string>& argv, std::stri
   return found;
 }
 
-std::string value_at(const std::vector<std::string>& argv, size_t index, std::string_view flag) {
-  const auto& word = argv[index];
-  return word.starts_with(std::string(flag) + "=") ? word.substr(flag.size() + 1) : word;
+// The knob's value in argv under either spelling: the later one wins.
+struct Found {
+  size_t index;
+  std::string_view flag;
+};
+std::optional<Found> find_knob(const std::vector<std::string>& argv, const EngineKnob& knob) {
+  auto full = find_value(argv, knob.flag);
+  auto short_form = find_value(argv, knob.short_flag);
+  if (short_form && (!full || *short_form > *full)) return Found{*short_form, knob.short_flag};
+  if (full) return Found{*full, knob.flag};
+  return std::nullopt;
 }
 
-void set_value(std::vector<std::string>& argv, std::string_view flag, const std::string& value) {
-  if (auto index = find_value(argv, flag)) {
-    if (argv[*index].starts_with(std::string(flag) + "="))
-      argv[*index] = std::string(flag) + "=" + value;
+std::string value_at(const std::vector<std::string>& argv, const Found& found) {
+  const auto& word = argv[found.index];
+  return word.starts_with(std::string(found.flag) + "=") ? word.substr(found.flag.size() + 1)
+                                                         : word;
+}
+
+void set_value(std::vector<std::string>& argv, const EngineKnob& knob, const std::string& value) {
+  if (auto found = find_knob(argv, knob)) {
+    if (argv[found->index].starts_with(std::string(found->flag) + "="))
+      argv[found->index] = std::string(found->flag) + "=" + value;
     else
-      argv[*index] = value;
+      argv[found->index] = value;
     return;
   }
-  argv.emplace_back(flag);
+  argv.emplace_back(knob.flag);
   argv.push_back(value);
+}
+
+// Halves an integer knob `level` times, not below `floor` (nor above where it was), and says so.
+// A knob the engine sizes itself is left alone unless the argv sets it.
+void halve(std::vector<std::string>& argv, const EngineKnob& knob, int level, long long floor,
+           std::vector<std::string>& changes) {
+  if (knob.flag.empty() || level <= 0) return;
+  long long current = 0;
+  if (auto found = find_knob(argv, knob))
+    current = std::atoll(value_at(argv, *found).c_str());
+  else if (knob.engine_default)
+    current = static_cast<long long>(*knob.engine_default);
+  else
+    return;
+  const long long next = std::max(std::min(current, floor), current >> std::min(level, 30));
+  set_value(argv, knob, std::to_string(next));
+  changes.push_back(fmt::format("{} {} -> {}", knob.flag, current, next));
+}
+
+int halvings(const EngineKnob& knob, long long floor, const StepBounds& bounds) {
+  if (knob.flag.empty()) return 0;
+  if (!knob.engine_default) return bounds.unknown_start_levels;
+  int levels = 0;
+  for (auto n = static_cast<long long>(*knob.engine_default); n / 2 >= floor; n /= 2) ++levels;
+  return levels;
 }
 
 }  // namespace
 
 int max_gpu_level(EngineKind kind, const StepBounds& bounds) {
-  auto knobs = knobs_for(kind);
-  if (!knobs) return 0;
-  return static_cast<int>(
-      std::floor((knobs->default_fraction - bounds.fraction_floor) / bounds.fraction_step + 1e-9));
+  const EngineRow* row = stepped_row(kind);
+  if (!row) return 0;
+  if (auto fraction = row->mem_fraction.engine_default)
+    return static_cast<int>(
+        std::floor((*fraction - bounds.fraction_floor) / bounds.fraction_step + 1e-9));
+  return halvings(row->context, bounds.context_floor, bounds);
 }
 
 int max_host_level(EngineKind kind, const StepBounds& bounds) {
-  if (!knobs_for(kind)) return 0;
-  int levels = 0;
-  for (long long n = bounds.default_concurrency; n / 2 >= bounds.concurrency_floor; n /= 2)
-    ++levels;
-  return levels;
+  const EngineRow* row = stepped_row(kind);
+  return row ? halvings(row->max_requests, bounds.concurrency_floor, bounds) : 0;
 }
 
 SteppedArgv step_down(std::vector<std::string> argv, EngineKind kind, int gpu_level, int host_level,
                       const StepBounds& bounds) {
   SteppedArgv out;
-  auto knobs = knobs_for(kind);
-  if (!knobs || (gpu_level <= 0 && host_level <= 0)) {
+  const EngineRow* row = stepped_row(kind);
+  if (!row || (gpu_level <= 0 && host_level <= 0)) {
     out.argv = std::move(argv);
     return out;
   }
-  if (gpu_level > 0) {
-    double base = knobs->default_fraction;
-    if (auto index = find_value(argv, knobs->fraction))
-      base = std::strtod(value_at(argv, *index, knobs->fraction).c_str(), nullptr);
+  const EngineKnob& fraction = row->mem_fraction;
+  if (gpu_level > 0 && !fraction.flag.empty() && fraction.engine_default) {
+    double base = *fraction.engine_default;
+    if (auto found = find_knob(argv, fraction))
+      base = std::strtod(value_at(argv, *found).c_str(), nullptr);
     const double lowered =
         std::max(bounds.fraction_floor, std::min(base, base - bounds.fraction_step * gpu_level));
     const std::string text = fmt::format("{:.2f}", lowered);
-    set_value(argv, knobs->fraction, text);
-    out.changes.push_back(fmt::format("{} {:.2f} -> {}", knobs->fraction, base, text));
+    set_value(argv, fraction, text);
+    out.changes.push_back(fmt::format("{} {:.2f} -> {}", fraction.flag, base, text));
     // A smaller static pool leaves less room for CUDA graphs: halve their batch when set.
-    if (!knobs->graph_bs.empty())
-      if (auto index = find_value(argv, knobs->graph_bs)) {
-        const long long current = std::atoll(value_at(argv, *index, knobs->graph_bs).c_str());
-        const long long next = std::max(bounds.graph_bs_floor, current >> std::min(gpu_level, 30));
-        set_value(argv, knobs->graph_bs, std::to_string(next));
-        out.changes.push_back(fmt::format("{} {} -> {}", knobs->graph_bs, current, next));
-      }
+    halve(argv, row->cuda_graph_max_bs, gpu_level, bounds.graph_bs_floor, out.changes);
+  } else if (gpu_level > 0) {
+    // No memory share to lower: a shorter context is a smaller KV cache.
+    halve(argv, row->context, gpu_level, bounds.context_floor, out.changes);
   }
-  if (host_level > 0) {
-    long long current = bounds.default_concurrency;
-    if (auto index = find_value(argv, knobs->concurrency))
-      current = std::atoll(value_at(argv, *index, knobs->concurrency).c_str());
-    const long long next =
-        std::max(std::min(current, bounds.concurrency_floor), current >> std::min(host_level, 30));
-    set_value(argv, knobs->concurrency, std::to_string(next));
-    out.changes.push_back(fmt::format("{} {} -> {}", knobs->concurrency, current, next));
-  }
+  if (host_level > 0)
+    halve(argv, row->max_requests, host_level, bounds.concurrency_floor, out.changes);
   out.argv = std::move(argv);
   return out;
 }

@@ -1,12 +1,13 @@
 #pragma once
 // The step-down ladder: an engine argv with its memory knobs lowered `gpu_level` steps (after
 // CUDA OOMs) and its concurrency lowered `host_level` steps (after host OOMs), within bounds.
-// A knob missing from the argv is inserted, starting from the engine's own default.
+// A knob missing from the argv is inserted, starting from the engine's own default
+// (catalog/engines); one the engine sizes itself is lowered only where the argv sets it.
 
 #include <string>
 #include <vector>
 
-#include "profile/profile.hpp"
+#include "catalog/engines.hpp"
 
 namespace gl {
 
@@ -15,7 +16,10 @@ struct StepBounds {
   double fraction_floor = 0.5;
   long long concurrency_floor = 8;
   long long graph_bs_floor = 1;
-  long long default_concurrency = 256;  // vLLM's --max-num-seqs; SGLang sizes its own
+  long long context_floor = 1024;  // tokens
+  // Halvings of a knob the engine sizes itself (no default to count from): down to 1/8 of what
+  // the profile set.
+  int unknown_start_levels = 3;
 };
 
 struct SteppedArgv {

@@ -114,5 +114,24 @@ path = "/m"
   EXPECT_EQ(argv.back(), "--mem-fraction-static=0.7");
 }
 
+TEST(LlamacppArgv, RunsTheExecutableWithLlamaServersOwnFlags) {
+  auto argv = engine_argv(profile_from(R"(
+[engine]
+kind = "llamacpp"
+executable = "/opt/llama.cpp/bin/llama-server"
+max_requests = 4
+args = ["-c", "8192"]
+[model]
+path = "/models/q.gguf"
+served_name = "q"
+[server]
+host = "0.0.0.0"
+)"));
+  EXPECT_EQ(argv, (std::vector<std::string>{"/opt/llama.cpp/bin/llama-server", "--model",
+                                            "/models/q.gguf", "--n-gpu-layers", "999", "--host",
+                                            "0.0.0.0", "--port", "8080", "--alias", "q",
+                                            "--parallel", "4", "-c", "8192"}));
+}
+
 }  // namespace
 }  // namespace gl

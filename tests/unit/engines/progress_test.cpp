@@ -24,5 +24,13 @@ TEST(Progress, KnowsTheLaterPhases) {
   EXPECT_FALSE(parse_progress_line("INFO: 127.0.0.1 - \"GET /health HTTP/1.1\" 503"));
 }
 
+TEST(Progress, ReadsLlamaServersTensorLoading) {
+  auto update = parse_progress_line(
+      "load_tensors: loading model tensors, this can take a while... (mmap = true)");
+  ASSERT_TRUE(update);
+  EXPECT_EQ(update->phase, Phase::loading_weights);
+  EXPECT_FALSE(update->percent);
+}
+
 }  // namespace
 }  // namespace gl

@@ -37,6 +37,10 @@ TEST(ExitClass, EachCudaOomSignatureIsCudaOomWithItsKnob) {
       {"ValueError: Free memory on device (1.2/80 GiB) on startup is less than desired GPU memory "
        "utilization (0.9, 72 GiB).",
        MemoryKnob::mem_fraction},
+      // llama.cpp's ggml-cuda, allocating a buffer.
+      {"ggml_backend_cuda_buffer_type_alloc_buffer: allocating 9216.00 MiB on device 0: cudaMalloc "
+       "failed: out of memory",
+       MemoryKnob::mem_fraction},
   };
   for (const auto& c : cases) {
     auto result = classify_stop(stop("exit-code", "exited", "1", {"loading", c.line, "bye"}));

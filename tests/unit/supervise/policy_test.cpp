@@ -220,5 +220,22 @@ TEST(StepDown, LevelsEndAtTheFloor) {
   EXPECT_EQ(max_gpu_level(EngineKind::trtllm), 0);
 }
 
+TEST(StepDown, LlamacppHalvesTheContextAndSlotsOnlyWhereTheArgvSetsThem) {
+  // llama-server sizes both itself by default: nothing to count down from, nothing inserted.
+  const std::vector<std::string> bare{"/bin/llama-server", "--model", "/m.gguf"};
+  EXPECT_EQ(step_down(bare, EngineKind::llamacpp, 1, 1).argv, bare);
+  auto stepped = step_down({"/bin/llama-server", "-c", "32768", "--parallel", "16"},
+                           EngineKind::llamacpp, 2, 1);
+  EXPECT_EQ(stepped.argv,
+            (std::vector<std::string>{"/bin/llama-server", "-c", "8192", "--parallel", "8"}));
+  EXPECT_EQ(stepped.changes,
+            (std::vector<std::string>{"--ctx-size 32768 -> 8192", "--parallel 16 -> 8"}));
+  // The later spelling wins, as in llama.cpp's parser; the floor holds.
+  auto later = step_down({"x", "--ctx-size", "4096", "-c", "2048"}, EngineKind::llamacpp, 3, 0);
+  EXPECT_EQ(later.argv, (std::vector<std::string>{"x", "--ctx-size", "4096", "-c", "1024"}));
+  EXPECT_EQ(max_gpu_level(EngineKind::llamacpp), 3);
+  EXPECT_EQ(max_host_level(EngineKind::llamacpp), 3);
+}
+
 }  // namespace
 }  // namespace gl

@@ -1,0 +1,127 @@
+#pragma once
+// The engines gpulaunch runs, one row each: what the kind is called, how it is launched, the
+// package it lives in, its port, health, memory and concurrency knobs, what it supports, the
+// lines it prints while starting and when the GPU runs out of memory. Validation, argv building,
+// step-down, progress, the OOM classifier, `check` and the man page all read this table, so a new
+// engine is one row here (and an argv builder in engines/ only when its flags need logic).
+
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "catalog/oom_signatures.hpp"
+
+namespace gl {
+
+enum class EngineKind { sglang, vllm, trtllm, llamacpp, command };
+
+// What an engine's start-up output says it is doing.
+enum class Phase {
+  starting,
+  loading_weights,
+  capturing_graphs,
+  compiling,
+  waiting_for_health,
+  serving
+};
+
+// How the profile names the program that serves.
+enum class Launch {
+  python_module,  // PYTHON -m MODULE; PYTHON is engine.venv's bin/python or engine.python
+  venv_program,   // engine.venv's bin/PROGRAM, or engine.executable
+  executable,     // engine.executable only: no Python environment
+  argv,           // engine.argv is the whole command line
+};
+
+// Which engines/ function builds the command line: the row's flags are read by each.
+enum class ArgvBuilder { sglang, vllm, trtllm, command, flags_only };
+
+// What model.path may be.
+enum class ModelSource {
+  path_or_hub_id,  // an absolute path or "org/name"
+  local_file,      // an absolute path only (a GGUF file)
+  in_argv,         // optional: engine.argv names it
+};
+
+// How data-parallel ranks count toward the GPUs a node needs.
+enum class DpGpus {
+  replicas,                      // dp copies of the tp x pp group
+  replicas_unless_dp_attention,  // SGLang: dp-attention splits the same tp GPUs
+  none,                          // dp, if any, splits the same GPUs
+};
+
+// What expert parallelism must agree with.
+enum class EpRule { any, divides_tp, one_or_tp_times_dp };
+
+// A memory or concurrency setting the supervisor lowers after an OOM (supervise/step_down).
+struct EngineKnob {
+  std::string_view flag;        // full spelling; empty: the engine has none
+  std::string_view short_flag;  // another spelling a user may write in engine.args
+  // Where step-down starts when the flag is absent (the engine's own default); nullopt: the
+  // engine sizes it itself, and step-down lowers it only where engine.args sets it.
+  std::optional<double> engine_default;
+};
+
+struct ProgressMarker {
+  std::string_view text;  // substring of one output line
+  Phase phase;
+  enum class Percent { none, in_line, complete } percent = Percent::none;
+};
+
+struct EngineRow {
+  EngineKind kind;
+  std::string_view name;     // engine.kind
+  std::string_view display;  // what people call the program: "trtllm-serve"
+  Launch launch;
+  std::string_view program;        // the Python module (-m) or the program in the venv's bin/
+  std::string_view pip_dist;       // the distribution pip installs; empty: none
+  std::string_view import_module;  // its top-level import and site-packages directory
+  ArgvBuilder argv;
+  ModelSource model;
+  long long default_port;        // server.port when the profile says none
+  std::string_view health_path;  // server.health_path when the profile says none
+  std::string_view readiness;    // how its health endpoint answers while it starts (man page)
+
+  // Knobs, each a profile key: engine.mem_fraction, engine.max_requests,
+  // engine.cuda_graph_max_bs, and the context length (engine.args only) that the GPU step lowers
+  // where the engine has no memory share.
+  EngineKnob mem_fraction;
+  EngineKnob max_requests;
+  EngineKnob cuda_graph_max_bs;
+  EngineKnob context;
+  bool steps_down;  // whether the supervisor lowers these knobs after an OOM
+
+  // Flags the flags_only builder writes (the others spell theirs in engines/).
+  std::string_view model_flag;  // empty: positional
+  std::string_view host_flag;
+  std::string_view port_flag;
+  std::string_view served_name_flag;             // empty: model.served_name does not apply
+  std::span<const std::string_view> fixed_args;  // after the model
+
+  // Layout.
+  bool splits_ranks;               // tp, pp, dp, ep > 1 mean something to it
+  std::string_view no_ranks_hint;  // why not, and what to do instead, when !splits_ranks
+  bool multi_node;
+  bool dp_attention;
+  bool speculative;  // [speculative] is rendered into its flags
+  DpGpus dp_gpus;
+  EpRule ep_rule;
+
+  std::span<const ProgressMarker> progress;
+  std::span<const OomSignature> oom;  // its own CUDA OOM lines; torch's and CUDA's are shared
+};
+
+std::span<const EngineRow> engine_rows();
+const EngineRow& engine_row(EngineKind kind);
+std::optional<EngineKind> parse_engine_kind(std::string_view name);
+std::string_view engine_kind_name(EngineKind kind);
+std::vector<std::string> engine_kind_names();
+
+// "a", "a and b", "a, b or c": the kinds for which `has` holds, joined with `last`.
+std::string engine_kinds_where(const std::function<bool(const EngineRow&)>& has,
+                               std::string_view last);
+
+}  // namespace gl
