@@ -1,5 +1,6 @@
 #include "caches/fingerprint_facts.hpp"
 
+#include "catalog/engines.hpp"
 #include "plan/gpu_assignment.hpp"
 #include "rules/jit_toolkit.hpp"
 
@@ -24,8 +25,9 @@ FingerprintInputs fingerprint_inputs(const Profile& profile, const LaunchPlan& p
     };
     inputs.flashinfer_version = version_of("flashinfer");
     inputs.triton_version = version_of("triton");
-    if (profile.engine.kind != EngineKind::command)
-      inputs.engine_version = version_of(inputs.engine);
+    // Packages are keyed by import name: trtllm's is tensorrt_llm.
+    const std::string_view module = engine_row(profile.engine.kind).import_module;
+    if (!module.empty()) inputs.engine_version = version_of(std::string(module));
   }
   return inputs;
 }

@@ -10,6 +10,7 @@
 #include "caches/safe_remove.hpp"
 #include "caches/stale_locks.hpp"
 #include "util/did_you_mean.hpp"
+#include "util/try.hpp"
 
 namespace gl {
 namespace {
@@ -34,8 +35,7 @@ Result<std::optional<OpenCaches>> open_caches(const LaunchPlan& plan, const Cach
                                               const DirectoryOwner* create) {
   auto targets = cache_targets(plan);
   if (!targets) return std::unexpected(targets.error());
-  if (auto allowed = check_clearable(plan.cache_root); !allowed)
-    return std::unexpected(allowed.error());
+  GL_TRY_VOID(check_clearable(plan.cache_root));
   std::vector<std::optional<ConfinedRoot>> own_roots;
   for (const auto& target : *targets) {
     own_roots.emplace_back();
@@ -47,14 +47,11 @@ Result<std::optional<OpenCaches>> open_caches(const LaunchPlan& plan, const Cach
           "Refusing to use cache directory '{}' (caches.paths.{}): there is no record "
           "that gpulaunch created it, and it is not under the cache root '{}'",
           target.location.directory, target.location.name, plan.cache_root);
-    if (*own)
-      if (auto ours = check_created(*records, target, **own, plan.cache_root); !ours)
-        return std::unexpected(ours.error());
+    if (*own) GL_TRY_VOID(check_created(*records, target, **own, plan.cache_root));
     own_roots.back() = std::move(*own);
   }
   if (create) {
-    if (auto made = make_cache_directory(plan.cache_root, *create); !made)
-      return std::unexpected(made.error());
+    GL_TRY_VOID(make_cache_directory(plan.cache_root, *create));
   } else if (std::error_code missing;
              !std::filesystem::exists(std::filesystem::symlink_status(plan.cache_root, missing))) {
     return std::optional<OpenCaches>{};  // nothing was ever cached; creating it is the start's
@@ -162,9 +159,8 @@ Result<PrepareReport> prepare_caches(const LaunchPlan& plan, const FingerprintIn
   Recorder recorder(on_removal);
   PrepareReport report;
   report.fingerprint = fingerprint_hex(fingerprint_hash(inputs));
-  if (auto removed = remove_old_stamp(*caches, recorder); !removed)
-    return std::unexpected(removed.error());
-  if (auto swept = sweep_trash(*caches, recorder); !swept) return std::unexpected(swept.error());
+  GL_TRY_VOID(remove_old_stamp(*caches, recorder));
+  GL_TRY_VOID(sweep_trash(*caches, recorder));
 
   const std::string root = caches->root.path().string();
   const bool other_root = *stamp && (*stamp)->root != root;
@@ -194,7 +190,7 @@ Result<PrepareReport> prepare_caches(const LaunchPlan& plan, const FingerprintIn
   }
   if (!stale.empty()) {
     // No stamp while anything is half-cleared: a kill from here on means "stale" next start.
-    if (auto removed = records->remove_stamp(); !removed) return std::unexpected(removed.error());
+    GL_TRY_VOID(records->remove_stamp());
     for (size_t i : stale) {
       auto removed = clear_one(*caches, i);
       if (!removed) return std::unexpected(removed.error());
@@ -204,10 +200,8 @@ Result<PrepareReport> prepare_caches(const LaunchPlan& plan, const FingerprintIn
                     removed->bytes});
     }
   }
-  if (!matches)
-    if (auto written = records->write_stamp(make_stamp(root, inputs)); !written)
-      return std::unexpected(written.error());
-  if (auto made = make_missing(*caches, options.owner); !made) return std::unexpected(made.error());
+  if (!matches) GL_TRY_VOID(records->write_stamp(make_stamp(root, inputs)));
+  GL_TRY_VOID(make_missing(*caches, options.owner));
 
   for (size_t i = 0; i < caches->targets.size(); ++i) {
     const auto& target = caches->targets[i];
@@ -241,9 +235,8 @@ Result<std::vector<Removal>> clear_caches(const LaunchPlan& plan,
   if (!*opened) return std::vector<Removal>{};
   const OpenCaches* caches = &**opened;
   Recorder recorder(on_removal);
-  if (auto removed = remove_old_stamp(*caches, recorder); !removed)
-    return std::unexpected(removed.error());
-  if (auto swept = sweep_trash(*caches, recorder); !swept) return std::unexpected(swept.error());
+  GL_TRY_VOID(remove_old_stamp(*caches, recorder));
+  GL_TRY_VOID(sweep_trash(*caches, recorder));
   for (size_t i = 0; i < caches->targets.size(); ++i) {
     const auto& name = caches->targets[i].location.name;
     if (!names.empty() && std::find(names.begin(), names.end(), name) == names.end()) continue;

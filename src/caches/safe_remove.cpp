@@ -14,6 +14,7 @@
 #include <fmt/core.h>
 
 #include "catalog/system_directories.hpp"
+#include "util/try.hpp"
 
 namespace gl {
 namespace {
@@ -235,7 +236,7 @@ Result<void> check_clearable(const std::filesystem::path& path) {
 }
 
 Result<ConfinedRoot> ConfinedRoot::open(const std::filesystem::path& root) {
-  if (auto allowed = check_clearable(root); !allowed) return std::unexpected(allowed.error());
+  GL_TRY_VOID(check_clearable(root));
   const std::filesystem::path normal(normal_text(root));
   const std::string shown = normal.string();
   int parent = ::open(normal.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -341,8 +342,7 @@ Result<TreeUsage> ConfinedRoot::usage(std::string_view relative) const {
     return failf("Failed to stat '{}': {}", shown(relative), errno_text(errno));
   usage.exists = true;
   usage.is_directory = true;
-  if (auto added = add_usage(dir.get(), shown(relative), info.st_dev, 0, usage); !added)
-    return std::unexpected(added.error());
+  GL_TRY_VOID(add_usage(dir.get(), shown(relative), info.st_dev, 0, usage));
   return usage;
 }
 
@@ -375,10 +375,8 @@ Result<RemovedTree> ConfinedRoot::clear_directory(std::string_view relative) con
       return failf("Failed to set the mode of '{}': {}", shown(relative), errno_text(errno));
   }
   // Durable before deleting: after a crash the cache is empty and the trash is swept next time.
-  if (auto synced = sync_directory(parent->dir.get(), shown(relative)); !synced)
-    return std::unexpected(synced.error());
-  if (auto synced = sync_directory(fd_.get(), shown("")); !synced)
-    return std::unexpected(synced.error());
+  GL_TRY_VOID(sync_directory(parent->dir.get(), shown(relative)));
+  GL_TRY_VOID(sync_directory(fd_.get(), shown("")));
   RemovedTree removed;
   struct stat root_info {};
   ::fstat(fd_.get(), &root_info);
@@ -411,13 +409,11 @@ Result<RemovedTree> ConfinedRoot::clear_contents(std::string_view relative) cons
       return failf("Failed to move '{}' aside: {}", shown(join(std::string(relative), name)),
                    errno_text(errno));
   }
-  if (auto synced = sync_directory(dir->get(), shown(relative)); !synced)
-    return std::unexpected(synced.error());
+  GL_TRY_VOID(sync_directory(dir->get(), shown(relative)));
   struct stat info {};
   ::fstat(dir->get(), &info);
   const std::string trash_path = shown(join(std::string(relative), trash->name));
-  if (auto done = remove_at(dir->get(), trash->name, info.st_dev, 0, trash_path, removed); !done)
-    return std::unexpected(done.error());
+  GL_TRY_VOID(remove_at(dir->get(), trash->name, info.st_dev, 0, trash_path, removed));
   if (removed.entries > 0) --removed.entries;  // the trash directory itself
   return removed;
 }
@@ -581,7 +577,7 @@ Result<void> ConfinedRoot::make_directories(std::string_view relative,
 
 Result<MadeDirectory> make_cache_directory(const std::filesystem::path& path,
                                            const DirectoryOwner& owner) {
-  if (auto allowed = check_clearable(path); !allowed) return std::unexpected(allowed.error());
+  GL_TRY_VOID(check_clearable(path));
   const std::filesystem::path normal(normal_text(path));
   struct stat info {};
   if (::lstat(normal.c_str(), &info) == 0) {

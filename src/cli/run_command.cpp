@@ -85,14 +85,17 @@ void add_run_command(CLI::App& app, CliContext& context) {
   auto* command = app.add_subcommand(
       "run", "The service's main process (ExecStart=): start the engine, report readiness");
   command->group("");  // units call it; people use `up`
-  static std::string profile, engine, health_url, snapshot;
+  static std::string profile, health_url, snapshot, unused_engine;
   static long long ready_timeout = 1200;
   static long long progress_grace = 0;
   static std::vector<std::string> argv;
   command->add_option("--profile", profile, "Profile this engine belongs to")
       ->required()
       ->check(profile_name_check());
-  command->add_option("--engine", engine, "Engine kind");
+  // Units rendered by earlier versions pass --engine=KIND; `run` reads the kind from the
+  // snapshot. Accepted and ignored, so that a package upgrade does not break an installed unit
+  // before its next `up`.
+  command->add_option("--engine", unused_engine)->group("");
   command->add_option("--snapshot", snapshot, "The merged profile `up` wrote");
   command->add_option("--health-url", health_url, "URL answering 200 once serving")->required();
   command->add_option("--ready-timeout", ready_timeout, "Seconds to wait for health 200")

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/json_file.hpp"
+#include "util/try.hpp"
 
 // nlohmann 3.11 has no std::optional support; absent values are written as null.
 namespace nlohmann {
@@ -112,8 +113,7 @@ Result<void> check_facts_shape(const nlohmann::json& json, const std::string& or
 Result<Facts> parse_facts(std::string_view text, const std::string& origin) {
   auto json = parse_bounded_json<nlohmann::json>(text, fmt::format("facts '{}'", origin));
   if (!json) return std::unexpected(json.error());
-  if (auto shaped = check_facts_shape(*json, origin); !shaped)
-    return std::unexpected(shaped.error());
+  GL_TRY_VOID(check_facts_shape(*json, origin));
   auto facts = facts_from_json(*json);
   if (!facts) return failf("Failed to read facts '{}': {}", origin, facts.error().message);
   return facts;

@@ -1,8 +1,9 @@
 #include "profile/profile_name.hpp"
-#include "util/try.hpp"
 
 #include <algorithm>
 #include <filesystem>
+
+#include "util/try.hpp"
 
 namespace gl {
 

@@ -445,7 +445,7 @@ void check_engine(const Context& context, const LaunchPlan& plan, std::vector<Fi
   for (const auto& port : facts.ports)
     if (port.taken && port.port == profile.server.port)
       add(findings, {Severity::error,
-                     "port-taken",
+                     std::string(kPortTakenCode),
                      fmt::format("port {} on {} is already in use", port.port, port.host),
                      "the engine must be able to bind server.host:server.port",
                      {{"server.port", std::to_string(port.port)}, {"server.host", port.host}},

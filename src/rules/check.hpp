@@ -2,6 +2,7 @@
 // `check`'s rules: a pure function of the merged profile and the node's facts to findings.
 // `up` calls this before it starts anything, and refuses to start when has_errors().
 
+#include <string_view>
 #include <vector>
 
 #include "facts/environment.hpp"
@@ -12,6 +13,10 @@
 #include "rules/finding.hpp"
 
 namespace gl {
+
+// The port the profile listens on is held: `up` forgives it when the holder is its own running
+// engine (supervise/unit_transition).
+inline constexpr std::string_view kPortTakenCode = "port-taken";
 
 // `plan` is make_launch_plan(profile, ...): the unit's environment, argv and GPUs the rules judge.
 std::vector<Finding> evaluate(const Profile& profile, const LaunchPlan& plan, const Facts& facts,

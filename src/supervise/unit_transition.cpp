@@ -4,6 +4,9 @@
 
 #include <fmt/core.h>
 
+#include "rules/check.hpp"
+#include "util/try.hpp"
+
 namespace gl {
 namespace {
 
@@ -44,7 +47,7 @@ UpTransition decide_up(std::string_view installed, std::string_view rendered,
 CheckGate gate_on_check(std::vector<Finding> findings, const UpTransition& transition, bool force) {
   CheckGate gate;
   if (transition.running)
-    std::erase_if(findings, [](const Finding& finding) { return finding.code == "port-taken"; });
+    std::erase_if(findings, [](const Finding& finding) { return finding.code == kPortTakenCode; });
   gate.errors = std::count_if(findings.begin(), findings.end(), [](const Finding& finding) {
     return finding.severity == Severity::error;
   });
@@ -64,8 +67,7 @@ Result<StartWatch> watch_start(
   auto last_change = started;
   std::string last_phase;
   for (;;) {
-    if (auto waited = manager.wait(std::chrono::milliseconds(250)); !waited)
-      return std::unexpected(waited.error());
+    GL_TRY_VOID(manager.wait(std::chrono::milliseconds(250)));
     auto status = manager.status(unit);
     if (!status) return std::unexpected(status.error());
     std::string phase = status->status_text.empty()
@@ -86,8 +88,7 @@ Result<std::string> wait_for_job(SystemdManager& manager, Timekeeper& clock, con
                                  std::chrono::seconds limit) {
   const auto deadline = clock.steady_now() + limit;
   while (clock.steady_now() < deadline) {
-    if (auto waited = manager.wait(std::chrono::milliseconds(250)); !waited)
-      return std::unexpected(waited.error());
+    GL_TRY_VOID(manager.wait(std::chrono::milliseconds(250)));
     if (auto result = manager.job_result(job)) return *result;
   }
   return failf("Failed to wait for job '{}': still running after {}s", job, limit.count());

@@ -4,6 +4,8 @@
 
 #include <systemd/sd-journal.h>
 
+#include "util/try.hpp"
+
 namespace gl {
 namespace {
 
@@ -33,7 +35,7 @@ class SdJournal final : public Journal {
   ~SdJournal() override { sd_journal_close(journal_); }
 
   Result<std::vector<JournalEntry>> tail(std::string_view unit, size_t count) override {
-    if (auto matched = match(unit); !matched) return std::unexpected(matched.error());
+    GL_TRY_VOID(match(unit));
     int r = sd_journal_seek_tail(journal_);
     if (r < 0) return failf("Failed to seek the journal: {}", std::strerror(-r));
     size_t back = 0;

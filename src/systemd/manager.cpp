@@ -7,6 +7,8 @@
 
 #include <systemd/sd-bus.h>
 
+#include "util/try.hpp"
+
 namespace gl {
 namespace {
 
@@ -87,30 +89,24 @@ class SdBusManager final : public SystemdManager {
          {std::pair{"LoadState", &status.load_state},
           std::pair{"ActiveState", &status.active_state}, std::pair{"SubState", &status.sub_state},
           std::pair{"FragmentPath", &status.fragment_path}})
-      if (auto ok = text(kUnit, property, *target); !ok) return std::unexpected(ok.error());
+      GL_TRY_VOID(text(kUnit, property, *target));
     if (auto ok = trivial(*path, kUnit, "ActiveEnterTimestamp", 't', &status.active_enter_usec);
         !ok)
       return std::unexpected(ok.error());
-    if (auto ok = trivial(*path, kUnit, "ActiveExitTimestamp", 't', &status.active_exit_usec); !ok)
-      return std::unexpected(ok.error());
+    GL_TRY_VOID(trivial(*path, kUnit, "ActiveExitTimestamp", 't', &status.active_exit_usec));
     if (auto ok = trivial(*path, kUnit, "StateChangeTimestamp", 't', &status.state_change_usec);
         !ok)
       return std::unexpected(ok.error());
     if (!status.name.ends_with(".service") || status.load_state != "loaded") return status;
-    if (auto ok = text(kServiceIface, "Result", status.result); !ok)
-      return std::unexpected(ok.error());
-    if (auto ok = text(kServiceIface, "StatusText", status.status_text); !ok)
-      return std::unexpected(ok.error());
-    if (auto ok = trivial(*path, kServiceIface, "MainPID", 'u', &status.main_pid); !ok)
-      return std::unexpected(ok.error());
-    if (auto ok = trivial(*path, kServiceIface, "NRestarts", 'u', &status.restarts); !ok)
-      return std::unexpected(ok.error());
+    GL_TRY_VOID(text(kServiceIface, "Result", status.result));
+    GL_TRY_VOID(text(kServiceIface, "StatusText", status.status_text));
+    GL_TRY_VOID(trivial(*path, kServiceIface, "MainPID", 'u', &status.main_pid));
+    GL_TRY_VOID(trivial(*path, kServiceIface, "NRestarts", 'u', &status.restarts));
     if (auto ok =
             trivial(*path, kServiceIface, "ExecMainStartTimestamp", 't', &status.main_start_usec);
         !ok)
       return std::unexpected(ok.error());
-    if (auto ok = trivial(*path, kServiceIface, "ExecMainCode", 'i', &status.exec_main_code); !ok)
-      return std::unexpected(ok.error());
+    GL_TRY_VOID(trivial(*path, kServiceIface, "ExecMainCode", 'i', &status.exec_main_code));
     if (auto ok = trivial(*path, kServiceIface, "ExecMainStatus", 'i', &status.exec_main_status);
         !ok)
       return std::unexpected(ok.error());
@@ -272,8 +268,7 @@ Result<std::unique_ptr<SystemdManager>> connect_systemd(ManagerScope scope) {
   auto bus = open_bus(scope);
   if (!bus) return std::unexpected(bus.error());
   auto manager = std::make_unique<SdBusManager>(*bus);
-  if (auto subscribed = manager->subscribe(); !subscribed)
-    return std::unexpected(subscribed.error());
+  GL_TRY_VOID(manager->subscribe());
   return std::unique_ptr<SystemdManager>(std::move(manager));
 }
 

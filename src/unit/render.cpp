@@ -80,7 +80,6 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
       "run",
       "--profile=" + profile.name,
       "--snapshot=" + plan.snapshot_path,
-      "--engine=" + std::string(engine_kind_name(profile.engine.kind)),
       "--health-url=" + plan.health_url,
       "--ready-timeout=" + std::to_string(profile.server.ready_timeout.count()),
       "--"};

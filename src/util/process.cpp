@@ -1,5 +1,4 @@
 #include "util/process.hpp"
-#include "util/try.hpp"
 
 #include <grp.h>
 #include <pwd.h>
@@ -12,6 +11,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/process.hpp>
 #include <boost/process/extend.hpp>
+
+#include "util/try.hpp"
 
 namespace gl {
 namespace {

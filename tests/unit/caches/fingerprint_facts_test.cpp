@@ -81,5 +81,22 @@ TEST(FingerprintFacts, ArchitecturesAreThoseOfTheEnginesGpus) {
               ::testing::UnorderedElementsAre("10.0", "9.0"));
 }
 
+// An engine upgrade recompiles kernels: the engine's version is read under its import name
+// (TensorRT-LLM's is tensorrt_llm, not the kind's name).
+TEST(FingerprintFacts, TheEnginesVersionIsItsInstalledPackages) {
+  MemorySource source(
+      {{"/p/t.toml", std::string("[engine]\nkind = \"trtllm\"\nvenv = \"/opt/venv\"\n"
+                                 "[model]\npath = \"/m\"\n")}});
+  auto profile = load_profile(source, "/p/t.toml");
+  ASSERT_TRUE(profile) << profile.error().message;
+  Facts facts = node({});
+  facts.python.emplace();
+  facts.python->packages = {{"tensorrt_llm", "1.2.0"}, {"flashinfer", "0.6.18"}};
+  const FingerprintInputs inputs = fingerprint_inputs(*profile, make_launch_plan(*profile), facts);
+  EXPECT_EQ(inputs.engine, "trtllm");
+  EXPECT_EQ(inputs.engine_version, "1.2.0");
+  EXPECT_EQ(inputs.flashinfer_version, "0.6.18");
+}
+
 }  // namespace
 }  // namespace gl
