@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gpulaunch check` on a healthy fixture node against the manual route an operator takes:
 // python3 -c "import torch; print(torch.version.cuda)", nvcc --version, nvidia-smi.
 // Run through bench/run.sh, which puts the fake NVML on LD_LIBRARY_PATH. Each benchmark reports

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Runs the check benchmark with the fake NVML on the loader path, then counts what one warm
 # `gpulaunch check` on the same healthy fixture forks and executes (strace -f; its own execve is
 # the one expected). Usage: bench/run.sh [BUILD_DIR] [benchmark flags...]

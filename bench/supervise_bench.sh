@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Engine death -> supervisor's decision -> engine restarted: gpulaunch (on a private systemd 252,
 # tests/integration/harness) against supervisord (Debian's `supervisor`) restarting the same mock.
 #

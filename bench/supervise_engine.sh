@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The engine both supervisors restart in bench/supervise_bench.sh: the mock SGLang, with the
 # moment it starts and the moment it ends appended to $BENCH_DIR/{starts,deaths} (ns since epoch).
 date +%s%N >> "$BENCH_DIR/starts"

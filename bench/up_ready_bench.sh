@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # How long after the engine's /health turns 200 does `gpulaunch up` return? Against what users
 # write by hand: `systemctl start --no-block` and a loop of `systemctl is-active` plus curl every
 # second. Both run in a private systemd (tests/integration/harness) on the mock SGLang, which

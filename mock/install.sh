@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Creates VENV_DIR with Debian's python3 (python3-venv) and installs the mock SGLang into it,
 # offline: the package is copied into the venv's site-packages (no pip, no index, no build step).
 # Idempotent: an existing venv is reused and the package is replaced.

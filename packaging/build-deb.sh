@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the gpulaunch .deb into OUTDIR. The source tree (tracked and untracked-but-not-ignored
 # files, uncommitted edits included, never build directories) is staged in a temporary directory
 # with packaging/debian/ as its debian/, then built by dpkg-buildpackage (debhelper drives CMake).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Configures and builds into build/ (or $BUILD_DIR). Extra arguments go to cmake. With
 # BUILD_TARGETS (space-separated), only those targets and what they need are built.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Checks that every tracked C++ file is as clang-format (the repository's .clang-format, Debian's
 # clang-format-14) writes it; names the files that are not. With --fix, rewrites them instead.
 set -euo pipefail

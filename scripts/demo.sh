@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The demo: builds gpulaunch, installs the mock SGLang into a venv, and brings up the `demo`
 # profile as a hardened systemd service, showing its progress until it serves, then its status.
 # Where PID 1 is systemd it uses the host's manager with a runtime unit (/run/systemd/system);

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fuzzes the profile chain (parse -> validate -> render) for a bounded time, from a seed corpus of
 # every profile in the repository. Usage: scripts/fuzz.sh [SECONDS]. Fails on any finding.
 set -euo pipefail

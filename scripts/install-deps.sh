@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what building, testing and the demo need, from Debian 12's archive. Idempotent:
 # packages already present are not downloaded again.
 # openssh-server is there for the multi-node integration test, which runs its own sshd inside

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The whole test suite, from a fresh Debian 12 machine: dependencies, build, unit, golden and
 # integration tests, then a bounded fuzzing run of the profile parser.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # clang-tidy over gpulaunch's sources with the repository's .clang-tidy, using build/'s
 # compile_commands.json (configure first: scripts/build.sh). Arguments: the .cpp files to check;
 # none: every file under src/. Exit 1 when clang-tidy reports anything.

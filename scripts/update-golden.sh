@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Rewrites every golden unit (tests/golden/*.service, tests/golden/examples/*.service) from what the
 # current build renders, then shows what changed: review it before committing. The inline
 # assertions (## lines in the profiles) still run and must pass.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "caches/cache_owner.hpp"
 
 #include <grp.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Who the cache directories gpulaunch creates belong to: the unit's User= and Group= (the
 // profile's service.user and service.group), root when the profile names no user.

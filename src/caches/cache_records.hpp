@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What root keeps about a profile's caches, in a directory only root can write
 // (state_paths::cache_stamp_directory): the fingerprint stamp the caches were last made valid

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Where each cache of a launch plan lives relative to its confinement root, whether gpulaunch may
 // touch it, and its state against the fingerprint stamp (cache_records) the caches were filled

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What makes compiled kernels valid. Caches that do not key their entries on these facts must be
 // cleared when any of them changes (field-facts sections 1 and 5).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "caches/fingerprint_facts.hpp"
 
 #include "catalog/engines.hpp"

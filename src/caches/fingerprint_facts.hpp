@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The fingerprint of a profile on a node, from the node's facts (src/facts/).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What root does to the caches before each start (`gpulaunch prepare-caches`, the unit's
 // ExecStartPre=+) and what `cache clear` does on demand: one code path, so both touch only what

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Removal confined to one directory. The root is opened once, refusing a symlink and the
 // directories no cache may be (/, homes, system directories); everything after works from its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "caches/stale_locks.hpp"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Lock files a killed JIT build leaves behind (FlashInfer's cached_ops/tmp/*.lock) make the next
 // start wait forever. One is stale when no process holds a lock on it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Every version threshold the check rules use, as data (field-facts sections 2-3): the nvcc
 // versions that compile for each GPU architecture (first and, once dropped, last), the driver

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The engines gpulaunch runs, one row each: what the kind is called, how it is launched, the
 // package it lives in, its port, health, memory and concurrency knobs, what it supports, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The exit statuses systemd reads from a gpulaunch unit's main process, as one table: `run`'s
 // own (sysexits.h where one fits) and systemd's set-up failures. `run` exits with them,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Every JIT or compile cache the engines use, as data: which variables pin it, where it goes
 // under the profile's cache root, and whether it keys its entries on the toolkit and GPU

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What engines print when the GPU runs out of memory, and which knob that points at. Each engine's
 // own lines live in its row of catalog/engines; this file adds torch's and CUDA's, shared by all.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Directories no JIT cache may be and no clear may touch, as data: the root, system trees,
 // directories that hold more than one owner's data, and home directories. Pure (no filesystem

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // `up|status|down PROFILE --all-nodes`: the same command on every host of a multi-node profile,
 // over the system's ssh, with one report per node.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What every subcommand shares: where profiles are looked up. The CLI layer is the only one that
 // prints; library calls return errors, the commands print them once.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gpulaunch diff A B`: two locks, or two nodes' facts files, side by side.
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "cli/findings_report.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `record-exit`'s notice to the other ranks and `peer-failed`, the command that receives it.
 
 #include "cli/group_restart.hpp"

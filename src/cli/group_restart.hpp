@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The group side of supervision for multi-node profiles: a rank that failed tells every other
 // rank over the system's ssh (`gpulaunch peer-failed` there), and each of them restarts or stops

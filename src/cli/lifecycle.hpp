@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What up, down, restart and status share: where units go and how to wait for systemd.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gpulaunch lock PROFILE`, `gpulaunch verify LOCK`, and the drift check `up --locked` shares.
 
 #include <fmt/core.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The drift check `verify` prints and `up --locked` refuses on.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gpulaunch: run LLM inference servers as systemd services.
 
 #include <exception>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gpulaunch internal-man 1|5`: the build generates gpulaunch(1) and gpulaunch.toml(5) with it, so
 // the pages cannot drift from the subcommands CLI11 knows and the key table validation reads.
 // Hidden from --help: it is a build step, not something operators run.

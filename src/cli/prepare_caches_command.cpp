@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gpulaunch prepare-caches --profile=NAME --snapshot=PATH` (hidden): the unit's
 // ExecStartPre=+, run by root before the engine starts as the service user. Root does the cache
 // upkeep so that what it trusts later (the stamp, the record of the directories it created)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What `run`, `restart` and `status` share with the supervision commands.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `record-exit` (ExecStopPost=: classify the stop, record it, decide; the decisions are
 // supervise/record_stop's) and `events PROFILE`.
 

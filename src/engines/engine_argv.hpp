@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The engine's command line, built from the profile with each engine's full flag names
 // (field-facts section 6).

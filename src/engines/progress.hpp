@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What an engine's start-up output says about its progress: the lines each engine's row in
 // catalog/engines lists.

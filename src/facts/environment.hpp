@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Environment variables as a value: the unit's pinned environment and the invoking shell's are
 // both evaluated the way a JIT library would read them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What a node is, as one value: GPUs and driver, every CUDA toolkit a process could find, the
 // engine's Python environment read as files, and the paths and ports a profile needs. Gathered

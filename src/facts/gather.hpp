@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Gathers the node's Facts. What to look at beyond the node itself (the environments a JIT
 // library will run in, the engine's venv, the model path, the port) comes from the caller.

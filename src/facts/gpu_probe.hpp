@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // GPUs and driver, from NVML loaded at run time, else from nvidia-smi, else from
 // /proc/driver/nvidia. A node without a driver yields a DriverFact saying so, never a failure.

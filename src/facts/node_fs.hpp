@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The node's filesystem as probes see it: every path is the node's own ("/usr/local/cuda"),
 // read under a root directory (`--root`, as `systemctl --root`), so node images and test

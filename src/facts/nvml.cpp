@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NVML through dlopen: no link-time dependency, so gpulaunch runs on nodes without a driver.
 // The ABI below is NVML's own (nvml.h): nvmlReturn_t is int, nvmlDevice_t an opaque pointer.
 

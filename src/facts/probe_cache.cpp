@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "facts/probe_cache.hpp"
 
 #include <sys/stat.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What a program root does not trust answered when it had to run (an nvcc with no version file
 // beside it), remembered by which file it was: path, device, inode, size, mtime and ctime. A

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The engine's Python environment read as files, never imported: torch/version.py and the
 // dist-info METADATA of the packages the rules care about (field-facts section 4).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One CUDA toolkit root: does it hold an nvcc, which version it is by each file that says so
 // (version.json, the nvidia-cuda-nvcc wheel's dist-info, include/cuda.h), and which

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A multi-node profile's ranks, reached with the system's OpenSSH client: the argv for
 // `ssh HOST gpulaunch ...`, and running one command on every rank at once. No agent of our own:

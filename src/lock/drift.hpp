@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What differs between two locks (or two nodes' facts), field by field, with why each field
 // matters to a running engine. Pure; the tables come back as text for the CLI to print.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A lockfile: what a deployment was, in one deterministic, diffable JSON document. The merged
 // profile and its hash, the node facts that decide whether kernels and the engine work, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plan/gpu_assignment.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Which GPUs the engine gets, decided once: the unit's CUDA_VISIBLE_DEVICES, the GPUs `check`
 // judges, the architectures the cache fingerprint keys on and the GPUs `run` waits to be

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What a start of the profile consists of, independent of how it is started: the engine's
 // argv, the whole environment it gets, and the directories it owns.

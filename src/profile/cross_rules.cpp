@@ -1,7 +1,8 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "profile/cross_rules.hpp"
 
-#include "profile/unsafe_directives.hpp"
 #include <tuple>
+#include "profile/unsafe_directives.hpp"
 
 #include "catalog/engines.hpp"
 #include "util/try.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Rules that span keys or sections, run once every section is read: which engine kinds take
 // which keys, how ranks split over nodes and GPUs. They may fill in a default that depends on

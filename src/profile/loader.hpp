@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Finds profiles on the search path and merges one with its `extends` parents and its
 // NAME.toml.d/*.toml drop-ins into a single TOML table that remembers where each value came from.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Profiles held in memory: for the fuzzer and for tests that need no files.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The merged, validated profile: everything later stages need, with defaults filled in.
 
@@ -6,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "profile/profile_name.hpp"
 #include "catalog/engines.hpp"
+#include "profile/profile_name.hpp"
 #include "util/duration.hpp"
 
 namespace gl {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What a profile name may be. A name becomes a file name (NAME.toml), a unit name
 // (gpulaunch-NAME.service) and a directory root writes under /var/lib/gpulaunch, so every command

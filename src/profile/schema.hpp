@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Every key a profile may hold, as one table of data: validation, did-you-mean and the
 // gpulaunch.toml(5) page all read it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The files behind `[secrets]`: systemd reads each as root (LoadCredential=) and hands it to the
 // engine, so each must be a file only root can read and change. `up` and `check` look at them;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One reader per profile section: converts the checked values into Profile fields and fills in
 // the defaults. Rules that span sections live in cross_rules.

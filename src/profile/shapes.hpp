@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What a profile's string values must look like, checked by loops over Scan (util/scan.hpp):
 // no regex engine, no recursion, linear in the length. Each comment gives the grammar as a regex

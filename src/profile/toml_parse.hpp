@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The only way profile text becomes a TOML table: size cap, a guard against inputs that crash
 // Debian's toml++ 3.3.0, then the parser, with its errors located.

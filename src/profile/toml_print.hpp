@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A TOML table as text for people (`show`): floats as written, not at full precision.
 

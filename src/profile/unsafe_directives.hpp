@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What `service.extra` and `service.unit_extra` may not say unless the profile sets
 // `service.allow_unsafe_extra = true`: lines that run a command with privileges, change the

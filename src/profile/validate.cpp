@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "profile/validate.hpp"
 
 #include "profile/cross_rules.hpp"

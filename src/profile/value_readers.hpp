@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Reads of a merged profile's table at a dotted key, once schema_check has checked every value
 // against its type, range and shape: they convert, they do not fail. Locations for the errors

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // `check`'s rules: a pure function of the merged profile and the node's facts to findings.
 // `up` calls this before it starts anything, and refuses to start when has_errors().

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One problem `check` found: how bad, a stable code scripts can match, the facts that
 // conflict, the rule they break, and what to change.

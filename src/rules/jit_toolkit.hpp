@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The toolkit a JIT library picks in a given environment, in FlashInfer's order
 // (field-facts section 2): $CUDA_HOME, $CUDA_PATH, two levels above `which nvcc`, /usr/local/cuda.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "rules/node_probe.hpp"
 
 #include "facts/gather.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // `gpulaunch run`: the unit's main process. Starts the engine as its child with the environment
 // systemd gave us (the unit pins it), passes the engine's output through, reports progress with

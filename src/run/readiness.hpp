@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The bridge's decisions, as a pure state machine: engine output lines, health answers and the
 // clock go in; sd_notify messages and "give up" come out. bridge.cpp feeds it real events.

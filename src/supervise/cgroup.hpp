@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The OOM kill counter of the calling process's own memory cgroup. On cgroup v1 and hybrid hosts
 // systemd cannot tell an OOM kill from any SIGKILL; the counter can. ExecStopPost= runs in the

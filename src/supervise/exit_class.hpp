@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Why an engine stopped, from what systemd hands ExecStopPost= and the journal of that
 // invocation. A pure function, so every rule has a table test.

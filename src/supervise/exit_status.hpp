@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // How `gpulaunch run` exits, so systemd's Result, RestartPreventExitStatus= and `events` can
 // tell why the engine stopped. The statuses themselves are catalog/exit_codes.hpp's table (the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "supervise/group_policy.hpp"
 
 #include <fmt/core.h>

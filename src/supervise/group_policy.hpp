@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What a rank of a multi-node group does when another rank failed: a multi-node engine cannot
 // survive losing a rank (its collectives hang or abort), so the group restarts together. The

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What happened to a profile's engine, kept where state_paths puts it: events.jsonl (one event
 // per line, appended, for `gpulaunch events`) and supervisor.json (the few numbers the next start

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The restart policy as pure functions of the history, the profile's [restart] section and the
 // clock: systemd 252 has no RestartSteps=, so the growing delay, the crash-loop budget and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What `record-exit` (ExecStopPost=) decides about the invocation that stopped: its class, from
 // what systemd handed it, the invocation's journal and the unit cgroup's oom_kill counter; whether

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What `run` decides before it starts the engine: stay down while the crash-loop budget is spent
 // (or a stop went unrecorded), back off after failures, wait, bounded, for other processes to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The step-down ladder: an engine argv with its memory knobs lowered `gpu_level` steps (after
 // CUDA OOMs) and its concurrency lowered `host_level` steps (after host OOMs), within bounds.

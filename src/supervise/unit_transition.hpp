@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What `up`, `down` and `restart` decide about a profile's unit and do to it through the systemd
 // manager: leave an unchanged running unit alone, restart a running one whose unit changed, start

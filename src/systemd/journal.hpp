@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A unit's journal: its own output plus what systemd said about it. journal.cpp is the only
 // file that includes sd-journal.

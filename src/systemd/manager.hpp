@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // systemd's manager over D-Bus, behind a narrow interface: the CLI's lifecycle commands use it,
 // tests can stand in for it. The real one speaks sd-bus (manager.cpp is the only file that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The service's side of Type=notify. notify.cpp is the only file that includes sd-daemon.
 

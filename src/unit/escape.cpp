@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "unit/escape.hpp"
 
 #include <fmt/core.h>

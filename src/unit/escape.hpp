@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Quoting for unit files, by the rules systemd's parser applies (as fixed in v254; field-facts
 // section 8), so any byte string reaches the process unchanged.

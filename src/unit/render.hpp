@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Profile -> unit file model. A pure function: the same profile and options give the same
 // bytes on every node.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A unit file as data: comment header, sections, ordered Key=Value entries. Values are stored
 // already escaped for their key; to_text() only lays them out.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Files other programs read (units, state) are replaced whole or not at all.
 

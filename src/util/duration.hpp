@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Durations as profiles write them ("90s", "20min", "1h 30min", or an integer of seconds) and
 // as unit files want them.

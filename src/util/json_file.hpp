@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // JSON that comes from outside gpulaunch's own state: another node's facts, a lockfile handed
 // over, two files to diff. Bounded in size and in nesting, so a hostile file gives a one-line

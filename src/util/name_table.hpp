@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // An enum's names as a constexpr table of (value, name) pairs, looked up both ways: the names
 // that reach files, command lines and events.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Whether a TCP port can still be bound: the answer to "is the port already taken".
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Runs an external program (nvcc, nvidia-smi, ssh, diff) and captures what it prints. The one
 // place that starts processes, so a hung tool cannot hang gpulaunch: every run has a timeout.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Files root opens where a non-root user may have a hand: never through a link, never a FIFO or
 // device (which could block or feed endless data), never more than a bound, and always from a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A cursor for matchers written as loops. Every step consumes or stops; nothing recurses and
 // nothing backtracks, so text of any length costs linear time and constant stack (unlike

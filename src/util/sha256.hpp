@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // SHA-256 for content identity (lockfiles): OpenSSL's, as lowercase hex.
 

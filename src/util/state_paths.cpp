@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "util/state_paths.hpp"
 
 namespace gl::state_paths {

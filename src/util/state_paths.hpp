@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Where gpulaunch keeps what it writes about a profile, spelled once. Two kinds of place:
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The clock behind a narrow interface: what supervision waits for (backoff, GPU memory, a
 // systemd job) and stamps its records with, so that tests run those waits on a fake one.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Forwarding a failure to the caller without spelling `return std::unexpected(x.error())`.
 

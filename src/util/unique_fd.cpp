@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "util/unique_fd.hpp"
 
 #include <unistd.h>

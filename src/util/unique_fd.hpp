@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The one owner of a file descriptor: closed on destruction, moved, never copied.
 

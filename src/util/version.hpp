@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Dotted versions as CUDA, drivers and Python packages print them: "12.8", "13.0.88",
 // "0.6.7.post1", "2.9.0+cu130". Only the leading numeric parts count.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The command line as users meet it: listing, rendering, and bad input giving one located line on
 # stderr and a non-zero exit, from any working directory.
 set -uo pipefail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer needs edge coverage. clang 14 cannot compile this project (its libstdc++ 12
 // <expected> needs C++20 features clang 14 lacks), so the target is built with g++'s
 // -fsanitize-coverage=trace-pc,trace-cmp and linked against clang 14's libFuzzer runtime.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: arbitrary bytes as a profile (with a parent and a drop-in), through the same
 // parse -> validate -> render -> text chain as `gpulaunch render`. Any crash, sanitizer report or
 // toml++ assertion is a finding.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine as an attacker, on a real systemd 252 booted privately: the mock SGLang runs as a
 // service user in its `hostile` mode. At every start it plants links to root's files, FIFOs, hard
 // links and garbage at each path a root helper (prepare-caches, record-exit, cache clear, status,

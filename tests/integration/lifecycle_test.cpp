@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gpulaunch up/status/down/run against a real systemd 252, booted privately in its own PID and
 // mount namespaces (tests/integration/harness), with the mock SGLang as the engine.
 

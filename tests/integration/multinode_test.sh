@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Multi-node over a real network: two "hosts", each a private systemd 252 (systemd-harness.sh) in
 # its own network namespace, joined by a veth pair, each running its own sshd (keys made here) as a
 # unit of that systemd. From node 0, the operator's seat, `gpulaunch up mn --all-nodes` goes over

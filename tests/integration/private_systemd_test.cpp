@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "harness/private_systemd.hpp"
 
 #include <gtest/gtest-spi.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Supervision against a real systemd 252 booted privately (tests/integration/harness), with the
 // mock SGLang driven into each failure: record-exit classifies every stop from systemd's
 // SERVICE_RESULT/EXIT_* and the invocation's journal, `run` backs off, steps down, stays down.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # What systemd reads back from a rendered unit is what the profile said: a description ending in
 # '\' (systemd joins such a line to the next), a '$' and a '%' in ReadWritePaths= (specifiers are
 # expanded there, variables are not), and [secrets] as credentials whose path the engine gets.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Tests for the mock SGLang (mock/). Run: /usr/bin/python3 -m unittest tests/mock/test_mock_sglang.py
 
 Installs the mock into a fresh venv with mock/install.sh (offline), then drives

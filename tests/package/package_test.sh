@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Debian package as an operator gets it: built by packaging/build-deb.sh, checked by lintian
 # (errors fail, everything else is printed), its file list and dependencies, and the binary run from
 # the package's own files. The real dpkg -i -> use -> dpkg --purge cycle changes the machine, so it

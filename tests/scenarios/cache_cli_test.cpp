@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gpulaunch cache`, `cache clear` and the hidden `prepare-caches` as root runs them, on temp
 // roots: the cache root from the profile, root's records under --state-root.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The gpulaunch binary itself on the seed node: exit codes and the report's key lines.
 
 #include <sys/stat.h>

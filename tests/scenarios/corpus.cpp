@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scenario corpus: broken and healthy nodes, the seed incident first. A scenario starts from
 // the healthy default in scenario.hpp (8 x sm_120, driver 580 / CUDA 13.0, toolkit 13.0 at
 // /usr/local/cuda-13.0 pinned as cuda_home, torch cu130, SGLang + FlashInfer 0.6.7) and changes

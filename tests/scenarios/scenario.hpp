@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A node and a profile in a few lines, and the finding codes `check` must report for them.
 

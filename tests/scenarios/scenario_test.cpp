@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every scenario of the corpus through the real code paths: fixture node under --root, fake
 // NVML through LD_LIBRARY_PATH, fake nvcc/nvidia-smi scripts, gather -> JSON -> evaluate.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Builds a node's filesystem in a temp directory, laid out as the real things are: toolkits
 // with their version files and fake nvcc scripts printing real-format output, venvs with

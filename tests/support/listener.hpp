@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A TCP listener on 127.0.0.1 that holds a port for as long as it lives: the "port taken" fixture.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Mock of `python -m sglang.launch_server` for gpulaunch tests.
 
 Pure standard library. Accepts the launch_server flags gpulaunch emits, rejects anything else the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A stand-in for libnvidia-ml.so.1 with NVML's real symbol names and ABI, so the product's
 // dlopen code runs unchanged in tests. It describes the node in the file named by
 // $GPULAUNCH_FAKE_NVML, re-read at every nvmlInit_v2:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A journal whose answers a test scripts: an invocation's lines as they arrive read after read
 // (journald takes the last lines from the stream a moment after the process ended), the kernel's.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A systemd manager in memory: units with their status, the jobs enqueued on them (what a user
 // would see systemctl do), jobs that finish after a few waits with a scripted result, and waits

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Keeps what the service would have told systemd (READY=1, STATUS=..., EXTEND_TIMEOUT_USEC=...).
 

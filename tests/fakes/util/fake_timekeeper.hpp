@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A clock that moves only when something sleeps on it (or a test advances it): waits of minutes
 // take no time, and a test can say how long was slept.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the lifecycle and supervision suites share: a private systemd (PrivateSystemd) with the
 // mock SGLang installed in a venv beside it, profiles written for that mock, and gpulaunch run

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A GoogleTest suite over one MockEngineHost, booted once for all its tests and powered off after
 // them. A suite derives from MockEngineSuite<Itself> and defines

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A private systemd 252 for GoogleTest integration tests: wraps systemd-harness.sh (boot, exec,
 // poweroff). The destructor powers the manager off, so a failed assertion cannot leave it running.

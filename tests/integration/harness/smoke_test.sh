@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Smoke test of systemd-harness.sh: the systemd 252 facts gpulaunch's C++ side relies on, checked
 # on a private manager, and proof that the host is left alone. Exit 77 (CTest skip) only when the
 # harness cannot run here (not root, no unshare).

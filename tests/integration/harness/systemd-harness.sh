@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A private systemd 252 for integration tests on a machine whose PID 1 is not systemd.
 #
 #   systemd-harness.sh boot STATE_DIR          boot; prints the manager's PID (as the host sees it)

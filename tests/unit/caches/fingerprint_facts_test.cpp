@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fingerprint's toolkit is the one the JIT libraries pick in the unit's environment, decided
 // by the same rule `check` and the lock use; its architectures are those of the engine's GPUs.
 

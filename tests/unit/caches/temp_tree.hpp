@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Real directories for the cache tests: a fresh mkdtemp tree per test, removed afterwards.
 

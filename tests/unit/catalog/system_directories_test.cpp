@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "catalog/system_directories.hpp"
 
 #include <gtest/gtest.h>

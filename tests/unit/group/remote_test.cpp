@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Multi-node profiles: hosts in rank order, the ssh command line each rank gets, and
 // `up|status|down --all-nodes` driven through a stand-in ssh that runs the remote command here.
 

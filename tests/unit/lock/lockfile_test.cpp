@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lockfiles: what they record, that they are byte-for-byte deterministic, and that drift in each
 // recorded field comes back as one row naming the field, both values and why it matters.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One rule for the GPUs the engine gets: the unit's CUDA_VISIBLE_DEVICES, `check`'s GPUs and
 // `run`'s residue wait all read it.
 

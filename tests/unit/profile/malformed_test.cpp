@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Each file in tests/malformed/ is a bad profile whose first line, "#! error: ...", is the exact
 // one-line error it must produce ({dir} stands for the directory).
 

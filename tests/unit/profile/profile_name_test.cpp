@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one rule for profile names, and what a command-line argument stands for.
 
 #include "profile/profile_name.hpp"

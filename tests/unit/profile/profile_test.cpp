@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a profile derives from its settings: the ranks, the GPUs a node needs, and how messages
 // describe them.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The key table (profile/schema.cpp) against what validation builds: every key in it changes the
 // resulting Profile, and its ranges and shapes are enforced for every key alike.
 

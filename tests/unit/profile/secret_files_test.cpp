@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // [secrets]: a name and a root-only file. The unit, the snapshot and a lock carry the name and
 // the path, never the value; `up` and `check` refuse a file another user could read or replace.
 

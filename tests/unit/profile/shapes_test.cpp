@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Value shapes are loops, not std::regex: each grammar accepts and refuses what its regex did,
 // and a value of any length is judged in linear time on a small stack. A long word in model.path,
 // nodes.hosts or speculative.algorithm once overflowed an 8 MB stack inside libstdc++'s regex.

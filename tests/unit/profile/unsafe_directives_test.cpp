@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // service.extra and service.unit_extra cannot undo what gpulaunch hardens, change who the engine
 // runs as, or run a command with privileges, unless the profile says it is root-equivalent.
 

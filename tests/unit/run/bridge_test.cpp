@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bridge with a real engine child: what the engine prints reaches the journal (here, a
 // vector) whatever its line lengths, and the bridge keeps reading to the end.
 

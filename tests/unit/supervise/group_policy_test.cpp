@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A rank's answer to another rank's failure: restart with the group, stop with it, or nothing
 // (already restarted, not running); the same classification folds into the same history.
 

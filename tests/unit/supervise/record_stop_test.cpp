@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `record-exit` decides about a stopped invocation, on a fake journal, manager and clock: the
 // class and evidence of the event `gpulaunch events` shows, the action, what the next start sees.
 
@@ -159,7 +160,8 @@ TEST(RecordStop, AnInvocationThatServedStableAfterIsForgivenBeforeItsStopCounts)
   before.last_class = "cuda-oom";
   before.last_failure_usec = now - 4'000'000'000LL;
   FakeJournal journal;
-  journal.invocation_reads = {FakeJournal::lines({run_verdict_line("engine exited with status 1", 1)})};
+  journal.invocation_reads = {
+      FakeJournal::lines({run_verdict_line("engine exited with status 1", 1)})};
   const StopDecision decision = decide_stop(before, exited("1"), &manager, &journal, clock);
   ASSERT_EQ(decision.events.size(), 2u);
   EXPECT_EQ(decision.events[0].kind, "stable");

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `run` decides before it starts the engine, on a fake clock, notifier and GPU list: the
 // exit code it stops with, the lines it writes to the journal, what it tells systemd, how long it
 // waited, the engine's command line.

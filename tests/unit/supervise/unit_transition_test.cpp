@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `up`, `down` and `restart` do to a unit, on a fake manager and clock: the jobs systemd is
 // asked for (what `systemctl list-jobs` would show), their results, the refusals.
 

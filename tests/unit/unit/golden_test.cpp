@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Golden tests, as quadlet's: every profile in tests/golden/ and profiles/ renders to exactly the
 // unit stored beside it (tests/golden/NAME.service, tests/golden/examples/NAME.service), and may
 // carry its own assertions in "## " comment lines:

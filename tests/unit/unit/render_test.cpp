@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the rendered unit promises other processes: the statuses systemd must not restart on are
 // the ones the exit-status table marks, and `record-exit` gets the rank of the plan it ran.
 
