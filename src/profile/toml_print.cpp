@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <vector>
@@ -30,24 +31,29 @@ std::string shortest(double value) {
   return text;
 }
 
+// The marker to put in place of `node` when it is a float; nothing otherwise.
+std::optional<std::string> swap_out(const toml::node& node, const std::string& nonce,
+                                    std::vector<FloatSwap>& swaps) {
+  const auto* value = node.as_floating_point();
+  if (!value) return std::nullopt;
+  swaps.push_back({fmt::format("{}-{}", nonce, swaps.size()), shortest(value->get())});
+  return swaps.back().marker;
+}
+
 void swap_floats(toml::node& node, const std::string& nonce, std::vector<FloatSwap>& swaps) {
   if (auto* table = node.as_table()) {
     for (auto&& [key, child] : *table) {
-      if (auto* value = child.as_floating_point()) {
-        swaps.push_back({fmt::format("{}-{}", nonce, swaps.size()), shortest(value->get())});
-        table->insert_or_assign(key, swaps.back().marker);
-      } else {
+      if (auto marker = swap_out(child, nonce, swaps))
+        table->insert_or_assign(key, *marker);
+      else
         swap_floats(child, nonce, swaps);
-      }
     }
   } else if (auto* array = node.as_array()) {
     for (size_t i = 0; i < array->size(); ++i) {
-      if (auto* value = array->get(i)->as_floating_point()) {
-        swaps.push_back({fmt::format("{}-{}", nonce, swaps.size()), shortest(value->get())});
-        array->replace(array->cbegin() + static_cast<std::ptrdiff_t>(i), swaps.back().marker);
-      } else {
+      if (auto marker = swap_out(*array->get(i), nonce, swaps))
+        array->replace(array->cbegin() + static_cast<std::ptrdiff_t>(i), *marker);
+      else
         swap_floats(*array->get(i), nonce, swaps);
-      }
     }
   }
 }

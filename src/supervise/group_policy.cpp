@@ -3,6 +3,8 @@
 
 #include <fmt/core.h>
 
+#include "systemd/manager.hpp"
+
 namespace gl {
 
 bool group_must_know(ExitClass stop) {
@@ -19,9 +21,7 @@ PeerDecision after_peer_failure(SupervisorState state, const PeerFailure& failur
   PeerDecision decision;
   decision.outcome.state = state;
   const std::string peer = rank_label(failure.rank, failure.host);
-  const bool running = local.active_state == "active" || local.active_state == "activating" ||
-                       local.active_state == "reloading";
-  if (!running) {
+  if (!is_running_state(local.active_state)) {
     decision.outcome.action =
         fmt::format("none: this rank is {}, nothing to take down with {}",
                     local.active_state.empty() ? "not loaded" : local.active_state, peer);

@@ -9,15 +9,6 @@
 #include "util/try.hpp"
 
 namespace gl {
-namespace {
-
-bool is_running(const UnitStatus& status) {
-  return status.active_state == "active" || status.active_state == "activating" ||
-         status.active_state == "reloading";
-}
-
-}  // namespace
-
 std::string_view job_method(UnitAction action) {
   switch (action) {
     case UnitAction::start:
@@ -33,7 +24,7 @@ std::string_view job_method(UnitAction action) {
 UpTransition decide_up(std::string_view installed, std::string_view rendered,
                        const UnitStatus& before, std::string_view path) {
   UpTransition transition;
-  transition.running = is_running(before);
+  transition.running = before.running();
   transition.install = installed != rendered;
   transition.changed = !installed.empty() && installed != rendered;
   if (!transition.install && before.active_state == "active" && before.fragment_path == path)

@@ -18,6 +18,12 @@ namespace gl {
 
 enum class ManagerScope { system, user };
 
+// Up, or on its way up (ActiveState=): what `up` restarts rather than starts, and what a group
+// takes down with a failed rank.
+inline bool is_running_state(std::string_view active_state) {
+  return active_state == "active" || active_state == "activating" || active_state == "reloading";
+}
+
 struct UnitStatus {
   std::string name;
   std::string load_state;    // loaded, not-found, ...
@@ -34,6 +40,8 @@ struct UnitStatus {
   uint64_t active_exit_usec = 0;   // realtime the unit last left the active state
   uint64_t state_change_usec = 0;  // realtime of the last state change
   uint64_t main_start_usec = 0;    // realtime the current (or last) main process started
+
+  bool running() const { return is_running_state(active_state); }
 };
 
 class SystemdManager {
