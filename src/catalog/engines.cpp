@@ -102,6 +102,9 @@ constexpr std::array kRows{
         .speculative = true,
         .dp_gpus = DpGpus::replicas_unless_dp_attention,
         .ep_rule = EpRule::divides_tp,
+        .mig = MigSupport::one_instance,
+        .mig_source = "SGLang picks devices by torch ordinal under CUDA_VISIBLE_DEVICES "
+                      "(server_args.py base_gpu_id, 2026); no MIG failure reported upstream",
         .progress = kSglangProgress,
         .oom = kSglangOom,
     },
@@ -136,6 +139,10 @@ constexpr std::array kRows{
         .dp_gpus = DpGpus::replicas,
         // Its experts span the tp x dp ranks of the whole group.
         .ep_rule = EpRule::one_or_tp_times_dp,
+        .mig = MigSupport::none,
+        .mig_source = "vLLM reads each CUDA_VISIBLE_DEVICES entry as an integer and fails on a MIG "
+                      "UUID: vllm/platforms/interface.py device_id_to_physical_device_id in "
+                      "0.20.1, vLLM #6551, #41848; no MIG support planned, vLLM #17047",
         .progress = kVllmProgress,
         .oom = kVllmOom,
     },
@@ -171,6 +178,9 @@ constexpr std::array kRows{
         .speculative = false,
         .dp_gpus = DpGpus::none,
         .ep_rule = EpRule::divides_tp,
+        .mig = MigSupport::one_instance,
+        .mig_source =
+            "TensorRT-LLM picks devices by torch ordinal; no MIG failure reported upstream (2026)",
         .progress = {},
         .oom = {},
     },
@@ -207,6 +217,9 @@ constexpr std::array kRows{
         .speculative = false,
         .dp_gpus = DpGpus::none,
         .ep_rule = EpRule::any,
+        .mig = MigSupport::one_instance,
+        .mig_source =
+            "llama.cpp enumerates CUDA devices itself (ggml-cuda); one MIG instance is one device",
         .progress = kLlamacppProgress,
         .oom = kLlamacppOom,
     },
@@ -240,6 +253,8 @@ constexpr std::array kRows{
         .speculative = false,
         .dp_gpus = DpGpus::none,
         .ep_rule = EpRule::any,
+        .mig = MigSupport::one_instance,
+        .mig_source = "an unknown program: only CUDA limit of one MIG instance applies",
         .progress = {},
         .oom = {},
     },

@@ -57,6 +57,11 @@ enum class DpGpus {
 // What expert parallelism must agree with.
 enum class EpRule { any, divides_tp, one_or_tp_times_dp };
 
+// Whether the engine runs on a MIG instance (a `MIG-` UUID in CUDA_VISIBLE_DEVICES). CUDA
+// enumerates one MIG instance per process and NCCL has no MIG support (NVIDIA MIG user guide,
+// "CUDA Device Enumeration"; NCCL #1716), so where any works it is one, with one rank.
+enum class MigSupport { none, one_instance };
+
 // A memory or concurrency setting the supervisor lowers after an OOM (supervise/step_down).
 struct EngineKnob {
   std::string_view flag;        // full spelling; empty: the engine has none
@@ -110,6 +115,8 @@ struct EngineRow {
   bool speculative;  // [speculative] is rendered into its flags
   DpGpus dp_gpus;
   EpRule ep_rule;
+  MigSupport mig;
+  std::string_view mig_source;  // the upstream code or report that decides `mig`
 
   std::span<const ProgressMarker> progress;
   std::span<const OomSignature> oom;  // its own CUDA OOM lines; torch's and CUDA's are shared

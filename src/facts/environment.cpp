@@ -26,6 +26,23 @@ std::vector<std::string> path_directories(const EnvironmentVariables& variables)
   return directories;
 }
 
+std::string first_word(std::string_view value) {
+  auto begin = value.find_first_not_of(" \t");
+  if (begin == std::string_view::npos) return "";
+  auto end = value.find_first_of(" \t", begin);
+  return std::string(value.substr(begin, end == std::string_view::npos ? end : end - begin));
+}
+
+std::vector<std::string> program_candidates(const EnvironmentVariables& variables,
+                                            const std::string& program) {
+  if (program.empty()) return {};
+  if (program.find('/') != std::string::npos) return {program};
+  std::vector<std::string> candidates;
+  for (const auto& directory : path_directories(variables))
+    candidates.push_back(directory + "/" + program);
+  return candidates;
+}
+
 ShellEnvironment ShellEnvironment::current() {
   ShellEnvironment shell;
   constexpr std::array<const char*, 4> kNames{"CUDA_HOME", "CUDA_PATH", "PATH",

@@ -29,13 +29,14 @@ struct adl_serializer<std::optional<T>> {
 namespace gl {
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GpuFact, index, name, uuid, cc_major, cc_minor,
-                                                memory_total_mib)
+                                                memory_total_mib, mig)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DriverFact, present, source, version, max_cuda,
                                                 problems)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ToolkitFact, root, nvcc, found_via, resolved_root,
                                                 root_exists, nvcc_exists, nvcc_version,
                                                 nvcc_version_source, json_version, header_version,
-                                                archs, archs_source, problems)
+                                                archs, archs_source, problems, cudart,
+                                                runtime_header)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PythonEnvFact, prefix, interpreter,
                                                 interpreter_exists, site_packages, torch_version,
                                                 torch_cuda, packages, modules)
@@ -44,6 +45,15 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PortFact, host, port, taken, pro
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProgramFact, path, user_writable)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Facts, root, driver, gpus, toolkits, python, paths,
                                                 ports, gpulaunch)
+
+std::string ToolkitFact::not_toolkit_root_reason() const {
+  if (root == "/usr") return "";
+  std::string reason;
+  if (cudart && cudart->empty()) reason = "no libcudart.so in lib64/ or lib/";
+  if (runtime_header && !*runtime_header)
+    reason += (reason.empty() ? "" : ", ") + std::string("no include/cuda_runtime.h");
+  return reason;
+}
 
 std::optional<std::string> ToolkitFact::version() const {
   if (nvcc_version) return nvcc_version;

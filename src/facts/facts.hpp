@@ -22,6 +22,8 @@ struct GpuFact {
   int cc_major = 0;  // compute capability 12.0 = sm_120
   int cc_minor = 0;
   unsigned long long memory_total_mib = 0;
+  // MIG mode is on: CUDA sees the GPU's MIG instances (MIG- UUIDs), not the GPU itself.
+  bool mig = false;
 };
 
 struct DriverFact {
@@ -48,9 +50,19 @@ struct ToolkitFact {
   std::optional<std::vector<int>> archs;      // what `nvcc --list-gpu-arch` lists, as sm numbers
   std::string archs_source;                   // "catalog for CUDA 13.0", "nvcc --list-gpu-arch"
   std::vector<std::string> problems;
+  // What the JIT's link and include lines need under the root (FlashInfer's
+  // -L$cuda_home/lib64 -lcudart and -isystem $cuda_home/include; torch's lib64, else lib):
+  // "lib64/libcudart.so.13", "" when neither lib64/ nor lib/ has one. Both nullopt in facts
+  // gathered before gpulaunch read them: not judged.
+  std::optional<std::string> cudart;
+  std::optional<bool> runtime_header;  // include/cuda_runtime.h
 
   // The version a JIT library sees: nvcc's own, else the files'.
   std::optional<std::string> version() const;
+  // Why a JIT given this root as CUDA_HOME cannot link or include CUDA's runtime; "" when it
+  // can. The distro's /usr is one: the linker's own path has libcudart, and FlashInfer drops
+  // /usr/include.
+  std::string not_toolkit_root_reason() const;
 };
 
 struct PythonEnvFact {

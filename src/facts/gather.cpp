@@ -100,6 +100,14 @@ Facts gather_facts(const NodeFs& node, const FactsRequest& request) {
     if (auto path = lookup(environment.variables, "CUDA_PATH"))
       toolkits.add_root(*path, "CUDA_PATH (" + environment.label + ")");
     toolkits.add_path_entries(environment.variables, "PATH (" + environment.label + ")");
+    // FlashInfer compiles with this program instead (flashinfer/jit/cpp_ext.py).
+    if (auto nvcc = lookup(environment.variables, "FLASHINFER_NVCC"))
+      for (const auto& candidate : program_candidates(environment.variables, first_word(*nvcc)))
+        if (candidate.starts_with('/') && node.is_executable_file(candidate)) {
+          toolkits.add(parent_path(parent_path(candidate)), candidate,
+                       "FLASHINFER_NVCC (" + environment.label + ")");
+          break;
+        }
   }
   if (node.exists("/usr/local/cuda")) toolkits.add_root("/usr/local/cuda", "/usr/local/cuda");
   for (const auto& name : node.list("/usr/local"))

@@ -44,8 +44,9 @@ Result<std::vector<GpuFact>> parse_nvidia_smi_csv(std::string_view csv,
   while (std::getline(lines, line)) {
     if (trim(line).empty()) continue;
     auto fields = split_csv(line);
-    // index, name, uuid, compute_cap, memory.total, driver_version
-    if (fields.size() != 6) return failf("Failed to parse nvidia-smi output: '{}'", line);
+    // index, name, uuid, compute_cap, memory.total, driver_version[, mig.mode.current]
+    if (fields.size() != 6 && fields.size() != 7)
+      return failf("Failed to parse nvidia-smi output: '{}'", line);
     auto index = parse_version(fields[0]);
     auto capability = parse_version(fields[3]);
     auto memory = parse_version(fields[4]);
@@ -58,6 +59,7 @@ Result<std::vector<GpuFact>> parse_nvidia_smi_csv(std::string_view csv,
     gpu.cc_minor = capability->minor;
     gpu.memory_total_mib = memory ? static_cast<unsigned long long>(memory->major) : 0;
     if (driver_version) *driver_version = fields[5];
+    gpu.mig = fields.size() == 7 && fields[6] == "Enabled";  // "Disabled", "[N/A]" otherwise
     gpus.push_back(std::move(gpu));
   }
   return gpus;
@@ -80,7 +82,8 @@ Result<GpuProbe> probe_nvidia_smi(const std::string& program,
   // Found on a PATH that may list a venv: never run as root (util/process drops privileges).
   auto listing =
       run_unprivileged(program,
-                       {"--query-gpu=index,name,uuid,compute_cap,memory.total,driver_version",
+                       {"--query-gpu=index,name,uuid,compute_cap,memory.total,driver_version,"
+                        "mig.mode.current",
                         "--format=csv,noheader,nounits"},
                        service_user);
   if (!listing) return std::unexpected(listing.error());

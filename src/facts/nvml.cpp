@@ -27,6 +27,7 @@ struct nvmlProcessInfo_t {  // nvmlProcessInfo_v2_t: what nvmlDeviceGetComputeRu
   unsigned computeInstanceId;
 };
 constexpr nvmlReturn_t kNvmlSuccess = 0;
+constexpr unsigned kNvmlMigEnabled = 1;  // NVML_DEVICE_MIG_ENABLE
 constexpr nvmlReturn_t kNvmlInsufficientSize = 7;
 constexpr unsigned kNameLength = 96;
 
@@ -71,6 +72,9 @@ Result<GpuProbe> probe_nvml() {
       library.symbol<nvmlReturn_t(nvmlDevice_t, nvmlMemory_t*)>("nvmlDeviceGetMemoryInfo");
   auto driver_version = library.symbol<nvmlReturn_t(char*, unsigned)>("nvmlSystemGetDriverVersion");
   auto cuda_version = library.symbol<nvmlReturn_t(int*)>("nvmlSystemGetCudaDriverVersion_v2");
+  // Optional: drivers before R450 have no MIG (nvml.h: current, pending; 1 = enabled).
+  auto get_mig_mode =
+      library.symbol<nvmlReturn_t(nvmlDevice_t, unsigned*, unsigned*)>("nvmlDeviceGetMigMode");
   if (!init || !shutdown || !count || !by_index || !get_name || !get_uuid || !get_capability ||
       !get_memory || !driver_version || !cuda_version)
     return fail("Failed to load 'libnvidia-ml.so.1': a required NVML symbol is missing");
@@ -110,6 +114,9 @@ Result<GpuProbe> probe_nvml() {
     get_capability(device, &gpu.cc_major, &gpu.cc_minor);
     nvmlMemory_t memory{};
     if (get_memory(device, &memory) == kNvmlSuccess) gpu.memory_total_mib = memory.total >> 20;
+    unsigned mig_current = 0, mig_pending = 0;
+    if (get_mig_mode && get_mig_mode(device, &mig_current, &mig_pending) == kNvmlSuccess)
+      gpu.mig = mig_current == kNvmlMigEnabled;
     probe.gpus.push_back(std::move(gpu));
   }
   shutdown();

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "catalog/engines.hpp"
+#include "catalog/flashinfer_packages.hpp"
 
 namespace gl {
 namespace {
@@ -27,6 +28,8 @@ const std::vector<WatchedPackage>& watched_packages() {
                                     {"flashinfer_python", "flashinfer"},
                                     {"flashinfer", "flashinfer"},
                                     {"triton", "triton"}};
+    for (const FlashInferCompanion& row : flashinfer_companions())
+      all.push_back(WatchedPackage{std::string(row.dist), row.dist});
     for (const EngineRow& row : engine_rows())
       if (!row.pip_dist.empty())
         all.push_back(WatchedPackage{normalise_dist_name(row.pip_dist), row.import_module});

@@ -224,6 +224,12 @@ void probe_toolkit(const NodeFs& node, ToolkitFact& toolkit, NvccRunner* runner)
   if (auto text = node.read(toolkit.root + "/include/cuda.h", kCudaHeaderLimit))
     toolkit.header_version = parse_cuda_header_version(*text);
   if (toolkit.nvcc_exists && runner && !toolkit.version()) ask_nvcc(node, toolkit, *runner);
+  toolkit.cudart = "";
+  for (std::string directory : {"lib64", "lib"})
+    for (const auto& entry : node.list(toolkit.root + "/" + directory))
+      if (entry.starts_with("libcudart.so") && toolkit.cudart->empty())
+        toolkit.cudart = directory + "/" + entry;
+  toolkit.runtime_header = node.exists(toolkit.root + "/include/cuda_runtime.h");
   if (!toolkit.archs)
     if (auto version = parse_version(toolkit.version().value_or(""))) {
       toolkit.archs = archs_for_nvcc(*version);

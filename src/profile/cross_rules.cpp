@@ -161,6 +161,23 @@ Result<void> check_speculative(const ValueReader& r, Profile& profile) {
 Result<void> check_gpus(const ValueReader& r, Profile& profile) {
   if (profile.gpus.count && !profile.gpus.devices.empty())
     return fail_at(r.where("gpus.count"), "set 'gpus.devices' or 'gpus.count', not both");
+  // A MIG instance: only engines that can use one, and then alone (catalog/engines, MigSupport).
+  const auto& devices = profile.gpus.devices;
+  const EngineRow& row = engine_row(profile.engine.kind);
+  for (size_t i = 0; i < devices.size(); ++i) {
+    if (!devices[i].starts_with("MIG-")) continue;
+    const Location at = r.location(*r.node_at("gpus.devices")->as_array()->get(i));
+    if (row.mig == MigSupport::none)
+      return fail_at(at,
+                     "'gpus.devices' entry {} is a MIG instance, which engine kind '{}' cannot "
+                     "use ({}); give it a whole GPU (an index or a GPU- UUID)",
+                     i, row.name, row.mig_source);
+    if (devices.size() > 1 || profile.gpus_per_node() > 1)
+      return fail_at(at,
+                     "'gpus.devices' entry {} is a MIG instance: a process sees one MIG instance "
+                     "and NCCL none, so it must be the only device of a one-rank engine",
+                     i);
+  }
   return {};
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "profile/schema_check.hpp"
 
+#include "catalog/flashinfer_arch_list.hpp"
 #include "profile/schema.hpp"
 #include "profile/shapes.hpp"
 #include "profile/toml_parse.hpp"
@@ -118,6 +119,12 @@ class SchemaCheck {
                                  const Location& where) {
     if (spec.shape != Shape::any && has_control_or_nul(text))
       return fail_at(where, "'{}' must not contain control characters", spec.path);
+    // FlashInfer's own grammar, with what it or nvcc would do and the value that works.
+    if (spec.shape == Shape::arch_list)
+      if (auto list = parse_flashinfer_arch_list(text); !list)
+        return fail_at(
+            where, "'{}' = \"{}\": {}{}", spec.path, text, list.error().message,
+            list.error().corrected ? "; write \"" + *list.error().corrected + "\"" : std::string());
     if (!has_shape(spec.shape, text))
       return fail_at(where, "'{}' must {}, got '{}'", spec.path, shape_requirement(spec.shape),
                      text);

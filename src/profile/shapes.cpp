@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "profile/shapes.hpp"
 
+#include "catalog/flashinfer_arch_list.hpp"
 #include "util/scan.hpp"
 
 namespace gl {
@@ -21,13 +22,6 @@ bool is_address_char(char c) {
 // \[[0-9A-Fa-f:]+\]
 bool bracketed_address(Scan& scan) {
   return scan.literal("[") && scan.run(is_address_char) && scan.literal("]");
-}
-
-bool arch(Scan& scan) {
-  if (!scan.digits(1, 2) || !scan.literal(".") || !scan.digits(1, 1)) return false;
-  scan.one_of("af");
-  scan.literal("+PTX");
-  return true;
 }
 
 }  // namespace
@@ -78,11 +72,7 @@ bool is_toolkit_version(std::string_view text) {
 }
 
 bool is_arch_list(std::string_view text) {
-  Scan scan(text);
-  if (!arch(scan)) return false;
-  while (scan.one_of(" ;,"))
-    if (!arch(scan)) return false;
-  return scan.done();
+  return parse_flashinfer_arch_list(text).has_value();
 }
 
 bool is_gpu_device(std::string_view text) {

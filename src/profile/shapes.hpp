@@ -24,7 +24,7 @@ bool is_word(std::string_view text);
 // [0-9]{1,2}\.[0-9]{1,2}(\.[0-9]{1,3})?  ("13.0", "12.8.1")
 bool is_toolkit_version(std::string_view text);
 
-// ARCH([ ;,]ARCH)* with ARCH = [0-9]{1,2}\.[0-9][af]?(\+PTX)?  ("9.0a 10.0a", "12.0f")
+// FlashInfer's FLASHINFER_CUDA_ARCH_LIST (catalog/flashinfer_arch_list): "9.0a 10.0a", "12.0f"
 bool is_arch_list(std::string_view text);
 
 // (GPU|MIG)-[0-9A-Fa-f-]{8,64}  or  [0-9]{1,4}

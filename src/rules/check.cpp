@@ -7,6 +7,9 @@
 #include <fmt/core.h>
 
 #include "catalog/cuda_arch.hpp"
+#include "catalog/engines.hpp"
+#include "catalog/flashinfer_arch_list.hpp"
+#include "catalog/flashinfer_packages.hpp"
 #include "facts/node_fs.hpp"
 #include "plan/gpu_assignment.hpp"
 #include "plan/launch_plan.hpp"
@@ -44,34 +47,45 @@ std::string toolkit_label(const ToolkitFact& toolkit) {
   return fmt::format("nvcc {} at {}", toolkit.version().value_or("?"), toolkit.nvcc);
 }
 
+const GpuFact* mig_mode_gpu(const Facts& facts) {
+  for (const auto& gpu : facts.gpus)
+    if (gpu.mig) return &gpu;
+  return nullptr;
+}
+
 // What the rules need besides the raw facts, computed once.
 struct Context {
   const Profile& profile;
   const Facts& facts;
   std::vector<const GpuFact*> gpus;             // the ones the engine gets
   std::vector<ComputeCapability> capabilities;  // distinct, ascending
-  bool explicit_arch_suffix = false;            // "12.0f": FlashInfer skips its version gate
+  // FLASHINFER_CUDA_ARCH_LIST in the unit: FlashInfer compiles for these instead of the GPUs.
+  std::optional<std::string> arch_list_text;
+  std::expected<std::vector<FlashInferArch>, ArchListError> arch_list;
 };
 
 Context make_context(const Profile& profile, const Facts& facts, const LaunchPlan& plan) {
-  Context context{profile, facts, assigned_gpu_facts(plan.gpus, facts), {}, false};
+  Context context{profile, facts, assigned_gpu_facts(plan.gpus, facts), {}, std::nullopt, {}};
+  // Facts list GPUs, not MIG instances: a MIG- device stands for a GPU in MIG mode (its
+  // capability is the parent's).
+  const GpuFact* mig_parent = mig_mode_gpu(facts);
+  for (const auto& device : plan.gpus)
+    if (device.starts_with("MIG-") && mig_parent) context.gpus.push_back(mig_parent);
   std::set<ComputeCapability> distinct;
   for (const auto* gpu : context.gpus) distinct.insert({gpu->cc_major, gpu->cc_minor});
   context.capabilities.assign(distinct.begin(), distinct.end());
-  auto arch_list = lookup(plan.environment, "FLASHINFER_CUDA_ARCH_LIST");
-  if (arch_list && !arch_list->empty()) {
-    bool all_suffixed = true;
-    size_t begin = 0;
-    while (begin < arch_list->size()) {
-      auto end = arch_list->find_first_of(" ,;", begin);
-      if (end == std::string::npos) end = arch_list->size();
-      auto entry = arch_list->substr(begin, end - begin);
-      if (!entry.empty() && entry.back() != 'a' && entry.back() != 'f') all_suffixed = false;
-      begin = end + 1;
-    }
-    context.explicit_arch_suffix = all_suffixed;
-  }
+  context.arch_list_text = lookup(plan.environment, "FLASHINFER_CUDA_ARCH_LIST");
+  if (context.arch_list_text)
+    context.arch_list = parse_flashinfer_arch_list(*context.arch_list_text);
   return context;
+}
+
+// The package version the rules know FlashInfer by, if installed.
+std::optional<std::string> package_version(const Context& context, const std::string& name) {
+  if (!context.facts.python) return std::nullopt;
+  auto found = context.facts.python->packages.find(name);
+  if (found == context.facts.python->packages.end()) return std::nullopt;
+  return found->second;
 }
 
 std::string gpus_text(const Context& context, ComputeCapability capability) {
@@ -88,14 +102,52 @@ std::string gpus_text(const Context& context, ComputeCapability capability) {
                      capability_name(capability));
 }
 
+// The FlashInfer targets nvcc must compile: the arch list's entries (suffixed ones as written,
+// the others normalised), else each GPU's, normalised with the version FlashInfer's gate reads
+// from the root's nvcc. Unsuffixed 12.x below 12.9 has none: the gate rule reports it.
+std::vector<FlashInferArch> flashinfer_targets(const Context& context, const Version& gate_nvcc) {
+  std::vector<FlashInferArch> targets;
+  auto add = [&](FlashInferArch arch) {
+    if (!arch.suffix)
+      if (auto normal = flashinfer_target(arch.capability, gate_nvcc)) arch = *normal;
+    if (arch.suffix && std::ranges::find(targets, arch) == targets.end()) targets.push_back(arch);
+  };
+  if (context.arch_list_text) {
+    if (context.arch_list)
+      for (const auto& entry : *context.arch_list) add(entry);
+  } else {
+    for (auto capability : context.capabilities) add({capability, 0});
+  }
+  return targets;
+}
+
+// A target the same architecture with an `a` suffix replaces, for nvcc that has no family ones.
+std::string arch_list_without_families(const Context& context, const Version& nvcc) {
+  if (!context.arch_list_text || !context.arch_list) return "";
+  std::string list;
+  for (auto entry : *context.arch_list) {
+    if (entry.suffix == 'f') entry.suffix = 'a';
+    auto needed = min_nvcc_for_target(entry);
+    if (entry.suffix && needed && nvcc < *needed) return "";
+    list += (list.empty() ? "" : " ") + entry.text();
+  }
+  return list;
+}
+
 // The toolkit rules for one candidate: used on the toolkit the unit's JIT picks, and to find a
-// toolkit on the node that satisfies all of them for the fix.
-std::vector<Finding> toolkit_findings(const Context& context, const ToolkitFact& toolkit,
-                                      const std::string& how) {
+// toolkit on the node that satisfies all of them for the fix. `compiler` is the nvcc that
+// compiles when FLASHINFER_NVCC names another (nullptr: the root's own); FlashInfer's version
+// gate still asks the root's.
+std::vector<Finding> toolkit_findings(const Context& context, const ToolkitFact& root,
+                                      const std::string& how,
+                                      const ToolkitFact* compiler = nullptr) {
   std::vector<Finding> findings;
+  const ToolkitFact& toolkit = compiler ? *compiler : root;
   auto version = parse_version(toolkit.version().value_or(""));
-  if (!version) return findings;
-  const std::string where = toolkit_label(toolkit) + " (" + how + ")";
+  auto gate_version = parse_version(root.version().value_or(""));
+  if (!version || !gate_version) return findings;
+  const std::string where =
+      toolkit_label(toolkit) + " (" + (compiler ? "FLASHINFER_NVCC; root " + root.root : how) + ")";
   for (auto capability : context.capabilities) {
     const int sm = capability.sm();
     bool listed = toolkit.archs && std::count(toolkit.archs->begin(), toolkit.archs->end(), sm);
@@ -130,13 +182,20 @@ std::vector<Finding> toolkit_findings(const Context& context, const ToolkitFact&
            {{"gpus", gpus_text(context, capability)}, {"toolkit", where}},
            ""});
   }
-  if (context.facts.python && !context.explicit_arch_suffix)
+  auto flashinfer = package_version(context, "flashinfer");
+  if (flashinfer) {
+    // The capabilities FlashInfer normalises itself: the list's unsuffixed entries, else the GPUs.
+    std::vector<ComputeCapability> normalised;
+    if (!context.arch_list_text)
+      normalised = context.capabilities;
+    else if (context.arch_list)
+      for (const auto& entry : *context.arch_list)
+        if (!entry.suffix) normalised.push_back(entry.capability);
     for (const auto& gate : jit_gates()) {
-      auto installed = context.facts.python->packages.find(std::string(gate.package));
-      if (installed == context.facts.python->packages.end()) continue;
-      auto library = parse_version(installed->second);
-      if (!library || *library < gate.since || !(*version < gate.min_nvcc)) continue;
-      for (auto capability : context.capabilities) {
+      if (gate.package != "flashinfer") continue;
+      auto library = parse_version(*flashinfer);
+      if (!library || *library < gate.since || !(*gate_version < gate.min_nvcc)) continue;
+      for (auto capability : normalised) {
         if (capability.major != gate.arch_major) continue;
         findings.push_back(
             {Severity::error,
@@ -145,17 +204,43 @@ std::vector<Finding> toolkit_findings(const Context& context, const ToolkitFact&
                  "FlashInfer {} refuses compute capability {}.{} with nvcc {} at {}: its JIT "
                  "ends up with no target architecture and the server dies with "
                  "\"FlashInfer requires GPUs with sm75 or higher\"",
-                 installed->second, capability.major, capability.minor, version->major_minor(),
-                 toolkit.nvcc),
+                 *flashinfer, capability.major, capability.minor, gate_version->major_minor(),
+                 root.nvcc),
              fmt::format("FlashInfer >= {} with a {}.x GPU needs nvcc >= {} ({})",
                          gate.since.major_minor() + "." + std::to_string(gate.since.patch),
                          gate.arch_major, gate.min_nvcc.major_minor(), gate.reference),
-             {{"gpus", gpus_text(context, capability)},
-              {"toolkit", where},
-              {"flashinfer", installed->second}},
+             {{context.arch_list_text ? "toolkit.arch_list" : "gpus",
+               context.arch_list_text ? *context.arch_list_text : gpus_text(context, capability)},
+              {"toolkit", toolkit_label(root) + " (" + how + ")"},
+              {"flashinfer", *flashinfer}},
              ""});
       }
     }
+    // A suffixed target needs more than its architecture: `f` needs nvcc 12.9.
+    for (const auto& target : flashinfer_targets(context, *gate_version)) {
+      auto needed = min_nvcc_for_target(target);
+      if (!needed || !(*version < *needed)) continue;
+      auto arch_needed = min_nvcc_for(target.capability);
+      bool on_gpu = std::ranges::count(context.capabilities, target.capability) > 0;
+      if (on_gpu && arch_needed && *version < *arch_needed) continue;  // reported above
+      Finding finding{
+          Severity::error,
+          "flashinfer-target-needs-newer-nvcc",
+          fmt::format("FlashInfer would compile for {} with nvcc {} at {}, which has no such "
+                      "target",
+                      target.target(), version->major_minor(), toolkit.nvcc),
+          fmt::format("{} needs nvcc >= {}{}", target.target(), needed->major_minor(),
+                      target.suffix == 'f' ? " (family targets arrived with CUDA 12.9)" : ""),
+          {{"target", target.text() + (context.arch_list_text ? " (toolkit.arch_list)"
+                                                              : " (FlashInfer, from the GPUs)")},
+           {"toolkit", where}},
+          ""};
+      if (auto list = arch_list_without_families(context, *version); !list.empty())
+        finding.fix = fmt::format("; or toolkit.arch_list = \"{}\" (nvcc {} has those targets)",
+                                  list, version->major_minor());
+      findings.push_back(std::move(finding));
+    }
+  }
   if (auto torch_major =
           major_of(context.facts.python ? context.facts.python->torch_cuda : std::nullopt);
       torch_major && *torch_major != version->major)
@@ -211,6 +296,9 @@ const ToolkitFact* best_toolkit(const Context& context) {
   };
   for (const auto& toolkit : context.facts.toolkits) {
     if (!toolkit.nvcc_exists || !toolkit.version() || toolkit.root == "/") continue;
+    // Only a root whose bin/nvcc this is, with the runtime the JIT links, can be pinned.
+    if (toolkit.nvcc != toolkit.root + "/bin/nvcc" || !toolkit.not_toolkit_root_reason().empty())
+      continue;
     if (!toolkit_findings(context, toolkit, "").empty()) continue;
     if (!best || rank(toolkit) > rank(*best)) best = &toolkit;
   }
@@ -253,7 +341,8 @@ void check_gpus(const Context& context, std::vector<Finding>& findings) {
     return;
   }
   for (const auto& device : profile.gpus.devices)
-    if (std::none_of(facts.gpus.begin(), facts.gpus.end(),
+    if (!(device.starts_with("MIG-") && mig_mode_gpu(facts)) &&
+        std::none_of(facts.gpus.begin(), facts.gpus.end(),
                      [&](const GpuFact& gpu) { return names_gpu(device, gpu); }))
       add(findings, {Severity::error,
                      "gpu-device-missing",
@@ -273,6 +362,38 @@ void check_gpus(const Context& context, std::vector<Finding>& findings) {
                     {"gpus available", std::to_string(available)},
                     {"gpus on node", std::to_string(facts.gpus.size())}},
                    "lower parallelism.tp/pp/dp or run on a node with enough GPUs"});
+  // A GPU in MIG mode runs CUDA only in its MIG instances (catalog/engines, MigSupport).
+  const EngineRow& engine = engine_row(profile.engine.kind);
+  std::set<int> reported;
+  for (const GpuFact* gpu : context.gpus) {
+    if (!gpu->mig || !reported.insert(gpu->index).second) continue;
+    const bool named_instance = std::ranges::any_of(
+        profile.gpus.devices, [](const std::string& device) { return device.starts_with("MIG-"); });
+    if (engine.mig == MigSupport::none)
+      add(findings,
+          {Severity::error,
+           "gpu-mig-engine-unsupported",
+           fmt::format("GPU {} ({}) is in MIG mode, and engine.kind = \"{}\" cannot run on a MIG "
+                       "instance",
+                       gpu->index, gpu->name, engine.name),
+           std::string(engine.mig_source),
+           {{"gpu", fmt::format("{} {} (MIG mode on)", gpu->index, gpu->uuid)},
+            {"engine.kind", std::string(engine.name)}},
+           fmt::format("give the engine a GPU without MIG (gpus.devices), or turn MIG off on this "
+                       "one: `nvidia-smi -i {} -mig 0` (as root, with no process on it)",
+                       gpu->index)});
+    else if (!named_instance)
+      add(findings,
+          {Severity::error,
+           "gpu-mig-whole-gpu",
+           fmt::format("GPU {} ({}) is in MIG mode: CUDA cannot use it as a whole GPU", gpu->index,
+                       gpu->name),
+           "a GPU in MIG mode runs CUDA only in its MIG instances, one per process (NVIDIA MIG "
+           "user guide)",
+           {{"gpu", fmt::format("{} {} (MIG mode on)", gpu->index, gpu->uuid)}},
+           "name one MIG instance in gpus.devices (`nvidia-smi -L` lists their MIG- UUIDs) with "
+           "one rank, or turn MIG off on this GPU"});
+  }
   if (context.capabilities.size() > 1) {
     std::string list;
     for (auto capability : context.capabilities)
@@ -295,6 +416,37 @@ void check_gpus(const Context& context, std::vector<Finding>& findings) {
                        "gpus.arch states the compute capability the profile was built for",
                        {{"gpus.arch", *expected}, {"gpus", gpus_text(context, capability)}},
                        "run on the intended GPUs or update gpus.arch"});
+  }
+}
+
+// FLASHINFER_NVCC and FLASHINFER_NVCC_LAUNCHER name programs every JIT compile runs (ninja's
+// `$nvcc_launcher $nvcc ...`): one the unit's shell cannot find fails each build. gpulaunch never
+// runs the launcher (SECURITY.md: root runs nothing the engine's user controls), so what it does
+// to the compile is not judged; the rules judge FLASHINFER_NVCC, or the root's nvcc.
+void check_jit_programs(const Context& context, const LaunchPlan& plan, const JitPick& pick,
+                        std::vector<Finding>& findings) {
+  for (auto [variable, program] :
+       {std::pair<std::string_view, std::string>{"FLASHINFER_NVCC", pick.nvcc_override},
+        {"FLASHINFER_NVCC_LAUNCHER", pick.launcher.value_or("")}}) {
+    if (program.empty() || (variable == "FLASHINFER_NVCC" && pick.compiler)) continue;
+    auto candidates = program_candidates(plan.environment, program);
+    bool found = false, judged = false;
+    for (const auto& candidate : candidates)
+      if (const PathFact* fact = context.facts.path(normal_path(candidate))) {
+        judged = true;
+        found = found || fact->executable;
+      }
+    if (!judged || found) continue;
+    add(findings,
+        {Severity::error,
+         variable == "FLASHINFER_NVCC" ? "flashinfer-nvcc-missing"
+                                       : "flashinfer-nvcc-launcher-missing",
+         fmt::format("{} names '{}', which is not an executable file{}", variable, program,
+                     program.find('/') == std::string::npos ? " on the unit's PATH" : ""),
+         "FlashInfer runs it for every kernel it compiles at start "
+         "(flashinfer/jit/cpp_ext.py)",
+         {{std::string(variable), *lookup(plan.environment, variable)}},
+         fmt::format("install it, give its absolute path, or remove {} from [env]", variable)});
   }
 }
 
@@ -322,6 +474,15 @@ void check_toolkit(const Context& context, const LaunchPlan& plan, const ShellEn
                      "toolkit.cuda_home must be a CUDA toolkit root (bin/nvcc, include/cuda.h)",
                      {{"toolkit.cuda_home", *home}},
                      fix});
+    else if (own && !own->not_toolkit_root_reason().empty())
+      add(findings, {Severity::error,
+                     "cuda-home-not-toolkit",
+                     fmt::format("toolkit.cuda_home '{}' is not a toolkit root: {}", *home,
+                                 own->not_toolkit_root_reason()),
+                     "the JIT links with -L$CUDA_HOME/lib64 -lcudart and includes "
+                     "$CUDA_HOME/include (flashinfer/jit/cpp_ext.py, torch's cpp_extension)",
+                     {{"toolkit.cuda_home", *home}},
+                     fix});
     if (unit_pick.root != normal_path(*home) &&
         !(unit_pick.toolkit && own && unit_pick.toolkit->resolved_root == own->resolved_root))
       add(findings, {Severity::error,
@@ -345,8 +506,22 @@ void check_toolkit(const Context& context, const LaunchPlan& plan, const ShellEn
          {{"JIT picks",
            unit_pick.root.empty() ? "nothing" : unit_pick.root + " (" + unit_pick.how + ")"}},
          fix});
+    // Two levels above an nvcc wrapper (/usr/local/bin/nvcc -> /usr/local) has no runtime.
+    if (unit_pick.usable() && !unit_pick.toolkit->not_toolkit_root_reason().empty())
+      add(findings,
+          {Severity::error,
+           "jit-cuda-home-not-toolkit",
+           fmt::format("the unit's JIT would take CUDA_HOME = '{}' ({}), which is not a toolkit "
+                       "root: {}",
+                       unit_pick.root, unit_pick.how, unit_pick.toolkit->not_toolkit_root_reason()),
+           "FlashInfer and torch take two directories above `which nvcc` without following "
+           "links, then link with -L$CUDA_HOME/lib64 -lcudart and include $CUDA_HOME/include",
+           {{"JIT picks", unit_pick.root + " (" + unit_pick.how + ")"},
+            {"nvcc resolves to", unit_pick.toolkit->resolved_root + "/bin/nvcc"}},
+           fix});
   }
 
+  check_jit_programs(context, plan, unit_pick, findings);
   if (!unit_pick.usable()) {
     bool known_broken =
         profile.toolkit.cuda_home && unit_pick.root == normal_path(*profile.toolkit.cuda_home);
@@ -361,24 +536,39 @@ void check_toolkit(const Context& context, const LaunchPlan& plan, const ShellEn
                      {{"JIT picks", unit_pick.root.empty() ? "nothing" : unit_pick.root}},
                      fix});
   } else {
-    for (auto& finding : toolkit_findings(context, *unit_pick.toolkit,
-                                          "the unit's JIT finds it by " + unit_pick.how)) {
-      finding.fix = fix;
+    const ToolkitFact* compiler = unit_pick.compiler && unit_pick.compiler != unit_pick.toolkit
+                                      ? unit_pick.compiler
+                                      : nullptr;
+    const std::string compiler_fix = "point FLASHINFER_NVCC in [env] at an nvcc that passes" +
+                                     (best ? " (" + best->root + "/bin/nvcc)" : std::string()) +
+                                     ", or remove it";
+    for (auto& finding :
+         toolkit_findings(context, *unit_pick.toolkit,
+                          "the unit's JIT finds it by " + unit_pick.how, compiler)) {
+      bool compiler_side = compiler && finding.code != "flashinfer-nvcc-too-old";
+      finding.fix = (compiler_side ? compiler_fix : fix) + finding.fix;
       add(findings, std::move(finding));
     }
   }
 
   auto shell_pick = pick_jit_toolkit(shell.variables, facts);
   if (unit_pick.usable() && shell_pick.usable() &&
-      shell_pick.toolkit->resolved_root != unit_pick.toolkit->resolved_root)
-    add(findings, {Severity::warning,
-                   "jit-toolkit-shell-mismatch",
-                   fmt::format("a JIT run from this shell would use {} ({}), the unit uses {} ({})",
-                               toolkit_label(*shell_pick.toolkit), shell_pick.how,
-                               toolkit_label(*unit_pick.toolkit), unit_pick.how),
-                   "reproducing a failure by hand needs the unit's toolkit",
-                   {{"shell", shell_pick.root}, {"unit", unit_pick.root}},
-                   "export CUDA_HOME=" + unit_pick.root + " before running the engine by hand"});
+      shell_pick.toolkit->resolved_root != unit_pick.toolkit->resolved_root) {
+    // Never advise a CUDA_HOME that is not a toolkit root, even the unit's own.
+    const bool unit_is_root = unit_pick.toolkit->not_toolkit_root_reason().empty();
+    add(findings,
+        {Severity::warning,
+         "jit-toolkit-shell-mismatch",
+         fmt::format("a JIT run from this shell would use {} ({}), the unit uses {} ({})",
+                     toolkit_label(*shell_pick.toolkit), shell_pick.how,
+                     toolkit_label(*unit_pick.toolkit), unit_pick.how),
+         "reproducing a failure by hand needs the unit's toolkit",
+         {{"shell", shell_pick.root}, {"unit", unit_pick.root}},
+         unit_is_root ? "export CUDA_HOME=" + unit_pick.root + " before running the engine by hand"
+         : best       ? "pin the unit's toolkit first (" + pin_fix(best->root) +
+                      "), then export CUDA_HOME=" + best->root + " by hand"
+                : fix});
+  }
 
   // An engine in a Python package runs on torch; a command may not.
   if (facts.python && facts.python->torch_version && !facts.python->torch_cuda &&
@@ -402,6 +592,40 @@ void check_toolkit(const Context& context, const LaunchPlan& plan, const ShellEn
            {{"driver", facts.driver.version.value_or("?")}, {"torch", *facts.python->torch_cuda}},
            fmt::format("upgrade the driver (>= {} for CUDA {}) or install torch for CUDA {}",
                        min_driver_for(*torch_major).value_or(0), *torch_major, *driver_major)});
+  }
+}
+
+// flashinfer-cubin and flashinfer-jit-cache must carry flashinfer-python's version, or
+// `import flashinfer` raises (catalog/flashinfer_packages).
+void check_flashinfer_packages(const Context& context, const LaunchPlan& plan,
+                               std::vector<Finding>& findings) {
+  auto flashinfer = package_version(context, "flashinfer");
+  if (!flashinfer || lookup(plan.environment, kFlashInferDisableVersionCheck)) return;
+  const std::string public_version = flashinfer->substr(0, flashinfer->find('+'));
+  for (const auto& row : flashinfer_companions()) {
+    auto companion = package_version(context, std::string(row.dist));
+    if (!companion || flashinfer_companion_matches(row, *flashinfer, *companion)) continue;
+    if (!row.skipped_by.empty() && lookup(plan.environment, row.skipped_by)) continue;
+    const auto& python = *context.facts.python;
+    auto label = row.per_cuda ? cuda_wheel_label(*companion, python.torch_cuda) : std::nullopt;
+    if (row.per_cuda && !label) continue;
+    std::string requirement =
+        fmt::format("{}=={}{}", row.pip_name, public_version, label ? "+" + *label : "");
+    add(findings,
+        {Severity::error,
+         "flashinfer-packages-mismatch",
+         fmt::format("{} {} does not match flashinfer-python {}: `import flashinfer` raises "
+                     "\"{} version ({}) does not match flashinfer version ({})\"",
+                     row.pip_name, *companion, *flashinfer, row.pip_name, *companion, *flashinfer),
+         fmt::format("{} must carry flashinfer-python's version{} (flashinfer/jit/env.py)",
+                     row.pip_name,
+                     row.match == VersionMatch::prefix ? " before its CUDA label" : ""),
+         {{"flashinfer-python", *flashinfer},
+          {std::string(row.pip_name), *companion},
+          {"venv", python.prefix}},
+         fmt::format("{}/bin/python -m pip install --upgrade --no-deps --index-url {}{} \"{}\"",
+                     python.prefix, kFlashInferWheelIndex, label ? "/" + *label : "",
+                     requirement)});
   }
 }
 
@@ -500,6 +724,11 @@ FactsRequest facts_request(const Profile& profile, const LaunchPlan& plan,
   if (!plan.argv.empty() && plan.argv.front().starts_with('/'))
     request.paths.push_back(plan.argv.front());
   if (profile.model.is_local()) request.paths.push_back(profile.model.path);
+  // Where the unit's shell would find the programs FlashInfer's JIT runs.
+  for (std::string_view variable : {"FLASHINFER_NVCC", "FLASHINFER_NVCC_LAUNCHER"})
+    if (auto value = lookup(plan.environment, variable))
+      for (const auto& candidate : program_candidates(plan.environment, first_word(*value)))
+        if (candidate.starts_with('/')) request.paths.push_back(normal_path(candidate));
   if (profile.server.port > 0) request.ports.emplace_back(profile.server.host, profile.server.port);
   return request;
 }
@@ -511,6 +740,7 @@ std::vector<Finding> evaluate(const Profile& profile, const LaunchPlan& plan, co
   check_gpus(context, findings);
   check_toolkit(context, plan, shell, findings);
   check_engine(context, plan, findings);
+  check_flashinfer_packages(context, plan, findings);
   check_trust(context, findings);
   std::stable_sort(findings.begin(), findings.end(),
                    [](const Finding& a, const Finding& b) { return a.severity < b.severity; });

@@ -175,6 +175,61 @@ std::vector<Scenario> build() {
                         s.torch = "2.5.1+cu124";
                         s.torch_cuda = "12.4";
                       }));
+  // FLASHINFER_CUDA_ARCH_LIST "12.0f" is passed to nvcc as compute_120f, which nvcc 12.8 lacks
+  // (family targets came with CUDA 12.9); "12.0a" would do.
+  list.push_back(make("arch-list-family-on-nvcc-12.8", {"flashinfer-target-needs-newer-nvcc"},
+                      [](Scenario& s) {
+                        s.toolkits = {{"/usr/local/cuda-12.8", "12.8"}};
+                        s.cuda_home = "/usr/local/cuda-12.8";
+                        s.torch_cuda = "12.8";
+                        s.arch_list = "12.0f";
+                      }));
+  // FLASHINFER_NVCC compiles instead of the pinned toolkit's nvcc (flashinfer/jit/cpp_ext.py):
+  // judged like a 12.8 nvcc on PATH.
+  list.push_back(
+      make("flashinfer-nvcc-env-12.8",
+           {"flashinfer-target-needs-newer-nvcc", "torch-toolkit-major-mismatch"}, [](Scenario& s) {
+             s.toolkits = {{"/usr/local/cuda-13.0", "13.0"}, {"/usr/local/cuda-12.8", "12.8"}};
+             s.env["FLASHINFER_NVCC"] = "/usr/local/cuda-12.8/bin/nvcc";
+           }));
+  list.push_back(make("flashinfer-nvcc-env-missing", {"flashinfer-nvcc-missing"},
+                      [](Scenario& s) { s.env["FLASHINFER_NVCC"] = "/opt/cuda-gone/bin/nvcc"; }));
+  list.push_back(make("flashinfer-nvcc-launcher-not-on-path", {"flashinfer-nvcc-launcher-missing"},
+                      [](Scenario& s) { s.env["FLASHINFER_NVCC_LAUNCHER"] = "sccache"; }));
+  // flashinfer/jit/env.py raises at import when the kernel packages' versions differ.
+  list.push_back(make("flashinfer-jit-cache-version-differs", {"flashinfer-packages-mismatch"},
+                      [](Scenario& s) { s.packages["flashinfer_jit_cache"] = "0.6.6+cu130"; }));
+  list.push_back(make("flashinfer-cubin-version-differs", {"flashinfer-packages-mismatch"},
+                      [](Scenario& s) { s.packages["flashinfer_cubin"] = "0.6.6"; }));
+  // A /usr/local/bin/nvcc wrapper: two levels up is /usr/local, which has no CUDA runtime.
+  list.push_back(make("nvcc-wrapper-in-usr-local-bin",
+                      {"cuda-home-unset", "jit-cuda-home-not-toolkit"}, [](Scenario& s) {
+                        s.cuda_home.reset();
+                        s.nvcc_wrappers = {{"/usr/local/bin/nvcc", "/usr/local/cuda-13.0"}};
+                      }));
+  list.push_back(make("cuda-home-pinned-to-usr-local", {"cuda-home-not-toolkit"}, [](Scenario& s) {
+    s.cuda_home = "/usr/local";
+    s.nvcc_wrappers = {{"/usr/local/bin/nvcc", "/usr/local/cuda-13.0"}};
+  }));
+  // vLLM on a GPU in MIG mode (vLLM #41848), by NVML and by nvidia-smi.
+  list.push_back(make("mig-mode-gpu-for-vllm", {"gpu-mig-engine-unsupported"}, [](Scenario& s) {
+    s.engine = "vllm";
+    s.packages = {{"vllm", "0.20.1"}, {"flashinfer", "0.6.7"}};
+    s.gpus = {{1, 9, 0, "NVIDIA H100 80GB HBM3", true}, {1, 9, 0, "NVIDIA H100 80GB HBM3"}};
+    s.tp = 1;
+  }));
+  list.push_back(
+      make("mig-mode-gpu-for-vllm-nvidia-smi", {"gpu-mig-engine-unsupported"}, [](Scenario& s) {
+        s.engine = "vllm";
+        s.packages = {{"vllm", "0.20.1"}, {"flashinfer", "0.6.7"}};
+        s.gpu_source = GpuSource::nvidia_smi;
+        s.gpus = {{1, 9, 0, "NVIDIA H100 80GB HBM3", true}};
+        s.tp = 1;
+      }));
+  list.push_back(make("mig-mode-gpu-named-whole", {"gpu-mig-whole-gpu"}, [](Scenario& s) {
+    s.gpus = {{1, 9, 0, "NVIDIA H100 80GB HBM3", true}};
+    s.tp = 1;
+  }));
   // ---- healthy ----
   list.push_back(
       make("seed-fixed-cuda-home-pinned", {"jit-toolkit-shell-mismatch"}, [](Scenario& s) {
@@ -198,11 +253,29 @@ std::vector<Scenario> build() {
     s.torch_cuda = "12.8";
     s.packages["flashinfer"] = "0.6.6";
   }));
+  // An explicit suffix skips FlashInfer's 12.9 gate; sm_120a is in nvcc 12.8.
   list.push_back(make("healthy-explicit-arch-suffix-on-12.8", {}, [](Scenario& s) {
     s.toolkits = {{"/usr/local/cuda-12.8", "12.8"}};
     s.cuda_home = "/usr/local/cuda-12.8";
     s.torch_cuda = "12.8";
-    s.arch_list = "12.0f";
+    s.arch_list = "12.0a";
+  }));
+  list.push_back(make("healthy-flashinfer-kernel-packages-match", {}, [](Scenario& s) {
+    s.packages["flashinfer_jit_cache"] = "0.6.7+cu130";
+    s.packages["flashinfer_cubin"] = "0.6.7";
+  }));
+  list.push_back(make("healthy-flashinfer-version-check-disabled", {}, [](Scenario& s) {
+    s.packages["flashinfer_jit_cache"] = "0.6.6+cu130";
+    s.env["FLASHINFER_DISABLE_VERSION_CHECK"] = "1";
+  }));
+  list.push_back(make("healthy-flashinfer-nvcc-launcher-on-path", {}, [](Scenario& s) {
+    s.env["FLASHINFER_NVCC_LAUNCHER"] = "sccache";
+    s.nvcc_wrappers = {{"/usr/local/bin/sccache", "/usr/local/cuda-13.0"}};
+  }));
+  list.push_back(make("healthy-sglang-on-one-mig-instance", {}, [](Scenario& s) {
+    s.gpus = {{1, 9, 0, "NVIDIA H100 80GB HBM3", true}};
+    s.tp = 1;
+    s.devices = {"MIG-377e0049-554c-540b-93c6-d0976f8426cb"};
   }));
   list.push_back(make("healthy-driver-minor-compat-nvidia-smi", {}, [](Scenario& s) {
     s.gpu_source = GpuSource::nvidia_smi;

@@ -2,6 +2,7 @@
 #include "scenarios/scenario.hpp"
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include <fmt/core.h>
@@ -58,6 +59,11 @@ std::string build_scenario(const Scenario& scenario, FixtureNode& node, int port
     node.toolkit("/opt/venv/lib/python3.11/site-packages/nvidia/cu13", *scenario.venv_nvcc,
                  ToolkitLayout::pip);
   for (const auto& directory : scenario.directories) node.mkdir(directory);
+  for (const auto& [wrapper, toolkit] : scenario.nvcc_wrappers)
+    node.write(wrapper,
+               fmt::format("#!/bin/sh\nexec '{}/bin/nvcc' \"$@\"\n",
+                           (node.root() / std::filesystem::path(toolkit).relative_path()).string()),
+               true);
   if (scenario.model_exists) node.write("/models/m/config.json", "{}\n");
   std::string nvml_file = node.nvml(scenario.gpus, scenario.driver, scenario.driver_cuda,
                                     scenario.gpu_source == GpuSource::nvml ? 0 : 9);

@@ -39,6 +39,8 @@ struct Scenario {
   bool venv_python = true;
   std::optional<std::string> venv_nvcc;  // version of site-packages/nvidia/cu13/bin/nvcc
   std::vector<std::string> directories;  // extra empty directories on the node
+  // Wrapper scripts that run a toolkit's nvcc: "/usr/local/bin/nvcc" -> "/usr/local/cuda-13.0".
+  std::map<std::string, std::string> nvcc_wrappers;
   // The profile.
   std::string engine = "sglang";
   long long tp = 8;

@@ -143,6 +143,87 @@ TEST(Seed, VenvPipNvccIsOfferedWhenItIsTheOnlyToolkit) {
                   "toolkit.cuda_home = \"/opt/venv/lib/python3.11/site-packages/nvidia/cu13\""));
 }
 
+const Finding& finding_coded(const Checked& checked, std::string_view code) {
+  auto found = std::find_if(checked.findings.begin(), checked.findings.end(),
+                            [&](const Finding& f) { return f.code == code; });
+  if (found == checked.findings.end()) {
+    ADD_FAILURE() << "no " << code << " in\n" << describe(checked.findings);
+    static const Finding none;
+    return none;
+  }
+  return *found;
+}
+
+// "12.0f" needs nvcc 12.9; with only 12.8 on the node the fix offers the arch-specific target.
+TEST(FlashInferRules, FamilyTargetOnNvcc12_8NamesTargetAndTheSuffixThatWorks) {
+  auto checked = check_scenario(scenario_named("arch-list-family-on-nvcc-12.8"));
+  const Finding& finding = finding_coded(checked, "flashinfer-target-needs-newer-nvcc");
+  EXPECT_EQ(finding.summary,
+            "FlashInfer would compile for compute_120f with nvcc 12.8 at "
+            "/usr/local/cuda-12.8/bin/nvcc, which has no such target");
+  EXPECT_EQ(finding.rule,
+            "compute_120f needs nvcc >= 12.9 (family targets arrived with CUDA 12.9)");
+  EXPECT_THAT(finding.fix, ::testing::EndsWith(
+                               "; or toolkit.arch_list = \"12.0a\" (nvcc 12.8 has those targets)"));
+}
+
+// FLASHINFER_NVCC pointing at 12.8: the fix is about that variable, not toolkit.cuda_home.
+TEST(FlashInferRules, FlashInferNvccIsTheCompilerJudged) {
+  auto checked = check_scenario(scenario_named("flashinfer-nvcc-env-12.8"));
+  const Finding& finding = finding_coded(checked, "torch-toolkit-major-mismatch");
+  EXPECT_EQ(finding.summary, "torch is built for CUDA 13.0 but the JIT compiles with nvcc 12.8");
+  EXPECT_EQ(finding.fix,
+            "point FLASHINFER_NVCC in [env] at an nvcc that passes "
+            "(/usr/local/cuda-13.0/bin/nvcc), or remove it");
+}
+
+TEST(FlashInferRules, MismatchedJitCacheGetsThePipCommandThatAlignsIt) {
+  auto checked = check_scenario(scenario_named("flashinfer-jit-cache-version-differs"));
+  const Finding& finding = finding_coded(checked, "flashinfer-packages-mismatch");
+  EXPECT_EQ(finding.summary,
+            "flashinfer-jit-cache 0.6.6+cu130 does not match flashinfer-python 0.6.7: `import "
+            "flashinfer` raises \"flashinfer-jit-cache version (0.6.6+cu130) does not match "
+            "flashinfer version (0.6.7)\"");
+  EXPECT_EQ(finding.fix,
+            "/opt/venv/bin/python -m pip install --upgrade --no-deps --index-url "
+            "https://flashinfer.ai/whl/cu130 \"flashinfer-jit-cache==0.6.7+cu130\"");
+  auto cubin = check_scenario(scenario_named("flashinfer-cubin-version-differs"));
+  EXPECT_EQ(finding_coded(cubin, "flashinfer-packages-mismatch").fix,
+            "/opt/venv/bin/python -m pip install --upgrade --no-deps --index-url "
+            "https://flashinfer.ai/whl \"flashinfer-cubin==0.6.7\"");
+}
+
+// dirname(dirname(which nvcc)) = /usr/local: the fix pins the real toolkit, and nothing anywhere
+// advises CUDA_HOME=/usr/local.
+TEST(CudaHome, WrapperRootIsAnErrorAndNeverAdvised) {
+  for (const char* name : {"nvcc-wrapper-in-usr-local-bin", "cuda-home-pinned-to-usr-local"}) {
+    auto checked = check_scenario(scenario_named(name));
+    EXPECT_TRUE(has_errors(checked.findings)) << name;
+    for (const auto& finding : checked.findings) {
+      EXPECT_THAT(finding.fix, ::testing::Not(::testing::HasSubstr("CUDA_HOME=/usr/local ")));
+      EXPECT_THAT(finding.fix, ::testing::Not(::testing::HasSubstr("\"/usr/local\"")));
+    }
+  }
+  auto checked = check_scenario(scenario_named("nvcc-wrapper-in-usr-local-bin"));
+  const Finding& finding = finding_coded(checked, "jit-cuda-home-not-toolkit");
+  EXPECT_EQ(finding.summary,
+            "the unit's JIT would take CUDA_HOME = '/usr/local' (`which nvcc` = "
+            "/usr/local/bin/nvcc), which is not a toolkit root: no libcudart.so in lib64/ or "
+            "lib/, no include/cuda_runtime.h");
+  EXPECT_THAT(finding.fix, ::testing::StartsWith("toolkit.cuda_home = \"/usr/local/cuda-13.0\""));
+}
+
+TEST(Mig, VllmOnAMigGpuNamesTheEngineAndTheWayOut) {
+  auto checked = check_scenario(scenario_named("mig-mode-gpu-for-vllm"));
+  const Finding& finding = finding_coded(checked, "gpu-mig-engine-unsupported");
+  EXPECT_EQ(finding.summary,
+            "GPU 0 (NVIDIA H100 80GB HBM3) is in MIG mode, and engine.kind = \"vllm\" cannot run "
+            "on a MIG instance");
+  EXPECT_THAT(finding.fix, ::testing::HasSubstr("`nvidia-smi -i 0 -mig 0`"));
+  EXPECT_TRUE(checked.facts.gpus[0].mig);
+  EXPECT_FALSE(checked.facts.gpus[1].mig);
+}
+
 TEST(Facts, GpusFromFakeNvmlAndPythonFromFiles) {
   auto checked = check_scenario(scenario_named("healthy-blackwell-cuda-13"));
   ASSERT_EQ(checked.facts.gpus.size(), 8u);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "support/fixture_node.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <random>
 
@@ -75,6 +76,14 @@ void FixtureNode::toolkit(const std::string& path, const std::string& version_te
                 "'"
           : std::string("echo \"nvcc fatal   : Unknown option '--list-gpu-arch'\" >&2; exit 1"));
   write(path + "/bin/nvcc", nvcc, true);
+  // The runtime the JIT links and includes: NVIDIA's installer has lib64/, the wheels lib/, the
+  // distro package puts it on the linker's own path.
+  if (path != "/usr") {
+    write(path + (layout == ToolkitLayout::pip ? "/lib/" : "/lib64/") +
+              fmt::format("libcudart.so.{}", version.major),
+          "");
+    write(path + "/include/cuda_runtime.h", "#pragma once\n");
+  }
   if (layout == ToolkitLayout::nvcc_only) return;
   int encoded = version.major * 1000 + version.minor * 10;
   std::string header = fmt::format(
@@ -136,9 +145,12 @@ void FixtureNode::venv(const std::string& path, const std::optional<std::string>
     // Dist names as the wheels spell them; flashinfer ships as flashinfer-python.
     std::string dist = name == "flashinfer" ? "flashinfer_python" : name;
     write(site + "/" + name + "/__init__.py", "");
+    // METADATA names FlashInfer's wheels with dashes (flashinfer-jit-cache).
+    std::string display = dist;
+    if (dist.starts_with("flashinfer")) std::ranges::replace(display, '_', '-');
     write(site + fmt::format("/{}-{}.dist-info/METADATA", dist, version),
           fmt::format("Metadata-Version: 2.1\nName: {}\nVersion: {}\nSummary: x\n\nLong text\n",
-                      dist, version));
+                      display, version));
   }
 }
 
@@ -149,9 +161,11 @@ std::string FixtureNode::nvml(const std::vector<GpuSpec>& gpus, const std::strin
                                  version.major * 1000 + version.minor * 10);
   int index = 0;
   for (const auto& spec : gpus)
-    for (int i = 0; i < spec.count; ++i, ++index)
+    for (int i = 0; i < spec.count; ++i, ++index) {
       text += fmt::format("gpu {} {} 97887 GPU-{:08x}-0000-0000-0000-000000000000 {}\n", spec.major,
                           spec.minor, index + 0x1000, spec.name);
+      if (spec.mig) text += fmt::format("mig {}\n", index);
+    }
   auto path = scratch_ / "nvml.txt";
   std::ofstream(path) << text;
   return path.string();
@@ -163,8 +177,9 @@ void FixtureNode::nvidia_smi(const std::vector<GpuSpec>& gpus, const std::string
   int index = 0;
   for (const auto& spec : gpus)
     for (int i = 0; i < spec.count; ++i, ++index)
-      csv += fmt::format("{}, {}, GPU-{:08x}-0000-0000-0000-000000000000, {}.{}, 97887, {}\\n",
-                         index, spec.name, index + 0x1000, spec.major, spec.minor, driver);
+      csv += fmt::format("{}, {}, GPU-{:08x}-0000-0000-0000-000000000000, {}.{}, 97887, {}, {}\\n",
+                         index, spec.name, index + 0x1000, spec.major, spec.minor, driver,
+                         spec.mig ? "Enabled" : "Disabled");
   std::string query = fmt::format(
       "\\n==============NVSMI LOG==============\\n\\nTimestamp                                 : "
       "Mon "

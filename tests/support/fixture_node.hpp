@@ -24,6 +24,7 @@ struct GpuSpec {
   int major = 12;
   int minor = 0;
   std::string name = "NVIDIA RTX PRO 6000 Blackwell Server Edition";
+  bool mig = false;  // MIG mode on
 };
 
 class FixtureNode {

@@ -25,6 +25,7 @@ struct Gpu {
   unsigned long long mib = 0;
   std::string uuid;
   std::string name;
+  bool mig = false;
 };
 
 struct Node {
@@ -86,6 +87,10 @@ int nvmlInit_v2() {
       words >> gpu.major >> gpu.minor >> gpu.mib >> gpu.uuid;
       std::getline(words >> std::ws, gpu.name);
       node.gpus.push_back(gpu);
+    } else if (key == "mig") {  // "mig INDEX": that GPU is in MIG mode
+      unsigned index = 0;
+      words >> index;
+      if (index < node.gpus.size()) node.gpus[index].mig = true;
     } else if (key == "process") {
       Node::Process process;
       words >> process.gpu >> process.pid >> process.mib;
@@ -152,6 +157,13 @@ int nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) {
   memory->total = gpu->mib << 20;
   memory->free = memory->total;
   memory->used = 0;
+  return kSuccess;
+}
+
+int nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned* current, unsigned* pending) {
+  const Gpu* gpu = gpu_of(device);
+  if (!gpu || !current || !pending) return kInvalidArgument;
+  *current = *pending = gpu->mig ? 1 : 0;
   return kSuccess;
 }
 

@@ -25,6 +25,19 @@ TEST(NvidiaSmi, ParsesQueryCsv) {
   EXPECT_EQ(driver, "570.172.08");
 }
 
+// mig.mode.current, as the query gpulaunch sends asks for it: "Enabled", "Disabled" or "[N/A]".
+TEST(NvidiaSmi, ReadsMigMode) {
+  auto gpus = parse_nvidia_smi_csv(
+      "0, NVIDIA H100 80GB HBM3, GPU-7f57, 9.0, 81559, 580.105.08, Enabled\n"
+      "1, NVIDIA H100 80GB HBM3, GPU-8c7c, 9.0, 81559, 580.105.08, Disabled\n"
+      "2, NVIDIA L4, GPU-9d8e, 8.9, 23034, 580.105.08, [N/A]\n",
+      nullptr);
+  ASSERT_TRUE(gpus) << gpus.error().message;
+  EXPECT_TRUE((*gpus)[0].mig);
+  EXPECT_FALSE((*gpus)[1].mig);
+  EXPECT_FALSE((*gpus)[2].mig);
+}
+
 TEST(NvidiaSmi, RejectsUnexpectedColumns) {
   EXPECT_FALSE(parse_nvidia_smi_csv("garbage line\n", nullptr));
 }

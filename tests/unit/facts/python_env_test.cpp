@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "facts/python_env.hpp"
+#include "support/fixture_node.hpp"
 
 namespace gl {
 namespace {
@@ -30,6 +31,20 @@ TEST(PythonEnv, MetadataVersionFromHeadersOnly) {
 TEST(PythonEnv, NormalisesDistNames) {
   EXPECT_EQ(normalise_dist_name("FlashInfer-Python"), "flashinfer_python");
   EXPECT_EQ(normalise_dist_name("tensorrt.llm"), "tensorrt_llm");
+}
+
+// FlashInfer's kernel packages, laid out as pip installs them (dist-info names keep the local
+// version: flashinfer_jit_cache-0.6.17+cu130.dist-info).
+TEST(PythonEnv, ReadsFlashInferCompanionPackages) {
+  test::FixtureNode node;
+  node.venv("/opt/venv", "2.9.0+cu130", "13.0",
+            {{"flashinfer", "0.6.18"},
+             {"flashinfer_jit_cache", "0.6.17+cu130"},
+             {"flashinfer_cubin", "0.6.18"}});
+  auto env = probe_python_env(NodeFs(node.root()), "/opt/venv", "/opt/venv/bin/python");
+  EXPECT_EQ(env.packages["flashinfer"], "0.6.18");
+  EXPECT_EQ(env.packages["flashinfer_jit_cache"], "0.6.17+cu130");
+  EXPECT_EQ(env.packages["flashinfer_cubin"], "0.6.18");
 }
 
 }  // namespace

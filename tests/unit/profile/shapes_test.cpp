@@ -71,7 +71,9 @@ TEST(Shapes, VersionsArchitecturesAndDevices) {
   EXPECT_FALSE(is_toolkit_version("130.0"));
   EXPECT_FALSE(is_toolkit_version("13.0.1234"));
   EXPECT_TRUE(is_arch_list("12.0f"));
-  EXPECT_TRUE(is_arch_list("9.0a 10.0a;12.0+PTX"));
+  EXPECT_TRUE(is_arch_list("9.0a 10.0a 12.0"));
+  EXPECT_FALSE(is_arch_list("9.0a 10.0a;12.0"));
+  EXPECT_FALSE(is_arch_list("9.0+PTX"));
   EXPECT_FALSE(is_arch_list("9.0a  10.0a"));
   EXPECT_FALSE(is_arch_list("sm_90"));
   EXPECT_FALSE(is_arch_list("9.0 "));

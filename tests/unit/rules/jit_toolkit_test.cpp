@@ -42,5 +42,32 @@ TEST(JitToolkit, NothingFound) {
   EXPECT_FALSE(pick.usable());
 }
 
+// FLASHINFER_NVCC replaces the compiler (cpp_ext.py's ninja `nvcc = ...`), not the root whose
+// nvcc the version gate asks; a bare name is found on the unit's PATH.
+TEST(JitToolkit, FlashInferNvccOverridesTheCompilerOnly) {
+  auto facts = node_with({{"/usr/local/cuda-13.0", "/usr/local/cuda-13.0/bin/nvcc"},
+                          {"/usr/local/cuda-12.8", "/usr/local/cuda-12.8/bin/nvcc"}});
+  facts.toolkits[1].nvcc_version = "12.8";
+  auto pick = pick_jit_toolkit({{"CUDA_HOME", "/usr/local/cuda-13.0"},
+                                {"FLASHINFER_NVCC", "/usr/local/cuda-12.8/bin/nvcc -ccbin g++"}},
+                               facts);
+  EXPECT_EQ(pick.root, "/usr/local/cuda-13.0");
+  EXPECT_EQ(pick.nvcc_override, "/usr/local/cuda-12.8/bin/nvcc");
+  ASSERT_NE(pick.compiling(), nullptr);
+  EXPECT_EQ(pick.compiling()->version(), "12.8");
+  auto bare = pick_jit_toolkit({{"CUDA_HOME", "/usr/local/cuda-13.0"},
+                                {"PATH", "/opt/x:/usr/local/cuda-12.8/bin"},
+                                {"FLASHINFER_NVCC", "nvcc"},
+                                {"FLASHINFER_NVCC_LAUNCHER", "sccache"}},
+                               facts);
+  EXPECT_EQ(bare.nvcc_override, "/usr/local/cuda-12.8/bin/nvcc");
+  EXPECT_EQ(bare.launcher, "sccache");
+  auto unknown = pick_jit_toolkit(
+      {{"CUDA_HOME", "/usr/local/cuda-13.0"}, {"FLASHINFER_NVCC", "/opt/wrap/nvcc"}}, facts);
+  EXPECT_EQ(unknown.compiling(), nullptr);
+  auto plain = pick_jit_toolkit({{"CUDA_HOME", "/usr/local/cuda-13.0"}}, facts);
+  EXPECT_EQ(plain.compiling(), plain.toolkit);
+}
+
 }  // namespace
 }  // namespace gl
