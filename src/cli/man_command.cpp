@@ -209,6 +209,39 @@ std::string security_section() {
   return page;
 }
 
+// What `check` holds the toolkit, FlashInfer and the GPUs to (rules/check, catalog/flashinfer_*).
+std::string toolkit_section() {
+  return ".SH \"TOOLKIT AND GPU RULES\"\n"
+         "\\fBtoolkit.arch_list\\fR becomes \\fBFLASHINFER_CUDA_ARCH_LIST\\fR, which FlashInfer "
+         "splits on single spaces: \\fB\"9.0a 10.0a 12.0f\\fR\". An entry with an \\fBa\\fR or "
+         "\\fBf\\fR suffix is handed to nvcc as it is (\\fBcompute_120f\\fR): \\fBa\\fR exists "
+         "from sm_90 on, \\fBf\\fR from sm_100 on and only in nvcc 12.9 or later. FlashInfer adds "
+         "its own suffix to the others (12.x needs nvcc 12.9 there). A ';' or ',' separator, a "
+         "doubled space or \\fB+PTX\\fR is refused with the value that works.\n"
+         ".PP\n"
+         "The toolkit judged is the one the unit's JIT finds: \\fBCUDA_HOME\\fR, "
+         "\\fBCUDA_PATH\\fR, two directories above \\fBwhich nvcc\\fR (links not followed), "
+         "\\fI/usr/local/cuda\\fR. A root is a toolkit only with \\fIbin/nvcc\\fR, "
+         "\\fIlibcudart.so\\fR in \\fIlib64/\\fR or \\fIlib/\\fR and "
+         "\\fIinclude/cuda_runtime.h\\fR: an nvcc wrapper in \\fI/usr/local/bin\\fR makes it "
+         "\\fI/usr/local\\fR, which is an error whose fix pins the real toolkit in "
+         "\\fBtoolkit.cuda_home\\fR; \\fBcheck\\fR never suggests a root that is not a toolkit. "
+         "\\fBFLASHINFER_NVCC\\fR in \\fB[env]\\fR is the compiler judged for the targets; "
+         "it and \\fBFLASHINFER_NVCC_LAUNCHER\\fR must be programs the unit finds (gpulaunch "
+         "never runs the launcher).\n"
+         ".PP\n"
+         "\\fBflashinfer\\-cubin\\fR and \\fBflashinfer\\-jit\\-cache\\fR must carry "
+         "\\fBflashinfer\\-python\\fR's version (the cache's before its \\fB+cuXYZ\\fR label), "
+         "or importing FlashInfer fails; \\fBcheck\\fR gives the pip command, unless "
+         "\\fBFLASHINFER_DISABLE_VERSION_CHECK\\fR is set.\n"
+         ".PP\n"
+         "A GPU in MIG mode runs CUDA only in its MIG instances, one per process, and NCCL has "
+         "none: "
+         "a \\fBMIG\\-\\fR UUID in \\fBgpus.devices\\fR must be the only device of a one-rank "
+         "engine that runs on MIG (see \\fBENGINES\\fR), and \\fBcheck\\fR refuses a GPU in MIG "
+         "mode given whole or to an engine that cannot use it.\n";
+}
+
 // One entry per row of the engine table: how the kind starts, its defaults, its knobs' flags.
 std::string engines_section() {
   std::string page = ".SH ENGINES\n\\fBengine.kind\\fR is one of these.\n";
@@ -257,6 +290,10 @@ std::string engines_section() {
                                                      : ", ") +
               "\\fB" + literal(supports[i]) + "\\fR" + (i + 1 == supports.size() ? "." : "");
     if (!row.splits_ranks) page += " " + sentence(row.no_ranks_hint);
+    page += row.mig == MigSupport::one_instance
+                ? " Runs on one MIG instance (a \\fBMIG\\-\\fR UUID alone in \\fBgpus.devices\\fR, "
+                  "one rank)."
+                : " Cannot run on a MIG instance: " + sentence(row.mig_source);
     page += "\n";
   }
   return page;
@@ -305,6 +342,7 @@ std::string format_page(std::string_view date) {
     page += fmt::format(".TP\n\\fB{}\\fR \\(em {}\n{}\n", literal(name), roff(type),
                         sentence(key.help));
   }
+  page += toolkit_section();
   page += engines_section();
   page += security_section();
   page +=

@@ -129,15 +129,19 @@ constexpr std::array kSchema{
 
     section("toolkit", "The CUDA toolkit JIT compilers use"),
     string("toolkit.cuda_home", kPath, Shape::toolkit_root, R"("/usr/local/cuda-13.0")",
-           "Toolkit root pinned as CUDA_HOME"),
+           "Toolkit root pinned as CUDA_HOME: bin/nvcc, libcudart in lib64/ or lib/, and "
+           "include/cuda_runtime.h (what the JIT links and includes)"),
     string("toolkit.min_version", kName, Shape::toolkit_version, R"("13.0")",
            "Lowest acceptable toolkit version"),
     string("toolkit.arch_list", kText, Shape::arch_list, R"("12.0f")",
-           "Architectures to compile for, \"12.0f\""),
+           "FLASHINFER_CUDA_ARCH_LIST in FlashInfer's grammar: entries separated by single "
+           "spaces, \"9.0a 12.0f\"; an a or f suffix goes to nvcc as is (f needs nvcc >= 12.9), "
+           "FlashInfer adds its own to the others; no ';', ',' or +PTX"),
 
     section("gpus", "Which GPUs the engine gets"),
     key("gpus.devices", KeyType::device_array, kName * 2, Shape::gpu_device, Range{0, 1023},
-        R"([1, "2"])", "Indices or UUIDs"),
+        R"([1, "2"])",
+        "Indices or GPU- UUIDs; a MIG- UUID only alone, for a one-rank engine that runs on MIG"),
     integer("gpus.count", 1, 1024, "2", "First N GPUs, when devices is not given"),
     string("gpus.arch", kName, Shape::compute_capability, R"("12.0")",
            "Expected compute capability, \"12.0\""),

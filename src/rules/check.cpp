@@ -121,7 +121,8 @@ std::vector<FlashInferArch> flashinfer_targets(const Context& context, const Ver
   return targets;
 }
 
-// A target the same architecture with an `a` suffix replaces, for nvcc that has no family ones.
+// The arch list with each family target (`f`) made arch-specific (`a`), when `nvcc` compiles
+// all of it; "" otherwise.
 std::string arch_list_without_families(const Context& context, const Version& nvcc) {
   if (!context.arch_list_text || !context.arch_list) return "";
   std::string list;

@@ -160,6 +160,8 @@ TEST(Schema, ShapesComeFromTheTable) {
   for (const KeySpec& spec : profile_schema()) {
     if (spec.type != KeyType::string || spec.shape == Shape::text || spec.shape == Shape::any)
       continue;
+    // FlashInfer's grammar says what is wrong and what to write (tests/malformed/arch-list-*).
+    if (spec.shape == Shape::arch_list) continue;
     const std::string path(spec.path);
     Keys keys = context_for(path);
     keys[path] = R"("?? x")";
