@@ -261,6 +261,32 @@ TEST(ToolkitProbe, RealToolkitAtUsrLocalCuda) {
   EXPECT_EQ(toolkit.version(), parse_nvcc_release(nvcc_says->out));
   ASSERT_TRUE(toolkit.archs);
   EXPECT_EQ(*toolkit.archs, parse_gpu_arch_list(printed->out));
+  // lib64 -> lib here: what FlashInfer's -L$cuda_home/lib64 -lcudart finds.
+  EXPECT_THAT(toolkit.cudart.value_or(""), ::testing::StartsWith("lib64/libcudart.so"));
+  EXPECT_EQ(toolkit.not_toolkit_root_reason(), "");
+}
+
+// Two levels above a /usr/local/bin/nvcc wrapper: an nvcc, but nothing the JIT links or includes.
+TEST(ToolkitProbe, RuntimeFilesDecideAToolkitRoot) {
+  test::FixtureNode node;
+  node.toolkit("/usr/local/cuda-13.0", "13.0");
+  node.write("/usr/local/bin/nvcc", "#!/bin/sh\nexit 0\n", true);
+  node.mkdir("/usr/local/lib");
+  node.mkdir("/usr/local/include");
+  auto real = probe_at(node, "/usr/local/cuda-13.0");
+  EXPECT_EQ(real.cudart, "lib64/libcudart.so.13");
+  EXPECT_EQ(real.runtime_header, true);
+  EXPECT_EQ(real.not_toolkit_root_reason(), "");
+  auto wrapper_root = probe_at(node, "/usr/local");
+  EXPECT_TRUE(wrapper_root.nvcc_exists);
+  EXPECT_EQ(wrapper_root.not_toolkit_root_reason(),
+            "no libcudart.so in lib64/ or lib/, no include/cuda_runtime.h");
+  // Facts gathered before these were read judge nothing; the distro's /usr is a toolkit.
+  ToolkitFact older;
+  older.root = "/usr/local";
+  EXPECT_EQ(older.not_toolkit_root_reason(), "");
+  wrapper_root.root = "/usr";
+  EXPECT_EQ(wrapper_root.not_toolkit_root_reason(), "");
 }
 
 }  // namespace
