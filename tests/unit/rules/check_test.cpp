@@ -145,5 +145,25 @@ TEST(Check, GpusNeededCountDataParallelReplicas) {
   EXPECT_EQ(find_code(check(profile, blackwell_node()), "gpu-count-short"), nullptr);
 }
 
+// flashinfer/jit/env.py tests os.getenv's truthiness: any non-empty value, "0" too, skips the
+// kernel packages' version check; FLASHINFER_CUBIN_DIR makes FlashInfer skip flashinfer-cubin.
+TEST(Check, FlashInferVersionCheckSwitchesFollowFlashInfer) {
+  Profile profile = pinned_profile();
+  profile.service.user = "gpulaunch";
+  Facts facts = blackwell_node();
+  facts.python = PythonEnvFact{};
+  facts.python->prefix = "/opt/venv";
+  facts.python->torch_cuda = "13.0";
+  facts.python->packages = {{"flashinfer", "0.6.18"}, {"flashinfer_cubin", "0.6.17"}};
+  EXPECT_TRUE(find_code(check(profile, facts), "flashinfer-packages-mismatch"));
+  profile.env["FLASHINFER_DISABLE_VERSION_CHECK"] = "0";
+  EXPECT_FALSE(find_code(check(profile, facts), "flashinfer-packages-mismatch"));
+  profile.env.erase("FLASHINFER_DISABLE_VERSION_CHECK");
+  profile.env["FLASHINFER_CUBIN_DIR"] = "/var/cache/cubins";
+  EXPECT_FALSE(find_code(check(profile, facts), "flashinfer-packages-mismatch"));
+  facts.python->packages = {{"flashinfer", "0.0.0+unknown"}, {"flashinfer_jit_cache", "0.6.17"}};
+  EXPECT_FALSE(find_code(check(profile, facts), "flashinfer-packages-mismatch"));
+}
+
 }  // namespace
 }  // namespace gl
