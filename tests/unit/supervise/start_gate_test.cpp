@@ -205,7 +205,7 @@ TEST(StartGate, TheStepDownStartsFromTheEnginesDefaultOnTheUnitsGpus) {
                    "step-down (GPU memory level 2, concurrency level 0): --mem-fraction-static "
                    "0.907 -> 0.807 (from SGLang default for 143771 MiB GPUs at tp 1, pp 1: 0.907 "
                    "(reserves 13440 MiB))"))
-      << testing::PrintToString(start.said);
+      << ::testing::PrintToString(start.said);
 
   Start first;
   first.gpus = GpuContext{143771, "NVIDIA H200", 1, 1};
