@@ -25,22 +25,21 @@ struct SglangTier {
   long long graph_bs_large_tp;
 };
 constexpr std::array kSglangTiers{
-    SglangTier{20, 2048, 8, 8},         // T4, RTX 4080
-    SglangTier{35, 4096, 48, 160},      // A10, RTX 4090, RTX 5090
-    SglangTier{60, 4096, 32, 160},      // A100 40GB, L40
-    SglangTier{90, 8192, 256, 512},     // H100, A100 80GB
-    SglangTier{160, 8192, 256, 512},    // H20, H200
-    SglangTier{~0ULL, 16384, 512, 512}  // B200, MI300
+    SglangTier{20, 2048, 8, 8},       // T4, RTX 4080
+    SglangTier{35, 4096, 48, 160},    // A10, RTX 4090, RTX 5090
+    SglangTier{60, 4096, 32, 160},    // A100 40GB, L40
+    SglangTier{90, 8192, 256, 512},   // H100, A100 80GB
+    SglangTier{160, 8192, 256, 512},  // H20, H200
+    SglangTier{0, 16384, 512, 512}    // B200, MI300: 160 GiB and above
 };
-// Without the GPU's memory: chunked prefill 4096, graphs up to 160, and a share of 0.95.
-constexpr long long kSglangUnknownChunk = 4096;
+// Without the GPU's memory: graphs up to 160 and a share of 0.95.
 constexpr long long kSglangUnknownGraphBs = 160;
 constexpr double kSglangUnknownFraction = 0.95;
 
 const SglangTier& sglang_tier(unsigned long long memory_mib) {
-  for (const auto& tier : kSglangTiers)
-    if (memory_mib < tier.below_gib * kGiB) return tier;
-  return kSglangTiers.back();
+  for (size_t i = 0; i + 1 < kSglangTiers.size(); ++i)
+    if (memory_mib < kSglangTiers[i].below_gib * kGiB) return kSglangTiers[i];
+  return kSglangTiers.back();  // and above
 }
 
 long long sglang_graph_bs(const GpuContext& gpus) {
@@ -118,7 +117,7 @@ constexpr std::array kSglangProgress{
 // field-facts §7; first match wins, so the specific advice comes before torch's generic error.
 constexpr std::array kSglangOom{
     OomSignature{"alloc_req_slots runs out of memory", MemoryKnob::max_requests},
-    // alloc_token_slots, python/sglang/srt/mem_cache/common.py (sgl-project/sglang 2026): the KV
+    // alloc_token_slots, python/sglang/srt/mem_cache/common.py (sgl-project/sglang 2752c82): the KV
     // pool has no slot left for the batch's tokens, "Out of memory. Try to lower your batch
     // size."; releases before it (v0.4) say "Prefill out of memory. ..." or "Decode out of
     // memory. ...", which this text is part of.
@@ -157,7 +156,7 @@ constexpr std::array kVllmOom{
     OomSignature{"is less than desired GPU memory utilization", MemoryKnob::mem_fraction},
 };
 
-// vllm/v1/core/kv_cache_utils.py, check_enough_kv_cache_memory (vllm-project/vllm 2026): one
+// vllm/v1/core/kv_cache_utils.py, check_enough_kv_cache_memory (vllm-project/vllm bbf906a): one
 // request of max_model_len does not fit in the KV cache ("... model's max seq len (N), X GiB KV
 // cache is needed, which is larger than the available KV cache memory (Y GiB). ... Try
 // increasing `gpu_memory_utilization` or decreasing `max_model_len` ..."; older releases spell
@@ -195,19 +194,20 @@ constexpr std::array kLlamacppFixed{std::string_view{"--n-gpu-layers"}, std::str
 // (sgl-project/sglang 015c872). NEXTN is its name for a model's own MTP layers (vLLM's mtp),
 // STANDALONE a separate draft model (vLLM's draft_model).
 constexpr std::array kSglangSpeculative{
-    SpeculativeMethod{"EAGLE", "eagle"}, SpeculativeMethod{"EAGLE3", "eagle3"},
-    SpeculativeMethod{"NEXTN", "mtp"},   SpeculativeMethod{"STANDALONE", "draft_model"},
-    SpeculativeMethod{"NGRAM", "ngram"}, SpeculativeMethod{"DFLASH", "dflash"},
-    SpeculativeMethod{"DSPARK", ""},     SpeculativeMethod{"UNO", ""},
+    SpeculativeMethod{"EAGLE", "eagle"},   SpeculativeMethod{"EAGLE3", "eagle3"},
+    SpeculativeMethod{"NEXTN", "mtp"},     SpeculativeMethod{"STANDALONE", "draft_model"},
+    SpeculativeMethod{"NGRAM", "ngram"},   SpeculativeMethod{"DFLASH", "dflash"},
+    SpeculativeMethod{"DSPARK", "dspark"}, SpeculativeMethod{"UNO", ""},
 };
-// vLLM: vllm/config/speculative.py, SpeculativeMethod (vllm-project/vllm 2026; the per-model
-// MTP types such as deepseek_mtp all run as mtp).
+// vLLM: vllm/config/speculative.py, SpeculativeMethod (vllm-project/vllm 002e77c; the per-model
+// MTP types such as deepseek_mtp all run as mtp; custom_class needs code of one's own).
 constexpr std::array kVllmSpeculative{
     SpeculativeMethod{"eagle", "EAGLE"},     SpeculativeMethod{"eagle3", "EAGLE3"},
     SpeculativeMethod{"mtp", "NEXTN"},       SpeculativeMethod{"draft_model", "STANDALONE"},
     SpeculativeMethod{"ngram", "NGRAM"},     SpeculativeMethod{"dflash", "DFLASH"},
     SpeculativeMethod{"ngram_gpu", ""},      SpeculativeMethod{"medusa", ""},
     SpeculativeMethod{"mlp_speculator", ""}, SpeculativeMethod{"suffix", ""},
+    SpeculativeMethod{"dspark", "DSPARK"},   SpeculativeMethod{"extract_hidden_states", ""},
 };
 
 constexpr std::array kRows{

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "profile/cross_rules.hpp"
 
-#include <algorithm>
 #include <cctype>
 #include <tuple>
 #include "profile/unsafe_directives.hpp"
@@ -167,30 +166,28 @@ Result<void> check_speculative_method(const ValueReader& r, const EngineRow& row
     return fail_at(where, "'speculative.algorithm' \"{}\" is {}'s; {} has no such method",
                    algorithm, other.display, row.display);
   }
-  std::vector<std::string> names;
-  std::string lowered;
-  for (char c : algorithm)
-    lowered += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  std::vector<std::string> lowered_names;
+  // Typos are looked for case-blind, as the methods are matched.
+  auto lower = [](std::string_view text) {
+    std::string out(text);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
+  std::vector<std::string> candidates;
   std::string listed;
   for (const auto& method : row.speculative_methods) {
-    names.emplace_back(method.name);
-    std::string name(method.name);
-    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    lowered_names.push_back(name);
+    candidates.push_back(lower(method.name));
     listed += (listed.empty() ? "" : ", ") + std::string(method.name);
   }
-  if (auto best = did_you_mean(lowered, lowered_names)) {
-    const auto at = std::find(lowered_names.begin(), lowered_names.end(), *best);
+  if (auto best = did_you_mean(lower(algorithm), candidates))
     return fail_at(where, "unknown 'speculative.algorithm' \"{}\" for {} (did you mean '{}'?)",
-                   algorithm, row.display, names[static_cast<size_t>(at - lowered_names.begin())]);
-  }
+                   algorithm, row.display, find_speculative_method(row, *best)->name);
   return fail_at(where, "unknown 'speculative.algorithm' \"{}\" for {} (it has {})", algorithm,
                  row.display, listed);
 }
 
 // SGLang verifies num_steps + 1 tokens when eagle_topk is 1 (it overrides any other
-// num_draft_tokens: arg_groups/speculative_hook.py); vLLM's num_speculative_tokens counts only
+// num_draft_tokens: python/sglang/srt/arg_groups/speculative_hook.py, sgl-project/sglang
+// d9ccf6a); vLLM's num_speculative_tokens (vllm/config/speculative.py) counts only
 // the proposed ones, one chain of them.
 Result<void> check_speculative_tokens(const ValueReader& r, const EngineRow& row,
                                       const SpeculativeSettings& spec) {
