@@ -227,8 +227,10 @@ constexpr std::array kRows{
         // SGLang computes its share from the GPU's memory (sglang_mem_fraction).
         .mem_fraction = {"--mem-fraction-static", "", sglang_mem_fraction, kSglangUnknownFraction},
         .max_requests = {"--max-running-requests", "", sglang_max_requests, 256},
-        // server_args.py (sgl-project/sglang 001067f): --cuda-graph-max-bs is now a deprecated
-        // alias of --cuda-graph-max-bs-decode; both are recognised in engine.args.
+        // SGLang warns "--cuda-graph-max-bs is deprecated, use --cuda-graph-max-bs-decode"
+        // (the phase-split graph flags, sgl-project/sglang #29591, 2026-06; its capture hint in
+        // cuda_graph_backend_utils/__init__.py f438a11 names the new one); both are recognised in
+        // engine.args.
         .cuda_graph_max_bs = {"--cuda-graph-max-bs-decode", "--cuda-graph-max-bs",
                               sglang_graph_max_bs, 512},
         .context = {},
