@@ -1,12 +1,107 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "catalog/engines.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cctype>
+#include <cmath>
+
+#include <fmt/core.h>
 
 namespace gl {
 namespace {
 
 using Pct = ProgressMarker::Percent;
+
+constexpr unsigned long long kGiB = 1024;  // MiB
+
+// SGLang's defaults from the GPU's memory: python/sglang/srt/arg_groups/memory_hook.py,
+// handle_gpu_memory_settings (sgl-project/sglang 031ed82). Below each bound (GiB): the chunked
+// prefill size and the decode CUDA graphs' largest batch, at tp < 4 and at tp >= 4.
+struct SglangTier {
+  unsigned long long below_gib;
+  long long chunked_prefill;
+  long long graph_bs_small_tp;
+  long long graph_bs_large_tp;
+};
+constexpr std::array kSglangTiers{
+    SglangTier{20, 2048, 8, 8},       // T4, RTX 4080
+    SglangTier{35, 4096, 48, 160},    // A10, RTX 4090, RTX 5090
+    SglangTier{60, 4096, 32, 160},    // A100 40GB, L40
+    SglangTier{90, 8192, 256, 512},   // H100, A100 80GB
+    SglangTier{160, 8192, 256, 512},  // H20, H200
+    SglangTier{0, 16384, 512, 512}    // B200, MI300: 160 GiB and above
+};
+// Without the GPU's memory: graphs up to 160 and a share of 0.95.
+constexpr long long kSglangUnknownGraphBs = 160;
+constexpr double kSglangUnknownFraction = 0.95;
+
+const SglangTier& sglang_tier(unsigned long long memory_mib) {
+  for (size_t i = 0; i + 1 < kSglangTiers.size(); ++i)
+    if (memory_mib < kSglangTiers[i].below_gib * kGiB) return kSglangTiers[i];
+  return kSglangTiers.back();  // and above
+}
+
+long long sglang_graph_bs(const GpuContext& gpus) {
+  if (!gpus.memory_mib) return kSglangUnknownGraphBs;
+  const SglangTier& tier = sglang_tier(*gpus.memory_mib);
+  return gpus.tp < 4 ? tier.graph_bs_small_tp : tier.graph_bs_large_tp;
+}
+
+// SGLang's mem_fraction_static when unset: (memory - reserved) / memory, rounded to 3 places,
+// reserving 512 MiB, 1.5 MiB per chunked-prefill token (at least 2048), 2 MiB per decode graph
+// batch, tp x pp / 8 GiB, and on GPUs over 60 GiB at least 10 GiB. It also reserves for prefill
+// graphs, DP attention, DeepEP and vision towers, which the profile alone does not tell: this
+// errs a little high there, and the first step still lowers it.
+KnobDefault sglang_mem_fraction(const GpuContext& gpus) {
+  if (!gpus.memory_mib || *gpus.memory_mib == 0)
+    return {kSglangUnknownFraction,
+            fmt::format("SGLang default {} (GPU memory unknown)", kSglangUnknownFraction)};
+  const auto memory = static_cast<double>(*gpus.memory_mib);
+  const SglangTier& tier = sglang_tier(*gpus.memory_mib);
+  double reserved = 512 + static_cast<double>(std::max(tier.chunked_prefill, 2048LL)) * 1.5 +
+                    static_cast<double>(sglang_graph_bs(gpus)) * 2 +
+                    static_cast<double>(gpus.tp * gpus.pp) / 8 * 1024;
+  if (*gpus.memory_mib > 60 * kGiB) reserved = std::max(reserved, 10.0 * 1024);
+  const double fraction = std::round((memory - reserved) / memory * 1000) / 1000;
+  return {fraction, fmt::format("SGLang default for {} MiB GPUs at tp {}, pp {}: {} (reserves {} "
+                                "MiB)",
+                                *gpus.memory_mib, gpus.tp, gpus.pp, fraction, reserved)};
+}
+
+KnobDefault sglang_graph_max_bs(const GpuContext& gpus) {
+  const long long bs = sglang_graph_bs(gpus);
+  if (!gpus.memory_mib)
+    return {static_cast<double>(bs), fmt::format("SGLang default {} (GPU memory unknown)", bs)};
+  return {static_cast<double>(bs), fmt::format("SGLang default for {} MiB GPUs at tp {}: {}",
+                                               *gpus.memory_mib, gpus.tp, bs)};
+}
+
+// SGLang sizes its requests in flight from the KV pool itself; step-down starts from 256.
+KnobDefault sglang_max_requests(const GpuContext&) {
+  return {256, "gpulaunch's start for SGLang, which sizes it itself: 256"};
+}
+
+// vLLM: vllm/config/cache.py, CacheConfig.gpu_memory_utilization (vllm-project/vllm 002f10e).
+KnobDefault vllm_gpu_memory_utilization(const GpuContext&) {
+  return {0.92, "vLLM default 0.92"};
+}
+
+// vLLM: vllm/engine/arg_utils.py, get_batch_defaults (vllm-project/vllm 99d7eb5): 1024 for
+// `vllm serve` on GPUs of 70 GiB or more whose name has no "a100" (larger batches lose
+// throughput there), 256 elsewhere and where the GPU cannot be read.
+KnobDefault vllm_max_num_seqs(const GpuContext& gpus) {
+  std::string name = gpus.name;
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (!gpus.memory_mib) return {256, "vLLM default 256 (GPU memory unknown)"};
+  if (*gpus.memory_mib >= 70 * kGiB && name.find("a100") == std::string::npos)
+    return {1024, fmt::format("vLLM default for GPUs of 70 GiB or more other than A100 ({} MiB): "
+                              "1024",
+                              *gpus.memory_mib)};
+  return {256, fmt::format("vLLM default for {} MiB {}: 256", *gpus.memory_mib,
+                           name.find("a100") != std::string::npos ? "A100" : "GPUs")};
+}
 
 // SGLang: python/sglang/srt/server_args.py (flags), model_executor/model_runner.py and
 // cuda_graph_runner.py (the lines below), checked against sgl-project/sglang 469c63e.
@@ -22,15 +117,30 @@ constexpr std::array kSglangProgress{
 // field-facts §7; first match wins, so the specific advice comes before torch's generic error.
 constexpr std::array kSglangOom{
     OomSignature{"alloc_req_slots runs out of memory", MemoryKnob::max_requests},
+    // alloc_token_slots, python/sglang/srt/mem_cache/common.py (sgl-project/sglang 2752c82): the KV
+    // pool has no slot left for the batch's tokens, "Out of memory. Try to lower your batch
+    // size."; releases before it (v0.4) say "Prefill out of memory. ..." or "Decode out of
+    // memory. ...", which this text is part of.
+    OomSignature{"out of memory. Try to lower your batch size", MemoryKnob::max_requests},
+    OomSignature{"Out of memory. Try to lower your batch size", MemoryKnob::max_requests},
+    // The capture's own text; kSglangNotOom says when it was no OOM at all.
     OomSignature{"Capture cuda graph failed", MemoryKnob::cuda_graph_max_bs},
     // Weights loaded, but the static share leaves nothing for the KV cache: SGLang and vLLM
     // both advise a larger share; a smaller one would fail the same way sooner.
     OomSignature{"Not enough memory. Please try to increase --mem-fraction-static",
                  MemoryKnob::kv_cache_room},
 };
+// python/sglang/srt/model_executor/cuda_graph_backend_utils/__init__.py,
+// cuda_graph_capture_failed_msg (sgl-project/sglang f438a11): after "Capture cuda graph failed:
+// ..." SGLang says which failures are no shortage of memory (all but torch's OOM and cuBLAS's
+// allocation errors); lowering the share or the graphs' batch does not help those.
+constexpr std::array kSglangNotOom{
+    std::string_view{"This is not an out-of-memory error"},
+    std::string_view{"not from a GPU memory shortage"},
+};
 
-// vLLM: vllm/engine/arg_utils.py (flags, gpu_memory_utilization 0.9), model_executor and
-// worker/gpu_model_runner.py (the lines below).
+// vLLM: vllm/engine/arg_utils.py (flags), model_executor and worker/gpu_model_runner.py (the
+// lines below).
 constexpr std::array kVllmProgress{
     ProgressMarker{"Loading weights", Phase::loading_weights, Pct::in_line},
     ProgressMarker{"checkpoint shards", Phase::loading_weights, Pct::in_line},
@@ -44,6 +154,18 @@ constexpr std::array kVllmProgress{
 constexpr std::array kVllmOom{
     OomSignature{"No available memory for the cache blocks", MemoryKnob::kv_cache_room},
     OomSignature{"is less than desired GPU memory utilization", MemoryKnob::mem_fraction},
+};
+
+// vllm/v1/core/kv_cache_utils.py, check_enough_kv_cache_memory (vllm-project/vllm bbf906a): one
+// request of max_model_len does not fit in the KV cache ("... model's max seq len (N), X GiB KV
+// cache is needed, which is larger than the available KV cache memory (Y GiB). ... Try
+// increasing `gpu_memory_utilization` or decreasing `max_model_len` ..."; older releases spell
+// it "models's"). Every start fails the same way.
+constexpr std::array kVllmConfigErrors{
+    ConfigErrorSignature{"To serve at least one request with the model",
+                         "one request of the model's full context does not fit in the KV cache: "
+                         "set a shorter --max-model-len in 'engine.args', raise "
+                         "'engine.mem_fraction', or spread the model over more GPUs"},
 };
 
 // TensorRT-LLM: tensorrt_llm/commands/serve.py (flags; --kv_cache_free_gpu_memory_fraction
@@ -68,6 +190,26 @@ constexpr std::array kLlamacppOom{
 // Every layer on the GPU: a number every release takes (newer ones also take "all").
 constexpr std::array kLlamacppFixed{std::string_view{"--n-gpu-layers"}, std::string_view{"999"}};
 
+// SGLang: python/sglang/srt/arg_groups/fields/spec.py, speculative_algorithm's builtins
+// (sgl-project/sglang 015c872). NEXTN is its name for a model's own MTP layers (vLLM's mtp),
+// STANDALONE a separate draft model (vLLM's draft_model).
+constexpr std::array kSglangSpeculative{
+    SpeculativeMethod{"EAGLE", "eagle"},   SpeculativeMethod{"EAGLE3", "eagle3"},
+    SpeculativeMethod{"NEXTN", "mtp"},     SpeculativeMethod{"STANDALONE", "draft_model"},
+    SpeculativeMethod{"NGRAM", "ngram"},   SpeculativeMethod{"DFLASH", "dflash"},
+    SpeculativeMethod{"DSPARK", "dspark"}, SpeculativeMethod{"UNO", ""},
+};
+// vLLM: vllm/config/speculative.py, SpeculativeMethod (vllm-project/vllm 002e77c; the per-model
+// MTP types such as deepseek_mtp all run as mtp; custom_class needs code of one's own).
+constexpr std::array kVllmSpeculative{
+    SpeculativeMethod{"eagle", "EAGLE"},     SpeculativeMethod{"eagle3", "EAGLE3"},
+    SpeculativeMethod{"mtp", "NEXTN"},       SpeculativeMethod{"draft_model", "STANDALONE"},
+    SpeculativeMethod{"ngram", "NGRAM"},     SpeculativeMethod{"dflash", "DFLASH"},
+    SpeculativeMethod{"ngram_gpu", ""},      SpeculativeMethod{"medusa", ""},
+    SpeculativeMethod{"mlp_speculator", ""}, SpeculativeMethod{"suffix", ""},
+    SpeculativeMethod{"dspark", "DSPARK"},   SpeculativeMethod{"extract_hidden_states", ""},
+};
+
 constexpr std::array kRows{
     EngineRow{
         .kind = EngineKind::sglang,
@@ -82,12 +224,15 @@ constexpr std::array kRows{
         .default_port = 30000,
         .health_path = "/health",
         .readiness = "/health answers 200 once the model serves",
-        // SGLang computes its share from the GPU's memory; 0.88 is what it picks on the
-        // large GPUs gpulaunch targets, the start of the step-down ladder.
-        .mem_fraction = {"--mem-fraction-static", "", 0.88},
-        // SGLang sizes its own; step-down halves from 256 when the profile sets none.
-        .max_requests = {"--max-running-requests", "", 256},
-        .cuda_graph_max_bs = {"--cuda-graph-max-bs", "", std::nullopt},
+        // SGLang computes its share from the GPU's memory (sglang_mem_fraction).
+        .mem_fraction = {"--mem-fraction-static", "", sglang_mem_fraction, kSglangUnknownFraction},
+        .max_requests = {"--max-running-requests", "", sglang_max_requests, 256},
+        // SGLang warns "--cuda-graph-max-bs is deprecated, use --cuda-graph-max-bs-decode"
+        // (the phase-split graph flags, sgl-project/sglang #29591, 2026-06; its capture hint in
+        // cuda_graph_backend_utils/__init__.py f438a11 names the new one); both are recognised in
+        // engine.args.
+        .cuda_graph_max_bs = {"--cuda-graph-max-bs-decode", "--cuda-graph-max-bs",
+                              sglang_graph_max_bs, 512},
         .context = {},
         .steps_down = true,
         .model_flag = "--model-path",
@@ -100,6 +245,7 @@ constexpr std::array kRows{
         .multi_node = true,
         .dp_attention = true,
         .speculative = true,
+        .speculative_methods = kSglangSpeculative,
         .dp_gpus = DpGpus::replicas_unless_dp_attention,
         .ep_rule = EpRule::divides_tp,
         .mig = MigSupport::one_instance,
@@ -107,6 +253,8 @@ constexpr std::array kRows{
                       "(server_args.py base_gpu_id, 2026); no MIG failure reported upstream",
         .progress = kSglangProgress,
         .oom = kSglangOom,
+        .not_oom = kSglangNotOom,
+        .config_errors = {},
     },
     EngineRow{
         .kind = EngineKind::vllm,
@@ -121,8 +269,8 @@ constexpr std::array kRows{
         .default_port = 8000,
         .health_path = "/health",
         .readiness = "/health answers 200 once the model serves",
-        .mem_fraction = {"--gpu-memory-utilization", "", 0.9},
-        .max_requests = {"--max-num-seqs", "", 256},
+        .mem_fraction = {"--gpu-memory-utilization", "", vllm_gpu_memory_utilization, 0.92},
+        .max_requests = {"--max-num-seqs", "", vllm_max_num_seqs, 1024},
         .cuda_graph_max_bs = {},
         .context = {},
         .steps_down = true,
@@ -136,6 +284,7 @@ constexpr std::array kRows{
         .multi_node = true,
         .dp_attention = false,
         .speculative = true,
+        .speculative_methods = kVllmSpeculative,
         .dp_gpus = DpGpus::replicas,
         // Its experts span the tp x dp ranks of the whole group.
         .ep_rule = EpRule::one_or_tp_times_dp,
@@ -145,6 +294,8 @@ constexpr std::array kRows{
                       "0.20.1, vLLM #6551, #41848; no MIG support planned, vLLM #17047",
         .progress = kVllmProgress,
         .oom = kVllmOom,
+        .not_oom = {},
+        .config_errors = kVllmConfigErrors,
     },
     EngineRow{
         .kind = EngineKind::trtllm,
@@ -161,8 +312,8 @@ constexpr std::array kRows{
         .readiness = "/health answers 200 once the model serves",
         // A share of the memory left after the weights, not of the GPU: the supervisor does
         // not step it (nor anything else of trtllm-serve's) down.
-        .mem_fraction = {"--kv_cache_free_gpu_memory_fraction", "", std::nullopt},
-        .max_requests = {"--max_batch_size", "", std::nullopt},
+        .mem_fraction = {"--kv_cache_free_gpu_memory_fraction", ""},
+        .max_requests = {"--max_batch_size", ""},
         .cuda_graph_max_bs = {},
         .context = {},
         .steps_down = false,
@@ -176,6 +327,7 @@ constexpr std::array kRows{
         .multi_node = false,
         .dp_attention = false,
         .speculative = false,
+        .speculative_methods = {},
         .dp_gpus = DpGpus::none,
         .ep_rule = EpRule::divides_tp,
         .mig = MigSupport::one_instance,
@@ -183,6 +335,8 @@ constexpr std::array kRows{
             "TensorRT-LLM picks devices by torch ordinal; no MIG failure reported upstream (2026)",
         .progress = {},
         .oom = {},
+        .not_oom = {},
+        .config_errors = {},
     },
     EngineRow{
         .kind = EngineKind::llamacpp,
@@ -199,9 +353,9 @@ constexpr std::array kRows{
         .readiness = "/health answers 503 while the model loads and 200 once it serves",
         .mem_fraction = {},
         // Both sized by llama-server itself unless engine.args sets them: stepped down only then.
-        .max_requests = {"--parallel", "-np", std::nullopt},
+        .max_requests = {"--parallel", "-np"},
         .cuda_graph_max_bs = {},
-        .context = {"--ctx-size", "-c", std::nullopt},
+        .context = {"--ctx-size", "-c"},
         .steps_down = true,
         .model_flag = "--model",
         .host_flag = "--host",
@@ -215,6 +369,7 @@ constexpr std::array kRows{
         .multi_node = false,
         .dp_attention = false,
         .speculative = false,
+        .speculative_methods = {},
         .dp_gpus = DpGpus::none,
         .ep_rule = EpRule::any,
         .mig = MigSupport::one_instance,
@@ -222,6 +377,8 @@ constexpr std::array kRows{
             "llama.cpp enumerates CUDA devices itself (ggml-cuda); one MIG instance is one device",
         .progress = kLlamacppProgress,
         .oom = kLlamacppOom,
+        .not_oom = {},
+        .config_errors = {},
     },
     EngineRow{
         .kind = EngineKind::command,
@@ -251,16 +408,31 @@ constexpr std::array kRows{
         .multi_node = true,
         .dp_attention = false,
         .speculative = false,
+        .speculative_methods = {},
         .dp_gpus = DpGpus::none,
         .ep_rule = EpRule::any,
         .mig = MigSupport::one_instance,
         .mig_source = "an unknown program: only CUDA limit of one MIG instance applies",
         .progress = {},
         .oom = {},
+        .not_oom = {},
+        .config_errors = {},
     },
 };
 
 }  // namespace
+
+std::optional<KnobDefault> knob_default(const EngineKnob& knob, const GpuContext& gpus) {
+  if (knob.flag.empty() || !knob.engine_default) return std::nullopt;
+  return knob.engine_default(gpus);
+}
+
+const SpeculativeMethod* find_speculative_method(const EngineRow& row, std::string_view name) {
+  auto lower = [](unsigned char c) { return std::tolower(c); };
+  for (const auto& method : row.speculative_methods)
+    if (std::ranges::equal(method.name, name, {}, lower, lower)) return &method;
+  return nullptr;
+}
 
 std::span<const EngineRow> engine_rows() {
   return kRows;

@@ -61,14 +61,43 @@ enum class EpRule { any, divides_tp, one_or_tp_times_dp };
 // enumerates one MIG instance per process and NCCL has no MIG support (NVIDIA MIG user guide,
 // "CUDA Device Enumeration"; NCCL #1716), so where any works it is one, with one rank.
 enum class MigSupport { none, one_instance };
+// What an engine's own defaults depend on: the GPUs of the unit and how the model is split over
+// them. `run` fills it in from NVML and the profile; unknown where NVML cannot say.
+struct GpuContext {
+  std::optional<unsigned long long> memory_mib;  // the smallest of the unit's GPUs
+  std::string name;                              // that GPU's name ("NVIDIA H200"); may be empty
+  long long tp = 1;
+  long long pp = 1;
+};
+
+// The value an engine picks for a knob the command line leaves unset, and why, in words for the
+// journal ("vLLM default 0.92").
+struct KnobDefault {
+  double value = 0;
+  std::string why;
+};
+using KnobDefaultFn = KnobDefault (*)(const GpuContext&);
 
 // A memory or concurrency setting the supervisor lowers after an OOM (supervise/step_down).
 struct EngineKnob {
-  std::string_view flag;        // full spelling; empty: the engine has none
-  std::string_view short_flag;  // another spelling a user may write in engine.args
-  // Where step-down starts when the flag is absent (the engine's own default); nullopt: the
-  // engine sizes it itself, and step-down lowers it only where engine.args sets it.
-  std::optional<double> engine_default;
+  std::string_view flag;        // the current spelling; empty: the engine has none
+  std::string_view short_flag;  // another spelling it takes in engine.args: short or deprecated
+  // Where step-down starts when the flag is absent: the engine's own default on these GPUs;
+  // nullptr: the engine sizes it itself, and step-down lowers it only where engine.args sets it.
+  KnobDefaultFn engine_default = nullptr;
+  // The largest value engine_default gives on any GPU: the ladder's length where the GPUs are
+  // not known (record-exit, as root, counts levels without them; step_down stops at the floor).
+  double default_ceiling = 0;
+};
+
+// The knob's default on these GPUs; nullopt when the engine sizes it itself.
+std::optional<KnobDefault> knob_default(const EngineKnob& knob, const GpuContext& gpus);
+
+// A speculative decoding method the engine has, in its own spelling, and what the other engine
+// with [speculative] calls the same method (empty: it has none).
+struct SpeculativeMethod {
+  std::string_view name;
+  std::string_view elsewhere;
 };
 
 struct ProgressMarker {
@@ -113,6 +142,7 @@ struct EngineRow {
   bool multi_node;
   bool dp_attention;
   bool speculative;  // [speculative] is rendered into its flags
+  std::span<const SpeculativeMethod> speculative_methods;  // what speculative.algorithm may be
   DpGpus dp_gpus;
   EpRule ep_rule;
   MigSupport mig;
@@ -120,7 +150,14 @@ struct EngineRow {
 
   std::span<const ProgressMarker> progress;
   std::span<const OomSignature> oom;  // its own CUDA OOM lines; torch's and CUDA's are shared
+  // Lines saying that the failure an OOM line above names was no shortage of memory.
+  std::span<const std::string_view> not_oom;
+  // Lines after which every start fails the same way, and the fix.
+  std::span<const ConfigErrorSignature> config_errors;
 };
+
+// The row's method spelled `name` in any case ("eagle3", "EAGLE3"); nullptr when it has none.
+const SpeculativeMethod* find_speculative_method(const EngineRow& row, std::string_view name);
 
 std::span<const EngineRow> engine_rows();
 const EngineRow& engine_row(EngineKind kind);

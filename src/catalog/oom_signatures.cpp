@@ -20,11 +20,38 @@ std::span<const OomSignature> cuda_oom_signatures() {
          {"torch.OutOfMemoryError: CUDA out of memory",
           "torch.cuda.OutOfMemoryError: CUDA out of memory",
           // The CUDA runtime's text for cudaErrorMemoryAllocation after "CUDA error: ".
-          "CUDA error: out of memory"})
+          "CUDA error: out of memory",
+          // cuBLAS could not allocate its workspace, typically while CUDA graphs are captured:
+          // torch reports "CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(
+          // handle)`" (aten/src/ATen/cuda/CublasHandlePool.cpp, pytorch/pytorch 2.9), and
+          // SGLang counts it as an OOM of the capture (cuda_graph_backend_utils, f438a11).
+          "CUBLAS_STATUS_ALLOC_FAILED"})
       all.push_back(OomSignature{text, MemoryKnob::mem_fraction});
+    for (const ConfigErrorSignature& error : engine_config_errors())
+      all.push_back(OomSignature{error.text, MemoryKnob::kv_cache_room});
     return all;
   }();
   return kSignatures;
+}
+
+std::span<const ConfigErrorSignature> engine_config_errors() {
+  static const std::vector<ConfigErrorSignature> kErrors = [] {
+    std::vector<ConfigErrorSignature> all;
+    for (const EngineRow& row : engine_rows())
+      all.insert(all.end(), row.config_errors.begin(), row.config_errors.end());
+    return all;
+  }();
+  return kErrors;
+}
+
+std::span<const std::string_view> not_oom_markers() {
+  static const std::vector<std::string_view> kMarkers = [] {
+    std::vector<std::string_view> all;
+    for (const EngineRow& row : engine_rows())
+      all.insert(all.end(), row.not_oom.begin(), row.not_oom.end());
+    return all;
+  }();
+  return kMarkers;
 }
 
 namespace {

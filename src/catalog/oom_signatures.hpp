@@ -26,7 +26,20 @@ struct OomSignature {
   MemoryKnob knob;
 };
 
+// Every engine's OOM lines, then torch's and CUDA's; the config errors' lines last, as
+// kv_cache_room, for a stop whose status does not already say "configuration error".
 std::span<const OomSignature> cuda_oom_signatures();
+
+// A line after which the same start fails the same way (catalog/engines rows): `run` exits with
+// the configuration-error status, which systemd does not restart, and the event gives the fix.
+struct ConfigErrorSignature {
+  std::string_view text;  // substring of one output line
+  std::string_view fix;
+};
+std::span<const ConfigErrorSignature> engine_config_errors();
+
+// Lines that say a failure an OOM signature matched was no shortage of GPU memory.
+std::span<const std::string_view> not_oom_markers();
 
 // The kernel's per-kill summary line ("oom-kill:constraint=...,oom_memcg=...,task_memcg=...").
 inline constexpr std::string_view kKernelOomKillMarker = "oom-kill:";

@@ -278,8 +278,22 @@ std::string engines_section() {
     for (size_t i = 0; i < knobs.size(); ++i)
       page += (i == 0 ? " " : i + 1 == knobs.size() ? " and " : ", ") + knobs[i];
     if (!knobs.empty())
-      page += row.steps_down ? "; after an out-of-memory stop the supervisor lowers them."
+      page += row.steps_down ? "; after an out-of-memory stop the supervisor lowers them, a knob "
+                               "the profile leaves unset from what the engine itself picks on the "
+                               "unit's GPUs."
                              : "; the supervisor leaves them as they are.";
+    if (!row.cuda_graph_max_bs.short_flag.empty())
+      page += fmt::format(
+          " \\fB{}\\fR, the deprecated spelling of \\fB{}\\fR, is lowered "
+          "as written where \\fBengine.args\\fR has it.",
+          literal(row.cuda_graph_max_bs.short_flag), literal(row.cuda_graph_max_bs.flag));
+    if (!row.speculative_methods.empty()) {
+      std::string methods;
+      for (const auto& method : row.speculative_methods)
+        methods +=
+            (methods.empty() ? "" : ", ") + std::string("\\fB") + literal(method.name) + "\\fR";
+      page += " \\fBspeculative.algorithm\\fR is one of " + methods + " (in any case).";
+    }
     std::vector<std::string_view> supports;
     if (row.multi_node) supports.push_back("several nodes");
     if (row.dp_attention) supports.push_back("parallelism.dp_attention");
@@ -296,6 +310,26 @@ std::string engines_section() {
                 : " Cannot run on a MIG instance: " + sentence(row.mig_source);
     page += "\n";
   }
+  page +=
+      ".PP\n"
+      "\\fB[speculative]\\fR is rendered in each engine's own terms. A method the chosen engine "
+      "does not have is refused, with its name for the same method where it has one (SGLang's "
+      "NEXTN is vLLM's mtp, STANDALONE its draft_model). SGLang gets "
+      "\\fB\\-\\-speculative\\-num\\-steps\\fR, "
+      "\\fB\\-\\-speculative\\-eagle\\-topk\\fR and "
+      "\\fB\\-\\-speculative\\-num\\-draft\\-tokens\\fR as written; with "
+      "\\fBeagle_topk\\fR 1 it verifies \\fBnum_steps\\fR + 1 tokens, and another "
+      "\\fBnum_draft_tokens\\fR is refused. vLLM gets "
+      "\\fB\\-\\-speculative\\-config\\fR whose \\fBnum_speculative_tokens\\fR counts "
+      "the proposed tokens only: \\fBnum_steps\\fR, else \\fBnum_draft_tokens\\fR \\- 1; it "
+      "drafts one chain, so \\fBeagle_topk\\fR above 1 is refused.\n"
+      ".PP\n"
+      "The step-down's baselines: vLLM's \\fBgpu_memory_utilization\\fR 0.92 and "
+      "\\fBmax_num_seqs\\fR 1024 on GPUs of 70 GiB or more other than A100, 256 elsewhere; "
+      "SGLang's \\fBmem_fraction_static\\fR as SGLang computes it from the GPU's memory, tp and "
+      "pp (0.907 on an H200 at tp 1, 0.95 where the memory is unknown) and its decode CUDA "
+      "graphs' largest batch. The journal line of each step names the baseline and where it came "
+      "from.\n";
   return page;
 }
 

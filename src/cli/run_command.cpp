@@ -56,6 +56,28 @@ std::optional<std::string> caches_refused(const std::string& name) {
   return why.empty() ? "prepare-caches refused the start" : why;
 }
 
+// The unit's GPUs as the engine's defaults see them: the smallest of them (the engines size by
+// the device they run on; a unit's GPUs are alike in practice) and the model's split. Unknown
+// where NVML cannot say: the engines have a fallback for that too.
+GpuContext unit_gpus(const std::vector<int>& assigned, const ParallelismSettings& parallelism) {
+  GpuContext context;
+  context.tp = parallelism.tp;
+  context.pp = parallelism.pp;
+  auto probe = probe_nvml();
+  if (!probe) return context;
+  for (const GpuFact& gpu : probe->gpus) {
+    if (!assigned.empty() &&
+        std::find(assigned.begin(), assigned.end(), gpu.index) == assigned.end())
+      continue;
+    if (gpu.memory_total_mib == 0) continue;
+    if (!context.memory_mib || gpu.memory_total_mib < *context.memory_mib) {
+      context.memory_mib = gpu.memory_total_mib;
+      context.name = gpu.name;
+    }
+  }
+  return context;
+}
+
 // The supervisor's part of a start (supervise/start_gate), wired to this process: the unit's
 // GPUs through NVML, the real clock, lines to the journal through stdout. Returns an exit code
 // when the engine must not start.
@@ -65,10 +87,12 @@ std::optional<int> supervise_start(const std::string& name, const std::string& s
   const SupervisedProfile supervised = load_supervised(name, snapshot);
   if (!supervised.loaded) return std::nullopt;  // no snapshot: systemd's own restart only
   const std::vector<int> gpus = assigned_gpus();
-  StartGateIo io{notifier, system_timekeeper(),
-                 GpuHolders{[gpus] { return nvml_compute_processes(gpus); }, process_name,
-                            static_cast<unsigned>(::getpid())},
-                 say};
+  StartGateIo io{
+      notifier, system_timekeeper(),
+      GpuHolders{[gpus] { return nvml_compute_processes(gpus); }, process_name,
+                 static_cast<unsigned>(::getpid()),
+                 [&gpus, &supervised] { return unit_gpus(gpus, supervised.parallelism); }},
+      say};
   // Only root writes the history (record-exit); the service user reads it.
   const StartGate gate =
       gate_start(StartGateInput{name, supervised.restart, supervised.kind, ready_timeout, argv},

@@ -17,7 +17,8 @@ struct CliContext;
 struct SupervisedProfile {
   RestartSettings restart;  // defaults when there is no snapshot
   EngineKind kind = EngineKind::command;
-  NodesSettings nodes;  // hosts in rank order when the profile spans several nodes
+  NodesSettings nodes;              // hosts in rank order when the profile spans several nodes
+  ParallelismSettings parallelism;  // the engine's defaults depend on tp and pp
   bool loaded = false;
 };
 

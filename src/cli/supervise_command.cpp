@@ -138,6 +138,7 @@ SupervisedProfile load_supervised(const std::string& name, const std::string& sn
   supervised.restart = profile->restart;
   supervised.kind = profile->engine.kind;
   supervised.nodes = profile->nodes;
+  supervised.parallelism = profile->parallelism;
   supervised.loaded = true;
   return supervised;
 }

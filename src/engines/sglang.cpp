@@ -37,7 +37,9 @@ std::vector<std::string> sglang_argv(const Profile& profile, const LaunchOptions
   if (profile.engine.cuda_graph_max_bs)
     add(std::string(row.cuda_graph_max_bs.flag), std::to_string(*profile.engine.cuda_graph_max_bs));
   if (const auto& spec = profile.speculative) {
-    add("--speculative-algorithm", spec->algorithm);
+    // Validation refused a method SGLang does not have: this is its own spelling of it.
+    const SpeculativeMethod* method = find_speculative_method(row, spec->algorithm);
+    add("--speculative-algorithm", method ? std::string(method->name) : spec->algorithm);
     if (spec->draft_model) add("--speculative-draft-model-path", *spec->draft_model);
     if (spec->num_steps) add("--speculative-num-steps", std::to_string(*spec->num_steps));
     if (spec->eagle_topk) add("--speculative-eagle-topk", std::to_string(*spec->eagle_topk));

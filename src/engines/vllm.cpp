@@ -1,7 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <algorithm>
-#include <cctype>
-
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
@@ -43,13 +40,16 @@ std::vector<std::string> vllm_argv(const Profile& profile, const LaunchOptions& 
   if (profile.engine.max_requests)
     add(std::string(row.max_requests.flag), std::to_string(*profile.engine.max_requests));
   if (const auto& spec = profile.speculative) {
-    std::string method = spec->algorithm;
-    std::transform(method.begin(), method.end(), method.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    nlohmann::ordered_json config{{"method", method}};
+    // Validation refused a method vLLM does not have: this is its own spelling of it.
+    const SpeculativeMethod* method = find_speculative_method(row, spec->algorithm);
+    nlohmann::ordered_json config{{"method", method ? std::string(method->name) : spec->algorithm}};
     if (spec->draft_model) config["model"] = *spec->draft_model;
-    if (auto tokens = spec->num_draft_tokens ? spec->num_draft_tokens : spec->num_steps)
-      config["num_speculative_tokens"] = *tokens;
+    // num_speculative_tokens counts the proposed tokens: num_steps of one-token steps, which
+    // SGLang's num_draft_tokens exceeds by the one it verifies besides (num_steps + 1).
+    if (spec->num_steps)
+      config["num_speculative_tokens"] = *spec->num_steps;
+    else if (spec->num_draft_tokens)
+      config["num_speculative_tokens"] = *spec->num_draft_tokens - 1;
     add("--speculative-config", config.dump());
   }
   return argv;

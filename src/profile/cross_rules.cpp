@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "profile/cross_rules.hpp"
 
+#include <cctype>
 #include <tuple>
 #include "profile/unsafe_directives.hpp"
 
 #include "catalog/engines.hpp"
+#include "util/did_you_mean.hpp"
 #include "util/try.hpp"
 
 namespace gl {
@@ -148,14 +150,79 @@ Result<void> check_parallelism(const ValueReader& r, Profile& profile) {
   return {};
 }
 
+// The method must be the chosen engine's: SGLang's and vLLM's names differ (NEXTN is vLLM's
+// mtp), and a name the other engine has gets that engine's spelling as the hint.
+Result<void> check_speculative_method(const ValueReader& r, const EngineRow& row,
+                                      const std::string& algorithm) {
+  if (find_speculative_method(row, algorithm)) return {};
+  const auto where = r.where("speculative.algorithm");
+  for (const EngineRow& other : engine_rows()) {
+    if (other.kind == row.kind) continue;
+    const SpeculativeMethod* theirs = find_speculative_method(other, algorithm);
+    if (!theirs) continue;
+    if (const SpeculativeMethod* ours = find_speculative_method(row, theirs->elsewhere))
+      return fail_at(where, "'speculative.algorithm' \"{}\" is {}'s name; {} calls it \"{}\"",
+                     algorithm, other.display, row.display, ours->name);
+    return fail_at(where, "'speculative.algorithm' \"{}\" is {}'s; {} has no such method",
+                   algorithm, other.display, row.display);
+  }
+  // Typos are looked for case-blind, as the methods are matched.
+  auto lower = [](std::string_view text) {
+    std::string out(text);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
+  std::vector<std::string> candidates;
+  std::string listed;
+  for (const auto& method : row.speculative_methods) {
+    candidates.push_back(lower(method.name));
+    listed += (listed.empty() ? "" : ", ") + std::string(method.name);
+  }
+  if (auto best = did_you_mean(lower(algorithm), candidates))
+    return fail_at(where, "unknown 'speculative.algorithm' \"{}\" for {} (did you mean '{}'?)",
+                   algorithm, row.display, find_speculative_method(row, *best)->name);
+  return fail_at(where, "unknown 'speculative.algorithm' \"{}\" for {} (it has {})", algorithm,
+                 row.display, listed);
+}
+
+// SGLang verifies num_steps + 1 tokens when eagle_topk is 1 (it overrides any other
+// num_draft_tokens: python/sglang/srt/arg_groups/speculative_hook.py, sgl-project/sglang
+// d9ccf6a); vLLM's num_speculative_tokens (vllm/config/speculative.py) counts only
+// the proposed ones, one chain of them.
+Result<void> check_speculative_tokens(const ValueReader& r, const EngineRow& row,
+                                      const SpeculativeSettings& spec) {
+  const bool vllm = row.kind == EngineKind::vllm;
+  if (vllm && spec.eagle_topk && *spec.eagle_topk > 1)
+    return fail_at(r.where("speculative.eagle_topk"),
+                   "'speculative.eagle_topk' = {} is SGLang's tree drafting; vLLM proposes one "
+                   "chain of tokens (set 'speculative.num_steps')",
+                   *spec.eagle_topk);
+  const bool chain =
+      vllm ? !spec.eagle_topk || *spec.eagle_topk == 1 : spec.eagle_topk && *spec.eagle_topk == 1;
+  if (chain && spec.num_steps && spec.num_draft_tokens &&
+      *spec.num_draft_tokens != *spec.num_steps + 1)
+    return fail_at(r.where("speculative.num_draft_tokens"),
+                   "'speculative.num_draft_tokens' = {} does not match 'speculative.num_steps' = "
+                   "{}: drafting one token per step verifies num_steps + 1 = {}",
+                   *spec.num_draft_tokens, *spec.num_steps, *spec.num_steps + 1);
+  if (vllm && !spec.num_steps && spec.num_draft_tokens && *spec.num_draft_tokens < 2)
+    return fail_at(r.where("speculative.num_draft_tokens"),
+                   "'speculative.num_draft_tokens' = {} leaves vLLM no token to propose "
+                   "(num_speculative_tokens is num_draft_tokens - 1)",
+                   *spec.num_draft_tokens);
+  return {};
+}
+
 Result<void> check_speculative(const ValueReader& r, Profile& profile) {
   if (!profile.speculative) return {};
-  if (!engine_row(profile.engine.kind).speculative)
+  const EngineRow& row = engine_row(profile.engine.kind);
+  if (!row.speculative)
     return fail_at(
         r.where("speculative"),
         "[speculative] is not rendered for engine kind '{}'; pass its flags in 'engine.args'",
         engine_kind_name(profile.engine.kind));
-  return {};
+  GL_TRY_VOID(check_speculative_method(r, row, profile.speculative->algorithm));
+  return check_speculative_tokens(r, row, *profile.speculative);
 }
 
 Result<void> check_gpus(const ValueReader& r, Profile& profile) {

@@ -120,12 +120,15 @@ constexpr std::array kSchema{
 
     section("speculative", "Speculative decoding"),
     string("speculative.algorithm", kName, Shape::word, R"("DFLASH")",
-           "Engine's name for it: EAGLE3, DFLASH, ..."),
+           "A method the chosen engine has, in any case (see ENGINES): SGLang's EAGLE3, NEXTN, "
+           "..., vLLM's eagle3, mtp, ..."),
     string("speculative.draft_model", kPath, Shape::text, R"("org/draft")",
            "Draft model path or hub id"),
-    integer("speculative.num_steps", 1, 64, "3", "Draft steps"),
-    integer("speculative.eagle_topk", 1, 64, "2", "Branching per step"),
-    integer("speculative.num_draft_tokens", 1, 64, "4", "Tokens verified per step"),
+    integer("speculative.num_steps", 1, 64, "3",
+            "Draft steps, one token each; vLLM's num_speculative_tokens"),
+    integer("speculative.eagle_topk", 1, 64, "2", "Branching per step (SGLang; vLLM takes 1)"),
+    integer("speculative.num_draft_tokens", 1, 64, "4",
+            "Tokens verified per step: num_steps + 1 with eagle_topk 1"),
 
     section("toolkit", "The CUDA toolkit JIT compilers use"),
     string("toolkit.cuda_home", kPath, Shape::toolkit_root, R"("/usr/local/cuda-13.0")",

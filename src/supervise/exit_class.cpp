@@ -95,7 +95,11 @@ Classification classify_stop(const StopReport& report) {
   // Exit statuses that say it all come first: they are gpulaunch's own or systemd's verdicts.
   if (status == kExitConfig) {
     for (const auto& line : report.lines)
-      if (is_usage_error_line(line)) return with(ExitClass::config_error, line);
+      if (is_usage_error_line(line)) {
+        if (auto fix = config_error_fix(line))
+          return with(ExitClass::config_error, line + "; fix: " + std::string(*fix));
+        return with(ExitClass::config_error, line);
+      }
     return with(ExitClass::config_error, summary);
   }
   if (is_setup_failure(status)) return with(ExitClass::setup_failure, summary);
@@ -115,6 +119,13 @@ Classification classify_stop(const StopReport& report) {
   if (report.service_result == "watchdog") return with(ExitClass::hang, summary);
   if (report.service_result == "timeout" || status == kExitReadyTimeout)
     return with(ExitClass::start_timeout, summary);
+
+  // The engine saying its failure was no shortage of memory (SGLang after a failed CUDA graph
+  // capture) overrules the OOM-looking line before it: no step-down would help.
+  for (auto line = report.lines.rbegin(); line != report.lines.rend(); ++line)
+    for (std::string_view marker : not_oom_markers())
+      if (line->find(marker) != std::string::npos)
+        return with(ExitClass::crash, *line + " (not out of memory: no step-down)");
 
   // CUDA OOM: the engine's own words; the last matching line is the final error.
   for (auto line = report.lines.rbegin(); line != report.lines.rend(); ++line)

@@ -5,6 +5,8 @@
 
 #include <charconv>
 
+#include "catalog/oom_signatures.hpp"
+
 namespace gl {
 namespace {
 
@@ -16,14 +18,22 @@ int exit_status_for_engine(int wait_status, bool saw_usage_error) {
   if (WIFSIGNALED(wait_status)) return kExitSignalBase + WTERMSIG(wait_status);
   if (!WIFEXITED(wait_status)) return kExitSignalBase;
   int code = WEXITSTATUS(wait_status);
-  if (code == 2 && saw_usage_error) return kExitConfig;
+  // argparse exits 2; an engine refusing its configuration (vLLM's ValueError) exits 1.
+  if (code != 0 && saw_usage_error) return kExitConfig;
   return code;
 }
 
 bool is_usage_error_line(std::string_view line) {
   return line.find("error: unrecognized arguments") != std::string_view::npos ||
          line.find("error: argument ") != std::string_view::npos ||
-         line.find("error: the following arguments are required") != std::string_view::npos;
+         line.find("error: the following arguments are required") != std::string_view::npos ||
+         config_error_fix(line).has_value();
+}
+
+std::optional<std::string_view> config_error_fix(std::string_view line) {
+  for (const ConfigErrorSignature& error : engine_config_errors())
+    if (line.find(error.text) != std::string_view::npos) return error.fix;
+  return std::nullopt;
 }
 
 std::string run_verdict_line(std::string_view why, int status) {

@@ -14,11 +14,15 @@
 namespace gl {
 
 // Exit status for an engine that ended with `wait_status` (waitpid's), given whether it printed
-// an argument-parsing error (argparse exits 2 with "error: unrecognized arguments").
+// a line is_usage_error_line() holds for: a failure after one is the configuration error status.
 int exit_status_for_engine(int wait_status, bool saw_usage_error);
 
-// True for lines that mean the engine rejected its command line.
+// True for lines that mean the engine rejected its command line: argparse's errors ("error:
+// unrecognized arguments"), and the engines' own configuration errors (config_error_fix).
 bool is_usage_error_line(std::string_view line);
+// The fix for an engine's configuration error (catalog/oom_signatures' engine_config_errors)
+// when `line` is one.
+std::optional<std::string_view> config_error_fix(std::string_view line);
 
 // What `run` prints itself begins with this; the engine's lines pass through as they are.
 inline constexpr std::string_view kRunLinePrefix = "gpulaunch: ";

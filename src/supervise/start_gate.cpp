@@ -85,7 +85,8 @@ StartGate gate_start(const StartGateInput& input, const History& history, StartG
     return gate;
   }
   if (input.restart.step_down && (state->gpu_level > 0 || state->host_level > 0)) {
-    auto stepped = step_down(gate.argv, input.kind, state->gpu_level, state->host_level);
+    const GpuContext gpus = io.gpus.describe ? io.gpus.describe() : GpuContext{};
+    auto stepped = step_down(gate.argv, input.kind, state->gpu_level, state->host_level, gpus);
     for (const auto& change : stepped.changes)
       io.say(fmt::format("step-down (GPU memory level {}, concurrency level {}): {}",
                          state->gpu_level, state->host_level, change));

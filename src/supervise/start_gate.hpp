@@ -30,6 +30,9 @@ struct GpuHolders {
   std::function<Result<std::vector<GpuProcessUse>>()> list;
   std::function<std::string(unsigned pid)> name_of;  // for the log; "?" when unknown
   unsigned own_pid = 0;                              // `run` itself: never residue
+  // The unit's GPUs and the model's split over them, asked only for a step-down: the engine's
+  // defaults on them are the step-down's baseline. Unset: unknown GPUs.
+  std::function<GpuContext()> describe;
 };
 
 struct StartGateIo {

@@ -61,29 +61,49 @@ void set_value(std::vector<std::string>& argv, const EngineKnob& knob, const std
   argv.push_back(value);
 }
 
+// Where a knob starts: what the argv sets, else the engine's default on these GPUs.
+struct Baseline {
+  std::string value;
+  std::string flag;  // the spelling found in the argv, or the knob's own
+  std::string why;
+};
+std::optional<Baseline> baseline(const std::vector<std::string>& argv, const EngineKnob& knob,
+                                 const GpuContext& gpus) {
+  if (knob.flag.empty()) return std::nullopt;
+  if (auto found = find_knob(argv, knob))
+    return Baseline{value_at(argv, *found), std::string(found->flag), "engine.args"};
+  if (auto fallback = knob_default(knob, gpus))
+    return Baseline{fmt::format("{}", fallback->value), std::string(knob.flag), fallback->why};
+  return std::nullopt;
+}
+
 // Halves an integer knob `level` times, not below `floor` (nor above where it was), and says so.
 // A knob the engine sizes itself is left alone unless the argv sets it.
 void halve(std::vector<std::string>& argv, const EngineKnob& knob, int level, long long floor,
-           std::vector<std::string>& changes) {
-  if (knob.flag.empty() || level <= 0) return;
-  long long current = 0;
-  if (auto found = find_knob(argv, knob))
-    current = std::atoll(value_at(argv, *found).c_str());
-  else if (knob.engine_default)
-    current = static_cast<long long>(*knob.engine_default);
-  else
-    return;
+           const GpuContext& gpus, std::vector<std::string>& changes) {
+  if (level <= 0) return;
+  auto start = baseline(argv, knob, gpus);
+  if (!start) return;
+  const long long current = std::atoll(start->value.c_str());
   const long long next = std::max(std::min(current, floor), current >> std::min(level, 30));
   set_value(argv, knob, std::to_string(next));
-  changes.push_back(fmt::format("{} {} -> {}", knob.flag, current, next));
+  changes.push_back(fmt::format("{} {} -> {} (from {})", start->flag, current, next, start->why));
 }
 
 int halvings(const EngineKnob& knob, long long floor, const StepBounds& bounds) {
   if (knob.flag.empty()) return 0;
   if (!knob.engine_default) return bounds.unknown_start_levels;
   int levels = 0;
-  for (auto n = static_cast<long long>(*knob.engine_default); n / 2 >= floor; n /= 2) ++levels;
+  for (auto n = static_cast<long long>(knob.default_ceiling); n / 2 >= floor; n /= 2) ++levels;
   return levels;
+}
+
+// A share as the engines print theirs: 0.92, 0.907, 0.5.
+std::string share(double value) {
+  std::string text = fmt::format("{:.3f}", value);
+  while (text.ends_with('0')) text.pop_back();
+  if (text.ends_with('.')) text.pop_back();
+  return text;
 }
 
 }  // namespace
@@ -91,9 +111,9 @@ int halvings(const EngineKnob& knob, long long floor, const StepBounds& bounds) 
 int max_gpu_level(EngineKind kind, const StepBounds& bounds) {
   const EngineRow* row = stepped_row(kind);
   if (!row) return 0;
-  if (auto fraction = row->mem_fraction.engine_default)
-    return static_cast<int>(
-        std::floor((*fraction - bounds.fraction_floor) / bounds.fraction_step + 1e-9));
+  if (row->mem_fraction.engine_default)
+    return static_cast<int>(std::floor(
+        (row->mem_fraction.default_ceiling - bounds.fraction_floor) / bounds.fraction_step + 1e-9));
   return halvings(row->context, bounds.context_floor, bounds);
 }
 
@@ -103,7 +123,7 @@ int max_host_level(EngineKind kind, const StepBounds& bounds) {
 }
 
 SteppedArgv step_down(std::vector<std::string> argv, EngineKind kind, int gpu_level, int host_level,
-                      const StepBounds& bounds) {
+                      const GpuContext& gpus, const StepBounds& bounds) {
   SteppedArgv out;
   const EngineRow* row = stepped_row(kind);
   if (!row || (gpu_level <= 0 && host_level <= 0)) {
@@ -111,23 +131,23 @@ SteppedArgv step_down(std::vector<std::string> argv, EngineKind kind, int gpu_le
     return out;
   }
   const EngineKnob& fraction = row->mem_fraction;
-  if (gpu_level > 0 && !fraction.flag.empty() && fraction.engine_default) {
-    double base = *fraction.engine_default;
-    if (auto found = find_knob(argv, fraction))
-      base = std::strtod(value_at(argv, *found).c_str(), nullptr);
+  if (gpu_level > 0 && fraction.engine_default) {
+    const Baseline start = *baseline(argv, fraction, gpus);
+    const double base = std::strtod(start.value.c_str(), nullptr);
     const double lowered =
         std::max(bounds.fraction_floor, std::min(base, base - bounds.fraction_step * gpu_level));
-    const std::string text = fmt::format("{:.2f}", lowered);
+    const std::string text = share(lowered);
     set_value(argv, fraction, text);
-    out.changes.push_back(fmt::format("{} {:.2f} -> {}", fraction.flag, base, text));
-    // A smaller static pool leaves less room for CUDA graphs: halve their batch when set.
-    halve(argv, row->cuda_graph_max_bs, gpu_level, bounds.graph_bs_floor, out.changes);
+    out.changes.push_back(
+        fmt::format("{} {} -> {} (from {})", start.flag, share(base), text, start.why));
+    // A smaller static pool leaves less room for CUDA graphs: halve their batch too.
+    halve(argv, row->cuda_graph_max_bs, gpu_level, bounds.graph_bs_floor, gpus, out.changes);
   } else if (gpu_level > 0) {
     // No memory share to lower: a shorter context is a smaller KV cache.
-    halve(argv, row->context, gpu_level, bounds.context_floor, out.changes);
+    halve(argv, row->context, gpu_level, bounds.context_floor, gpus, out.changes);
   }
   if (host_level > 0)
-    halve(argv, row->max_requests, host_level, bounds.concurrency_floor, out.changes);
+    halve(argv, row->max_requests, host_level, bounds.concurrency_floor, gpus, out.changes);
   out.argv = std::move(argv);
   return out;
 }

@@ -2,8 +2,9 @@
 #pragma once
 // The step-down ladder: an engine argv with its memory knobs lowered `gpu_level` steps (after
 // CUDA OOMs) and its concurrency lowered `host_level` steps (after host OOMs), within bounds.
-// A knob missing from the argv is inserted, starting from the engine's own default
-// (catalog/engines); one the engine sizes itself is lowered only where the argv sets it.
+// A knob missing from the argv is inserted, starting from the engine's own default on the unit's
+// GPUs (catalog/engines' knob_default); one the engine sizes itself is lowered only where the
+// argv sets it.
 
 #include <string>
 #include <vector>
@@ -25,14 +26,20 @@ struct StepBounds {
 
 struct SteppedArgv {
   std::vector<std::string> argv;
-  std::vector<std::string> changes;  // "--mem-fraction-static 0.88 -> 0.83"
+  // "--mem-fraction-static 0.907 -> 0.857 (from SGLang default for 143771 MiB GPUs ...)"; a
+  // knob the argv set says "(from engine.args)".
+  std::vector<std::string> changes;
 };
 
-// The most steps that still change something for `kind`.
+// The most steps that can still change something for `kind` on any GPU: counted from the largest
+// default the engine has (EngineKnob::default_ceiling), as record-exit does not know the GPUs;
+// on smaller defaults the last steps stay at the floor.
 int max_gpu_level(EngineKind kind, const StepBounds& bounds = {});
 int max_host_level(EngineKind kind, const StepBounds& bounds = {});
 
+// `gpus`: the unit's GPUs, which the engine's defaults depend on (unknown: the engine's own
+// fallback for that case).
 SteppedArgv step_down(std::vector<std::string> argv, EngineKind kind, int gpu_level, int host_level,
-                      const StepBounds& bounds = {});
+                      const GpuContext& gpus = {}, const StepBounds& bounds = {});
 
 }  // namespace gl

@@ -322,7 +322,7 @@ PY
 # rank 1's next start runs out of GPU memory while loading. Its stop is classified cuda-oom there
 # and told to rank 0, so both restart one step down. The mode goes back to normal as soon as rank
 # 1's event is in; if a slow poll lets it OOM once more, both step down twice: the ranks' shares
-# must match either way, and be below SGLang's default.
+# must match either way, and be below SGLang's default (0.95 where NVML cannot measure the GPU).
 fraction_of() {  # fraction_of NODE: --mem-fraction-static in the argv the mock recorded there
   inside "$1" cat /var/lib/gpulaunch/mn/engine/mock-argv.json | python3 -c '
 import json, sys
@@ -357,8 +357,8 @@ eventually 180 serving_stepped_down ||
 share0=$(fraction_of node0)
 share1=$(fraction_of node1)
 [[ $share0 == "$share1" ]] || fail "the ranks stepped down differently: rank 0 $share0, rank 1 $share1"
-python3 -c "import sys; sys.exit(0 if float('$share0') < 0.88 else 1)" ||
-  fail "--mem-fraction-static $share0 is not below SGLang's default 0.88"
+python3 -c "import sys; sys.exit(0 if float('$share0') < 0.95 else 1)" ||
+  fail "--mem-fraction-static $share0 is not below SGLang's default 0.95 (no NVML here)"
 events_have node0 class cuda-oom || fail "node0: rank 1's cuda-oom not recorded: $(cat "$work/events-node0.json")"
 echo "cuda-oom on rank 1: both ranks serve again with --mem-fraction-static $share0"
 

@@ -88,13 +88,15 @@ TEST_F(Supervise, ACudaOomComesBackWithALowerMemFraction) {
                 "torch.OutOfMemoryError: CUDA out of memory"),
             std::string::npos)
       << events.dump(2);
-  EXPECT_EQ(flag_value(recorded_argv("cudaoom"), "--mem-fraction-static"), "0.83");
+  // No NVML in the harness: SGLang's own share for GPUs it cannot measure, 0.95, is the baseline.
+  EXPECT_EQ(flag_value(recorded_argv("cudaoom"), "--mem-fraction-static"), "0.9");
   auto status = status_of("cudaoom");
   EXPECT_EQ(status["step_down"]["gpu_memory_level"], 1) << status.dump(2);
   EXPECT_EQ(status["last_class"], "cuda-oom");
   auto logs = gpulaunch("logs cudaoom -n 200");
   EXPECT_NE(logs.out.find("step-down (GPU memory level 1, concurrency level 0): "
-                          "--mem-fraction-static 0.88 -> 0.83"),
+                          "--mem-fraction-static 0.95 -> 0.9 (from SGLang default 0.95 (GPU "
+                          "memory unknown))"),
             std::string::npos)
       << logs.out;
   gpulaunch("down cudaoom --runtime --purge");
@@ -165,7 +167,7 @@ TEST_F(Supervise, TheLadderStepsBackUpAfterTheStablePeriod) {
     auto s = status_of("ladder");
     return s.value("restarts", 0) >= 1 && s.value("state", "") == "active";
   })) << status_of("ladder").dump(2);
-  EXPECT_EQ(flag_value(recorded_argv("ladder"), "--mem-fraction-static"), "0.83");
+  EXPECT_EQ(flag_value(recorded_argv("ladder"), "--mem-fraction-static"), "0.9");
   auto status = status_of("ladder");
   EXPECT_EQ(status["step_down"]["gpu_memory_level"], 1) << status.dump(2);
   // Serving, not yet stable: nothing forgiven, and status says when it will be.
@@ -219,7 +221,7 @@ TEST_F(Supervise, WithAServiceUserHistoryKeepsWorkingAcrossFailuresAndStablePeri
   ASSERT_TRUE(eventually([&] { return status_of("asuser").value("state", "") == "active"; }, 90s))
       << status_of("asuser").dump(2) << gpulaunch("logs asuser -n 100").out;
   EXPECT_EQ(oom_count(), 2) << events.dump(2);
-  EXPECT_EQ(flag_value(recorded_argv("asuser"), "--mem-fraction-static"), "0.78");
+  EXPECT_EQ(flag_value(recorded_argv("asuser"), "--mem-fraction-static"), "0.85");
   auto status = status_of("asuser");
   EXPECT_EQ(status["consecutive_failures"], 2) << status.dump(2);
   EXPECT_EQ(status["step_down"]["gpu_memory_level"], 2);

@@ -105,7 +105,7 @@ class MockSglangTest(unittest.TestCase):
                  "--port", str(port), "--served-model-name", "demo", "--revision", "main",
                  "--nnodes", "1", "--node-rank", "0", "--dist-init-addr", "10.0.0.1:5000",
                  "--mem-fraction-static", "0.85", "--max-running-requests", "64",
-                 "--cuda-graph-max-bs", "32", "--speculative-algorithm", "EAGLE3",
+                 "--cuda-graph-max-bs-decode", "32", "--speculative-algorithm", "EAGLE3",
                  "--speculative-draft-model-path", "/d", "--speculative-num-steps", "3",
                  "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4",
                  "--trust-remote-code"]

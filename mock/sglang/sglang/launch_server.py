@@ -57,7 +57,8 @@ def build_parser():
     add("--dist-init-addr", type=str, default=None)
     add("--mem-fraction-static", type=float, default=None)
     add("--max-running-requests", type=int, default=None)
-    add("--cuda-graph-max-bs", type=int, default=None)
+    # --cuda-graph-max-bs is SGLang's deprecated alias of --cuda-graph-max-bs-decode.
+    add("--cuda-graph-max-bs-decode", "--cuda-graph-max-bs", type=int, default=None)
     add("--speculative-algorithm", type=str, default=None)
     add("--speculative-draft-model-path", type=str, default=None)
     add("--speculative-num-steps", type=int, default=None)

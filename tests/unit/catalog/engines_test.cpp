@@ -47,6 +47,65 @@ TEST(Engines, RowsHoldWhatEachLauncherNeeds) {
   }
 }
 
+// The ceiling is how many steps record-exit counts without the GPUs: no GPU may get more.
+TEST(Engines, NoGpuGetsADefaultAboveItsKnobsCeiling) {
+  const GpuContext gpus[] = {{},
+                             {16384, "Tesla T4", 1, 1},
+                             {24564, "NVIDIA GeForce RTX 4090", 1, 1},
+                             {46068, "NVIDIA L40S", 4, 1},
+                             {81920, "NVIDIA A100-SXM4-80GB", 1, 1},
+                             {81559, "NVIDIA H100 80GB HBM3", 8, 2},
+                             {143771, "NVIDIA H200", 1, 1},
+                             {183359, "NVIDIA B200", 8, 1}};
+  for (const EngineRow& row : engine_rows())
+    for (const EngineKnob* knob :
+         {&row.mem_fraction, &row.max_requests, &row.cuda_graph_max_bs, &row.context})
+      for (const GpuContext& context : gpus)
+        if (auto value = knob_default(*knob, context)) {
+          EXPECT_LE(value->value, knob->default_ceiling) << row.name << " " << knob->flag;
+          EXPECT_GT(value->value, 0) << row.name << " " << knob->flag;
+          EXPECT_FALSE(value->why.empty());
+        }
+}
+
+TEST(Engines, SglangsShareFollowsTheGpusMemoryAsItComputesIt) {
+  const EngineKnob& share = engine_row(EngineKind::sglang).mem_fraction;
+  EXPECT_DOUBLE_EQ(knob_default(share, {143771, "NVIDIA H200", 1, 1})->value, 0.907);
+  EXPECT_DOUBLE_EQ(knob_default(share, {143771, "NVIDIA H200", 8, 1})->value, 0.897);
+  EXPECT_DOUBLE_EQ(knob_default(share, {81920, "NVIDIA A100-SXM4-80GB", 1, 1})->value, 0.836);
+  EXPECT_DOUBLE_EQ(knob_default(share, {24564, "NVIDIA GeForce RTX 4090", 1, 1})->value, 0.72);
+  EXPECT_DOUBLE_EQ(knob_default(share, {})->value, 0.95);
+  // vLLM's are constants or thresholds.
+  const EngineRow& vllm = engine_row(EngineKind::vllm);
+  EXPECT_DOUBLE_EQ(knob_default(vllm.mem_fraction, {})->value, 0.92);
+  EXPECT_DOUBLE_EQ(knob_default(vllm.max_requests, {81559, "NVIDIA H100 80GB HBM3", 1, 1})->value,
+                   1024);
+  EXPECT_DOUBLE_EQ(knob_default(vllm.max_requests, {81920, "NVIDIA A100-SXM4-80GB", 1, 1})->value,
+                   256);
+  EXPECT_DOUBLE_EQ(knob_default(vllm.max_requests, {46068, "NVIDIA L40S", 1, 1})->value, 256);
+  // trtllm-serve's and llama-server's are their own business.
+  EXPECT_FALSE(knob_default(engine_row(EngineKind::trtllm).mem_fraction, {}));
+  EXPECT_FALSE(knob_default(engine_row(EngineKind::llamacpp).context, {}));
+}
+
+TEST(Engines, SpeculativeMethodsAreFoundInEitherCaseAndPointAtEachOther) {
+  const EngineRow& sglang = engine_row(EngineKind::sglang);
+  const EngineRow& vllm = engine_row(EngineKind::vllm);
+  ASSERT_TRUE(find_speculative_method(sglang, "eagle3"));
+  EXPECT_EQ(find_speculative_method(sglang, "eagle3")->name, "EAGLE3");
+  EXPECT_EQ(find_speculative_method(vllm, "EAGLE3")->name, "eagle3");
+  EXPECT_FALSE(find_speculative_method(vllm, "NEXTN"));
+  EXPECT_FALSE(find_speculative_method(sglang, "medusa"));
+  // Each cross-reference names a method the other engine has, and points back.
+  for (const auto& [ours, theirs] : {std::pair{&sglang, &vllm}, std::pair{&vllm, &sglang}})
+    for (const auto& method : ours->speculative_methods)
+      if (!method.elsewhere.empty()) {
+        const SpeculativeMethod* other = find_speculative_method(*theirs, method.elsewhere);
+        ASSERT_TRUE(other) << method.name;
+        EXPECT_EQ(other->elsewhere, method.name);
+      }
+}
+
 TEST(Engines, KindsWhereJoinsTheNamesLikeAMessage) {
   EXPECT_EQ(engine_kinds_where([](const EngineRow& row) { return row.dp_attention; }, "and"),
             "sglang");

@@ -38,6 +38,22 @@ TEST(ExitClass, EachCudaOomSignatureIsCudaOomWithItsKnob) {
       {"ValueError: Free memory on device (1.2/80 GiB) on startup is less than desired GPU memory "
        "utilization (0.9, 72 GiB).",
        MemoryKnob::mem_fraction},
+      // SGLang's alloc_token_slots (mem_cache/common.py), and its v0.4 phase-named forms.
+      {"RuntimeError: Out of memory. Try to lower your batch size.", MemoryKnob::max_requests},
+      {"[2026-03-02 10:11:12 TP0] Prefill out of memory. Try to lower your batch size.",
+       MemoryKnob::max_requests},
+      {"[2026-03-02 10:11:12 TP0] Decode out of memory. Try to lower your batch size.",
+       MemoryKnob::max_requests},
+      // cuBLAS's workspace while graphs are captured: the capture's knob, or torch's own text.
+      {"Exception: Capture cuda graph failed: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when "
+       "calling `cublasCreate(handle)`",
+       MemoryKnob::cuda_graph_max_bs},
+      {"RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
+       MemoryKnob::mem_fraction},
+      // vLLM's KV room check, when `run`'s configuration-error verdict is missing: no step-down.
+      {"ValueError: To serve at least one request with the model's max seq len (917504), 23.38 "
+       "GiB KV cache is needed, which is larger than the available KV cache memory (22.61 GiB).",
+       MemoryKnob::kv_cache_room},
       // llama.cpp's ggml-cuda, allocating a buffer.
       {"ggml_backend_cuda_buffer_type_alloc_buffer: allocating 9216.00 MiB on device 0: cudaMalloc "
        "failed: out of memory",
@@ -130,6 +146,56 @@ TEST(ExitClass, TerminalClassesAreTheStatusesThatPreventARestart) {
     EXPECT_EQ(is_terminal(result.value), prevents_restart(status))
         << status << " is " << exit_class_name(result.value);
   }
+}
+
+// SGLang's cuda_graph_backend_utils (f438a11) says when a failed capture was no OOM: lowering
+// the share or the graphs would not help, so it is a crash with that line as the evidence.
+TEST(ExitClass, ACaptureFailureTheEngineSaysIsNoOomIsACrash) {
+  const std::string not_oom =
+      "This is not an out-of-memory error, so lowering --mem-fraction-static or "
+      "--cuda-graph-max-bs-decode will not help.";
+  auto result = classify_stop(stop(
+      "exit-code", "exited", "1",
+      {"Capture cuda graph begin. This can take up to several minutes.",
+       "Exception: Capture cuda graph failed: Triton Error [CUDA]: an illegal memory access was "
+       "encountered",
+       not_oom,
+       "Open an issue on GitHub https://github.com/sgl-project/sglang/issues/new/choose "}));
+  EXPECT_EQ(result.value, ExitClass::crash);
+  EXPECT_EQ(result.evidence, not_oom + " (not out of memory: no step-down)");
+  EXPECT_FALSE(result.knob);
+  auto ipc = classify_stop(stop(
+      "exit-code", "exited", "1",
+      {"Exception: Capture cuda graph failed: custom_all_reduce.cuh:368 'invalid argument'",
+       "The failure came from custom all-reduce sharing buffers between GPUs through CUDA IPC, "
+       "not from a GPU memory shortage."}));
+  EXPECT_EQ(ipc.value, ExitClass::crash);
+  // Its OOM hint names the current flag: still the capture's knob.
+  auto oom = classify_stop(stop(
+      "exit-code", "exited", "1",
+      {"Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate 2.00 GiB",
+       "Possible solutions:", "2. set --cuda-graph-max-bs-decode to a smaller value (e.g., 16)"}));
+  EXPECT_EQ(oom.value, ExitClass::cuda_oom);
+  EXPECT_EQ(oom.knob, MemoryKnob::cuda_graph_max_bs);
+}
+
+// vLLM refusing a context its KV cache cannot hold once: `run` exits with the configuration-error
+// status (not restarted) and the event says the fix.
+TEST(ExitClass, VllmsKvRoomCheckIsAConfigurationErrorWithItsFix) {
+  const std::string line =
+      "ValueError: To serve at least one request with the models's max seq len (131072), (16.00 "
+      "GiB KV cache is needed, which is larger than the available KV cache memory (9.54 GiB). "
+      "Based on the available memory, the estimated maximum model length is 78112. Try "
+      "increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the "
+      "engine.";
+  auto result = classify_stop(
+      stop("exit-code", "exited", std::to_string(kExitConfig), {"loading", line, "bye"}));
+  EXPECT_EQ(result.value, ExitClass::config_error);
+  EXPECT_EQ(result.evidence,
+            line +
+                "; fix: one request of the model's full context does not fit in the KV cache: "
+                "set a shorter --max-model-len in 'engine.args', raise 'engine.mem_fraction', or "
+                "spread the model over more GPUs");
 }
 
 }  // namespace

@@ -30,6 +30,20 @@ TEST(ExitStatus, RecognisesArgparseErrors) {
   EXPECT_FALSE(is_usage_error_line("RuntimeError: Not enough memory."));
 }
 
+// vLLM's KV room check (kv_cache_utils.py) fails every start the same way: exit 1 after it is a
+// configuration error, which systemd does not restart.
+TEST(ExitStatus, AnEnginesConfigurationErrorStopsAsOne) {
+  const std::string line =
+      "ValueError: To serve at least one request with the model's max seq len (917504), 23.38 GiB "
+      "KV cache is needed, which is larger than the available KV cache memory (22.61 GiB).";
+  EXPECT_TRUE(is_usage_error_line(line));
+  ASSERT_TRUE(config_error_fix(line));
+  EXPECT_NE(config_error_fix(line)->find("--max-model-len"), std::string_view::npos);
+  EXPECT_FALSE(config_error_fix("launch_server.py: error: unrecognized arguments: --tp 8"));
+  EXPECT_EQ(exit_status_for_engine(exited(1), true), kExitConfig);
+  EXPECT_EQ(exit_status_for_engine(exited(0), true), 0);
+}
+
 TEST(ExitStatus, TheVerdictLineNamesTheStatusRecordExitReadsBack) {
   EXPECT_EQ(run_verdict_line("engine exited with status 1", 1),
             "gpulaunch: engine exited with status 1; exiting with 1");

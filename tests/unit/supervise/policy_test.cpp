@@ -191,34 +191,94 @@ TEST(Policy, AnUnreadableStateBacksOffTheLongestAndAnUnrecordedStopStaysDown) {
 }
 
 TEST(StepDown, SglangMemFractionInsertedFromDefaultThenLowered) {
+  // GPUs NVML cannot describe: SGLang's own fallback share, 0.95, and graphs up to 160.
   std::vector<std::string> argv{"python", "-m", "sglang.launch_server", "--port", "30000"};
   auto one = step_down(argv, EngineKind::sglang, 1, 0);
-  ASSERT_EQ(one.argv.size(), 7u);
-  EXPECT_EQ(one.argv[5], "--mem-fraction-static");
-  EXPECT_EQ(one.argv[6], "0.83");
-  EXPECT_EQ(one.changes.at(0), "--mem-fraction-static 0.88 -> 0.83");
+  EXPECT_EQ(one.argv, (std::vector<std::string>{"python", "-m", "sglang.launch_server", "--port",
+                                                "30000", "--mem-fraction-static", "0.9",
+                                                "--cuda-graph-max-bs-decode", "80"}));
+  EXPECT_EQ(one.changes,
+            (std::vector<std::string>{
+                "--mem-fraction-static 0.95 -> 0.9 (from SGLang default 0.95 (GPU memory unknown))",
+                "--cuda-graph-max-bs-decode 160 -> 80 (from SGLang default 160 (GPU memory "
+                "unknown))"}));
   EXPECT_EQ(step_down(argv, EngineKind::sglang, 0, 0).argv, argv);
 }
 
 TEST(StepDown, ExistingValuesAreLoweredInPlaceWithinFloors) {
+  // --cuda-graph-max-bs is SGLang's deprecated alias of --cuda-graph-max-bs-decode: lowered as
+  // written.
   std::vector<std::string> argv{"x",  "--mem-fraction-static=0.6", "--cuda-graph-max-bs",
                                 "64", "--max-running-requests",    "100"};
   auto stepped = step_down(argv, EngineKind::sglang, 4, 2);
-  EXPECT_EQ(stepped.argv[1], "--mem-fraction-static=0.50");  // 0.6 - 0.2 floored at 0.5
-  EXPECT_EQ(stepped.argv[3], "4");                           // 64 >> 4
-  EXPECT_EQ(stepped.argv[5], "25");                          // 100 >> 2
+  EXPECT_EQ(stepped.argv[1], "--mem-fraction-static=0.5");  // 0.6 - 0.2 floored at 0.5
+  EXPECT_EQ(stepped.argv[3], "4");                          // 64 >> 4
+  EXPECT_EQ(stepped.argv[5], "25");                         // 100 >> 2
+  EXPECT_EQ(stepped.changes.at(1), "--cuda-graph-max-bs 64 -> 4 (from engine.args)");
+  auto decode = step_down({"x", "--cuda-graph-max-bs-decode=32"}, EngineKind::sglang, 1, 0);
+  EXPECT_EQ(decode.argv.at(1), "--cuda-graph-max-bs-decode=16");
   auto vllm = step_down({"vllm", "serve", "m"}, EngineKind::vllm, 2, 1);
   EXPECT_EQ(vllm.argv, (std::vector<std::string>{"vllm", "serve", "m", "--gpu-memory-utilization",
-                                                 "0.80", "--max-num-seqs", "128"}));
+                                                 "0.82", "--max-num-seqs", "128"}));
   EXPECT_EQ(step_down({"trtllm-serve"}, EngineKind::trtllm, 3, 3).argv,
             std::vector<std::string>{"trtllm-serve"});
 }
 
-TEST(StepDown, LevelsEndAtTheFloor) {
-  EXPECT_EQ(max_gpu_level(EngineKind::sglang), 7);  // 0.88 -> 0.53
-  EXPECT_EQ(max_gpu_level(EngineKind::vllm), 8);    // 0.90 -> 0.50
-  EXPECT_EQ(max_host_level(EngineKind::vllm), 5);   // 256 -> 8
+TEST(StepDown, LevelsEndAtTheFloorOfTheLargestDefault) {
+  EXPECT_EQ(max_gpu_level(EngineKind::sglang), 9);  // 0.95 (memory unknown) -> 0.50
+  EXPECT_EQ(max_gpu_level(EngineKind::vllm), 8);    // 0.92 -> 0.52
+  EXPECT_EQ(max_host_level(EngineKind::vllm), 7);   // 1024 -> 8
   EXPECT_EQ(max_gpu_level(EngineKind::trtllm), 0);
+}
+
+// The baselines are what the engines would use on the unit's GPUs (NVML's total memory and name):
+// SGLang's share and graph batch from memory_hook.py, vLLM's max_num_seqs from arg_utils.py.
+TEST(StepDown, BaselinesAreTheEnginesOwnDefaultsOnTheUnitsGpus) {
+  const std::vector<std::string> sglang{"python", "-m", "sglang.launch_server"};
+  const std::vector<std::string> vllm{"vllm", "serve", "m"};
+  const GpuContext h200{143771, "NVIDIA H200", 1, 1};
+  EXPECT_EQ(step_down(sglang, EngineKind::sglang, 1, 0, h200).changes,
+            (std::vector<std::string>{
+                "--mem-fraction-static 0.907 -> 0.857 (from SGLang default for 143771 MiB GPUs "
+                "at tp 1, pp 1: 0.907 (reserves 13440 MiB))",
+                "--cuda-graph-max-bs-decode 256 -> 128 (from SGLang default for 143771 MiB GPUs "
+                "at tp 1: 256)"}));
+  EXPECT_EQ(step_down(vllm, EngineKind::vllm, 1, 1, h200).changes,
+            (std::vector<std::string>{
+                "--gpu-memory-utilization 0.92 -> 0.87 (from vLLM default 0.92)",
+                "--max-num-seqs 1024 -> 512 (from vLLM default for GPUs of 70 GiB or more other "
+                "than A100 (143771 MiB): 1024)"}));
+  // tp 8 doubles the graphs' batch and adds a GiB of parallel slack.
+  const GpuContext h200_tp8{143771, "NVIDIA H200", 8, 1};
+  EXPECT_EQ(step_down(sglang, EngineKind::sglang, 1, 0, h200_tp8).argv.at(4), "0.847");
+
+  const GpuContext a100{81920, "NVIDIA A100-SXM4-80GB", 1, 1};
+  EXPECT_EQ(step_down(sglang, EngineKind::sglang, 1, 0, a100).changes.at(0),
+            "--mem-fraction-static 0.836 -> 0.786 (from SGLang default for 81920 MiB GPUs at tp "
+            "1, pp 1: 0.836 (reserves 13440 MiB))");
+  EXPECT_EQ(step_down(vllm, EngineKind::vllm, 0, 1, a100).changes,
+            (std::vector<std::string>{
+                "--max-num-seqs 256 -> 128 (from vLLM default for 81920 MiB A100: 256)"}));
+
+  const GpuContext rtx4090{24564, "NVIDIA GeForce RTX 4090", 1, 1};
+  EXPECT_EQ(step_down(sglang, EngineKind::sglang, 1, 0, rtx4090).changes,
+            (std::vector<std::string>{
+                "--mem-fraction-static 0.72 -> 0.67 (from SGLang default for 24564 MiB GPUs at tp "
+                "1, pp 1: 0.72 (reserves 6880 MiB))",
+                "--cuda-graph-max-bs-decode 48 -> 24 (from SGLang default for 24564 MiB GPUs at "
+                "tp 1: 48)"}));
+  EXPECT_EQ(step_down(vllm, EngineKind::vllm, 0, 1, rtx4090).changes.at(0),
+            "--max-num-seqs 256 -> 128 (from vLLM default for 24564 MiB GPUs: 256)");
+
+  const GpuContext unknown{};
+  EXPECT_EQ(step_down(vllm, EngineKind::vllm, 1, 1, unknown).changes,
+            (std::vector<std::string>{
+                "--gpu-memory-utilization 0.92 -> 0.87 (from vLLM default 0.92)",
+                "--max-num-seqs 256 -> 128 (from vLLM default 256 (GPU memory unknown))"}));
+  // What engine.args sets is the baseline, whatever the GPUs.
+  EXPECT_EQ(step_down({"x", "--mem-fraction-static", "0.8"}, EngineKind::sglang, 1, 0, h200)
+                .changes.at(0),
+            "--mem-fraction-static 0.8 -> 0.75 (from engine.args)");
 }
 
 TEST(StepDown, LlamacppHalvesTheContextAndSlotsOnlyWhereTheArgvSetsThem) {
@@ -229,8 +289,8 @@ TEST(StepDown, LlamacppHalvesTheContextAndSlotsOnlyWhereTheArgvSetsThem) {
                            EngineKind::llamacpp, 2, 1);
   EXPECT_EQ(stepped.argv,
             (std::vector<std::string>{"/bin/llama-server", "-c", "8192", "--parallel", "8"}));
-  EXPECT_EQ(stepped.changes,
-            (std::vector<std::string>{"--ctx-size 32768 -> 8192", "--parallel 16 -> 8"}));
+  EXPECT_EQ(stepped.changes, (std::vector<std::string>{"-c 32768 -> 8192 (from engine.args)",
+                                                       "--parallel 16 -> 8 (from engine.args)"}));
   // The later spelling wins, as in llama.cpp's parser; the floor holds.
   auto later = step_down({"x", "--ctx-size", "4096", "-c", "2048"}, EngineKind::llamacpp, 3, 0);
   EXPECT_EQ(later.argv, (std::vector<std::string>{"x", "--ctx-size", "4096", "-c", "1024"}));

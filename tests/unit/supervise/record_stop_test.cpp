@@ -194,7 +194,9 @@ TEST(RecordStop, WhatIsRecordedIsWhatTheNextStartDecidesFrom) {
   FakeNotifier notifier;
   StartGateIo io{notifier, clock,
                  GpuHolders{[] { return Result<std::vector<GpuProcessUse>>{}; },
-                            [](unsigned) { return std::string("?"); }, 1},
+                            [](unsigned) { return std::string("?"); },
+                            1,
+                            {}},
                  [](const std::string&) {}};
   const StartGate gate = gate_start(
       StartGateInput{"demo", RestartSettings{}, EngineKind::sglang, 1200, {"x"}}, history, io);
@@ -222,7 +224,9 @@ TEST(RecordStop, AStopThatCannotBeRecordedKeepsTheNextStartDown) {
   FakeNotifier notifier;
   StartGateIo io{notifier, clock,
                  GpuHolders{[] { return Result<std::vector<GpuProcessUse>>{}; },
-                            [](unsigned) { return std::string("?"); }, 1},
+                            [](unsigned) { return std::string("?"); },
+                            1,
+                            {}},
                  [](const std::string&) {}};
   const History reader(place_in(dir));
   const StartGate gate = gate_start(

@@ -6,6 +6,7 @@
 #include "supervise/start_gate.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <gtest/gtest.h>
 
@@ -45,6 +46,8 @@ struct Start {
   std::vector<std::vector<GpuProcessUse>> held;
   bool no_nvml = false;
   int looks = 0;
+  std::optional<GpuContext> gpus;  // what NVML says of the unit's GPUs; unset: not asked
+  int described = 0;
   StartGateInput input{"demo",
                        RestartSettings{},
                        EngineKind::sglang,
@@ -60,7 +63,11 @@ struct Start {
                      if (held.empty()) return std::vector<GpuProcessUse>{};
                      return held[std::min(static_cast<size_t>(looks - 1), held.size() - 1)];
                    },
-                   [](unsigned pid) { return pid == 4242 ? "python3" : "?"; }, 100},
+                   [](unsigned pid) { return pid == 4242 ? "python3" : "?"; }, 100,
+                   [this] {
+                     ++described;
+                     return gpus.value_or(GpuContext{});
+                   }},
         [this](const std::string& line) { said.push_back(line); }};
     return gate_start(input, history, io);
   }
@@ -174,10 +181,36 @@ TEST(StartGate, AfterACudaOomTheEngineStartsSteppedDown) {
   EXPECT_TRUE(said(start.said, "step-down (GPU memory level 1, concurrency level 0): " +
                                    expected.changes.front()));
 
+  EXPECT_EQ(start.described, 1);
+
   Start off;
   off.input.restart.step_down = false;
   off.record(1, "cuda-oom", 1);
   EXPECT_EQ(off.run().argv, off.input.argv);
+}
+
+// The step-down starts from what SGLang would use on the unit's GPUs, and says so; the GPUs are
+// asked only when there is a step-down to take.
+TEST(StartGate, TheStepDownStartsFromTheEnginesDefaultOnTheUnitsGpus) {
+  Start start;
+  start.input.argv = {"python3", "-m", "sglang.launch_server", "--port", "30000"};
+  start.gpus = GpuContext{143771, "NVIDIA H200", 1, 1};
+  start.record(1, "cuda-oom", 2);
+  const StartGate gate = start.run();
+  EXPECT_FALSE(gate.exit_code);
+  EXPECT_EQ(gate.argv, (std::vector<std::string>{"python3", "-m", "sglang.launch_server", "--port",
+                                                 "30000", "--mem-fraction-static", "0.807",
+                                                 "--cuda-graph-max-bs-decode", "64"}));
+  EXPECT_TRUE(said(start.said,
+                   "step-down (GPU memory level 2, concurrency level 0): --mem-fraction-static "
+                   "0.907 -> 0.807 (from SGLang default for 143771 MiB GPUs at tp 1, pp 1: 0.907 "
+                   "(reserves 13440 MiB))"))
+      << ::testing::PrintToString(start.said);
+
+  Start first;
+  first.gpus = GpuContext{143771, "NVIDIA H200", 1, 1};
+  EXPECT_EQ(first.run().argv, first.input.argv);
+  EXPECT_EQ(first.described, 0);
 }
 
 }  // namespace

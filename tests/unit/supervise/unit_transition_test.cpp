@@ -211,7 +211,9 @@ TEST(UnitTransition, RestartEndsACrashLoop) {
   FakeNotifier notifier;
   StartGateIo io{notifier, clock,
                  GpuHolders{[] { return Result<std::vector<GpuProcessUse>>{}; },
-                            [](unsigned) { return std::string("?"); }, 1},
+                            [](unsigned) { return std::string("?"); },
+                            1,
+                            {}},
                  [](const std::string&) {}};
   const StartGate gate = gate_start(
       StartGateInput{"demo", RestartSettings{}, EngineKind::sglang, 1200, {"x"}}, history, io);
