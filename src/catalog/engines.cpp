@@ -10,9 +10,14 @@ using Pct = ProgressMarker::Percent;
 
 // SGLang: python/sglang/srt/server_args.py (flags), model_executor/model_runner.py and
 // cuda_graph_runner.py (the lines below), checked against sgl-project/sglang 469c63e.
+// Weight loading: python/sglang/srt/model_loader/weight_utils.py (sglang v0.5.10): the default
+// loader's tqdm says "Multi-thread loading shards: N% Completed | k/n [...]"; older ones and the
+// single-thread loaders say "Loading safetensors checkpoint shards" (or "... pt checkpoint
+// shards"). tqdm leads each update with '\r'; run's bridge reads every update as a line.
 constexpr std::array kSglangProgress{
     ProgressMarker{"Load weight begin", Phase::loading_weights, Pct::in_line},
     ProgressMarker{"Load weight end", Phase::loading_weights, Pct::complete},
+    ProgressMarker{"Multi-thread loading shards", Phase::loading_weights, Pct::in_line},
     ProgressMarker{"checkpoint shards", Phase::loading_weights, Pct::in_line},
     ProgressMarker{"Capture cuda graph begin", Phase::capturing_graphs},
     ProgressMarker{"fired up and ready to roll", Phase::waiting_for_health},
@@ -31,9 +36,12 @@ constexpr std::array kSglangOom{
 
 // vLLM: vllm/engine/arg_utils.py (flags, gpu_memory_utilization 0.9), model_executor and
 // worker/gpu_model_runner.py (the lines below).
+// vllm/model_executor/model_loader/weight_utils.py (vLLM 0.11): "Loading safetensors checkpoint
+// shards", and "Multi-thread loading shards" with enable_multithread_load.
 constexpr std::array kVllmProgress{
     ProgressMarker{"Loading weights", Phase::loading_weights, Pct::in_line},
     ProgressMarker{"checkpoint shards", Phase::loading_weights, Pct::in_line},
+    ProgressMarker{"Multi-thread loading shards", Phase::loading_weights, Pct::in_line},
     ProgressMarker{"Starting to load model", Phase::loading_weights, Pct::in_line},
     ProgressMarker{"Capturing CUDA graph", Phase::capturing_graphs},
     ProgressMarker{"Capturing CUDA graphs", Phase::capturing_graphs},
@@ -82,6 +90,12 @@ constexpr std::array kRows{
         .default_port = 30000,
         .health_path = "/health",
         .readiness = "/health answers 200 once the model serves",
+        // python/sglang/srt/entrypoints/http_server.py (sglang 2026-08, v0.5.10): /health (as
+        // /health_generate) submits a one-token generation, polls once a second and answers 200
+        // once anything came back, 503 after SGLANG_HEALTH_CHECK_TIMEOUT (default 20) seconds;
+        // SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION=0 makes /health answer at once.
+        .health_answer = std::chrono::seconds{20},
+        .health_answer_variable = "SGLANG_HEALTH_CHECK_TIMEOUT",
         // SGLang computes its share from the GPU's memory; 0.88 is what it picks on the
         // large GPUs gpulaunch targets, the start of the step-down ladder.
         .mem_fraction = {"--mem-fraction-static", "", 0.88},
@@ -118,6 +132,10 @@ constexpr std::array kRows{
         .default_port = 8000,
         .health_path = "/health",
         .readiness = "/health answers 200 once the model serves",
+        // vllm/entrypoints/serve/instrumentator/health.py (vLLM 0.11): /health asks the engine
+        // client whether its core is alive, 503 once it is dead; no generation, no wait.
+        .health_answer = std::chrono::seconds{0},
+        .health_answer_variable = "",
         .mem_fraction = {"--gpu-memory-utilization", "", 0.9},
         .max_requests = {"--max-num-seqs", "", 256},
         .cuda_graph_max_bs = {},
@@ -152,6 +170,10 @@ constexpr std::array kRows{
         .default_port = 8000,
         .health_path = "/health",
         .readiness = "/health answers 200 once the model serves",
+        // tensorrt_llm/serve/openai_server.py (4c05a74): /health answers at once, 200 or 503 once
+        // the executor is gone.
+        .health_answer = std::chrono::seconds{0},
+        .health_answer_variable = "",
         // A share of the memory left after the weights, not of the GPU: the supervisor does
         // not step it (nor anything else of trtllm-serve's) down.
         .mem_fraction = {"--kv_cache_free_gpu_memory_fraction", "", std::nullopt},
@@ -187,6 +209,9 @@ constexpr std::array kRows{
         .default_port = 8080,
         .health_path = "/health",
         .readiness = "/health answers 503 while the model loads and 200 once it serves",
+        // tools/server/server.cpp (00dc805): /health answers from the HTTP thread at once.
+        .health_answer = std::chrono::seconds{0},
+        .health_answer_variable = "",
         .mem_fraction = {},
         // Both sized by llama-server itself unless engine.args sets them: stepped down only then.
         .max_requests = {"--parallel", "-np", std::nullopt},
@@ -223,6 +248,8 @@ constexpr std::array kRows{
         .default_port = 8000,
         .health_path = "/health",
         .readiness = "server.health_path must answer 200 once it serves",
+        .health_answer = std::chrono::seconds{0},
+        .health_answer_variable = "",
         .mem_fraction = {},
         .max_requests = {},
         .cuda_graph_max_bs = {},
