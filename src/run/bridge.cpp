@@ -26,7 +26,9 @@ namespace gl::bridge_detail {
 // tqdm writes each update as one write(2) of "\r" + the bar, and the bar's end only when the next
 // update's "\r" comes, a shard later, which may be minutes into a long load (or after the
 // deadline it should have pushed back). So after a '\r', the bytes that have arrived are an
-// update of their own: each update becomes one line, read when it is written.
+// update of their own: each update becomes one line, read when it is written. The journal gets
+// every update as a line, not only each bar's last: its timestamps show the pace of a load that
+// may stall, a follower of `logs -f` sees it move, and a loader updates once per shard.
 struct LineEnd {
   bool after_carriage_return = false;
 

@@ -116,7 +116,14 @@ TEST(Bridge, ReadsEachTqdmUpdateWhenItIsWrittenAndJournalsItAsItsOwnLine) {
       std::find(run.notifications.begin(), run.notifications.end(), "STATUS=loading weights 25%");
   ASSERT_NE(at, run.notifications.end());
   // The shard took 3 s more; the update was read while it loaded.
-  EXPECT_LT(run.notified_after[static_cast<size_t>(at - run.notifications.begin())], 2s);
+  std::string seen;
+  for (size_t i = 0; i < run.notifications.size(); ++i)
+    seen +=
+        run.notifications[i] + " at " +
+        std::to_string(
+            std::chrono::duration_cast<std::chrono::milliseconds>(run.notified_after[i]).count()) +
+        " ms\n";
+  EXPECT_LT(run.notified_after[static_cast<size_t>(at - run.notifications.begin())], 2s) << seen;
 }
 
 // vLLM's bar format (and SGLang's where it ends in "\n"): "\r" + bar + "\n", then tqdm's padding
