@@ -47,7 +47,8 @@ std::span<const JitCache> jit_caches() {
       // node (FLASHINFER_NO_DOWNLOAD) cannot be refilled, so nothing else clears it.
       {"flashinfer-cubin",
        "flashinfer_cubin",
-       {{"FLASHINFER_CUBIN_DIR", ""}},
+       // [env] may point it at the flashinfer-cubin package's cubins, which it hides otherwise.
+       {{"FLASHINFER_CUBIN_DIR", "", true}},
        false,
        "downloaded cubins, keyed by the artifact set FlashInfer's version pins and sha256-checked; "
        "stale only when FlashInfer's version changes",

@@ -14,6 +14,10 @@ namespace gl {
 struct CacheVariable {
   std::string_view name;     // environment variable
   std::string_view subpath;  // below the cache's directory; "" for the directory itself
+  // Whether [env] may set it: it then points the engine at files gpulaunch does not manage (an
+  // installed package's), and the cache's own directory goes unused. Otherwise the profile moves
+  // the cache with caches.paths.
+  bool profile_may_set = false;
 };
 
 // lock_directory for a cache that keeps `NAME.lock` beside each file, in any directory below it.

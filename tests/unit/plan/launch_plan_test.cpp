@@ -67,6 +67,22 @@ TEST(LaunchPlan, PinsFlashinfersCubinsTileLangAndTritonHomeAsCaches) {
   EXPECT_EQ(env_of(plan, "TRITON_CACHE_DIR"), "/var/cache/gpulaunch/k26/triton");
 }
 
+// FlashInfer reads FLASHINFER_CUBIN_DIR before the flashinfer-cubin package: the profile may
+// point it at the package's cubins (other cache variables move with caches.paths only).
+TEST(LaunchPlan, TheProfileMayPointFlashinferAtThePackagesCubins) {
+  const std::string package = "/opt/venv/lib/python3.11/site-packages/flashinfer_cubin/cubins";
+  auto plan = make_launch_plan(
+      load(std::string(kPinned) + "[env]\nFLASHINFER_CUBIN_DIR = \"" + package + "\"\n"));
+  EXPECT_EQ(env_of(plan, "FLASHINFER_CUBIN_DIR"), package);
+  MemorySource source(
+      {{"/p/k26.toml", std::string(kPinned) + "[env]\nTILELANG_CACHE_DIR = \"/x\"\n"}});
+  auto refused = load_profile(source, "k26");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message,
+            "/p/k26.toml:13:1: 'env.TILELANG_CACHE_DIR' is pinned by gpulaunch; set "
+            "'caches.paths.tilelang' instead");
+}
+
 // An offline node (the profile says so the way huggingface_hub reads it) may not fetch
 // FlashInfer's cubins either: the unit says so to FlashInfer, unless the profile itself did.
 TEST(LaunchPlan, AnOfflineProfileStopsFlashinferFromDownloading) {
