@@ -50,8 +50,8 @@ std::span<const JitCache> jit_caches() {
        // [env] may point it at the flashinfer-cubin package's cubins, which it hides otherwise.
        {{"FLASHINFER_CUBIN_DIR", "", true}},
        false,
-       "downloaded cubins, keyed by the artifact set FlashInfer's version pins and sha256-checked; "
-       "stale only when FlashInfer's version changes",
+       "downloaded cubins, filed by the artifact set FlashInfer's version pins and checked "
+       "against their sha256 when read (cubins copied in by hand are kept)",
        kLocksAnywhere,
        {"flashinfer_version"},
        true},

@@ -311,7 +311,7 @@ std::string caches_section() {
       variables +=
           (variables.empty() ? "" : ", ") + std::string("\\fB") + literal(variable.name) + "\\fR";
     std::string stale = cache.keys_itself        ? "never cleared for a changed node"
-                        : cache.stale_on.empty() ? "cleared when any of those facts changes"
+                        : cache.stale_on.empty() ? "cleared when any of these facts changes"
                                                  : "cleared when one of these changes: ";
     for (size_t i = 0; !cache.keys_itself && i < cache.stale_on.size(); ++i)
       stale += (i == 0 ? "" : ", ") + std::string(cache.stale_on[i]);
