@@ -90,10 +90,11 @@ constexpr std::array kRows{
         .default_port = 30000,
         .health_path = "/health",
         .readiness = "/health answers 200 once the model serves",
-        // python/sglang/srt/entrypoints/http_server.py (sglang 2026-08, v0.5.10): /health (as
-        // /health_generate) submits a one-token generation, polls once a second and answers 200
-        // once anything came back, 503 after SGLANG_HEALTH_CHECK_TIMEOUT (default 20) seconds;
-        // SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION=0 makes /health answer at once.
+        // python/sglang/srt/entrypoints/http_server.py (sgl-project/sglang main, 2026; the
+        // timeout's default of 20 unchanged since 9c0549b): /health (as /health_generate) submits
+        // a one-token generation, polls once a second and answers 200 once anything came back,
+        // 503 after SGLANG_HEALTH_CHECK_TIMEOUT seconds; SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION=0
+        // makes /health answer at once.
         .health_answer = std::chrono::seconds{20},
         .health_answer_variable = "SGLANG_HEALTH_CHECK_TIMEOUT",
         // SGLang computes its share from the GPU's memory; 0.88 is what it picks on the

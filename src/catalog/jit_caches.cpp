@@ -39,12 +39,13 @@ std::span<const JitCache> jit_caches() {
        true,
        "kernel dumps and overrides the operator asked for; compiled kernels go to TRITON_CACHE_DIR",
        ""},
-      // flashinfer/jit/env.py and jit/cubin_loader.py (flashinfer v0.6.18): FLASHINFER_CUBIN_DIR,
-      // else the flashinfer-cubin package's directory, else <workspace>/.cache/flashinfer/cubins.
-      // Each artifact lives under a path naming the artifact set the FlashInfer release pins and
-      // is checked against its sha256 at load; download_file() leaves <file>.lock beside it.
-      // Nothing but FlashInfer's version decides which files are read; a clear on an offline
-      // node (FLASHINFER_NO_DOWNLOAD) cannot be refilled, so nothing else clears it.
+      // flashinfer/jit/env.py, jit/cubin_loader.py (flashinfer v0.6.18, fb28d72):
+      // FLASHINFER_CUBIN_DIR, else the flashinfer-cubin package's directory, else
+      // <workspace>/.cache/flashinfer/cubins. Each artifact lives under a path naming the artifact
+      // set the FlashInfer release pins and is checked against its sha256 at load; download_file()
+      // leaves <file>.lock beside it. Nothing but FlashInfer's version decides which files are
+      // read; a clear on an offline node (FLASHINFER_NO_DOWNLOAD) cannot be refilled, so nothing
+      // else clears it.
       {"flashinfer-cubin",
        "flashinfer_cubin",
        // [env] may point it at the flashinfer-cubin package's cubins, which it hides otherwise.
