@@ -97,6 +97,21 @@ std::string_view cache_state_name(CacheState state) {
   return "?";
 }
 
+std::optional<std::string> stale_because(const CacheTarget& target,
+                                         const std::vector<FingerprintField>* before,
+                                         const std::vector<FingerprintField>& now) {
+  if (target.location.keys_itself) return std::nullopt;
+  if (!before) {
+    if (target.entry && target.entry->checked_when_read) return std::nullopt;
+    return std::string();
+  }
+  std::span<const std::string_view> facts;
+  if (target.entry) facts = target.entry->stale_on;
+  auto changes = describe_changes(*before, now, facts);
+  if (changes.empty()) return std::nullopt;
+  return "fingerprint changed: " + changes;
+}
+
 CacheState classify(const TreeUsage& usage, bool keys_itself, bool stamp_matches) {
   if (!usage.exists) return CacheState::missing;
   if (!usage.is_directory) return CacheState::stale;  // a file or symlink where a cache belongs
@@ -114,6 +129,7 @@ Result<CacheReport> inspect_caches(const LaunchPlan& plan, const FingerprintInpu
   auto records = CacheRecords::open_existing(records_directory);
   if (!records) return std::unexpected(records.error());
 
+  std::optional<Stamp> stamp;
   std::error_code error;
   const bool root_exists =
       std::filesystem::exists(std::filesystem::symlink_status(report.root, error));
@@ -122,7 +138,6 @@ Result<CacheReport> inspect_caches(const LaunchPlan& plan, const FingerprintInpu
     auto opened = ConfinedRoot::open(report.root);
     if (!opened) return std::unexpected(opened.error());
     root.emplace(std::move(*opened));
-    std::optional<Stamp> stamp;
     if (*records) {
       auto read = (*records)->stamp();
       if (!read) return std::unexpected(read.error());
@@ -137,12 +152,13 @@ Result<CacheReport> inspect_caches(const LaunchPlan& plan, const FingerprintInpu
     }
   }
   const bool matches = report.stamped == report.fingerprint;
+  const std::vector<FingerprintField> now = fingerprint_fields(inputs);
   for (const auto& target : *targets) {
-    CacheStatus status{target.location.name,
-                       target.location.directory,
-                       target.location.keys_itself,
-                       {},
-                       CacheState::missing};
+    CacheStatus status{target.location.name,        target.location.directory,
+                       target.location.keys_itself, {},
+                       CacheState::missing,         {}};
+    if (target.entry)
+      status.stale_on.assign(target.entry->stale_on.begin(), target.entry->stale_on.end());
     std::optional<ConfinedRoot> own;
     if (target.own_root) {
       auto opened = open_own_root(target);
@@ -162,7 +178,9 @@ Result<CacheReport> inspect_caches(const LaunchPlan& plan, const FingerprintInpu
       if (!usage) return std::unexpected(usage.error());
       status.usage = *usage;
     }
-    status.state = classify(status.usage, status.keys_itself, matches);
+    status.state =
+        classify(status.usage, status.keys_itself,
+                 matches || !stale_because(target, stamp ? &stamp->fields : nullptr, now));
     report.caches.push_back(std::move(status));
   }
   return report;

@@ -46,8 +46,17 @@ Result<TreeUsage> cache_usage(const ConfinedRoot& root, const CacheTarget& targe
 enum class CacheState { current, stale, empty, missing, foreign };
 std::string_view cache_state_name(CacheState state);
 
+// Whether `target`'s entries are stale now that the fingerprint is `now`, under a stamp whose
+// fields were `before` (nullptr: no stamp for this root, so every cache that does not key
+// itself is, unless its entries are checked when read). nullopt: not stale (it keys itself, or
+// none of the facts it depends on changed); otherwise why, "fingerprint changed:
+// flashinfer_version 0.6.17 -> 0.6.18", or "" without a stamp.
+std::optional<std::string> stale_because(const CacheTarget& target,
+                                         const std::vector<FingerprintField>* before,
+                                         const std::vector<FingerprintField>& now);
+
 // A cache that keys itself is current whatever the stamp says; one that does not is current
-// only under a stamp of the present fingerprint.
+// only under a stamp whose facts it depends on are the present ones.
 CacheState classify(const TreeUsage& usage, bool keys_itself, bool stamp_matches);
 
 struct CacheStatus {
@@ -56,6 +65,7 @@ struct CacheStatus {
   bool keys_itself = false;
   TreeUsage usage;
   CacheState state = CacheState::missing;
+  std::vector<std::string> stale_on;  // the catalog's, for one that does not key itself
 };
 
 struct CacheReport {

@@ -89,10 +89,12 @@ std::string fingerprint_hex(std::uint64_t hash) {
 }
 
 std::string describe_changes(const std::vector<FingerprintField>& before,
-                             const std::vector<FingerprintField>& after) {
+                             const std::vector<FingerprintField>& after,
+                             std::span<const std::string_view> only) {
   auto shown = [](const std::string& value) { return value.empty() ? "(unknown)" : value; };
   std::string text;
   auto add = [&](const std::string& name, const std::string& from, const std::string& to) {
+    if (!only.empty() && std::find(only.begin(), only.end(), name) == only.end()) return;
     if (!text.empty()) text += ", ";
     text += fmt::format("{} {} -> {}", name, shown(from), shown(to));
   };

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,8 +49,10 @@ std::uint64_t fingerprint_hash(const FingerprintInputs& inputs);
 std::uint64_t fingerprint_hash(const std::vector<FingerprintField>& fields);
 std::string fingerprint_hex(std::uint64_t hash);
 
-// "toolkit_version 12.8 -> 13.0, driver_version 570.1 -> 580.6": what differs between two.
+// "toolkit_version 12.8 -> 13.0, driver_version 570.1 -> 580.6": what differs between two,
+// among `only` (field names) when it is not empty. "" when nothing there differs.
 std::string describe_changes(const std::vector<FingerprintField>& before,
-                             const std::vector<FingerprintField>& after);
+                             const std::vector<FingerprintField>& after,
+                             std::span<const std::string_view> only = {});
 
 }  // namespace gl

@@ -174,7 +174,9 @@ Result<PrepareReport> prepare_caches(const LaunchPlan& plan, const FingerprintIn
         : other_root ? "the fingerprint stamp is for another cache root '" + (*stamp)->root + "'"
                      : "no fingerprint stamp (first start, or an earlier clear was interrupted)";
 
-  std::vector<size_t> stale;
+  const std::vector<FingerprintField> now = fingerprint_fields(inputs);
+  const std::vector<FingerprintField>* before = report.previous ? &(*stamp)->fields : nullptr;
+  std::vector<std::pair<size_t, std::string>> stale;  // with why
   std::vector<bool> cleared(caches->targets.size(), false);
   for (size_t i = 0; !matches && i < caches->targets.size(); ++i) {
     const auto& target = caches->targets[i];
@@ -182,23 +184,26 @@ Result<PrepareReport> prepare_caches(const LaunchPlan& plan, const FingerprintIn
     if (!confined) continue;
     auto usage = cache_usage(*confined, target);
     if (!usage) return std::unexpected(usage.error());
-    if (target.location.keys_itself) {
+    const auto why = stale_because(target, before, now);
+    if (!why) {
       if (usage->entries > 0)
-        report.kept.push_back(target.location.name + ": keys its entries on what changed");
+        report.kept.push_back(target.location.name +
+                              (target.location.keys_itself
+                                   ? ": keys its entries on what changed"
+                                   : ": its entries do not depend on what changed"));
     } else if (classify(*usage, false, false) == CacheState::stale) {
-      stale.push_back(i);
+      stale.emplace_back(i, target.location.name + " does not key itself and " +
+                                (why->empty() ? report.change : *why));
     }
   }
   if (!stale.empty()) {
     // No stamp while anything is half-cleared: a kill from here on means "stale" next start.
     GL_TRY_VOID(records->remove_stamp());
-    for (size_t i : stale) {
+    for (const auto& [i, why] : stale) {
       auto removed = clear_one(*caches, i);
       if (!removed) return std::unexpected(removed.error());
       cleared[i] = true;
-      recorder.add({caches->targets[i].location.directory,
-                    caches->targets[i].location.name + " does not key itself and " + report.change,
-                    removed->bytes});
+      recorder.add({caches->targets[i].location.directory, why, removed->bytes});
     }
   }
   if (!matches) GL_TRY_VOID(records->write_stamp(make_stamp(root, inputs)));

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// Lock files a killed JIT build leaves behind (FlashInfer's cached_ops/tmp/*.lock) make the next
-// start wait forever. One is stale when no process holds a lock on it.
+// Lock files a killed JIT build or download leaves behind (FlashInfer's cached_ops/tmp/*.lock,
+// and the <file>.lock beside each cubin it downloads) make the next start wait. One is stale when
+// no process holds a lock on it.
 
 #include <string>
 #include <string_view>
@@ -22,7 +23,8 @@ struct LockSweep {
 };
 
 // Removes the `*.lock` files no process holds in every directory below `cache` (relative to
-// the root) whose path ends with `lock_directory` ("cached_ops/tmp").
+// the root) whose path ends with `lock_directory` ("cached_ops/tmp"), or in any directory below
+// it for kLocksAnywhere (catalog/jit_caches).
 Result<LockSweep> remove_stale_locks(const ConfinedRoot& root, std::string_view cache,
                                      std::string_view lock_directory);
 

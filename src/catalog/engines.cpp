@@ -105,9 +105,14 @@ KnobDefault vllm_max_num_seqs(const GpuContext& gpus) {
 
 // SGLang: python/sglang/srt/server_args.py (flags), model_executor/model_runner.py and
 // cuda_graph_runner.py (the lines below), checked against sgl-project/sglang 469c63e.
+// Weight loading: python/sglang/srt/model_loader/weight_utils.py (sglang v0.5.10): the default
+// loader's tqdm says "Multi-thread loading shards: N% Completed | k/n [...]"; older ones and the
+// single-thread loaders say "Loading safetensors checkpoint shards" (or "... pt checkpoint
+// shards"). tqdm leads each update with '\r'; run's bridge reads every update as a line.
 constexpr std::array kSglangProgress{
     ProgressMarker{"Load weight begin", Phase::loading_weights, Pct::in_line},
     ProgressMarker{"Load weight end", Phase::loading_weights, Pct::complete},
+    ProgressMarker{"Multi-thread loading shards", Phase::loading_weights, Pct::in_line},
     ProgressMarker{"checkpoint shards", Phase::loading_weights, Pct::in_line},
     ProgressMarker{"Capture cuda graph begin", Phase::capturing_graphs},
     ProgressMarker{"fired up and ready to roll", Phase::waiting_for_health},
@@ -141,9 +146,12 @@ constexpr std::array kSglangNotOom{
 
 // vLLM: vllm/engine/arg_utils.py (flags), model_executor and worker/gpu_model_runner.py (the
 // lines below).
+// vllm/model_executor/model_loader/weight_utils.py (vLLM 0.11): "Loading safetensors checkpoint
+// shards", and "Multi-thread loading shards" with enable_multithread_load.
 constexpr std::array kVllmProgress{
     ProgressMarker{"Loading weights", Phase::loading_weights, Pct::in_line},
     ProgressMarker{"checkpoint shards", Phase::loading_weights, Pct::in_line},
+    ProgressMarker{"Multi-thread loading shards", Phase::loading_weights, Pct::in_line},
     ProgressMarker{"Starting to load model", Phase::loading_weights, Pct::in_line},
     ProgressMarker{"Capturing CUDA graph", Phase::capturing_graphs},
     ProgressMarker{"Capturing CUDA graphs", Phase::capturing_graphs},
@@ -224,6 +232,13 @@ constexpr std::array kRows{
         .default_port = 30000,
         .health_path = "/health",
         .readiness = "/health answers 200 once the model serves",
+        // python/sglang/srt/entrypoints/http_server.py (sgl-project/sglang main, 2026; the
+        // timeout's default of 20 unchanged since 9c0549b): /health (as /health_generate) submits
+        // a one-token generation, polls once a second and answers 200 once anything came back,
+        // 503 after SGLANG_HEALTH_CHECK_TIMEOUT seconds; SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION=0
+        // makes /health answer at once.
+        .health_answer = std::chrono::seconds{20},
+        .health_answer_variable = "SGLANG_HEALTH_CHECK_TIMEOUT",
         // SGLang computes its share from the GPU's memory (sglang_mem_fraction).
         .mem_fraction = {"--mem-fraction-static", "", sglang_mem_fraction, kSglangUnknownFraction},
         .max_requests = {"--max-running-requests", "", sglang_max_requests, 256},
@@ -269,6 +284,10 @@ constexpr std::array kRows{
         .default_port = 8000,
         .health_path = "/health",
         .readiness = "/health answers 200 once the model serves",
+        // vllm/entrypoints/serve/instrumentator/health.py (vLLM 0.11): /health asks the engine
+        // client whether its core is alive, 503 once it is dead; no generation, no wait.
+        .health_answer = std::chrono::seconds{0},
+        .health_answer_variable = "",
         .mem_fraction = {"--gpu-memory-utilization", "", vllm_gpu_memory_utilization, 0.92},
         .max_requests = {"--max-num-seqs", "", vllm_max_num_seqs, 1024},
         .cuda_graph_max_bs = {},
@@ -310,6 +329,10 @@ constexpr std::array kRows{
         .default_port = 8000,
         .health_path = "/health",
         .readiness = "/health answers 200 once the model serves",
+        // tensorrt_llm/serve/openai_server.py (4c05a74): /health answers at once, 200 or 503 once
+        // the executor is gone.
+        .health_answer = std::chrono::seconds{0},
+        .health_answer_variable = "",
         // A share of the memory left after the weights, not of the GPU: the supervisor does
         // not step it (nor anything else of trtllm-serve's) down.
         .mem_fraction = {"--kv_cache_free_gpu_memory_fraction", ""},
@@ -351,6 +374,9 @@ constexpr std::array kRows{
         .default_port = 8080,
         .health_path = "/health",
         .readiness = "/health answers 503 while the model loads and 200 once it serves",
+        // tools/server/server.cpp (00dc805): /health answers from the HTTP thread at once.
+        .health_answer = std::chrono::seconds{0},
+        .health_answer_variable = "",
         .mem_fraction = {},
         // Both sized by llama-server itself unless engine.args sets them: stepped down only then.
         .max_requests = {"--parallel", "-np"},
@@ -393,6 +419,8 @@ constexpr std::array kRows{
         .default_port = 8000,
         .health_path = "/health",
         .readiness = "server.health_path must answer 200 once it serves",
+        .health_answer = std::chrono::seconds{0},
+        .health_answer_variable = "",
         .mem_fraction = {},
         .max_requests = {},
         .cuda_graph_max_bs = {},

@@ -6,6 +6,7 @@
 // step-down, progress, the OOM classifier, `check` and the man page all read this table, so a new
 // engine is one row here (and an argv builder in engines/ only when its flags need logic).
 
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <span>
@@ -119,6 +120,11 @@ struct EngineRow {
   long long default_port;        // server.port when the profile says none
   std::string_view health_path;  // server.health_path when the profile says none
   std::string_view readiness;    // how its health endpoint answers while it starts (man page)
+  // The longest a healthy, busy engine may take to answer its health endpoint (0: at once), and
+  // the environment variable that changes it ("" when none): the probe timeout and the watchdog
+  // are sized on it (plan/launch_plan's health_timing).
+  std::chrono::seconds health_answer;
+  std::string_view health_answer_variable;
 
   // Knobs, each a profile key: engine.mem_fraction, engine.max_requests,
   // engine.cuda_graph_max_bs, and the context length (engine.args only) that the GPU step lowers

@@ -12,11 +12,15 @@ std::span<const JitCache> jit_caches() {
        "keyed by FlashInfer version and arch only; a re-pointed toolkit leaves stale objects",
        "cached_ops/tmp"},
       {"tvm-ffi", "tvm-ffi", {{"TVM_FFI_CACHE_DIR", ""}}, false, "not keyed", ""},
+      // torch/utils/cpp_extension.py, _get_build_directory (torch 2.9): the py<XY>_cu<CUDA>
+      // subdirectory is added to torch's default root only; under TORCH_EXTENSIONS_DIR, which
+      // the unit always sets, an extension is <dir>/<name>, rebuilt on changed sources and flags.
       {"torch-extensions",
        "torch_extensions",
        {{"TORCH_EXTENSIONS_DIR", ""}},
        false,
-       "keyed by torch's CUDA, not by nvcc",
+       "not keyed: TORCH_EXTENSIONS_DIR drops torch's py/cu subdirectory, and a rebuild follows "
+       "changed sources and flags, never a changed nvcc",
        ""},
       {"sglang",
        "sglang",
@@ -25,6 +29,44 @@ std::span<const JitCache> jit_caches() {
        "keying unverified: treated as not keyed",
        ""},
       {"triton", "triton", {{"TRITON_CACHE_DIR", ""}}, true, "keyed by toolkit and arch", ""},
+      // python/triton/knobs.py, cache_knobs (triton main, 00c7dbd): TRITON_HOME (default ~) holds
+      // .triton/cache, .triton/dump and .triton/override; TRITON_CACHE_DIR, pinned above, moves
+      // the cache alone. Pinned so dumps and overrides stay out of the engine's HOME; what is
+      // there is the operator's (TRITON_KERNEL_DUMP/OVERRIDE), never cleared for a new node.
+      {"triton-home",
+       "triton_home",
+       {{"TRITON_HOME", ""}},
+       true,
+       "kernel dumps and overrides the operator asked for; compiled kernels go to TRITON_CACHE_DIR",
+       ""},
+      // flashinfer/jit/env.py, jit/cubin_loader.py (flashinfer v0.6.18, fb28d72):
+      // FLASHINFER_CUBIN_DIR, else the flashinfer-cubin package's directory, else
+      // <workspace>/.cache/flashinfer/cubins. Each artifact lives under a path naming the artifact
+      // set the FlashInfer release pins and is checked against its sha256 at load; download_file()
+      // leaves <file>.lock beside it. Nothing but FlashInfer's version decides which files are
+      // read; a clear on an offline node (FLASHINFER_NO_DOWNLOAD) cannot be refilled, so nothing
+      // else clears it.
+      {"flashinfer-cubin",
+       "flashinfer_cubin",
+       // [env] may point it at the flashinfer-cubin package's cubins, which it hides otherwise.
+       {{"FLASHINFER_CUBIN_DIR", "", true}},
+       false,
+       "downloaded cubins, filed by the artifact set FlashInfer's version pins and checked "
+       "against their sha256 when read (cubins copied in by hand are kept)",
+       kLocksAnywhere,
+       {"flashinfer_version"},
+       true},
+      // tilelang/env.py and cache/kernel_cache.py (tile-ai/tilelang v0.1.13-82-ga35008a4): kernels
+      // under <dir>/<tilelang version>/<platform>, keyed on the kernel's source, target string
+      // ("auto" unless given) and pass configs, not on nvcc or the GPU. SGLang compiles its DSA
+      // (sparse attention) kernels through it.
+      {"tilelang",
+       "tilelang",
+       {{"TILELANG_CACHE_DIR", ""}},
+       false,
+       "keyed by TileLang's version and the kernel, not by nvcc or the GPU",
+       "",
+       {"toolkit_path", "toolkit_version", "gpu_archs"}},
       {"inductor",
        "torchinductor",
        {{"TORCHINDUCTOR_CACHE_DIR", ""}},

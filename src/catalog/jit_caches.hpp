@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// Every JIT or compile cache the engines use, as data: which variables pin it, where it goes
-// under the profile's cache root, and whether it keys its entries on the toolkit and GPU
-// (field-facts section 5). Add a cache by adding a row.
+// Every JIT, compile or download cache the engines use, as data: which variables pin it, where it
+// goes under the profile's cache root, which of the node's facts its entries depend on without
+// keying themselves on them, and where it leaves lock files (field-facts section 5; each row
+// names the upstream file and version it was read from). Add a cache by adding a row.
 
 #include <span>
 #include <string_view>
@@ -13,7 +14,14 @@ namespace gl {
 struct CacheVariable {
   std::string_view name;     // environment variable
   std::string_view subpath;  // below the cache's directory; "" for the directory itself
+  // Whether [env] may set it: it then points the engine at files gpulaunch does not manage (an
+  // installed package's), and the cache's own directory goes unused. Otherwise the profile moves
+  // the cache with caches.paths.
+  bool profile_may_set = false;
 };
+
+// lock_directory for a cache that keeps `NAME.lock` beside each file, in any directory below it.
+inline constexpr std::string_view kLocksAnywhere = "*";
 
 struct JitCache {
   std::string_view name;       // as profiles name it in [caches.paths]
@@ -22,8 +30,14 @@ struct JitCache {
   bool keys_itself;  // entries are keyed on toolkit/arch/driver: a changed fingerprint keeps it
   std::string_view note;
   // Where a killed JIT build leaves `*.lock` files that hang later starts: any directory below
-  // the cache whose path ends with these components. "" when the cache leaves none.
+  // the cache whose path ends with these components, or kLocksAnywhere. "" when it leaves none.
   std::string_view lock_directory;
+  // For a cache that does not key itself: the fingerprint facts (caches/fingerprint's field
+  // names) whose change makes its entries stale. Empty: a change of any of them does.
+  std::vector<std::string_view> stale_on = {};
+  // Its entries are checked when read (FlashInfer checks each cubin's sha256): content gpulaunch
+  // has no stamp for (copied in by hand onto an offline node) is kept rather than cleared.
+  bool checked_when_read = false;
 };
 
 std::span<const JitCache> jit_caches();

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include "caches/cache_records.hpp"
 #include "caches/cache_state.hpp"
@@ -66,7 +67,11 @@ int list_caches(const CliContext& context, const std::string& name) {
         "{:<{}}  {:<{}}  {:>10}  {:<7}  {}\n", cache.name, name_width, cache.path, path_width,
         cache.usage.exists && cache.state != CacheState::foreign ? human_size(cache.usage.bytes)
                                                                  : "-",
-        cache_state_name(cache.state), cache.keys_itself ? "yes" : "no");
+        cache_state_name(cache.state),
+        cache.keys_itself ? std::string("yes")
+        : cache.stale_on.empty()
+            ? std::string("no")
+            : fmt::format("no (stale on {})", fmt::join(cache.stale_on, ", ")));
   for (const auto& cache : state->caches)
     if (cache.state == CacheState::foreign)
       fmt::print(

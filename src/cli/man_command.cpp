@@ -12,10 +12,13 @@
 #include <fmt/core.h>
 
 #include "catalog/engines.hpp"
+#include "catalog/jit_caches.hpp"
 #include "cli/context.hpp"
 #include "gpulaunch_version.hpp"
+#include "plan/launch_plan.hpp"
 #include "profile/schema.hpp"
 #include "profile/unsafe_directives.hpp"
+#include "run/bridge.hpp"
 
 namespace gl {
 namespace {
@@ -308,6 +311,14 @@ std::string engines_section() {
                 ? " Runs on one MIG instance (a \\fBMIG\\-\\fR UUID alone in \\fBgpus.devices\\fR, "
                   "one rank)."
                 : " Cannot run on a MIG instance: " + sentence(row.mig_source);
+    if (row.health_answer.count() > 0)
+      page += fmt::format(
+          " Its health endpoint may take up to {} s to answer on a busy, healthy server{}.",
+          row.health_answer.count(),
+          row.health_answer_variable.empty()
+              ? std::string()
+              : fmt::format(" (\\fB{}\\fR in \\fB[env]\\fR changes it)",
+                            literal(row.health_answer_variable)));
     page += "\n";
   }
   page +=
@@ -330,6 +341,64 @@ std::string engines_section() {
       "pp (0.907 on an H200 at tp 1, 0.95 where the memory is unknown) and its decode CUDA "
       "graphs' largest batch. The journal line of each step names the baseline and where it came "
       "from.\n";
+  return page;
+}
+
+// Start-up progress, the health probe and the watchdog, as `run` does them.
+std::string startup_section() {
+  return fmt::format(
+      ".SH \"START-UP AND HEALTH\"\n"
+      "The unit's main process, \\fBgpulaunch run\\fR, passes the engine's output to the "
+      "journal and reads its start-up lines: the loading phase and the weight-loading "
+      "percentage (SGLang's \\fBMulti-thread loading shards: N% Completed\\fR, the older "
+      "\\fBcheckpoint shards\\fR lines, vLLM's) go to \\fBSTATUS=\\fR, and progress near "
+      "\\fBserver.ready_timeout\\fR pushes the deadline back. Progress bars redraw themselves "
+      "with carriage returns on one line; each update is read as it is written and becomes a "
+      "journal line of its own, so the journal keeps the pace of a long load and never holds one "
+      "unbounded line (a line longer than {} KiB is passed on in pieces).\n"
+      ".PP\n"
+      "\\fBREADY=1\\fR follows the first 200 from the health endpoint. One probe may take the "
+      "engine's own health answer time and {} s more (at least {} s); a slower answer counts as "
+      "none. The unit's \\fBWatchdogSec=\\fR is \\fBserver.watchdog\\fR, raised to {} such "
+      "probe timeouts where it is shorter, and a serving engine is probed every quarter of it: "
+      "one probe may time out and the next still feeds the watchdog in time, so a busy "
+      "engine whose health check is slow is not restarted, while one that stops answering is.\n",
+      kMaxOutputLine / 1024, kHealthAnswerMargin.count(), kMinHealthTimeout.count(),
+      kWatchdogHealthTimeouts);
+}
+
+// The caches the unit pins, from the one table (catalog/jit_caches).
+std::string caches_section() {
+  std::string page =
+      ".SH CACHES\n"
+      "The unit pins every cache below to a directory under \\fBcaches.root\\fR "
+      "(\\fI/var/cache/gpulaunch/NAME\\fR by default; \\fBcaches.paths.NAME\\fR moves one). "
+      "Before each start, root clears the caches whose entries the node's changed facts made "
+      "stale (toolkit, driver, GPU architectures, torch, FlashInfer, Triton, engine), and lock "
+      "files a killed build or download left that no process holds.\n";
+  for (const JitCache& cache : jit_caches()) {
+    std::string variables;
+    for (const auto& variable : cache.variables)
+      variables +=
+          (variables.empty() ? "" : ", ") + std::string("\\fB") + literal(variable.name) + "\\fR";
+    std::string stale = cache.keys_itself        ? "never cleared for a changed node"
+                        : cache.stale_on.empty() ? "cleared when any of these facts changes"
+                                                 : "cleared when one of these changes: ";
+    for (size_t i = 0; !cache.keys_itself && i < cache.stale_on.size(); ++i)
+      stale += (i == 0 ? "" : ", ") + std::string(cache.stale_on[i]);
+    page += fmt::format(".TP\n\\fB{}\\fR \\(em {}\n{}; {}.\n", literal(cache.name), variables,
+                        roff(cache.note), roff(stale));
+  }
+  page += fmt::format(
+      ".PP\n"
+      "On an offline node (\\fBHF_HUB_OFFLINE\\fR or \\fBTRANSFORMERS_OFFLINE\\fR true in "
+      "\\fB[env]\\fR) the unit also sets \\fB{0}=1\\fR: a FlashInfer kernel that ships as a "
+      "downloaded cubin then fails at once, naming the file, rather than after minutes of "
+      "retries. FlashInfer treats any non-empty value as set, \\fB0\\fR included. "
+      "\\fBgpulaunch check\\fR warns when downloads are off and \\fBFLASHINFER_CUBIN_DIR\\fR is "
+      "empty, and when it hides the cubins of an installed \\fBflashinfer\\-cubin\\fR package; "
+      "\\fBFLASHINFER_CUBIN_DIR\\fR in \\fB[env]\\fR overrides the pinned directory.\n",
+      literal(kFlashinferNoDownload));
   return page;
 }
 
@@ -378,6 +447,8 @@ std::string format_page(std::string_view date) {
   }
   page += toolkit_section();
   page += engines_section();
+  page += startup_section();
+  page += caches_section();
   page += security_section();
   page +=
       ".SH EXAMPLE\n"

@@ -13,6 +13,7 @@
 #include "cli/supervise.hpp"
 #include "facts/gpu_probe.hpp"
 #include "plan/gpu_assignment.hpp"
+#include "plan/launch_plan.hpp"
 #include "profile/validate.hpp"
 #include "run/bridge.hpp"
 #include "supervise/exit_status.hpp"
@@ -113,6 +114,8 @@ void add_run_command(CLI::App& app, CliContext& context) {
   static std::string profile, health_url, snapshot, unused_engine;
   static long long ready_timeout = 1200;
   static long long progress_grace = 0;
+  // Units rendered before the flag existed get the shortest bound health_timing gives.
+  static long long health_timeout = kMinHealthTimeout.count();
   static std::vector<std::string> argv;
   command->add_option("--profile", profile, "Profile this engine belongs to")
       ->required()
@@ -130,10 +133,15 @@ void add_run_command(CLI::App& app, CliContext& context) {
                    "Seconds by which loading progress pushes the ready deadline back "
                    "(default: the ready timeout, at most 300)")
       ->check(CLI::Range(1LL, 86400LL));
+  command
+      ->add_option("--health-timeout", health_timeout,
+                   "Seconds one health answer may take (the engine's own bound and a margin)")
+      ->check(CLI::Range(1LL, 86400LL));
   command->add_option("engine_argv", argv, "The engine's command line, after --")->required();
   command->callback([&context] {
     BridgeOptions options;
     options.health_url = health_url;
+    options.probe_timeout = std::chrono::seconds{health_timeout};
     options.readiness.ready_timeout = Seconds{ready_timeout};
     options.readiness.progress_grace =
         Seconds{progress_grace > 0 ? progress_grace : std::min(300LL, ready_timeout)};

@@ -81,6 +81,7 @@ struct PathFact {
   bool exists = false;
   bool directory = false;
   bool executable = false;
+  bool has_entries = false;  // a directory with anything in it (a cache that was filled)
 };
 
 // A program root would hand to systemd, and who besides root could replace it.

@@ -130,6 +130,7 @@ Facts gather_facts(const NodeFs& node, const FactsRequest& request) {
     fact.exists = node.exists(path);
     fact.directory = node.is_directory(path);
     fact.executable = node.is_executable_file(path);
+    fact.has_entries = fact.directory && !node.list(path).empty();
     facts.paths.push_back(std::move(fact));
   }
 

@@ -26,7 +26,8 @@ struct FactsRequest {
   std::optional<std::string> cuda_home;           // the profile's toolkit
   std::optional<std::string> python_prefix;       // venv, or the interpreter's prefix
   std::optional<std::string> python_interpreter;
-  std::vector<std::string> paths;                        // existence checks (model, launcher)
+  std::vector<std::string>
+      paths;  // existence checks (model, launcher, a cache that must be filled)
   std::vector<std::pair<std::string, long long>> ports;  // host, port
   bool probe_ports = true;  // false under --root: the ports of an image are not this host's
   // Whom a program someone else could have written (an nvcc without version files, nvidia-smi

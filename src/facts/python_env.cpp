@@ -40,7 +40,8 @@ const std::vector<WatchedPackage>& watched_packages() {
 
 const std::vector<std::string_view>& watched_modules() {
   static const std::vector<std::string_view> kModules = [] {
-    std::vector<std::string_view> all{"torch", "flashinfer"};
+    // flashinfer_cubin: its cubins are read only when FLASHINFER_CUBIN_DIR is unset.
+    std::vector<std::string_view> all{"torch", "flashinfer", "flashinfer_cubin"};
     for (const EngineRow& row : engine_rows())
       if (!row.import_module.empty()) all.push_back(row.import_module);
     return all;

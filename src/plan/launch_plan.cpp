@@ -2,8 +2,12 @@
 #include "plan/launch_plan.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 
+#include "catalog/engines.hpp"
 #include "catalog/jit_caches.hpp"
+#include "facts/environment.hpp"
 #include "plan/gpu_assignment.hpp"
 #include "util/state_paths.hpp"
 
@@ -33,6 +37,37 @@ std::string local_address(const std::string& host) {
 }
 
 }  // namespace
+
+bool hub_offline(const std::vector<std::pair<std::string, std::string>>& environment) {
+  // huggingface_hub/constants.py: HF_HUB_OFFLINE, or TRANSFORMERS_OFFLINE when that is unset or
+  // empty, upper-cased, one of 1, ON, YES, TRUE.
+  auto value = lookup(environment, "HF_HUB_OFFLINE");
+  if (!value || value->empty()) value = lookup(environment, "TRANSFORMERS_OFFLINE");
+  if (!value) return false;
+  std::string upper;
+  for (char c : *value) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return upper == "1" || upper == "ON" || upper == "YES" || upper == "TRUE";
+}
+
+HealthTiming health_timing(const Profile& profile,
+                           const std::vector<std::pair<std::string, std::string>>& environment) {
+  const EngineRow& row = engine_row(profile.engine.kind);
+  HealthTiming timing{row.health_answer, kMinHealthTimeout, Seconds{0}};
+  // SGLang reads its variable with int(); a value it would refuse leaves the default here.
+  if (!row.health_answer_variable.empty())
+    if (auto value = lookup(environment, row.health_answer_variable)) {
+      long long seconds = 0;
+      auto [end, error] = std::from_chars(value->data(), value->data() + value->size(), seconds);
+      if (error == std::errc() && end == value->data() + value->size() && seconds >= 0 &&
+          seconds <= 86400)
+        timing.answer = Seconds{seconds};
+    }
+  if (timing.answer.count() > 0)
+    timing.timeout = std::max(kMinHealthTimeout, timing.answer + kHealthAnswerMargin);
+  if (profile.server.watchdog.count() > 0)
+    timing.watchdog = std::max(profile.server.watchdog, kWatchdogHealthTimeouts * timing.timeout);
+  return timing;
+}
 
 LaunchPlan make_launch_plan(const Profile& profile, const LaunchOptions& options) {
   LaunchPlan plan;
@@ -101,6 +136,14 @@ LaunchPlan make_launch_plan(const Profile& profile, const LaunchOptions& options
     else
       env.emplace_back(name, value);
   }
+  // An offline node cannot fetch FlashInfer's cubins either. Without FLASHINFER_NO_DOWNLOAD,
+  // FlashInfer tries each missing one 4 times with growing pauses before it fails
+  // (jit/cubin_loader.py, download_file); with it, the first use fails at once, naming the file.
+  if (hub_offline(env) && !lookup(env, kFlashinferNoDownload))
+    env.emplace_back(std::string(kFlashinferNoDownload), "1");
+  const HealthTiming health = health_timing(profile, env);
+  plan.health_timeout = health.timeout;
+  plan.watchdog = health.watchdog;
   return plan;
 }
 

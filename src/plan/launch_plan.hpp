@@ -4,6 +4,7 @@
 // argv, the whole environment it gets, and the directories it owns.
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -11,6 +12,27 @@
 #include "profile/profile.hpp"
 
 namespace gl {
+
+// A health answer gets this long beyond the engine's own bound (SGLang polls once a second and
+// answers after its timeout), and never less than kMinHealthTimeout in all.
+inline constexpr Seconds kHealthAnswerMargin{3};
+inline constexpr Seconds kMinHealthTimeout{5};
+// The watchdog is at least this many health timeouts: `run` probes a serving engine every
+// quarter of it (run/readiness), so one probe may take the whole timeout and fail, and the next
+// one still feeds the watchdog in time.
+inline constexpr int kWatchdogHealthTimeouts = 5;
+
+struct HealthTiming {
+  Seconds answer;    // what the engine itself allows one answer (its row, or its variable)
+  Seconds timeout;   // run's probe timeout
+  Seconds watchdog;  // WatchdogSec; 0 when server.watchdog is 0
+};
+
+// From the engine's row (catalog/engines: health_answer, health_answer_variable, read in the
+// unit's `environment` as the engine would) and server.watchdog, raised to
+// kWatchdogHealthTimeouts x timeout when shorter.
+HealthTiming health_timing(const Profile& profile,
+                           const std::vector<std::pair<std::string, std::string>>& environment);
 
 struct CacheLocation {
   std::string name;       // from the JIT cache table
@@ -30,7 +52,11 @@ struct LaunchPlan {
   std::string snapshot_path;
   std::string cache_root;
   std::vector<CacheLocation> caches;
-  std::string health_url;         // what `run` and `up` poll
+  std::string health_url;  // what `run` and `up` poll
+  // How long `run` waits for one health answer, and the unit's WatchdogSec (0: none), both
+  // sized on the engine's own answer time (health_timing).
+  Seconds health_timeout{kMinHealthTimeout};
+  Seconds watchdog{0};
   std::vector<std::string> gpus;  // assigned_gpus(): indices or UUIDs, as CUDA_VISIBLE_DEVICES
 };
 
@@ -41,6 +67,16 @@ inline constexpr std::string_view kSystemPath =
 // run with instead of the engine's environment: `env -i` and this PATH only.
 inline constexpr std::string_view kCleanEnvProgram = "/usr/bin/env";
 inline constexpr std::string_view kRootHelperPath = "/usr/sbin:/usr/bin:/sbin:/bin";
+
+// FlashInfer never downloads a cubin while this is set to anything non-empty (flashinfer
+// v0.6.18 jit/cubin_loader.py, get_artifact): "0" disables downloads too. The plan sets it to 1
+// when the environment says the node is offline (hub_offline); `check` then wants the cubins
+// already in FLASHINFER_CUBIN_DIR.
+inline constexpr std::string_view kFlashinferNoDownload = "FLASHINFER_NO_DOWNLOAD";
+
+// Whether huggingface_hub would run offline in `environment` (HF_HUB_OFFLINE or
+// TRANSFORMERS_OFFLINE): the operator's own word that the node cannot download.
+bool hub_offline(const std::vector<std::pair<std::string, std::string>>& environment);
 
 // Built once per command and passed to everything that reads it (the unit, the check, the
 // lock, the cache fingerprint).

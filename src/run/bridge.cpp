@@ -22,7 +22,16 @@ namespace gl::bridge_detail {
 // A line ends at '\n' or '\r': tqdm redraws progress bars with carriage returns. A longer run
 // of bytes without either ends after kMaxOutputLine bytes, before a UTF-8 character rather than
 // inside one, so the engine can never fill the buffer and stop the reading.
+//
+// tqdm writes each update as one write(2) of "\r" + the bar, and the bar's end only when the next
+// update's "\r" comes, a shard later, which may be minutes into a long load (or after the
+// deadline it should have pushed back). So after a '\r', the bytes that have arrived are an
+// update of their own: each update becomes one line, read when it is written. The journal gets
+// every update as a line, not only each bar's last: its timestamps show the pace of a load that
+// may stall, a follower of `logs -f` sees it move, and a loader updates once per shard.
 struct LineEnd {
+  bool after_carriage_return = false;
+
   template <class Iterator>
   std::pair<Iterator, bool> operator()(Iterator begin, Iterator end) const {
     Iterator char_start = begin;
@@ -35,6 +44,7 @@ struct LineEnd {
       if (byte == '\n' || byte == '\r') return {++it, true};
       if (!continuation) char_start = it;
     }
+    if (after_carriage_return && begin != end) return {end, true};
     // "Partial match at begin": asio's next search starts from the line's first byte again
     // rather than from the new data only, so `length` counts the whole line.
     return {begin, false};
@@ -195,25 +205,33 @@ class Bridge {
     return true;
   }
 
-  // One line, or one piece of a longer one, at a time: each becomes one journal line and goes
-  // through the progress parsing like any other.
+  // One line, one progress update, or one piece of a longer line at a time: each becomes one
+  // journal line and goes through the progress parsing like any other.
   void read_output() {
-    asio::async_read_until(pipe_, output_, LineEnd{}, [this](beast::error_code error, size_t size) {
-      if (error) {
-        if (output_.size() > 0)
-          emit_line(
-              std::string(asio::buffers_begin(output_.data()), asio::buffers_end(output_.data())));
-        output_eof_ = true;
-        maybe_finish();
-        return;
-      }
-      std::string line(asio::buffers_begin(output_.data()),
-                       asio::buffers_begin(output_.data()) + static_cast<std::ptrdiff_t>(size));
-      output_.consume(size);
-      while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
-      if (!line.empty()) emit_line(line);
-      read_output();
-    });
+    asio::async_read_until(
+        pipe_, output_, LineEnd{after_carriage_return_},
+        [this](beast::error_code error, size_t size) {
+          if (error) {
+            if (output_.size() > 0)
+              emit_line(std::string(asio::buffers_begin(output_.data()),
+                                    asio::buffers_end(output_.data())));
+            output_eof_ = true;
+            maybe_finish();
+            return;
+          }
+          std::string line(asio::buffers_begin(output_.data()),
+                           asio::buffers_begin(output_.data()) + static_cast<std::ptrdiff_t>(size));
+          output_.consume(size);
+          const char terminator = line.empty() ? '\0' : line.back();
+          if (terminator == '\r') after_carriage_return_ = true;
+          if (terminator == '\n') after_carriage_return_ = false;
+          while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+          // tqdm pads a shorter update with spaces, which a bar format ending in '\n' leaves before
+          // the next '\r': nothing to pass on.
+          const bool blank = line.find_first_not_of(' ') == std::string::npos;
+          if (!line.empty() && !(terminator == '\r' && blank)) emit_line(line);
+          read_output();
+        });
   }
 
   void emit_line(const std::string& line) {
@@ -327,9 +345,9 @@ class Bridge {
         arm_kill_timer(10s);
         return;
       }
-      auto timeout = std::min<std::chrono::milliseconds>(options_.probe_interval * 2, 5s);
-      auto probe = std::make_shared<HealthProbe>(
-          io_, url_, timeout, [this](std::optional<int> status) { on_health(status); });
+      auto probe =
+          std::make_shared<HealthProbe>(io_, url_, options_.probe_timeout,
+                                        [this](std::optional<int> status) { on_health(status); });
       probe->start();
     });
   }
@@ -353,16 +371,9 @@ class Bridge {
       last_healthy_ = healthy;
     }
     flush_notifications();
-    schedule_probe(readiness_.ready()                  ? serving_interval()
+    schedule_probe(readiness_.ready() ? serving_probe_interval(notifier_.watchdog_interval())
                    : Clock::now() < fast_probes_until_ ? kFastProbeInterval
                                                        : options_.probe_interval);
-  }
-
-  // Feed the watchdog twice per period, as sd_watchdog_enabled(3) advises.
-  std::chrono::milliseconds serving_interval() {
-    if (auto interval = notifier_.watchdog_interval())
-      return std::max(std::chrono::duration_cast<std::chrono::milliseconds>(*interval / 2), 100ms);
-    return 10s;
   }
 
   void flush_notifications() {
@@ -405,6 +416,7 @@ class Bridge {
   bool finished_ = false;
   bool stopping_ = false;
   bool saw_usage_error_ = false;
+  bool after_carriage_return_ = false;  // the last line ended with '\r': a tqdm stream
   bool last_healthy_ = true;
   std::optional<int> forced_exit_;
   std::string forced_why_;  // the verdict's reason for forced_exit_

@@ -26,6 +26,9 @@ struct BridgeOptions {
   ReadinessConfig readiness;
   std::vector<std::string> argv;  // the engine
   std::chrono::milliseconds probe_interval{1000};
+  // How long one health answer may take: the engine's own bound and a margin (the unit passes
+  // plan/launch_plan's health_timing). A slower answer counts as none.
+  std::chrono::milliseconds probe_timeout{5000};
   std::chrono::seconds stop_timeout{90};  // after forwarding SIGTERM, then SIGKILL
   // Called once the engine has served for `stable_after`; returns a line to log (or empty).
   std::chrono::seconds stable_after{0};

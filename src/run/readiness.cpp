@@ -1,9 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "run/readiness.hpp"
 
+#include <algorithm>
+
 #include <fmt/core.h>
 
 namespace gl {
+
+std::chrono::milliseconds serving_probe_interval(
+    std::optional<std::chrono::microseconds> watchdog) {
+  using std::chrono::milliseconds;
+  if (!watchdog) return milliseconds{10000};
+  return std::max(std::chrono::duration_cast<milliseconds>(*watchdog / 4), milliseconds{100});
+}
 
 Readiness::Readiness(ReadinessConfig config, Clock::time_point started)
     : config_(config), started_(started), deadline_(started + config.ready_timeout) {

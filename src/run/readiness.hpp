@@ -22,6 +22,12 @@ struct ReadinessConfig {
   Seconds progress_grace{300};
 };
 
+// How often `run` probes a serving engine under systemd's watchdog interval `watchdog`: a
+// quarter of it, so that with WatchdogSec at least kWatchdogHealthTimeouts probe timeouts
+// (plan/launch_plan) one probe may take its whole timeout and fail and the next still feeds
+// the watchdog in time. Every 10 s without a watchdog; never more often than every 100 ms.
+std::chrono::milliseconds serving_probe_interval(std::optional<std::chrono::microseconds> watchdog);
+
 class Readiness {
  public:
   Readiness(ReadinessConfig config, Clock::time_point started);

@@ -77,13 +77,11 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
   // [Service]: the bridge is the main process; it starts the engine and tells systemd when the
   // model serves.
   std::vector<std::string> exec{
-      options.gpulaunch_binary,
-      "run",
-      "--profile=" + profile.name,
-      "--snapshot=" + plan.snapshot_path,
-      "--health-url=" + plan.health_url,
+      options.gpulaunch_binary, "run", "--profile=" + profile.name,
+      "--snapshot=" + plan.snapshot_path, "--health-url=" + plan.health_url,
       "--ready-timeout=" + std::to_string(profile.server.ready_timeout.count()),
-      "--"};
+      // The engine's own health answer time plus a margin (plan/launch_plan's health_timing).
+      "--health-timeout=" + std::to_string(plan.health_timeout.count()), "--"};
   exec.insert(exec.end(), plan.argv.begin(), plan.argv.end());
   unit.add("Service", "Type", "notify");
   unit.add("Service", "NotifyAccess", "main");
@@ -123,8 +121,9 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
   unit.add("Service", "TimeoutStartSec",
            format_duration(profile.server.ready_timeout + Seconds{60}));
   unit.add("Service", "TimeoutStopSec", "2min");
-  if (profile.server.watchdog.count() > 0)
-    unit.add("Service", "WatchdogSec", format_duration(profile.server.watchdog));
+  // server.watchdog, raised to several health timeouts where the engine's own health answer
+  // may take long (SGLang's /health generates a token): a busy, healthy engine is not killed.
+  if (plan.watchdog.count() > 0) unit.add("Service", "WatchdogSec", format_duration(plan.watchdog));
   // SIGTERM reaches the bridge, which stops the engine; stragglers holding VRAM get SIGKILL.
   unit.add("Service", "KillMode", "mixed");
   unit.add("Service", "Restart", profile.restart.policy);

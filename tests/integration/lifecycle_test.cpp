@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -159,14 +160,19 @@ TEST_F(Lifecycle, ACrashingEngineIsRestartedBySystemd) {
 }
 
 TEST_F(Lifecycle, AHungEngineIsRestartedByTheWatchdog) {
+  // The mock's /health answers at once, so it says its own bound is 1 s (as a real SGLang would
+  // be told): the probe then waits 5 s, and WatchdogSec is 25 s rather than SGLang's 115.
   write_profile("hung", 31005, "watchdog = \"3s\"\n[restart]\ndelay = \"1s\"\n",
-                "MOCK_SGLANG_HANG_AFTER = \"1\"\n");
+                "MOCK_SGLANG_HANG_AFTER = \"1\"\nSGLANG_HEALTH_CHECK_TIMEOUT = \"1\"\n");
   set_mode("hung", "hang");
   ASSERT_EQ(gpulaunch("up hung --runtime --force").exit_code, 0);
   set_mode("hung", "normal");
-  auto status = wait_for("hung", [](const nlohmann::json& s) {
-    return s["restarts"].get<int>() >= 1 && s["state"] == "active";
-  });
+  auto status = wait_for(
+      "hung",
+      [](const nlohmann::json& s) {
+        return s["restarts"].get<int>() >= 1 && s["state"] == "active";
+      },
+      120s);
   EXPECT_GE(status["restarts"].get<int>(), 1) << status.dump();
   auto logs = gpulaunch("logs hung -n 300");
   EXPECT_NE(logs.out.find("watchdog expired: the engine stopped answering health checks"),
@@ -174,6 +180,33 @@ TEST_F(Lifecycle, AHungEngineIsRestartedByTheWatchdog) {
       << logs.out;
   EXPECT_NE(logs.out.find("Watchdog timeout"), std::string::npos) << logs.out;
   gpulaunch("down hung --runtime --purge");
+}
+
+// Current SGLang's loader writes a tqdm bar that redraws one line with carriage returns; `run`
+// reads each update as it comes (STATUS= and `up` show the percentage) and the journal gets each
+// update as a line of its own.
+TEST_F(Lifecycle, TqdmProgressWithCarriageReturnsReachesStatusAndTheJournalLineByLine) {
+  write_profile("tqdm", 31008, "", "MOCK_SGLANG_PROGRESS = \"tqdm\"\n");
+  set_mode("tqdm", "normal");
+  auto up = gpulaunch("up tqdm --runtime --force");
+  ASSERT_EQ(up.exit_code, 0) << up.out;
+  EXPECT_NE(up.out.find("loading weights"), std::string::npos) << up.out;
+  auto logs = gpulaunch("logs tqdm -n 400");
+  EXPECT_EQ(logs.out.find('\r'), std::string::npos) << "a carriage return reached the journal";
+  // 0/8 .. 8/8 and tqdm's closing redraw: each on a journal line of its own.
+  constexpr std::string_view kBar = "Multi-thread loading shards:";
+  int updates = 0;
+  std::istringstream lines(logs.out);
+  for (std::string line; std::getline(lines, line);) {
+    auto at = line.find(kBar);
+    if (at == std::string::npos) continue;
+    ++updates;
+    EXPECT_EQ(line.find(kBar, at + 1), std::string::npos) << line;
+  }
+  EXPECT_GE(updates, 9) << logs.out;
+  EXPECT_NE(logs.out.find("Multi-thread loading shards:  25% Completed | 2/8"), std::string::npos)
+      << logs.out;
+  gpulaunch("down tqdm --runtime --purge");
 }
 
 TEST_F(Lifecycle, HostileArgumentsReachTheEngineByteForByte) {

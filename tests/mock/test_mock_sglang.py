@@ -131,6 +131,25 @@ class MockSglangTest(unittest.TestCase):
         self.assertIn("Loading safetensors checkpoint shards:  50% Completed | 4/8", out)
         self.assertIn("The server is fired up and ready to roll!", out)
 
+    def test_tqdm_progress_is_carriage_return_updates_on_stderr(self):
+        port = free_port()
+        proc = self.start("--model-path", "m", "--port", str(port), load="0.8",
+                          extra_env={"MOCK_SGLANG_PROGRESS": "tqdm"})
+        self.wait_status(f"http://127.0.0.1:{port}/health", 200, 20)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=10)
+        # The raw bytes: text mode would turn each "\r" into a newline.
+        out = proc.stdout.buffer.read().decode()
+        err = proc.stderr.buffer.read().decode()
+        self.assertNotIn("checkpoint shards", out)
+        # As tqdm writes it: each update led by "\r", one newline after the last.
+        bar = err[err.index("\rMulti-thread loading shards:"):]
+        updates = bar[:bar.index("\n")].split("\r")[1:]
+        self.assertEqual(len(updates), 9)
+        self.assertTrue(updates[0].startswith("Multi-thread loading shards:   0% Completed | 0/8 "))
+        self.assertTrue(updates[2].startswith("Multi-thread loading shards:  25% Completed | 2/8 "))
+        self.assertTrue(updates[8].startswith("Multi-thread loading shards: 100% Completed | 8/8 "))
+
     def test_cuda_oom(self):
         proc = self.start("--model-path", "m", "--port", str(free_port()), mode="cuda-oom", load="1")
         out, err = proc.communicate(timeout=20)

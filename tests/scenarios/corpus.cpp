@@ -20,6 +20,9 @@ Scenario make(std::string name, std::vector<std::string> expected,
   return scenario;
 }
 
+// Where the unit pins FLASHINFER_CUBIN_DIR for a scenario (the default cache root).
+constexpr std::string_view kCubinCache = "/var/cache/gpulaunch/scenario/flashinfer_cubin";
+
 // field-facts section 1: the distro's nvcc 12.8 first on PATH, CUDA_HOME unset.
 void seed_node(Scenario& s) {
   s.toolkits = {{"/usr", "12.8", ToolkitLayout::header_only},
@@ -230,7 +233,25 @@ std::vector<Scenario> build() {
     s.gpus = {{1, 9, 0, "NVIDIA H100 80GB HBM3", true}};
     s.tp = 1;
   }));
+  // The profile says the node is offline: the unit pins FLASHINFER_NO_DOWNLOAD, and FlashInfer's
+  // cubin cache has nothing in it yet.
+  list.push_back(make("offline-flashinfer-cubins-missing", {"flashinfer-cubins-missing-offline"},
+                      [](Scenario& s) {
+                        s.env = {{"HF_HUB_OFFLINE", "1"}};
+                      }));
+  // The unit's FLASHINFER_CUBIN_DIR hides the cubins flashinfer-cubin installed.
+  list.push_back(make("flashinfer-cubin-package-unused", {"flashinfer-cubin-package-unused"},
+                      [](Scenario& s) { s.packages["flashinfer_cubin"] = "0.6.7"; }));
   // ---- healthy ----
+  list.push_back(make("healthy-offline-cubins-filled", {}, [](Scenario& s) {
+    s.env = {{"HF_HUB_OFFLINE", "1"}};
+    s.directories = {std::string(kCubinCache) + "/ce0795149bb2a183db22de04a3fec3aca65fff04"};
+  }));
+  list.push_back(make("healthy-flashinfer-cubin-package-pointed", {}, [](Scenario& s) {
+    s.packages["flashinfer_cubin"] = "0.6.7";
+    s.env = {
+        {"FLASHINFER_CUBIN_DIR", "/opt/venv/lib/python3.11/site-packages/flashinfer_cubin/cubins"}};
+  }));
   list.push_back(
       make("seed-fixed-cuda-home-pinned", {"jit-toolkit-shell-mismatch"}, [](Scenario& s) {
         seed_node(s);

@@ -8,6 +8,9 @@ start-up lines and serves /health, /health_generate, /v1/models, /v1/completions
 
   MOCK_SGLANG_ARGV_FILE      where to record argv (default $HOME/mock-sglang-argv.json)
   MOCK_SGLANG_LOAD_SECONDS   fake weight-loading time (default 4)
+  MOCK_SGLANG_PROGRESS       lines (default): one "Loading safetensors checkpoint shards" line per
+                             shard; tqdm: current SGLang's loader, "Multi-thread loading shards"
+                             on stderr, each update led by a carriage return, as tqdm writes it
   MOCK_SGLANG_MODE           normal | leak | cuda-oom | hang | crash | never-ready
   MOCK_SGLANG_MODE_FILE      file whose (stripped) content, when non-empty, overrides the mode
   MOCK_SGLANG_CRASH_AFTER    seconds after start before `crash` dies (default 3)
@@ -204,8 +207,15 @@ def progress(done, total, elapsed):
     left = (total - done) / rate if rate > 0 else 0.0
     mmss = lambda s: f"{int(s) // 60:02d}:{int(s) % 60:02d}"
     eta, speed = (f"{mmss(left)}", f"{rate:5.2f}it/s") if done else ("?", "?it/s")
-    raw(f"Loading safetensors checkpoint shards: {percent:3d}% Completed | {done}/{total} "
-        f"[{mmss(elapsed)}<{eta}, {speed}]")
+    bar = f"{percent:3d}% Completed | {done}/{total} [{mmss(elapsed)}<{eta}, {speed}]"
+    if os.environ.get("MOCK_SGLANG_PROGRESS", "lines") == "tqdm":
+        # tqdm's status printer: "\r" + the bar, no newline until the bar closes (stderr).
+        sys.stderr.write(f"\rMulti-thread loading shards: {bar}")
+        if done == total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+        return
+    raw(f"Loading safetensors checkpoint shards: {bar}")
 
 
 CUDA_OOM = """Traceback (most recent call last):

@@ -50,17 +50,19 @@ TEST_F(Prepare, AChangedToolkitClearsExactlyTheCachesThatDoNotKeyThemselves) {
   auto report = prepare_caches(plan, toolkit("13.0.48"), options());
   ASSERT_TRUE(report) << report.error().message;
 
+  // FlashInfer's downloaded cubins do not depend on the toolkit; TileLang's kernels do.
   EXPECT_EQ(names_with_content(plan),
-            (std::vector<std::string>{"triton", "inductor", "deep-gemm", "vllm", "cuda-compute"}));
+            (std::vector<std::string>{"triton", "triton-home", "flashinfer-cubin", "inductor",
+                                      "deep-gemm", "vllm", "cuda-compute"}));
   std::vector<std::string> removed;
   for (const auto& removal : report->removals) {
     removed.push_back(fs::path(removal.what).filename().string());
     EXPECT_NE(removal.why.find("toolkit_version 12.8.93 -> 13.0.48"), std::string::npos)
         << removal.why;
   }
-  EXPECT_EQ(removed,
-            (std::vector<std::string>{"flashinfer", "tvm-ffi", "torch_extensions", "sglang"}));
-  for (const char* name : {"flashinfer", "tvm-ffi", "torch_extensions", "sglang"})
+  EXPECT_EQ(removed, (std::vector<std::string>{"flashinfer", "tvm-ffi", "torch_extensions",
+                                               "sglang", "tilelang"}));
+  for (const char* name : {"flashinfer", "tvm-ffi", "torch_extensions", "sglang", "tilelang"})
     EXPECT_TRUE(fs::is_directory(base / "root" / name)) << "emptied, not deleted: " << name;
   auto stamp = this->stamp();
   ASSERT_TRUE(stamp);
@@ -93,8 +95,50 @@ TEST_F(Prepare, CachesFilledBeforeAnyStampAreTreatedAsStale) {
   fill_every_cache(plan);  // e.g. copied from another node, or left by an older gpulaunch
   auto report = prepare_caches(plan, toolkit("13.0.48"), options());
   ASSERT_TRUE(report);
-  EXPECT_EQ(report->removals.size(), 4u);
+  EXPECT_EQ(report->removals.size(), 5u);
   EXPECT_NE(report->change.find("no fingerprint stamp"), std::string::npos);
+  // Cubins copied in by hand (an offline node) are checked by FlashInfer when read: kept.
+  EXPECT_TRUE(fs::exists(base / "root/flashinfer_cubin/kernel.so"));
+}
+
+TEST_F(Prepare, DownloadedCubinsAreClearedWhenFlashinfersVersionChangesAndOnlyThen) {
+  const auto plan = plan_under(base / "root");
+  auto inputs = toolkit("13.0.48");
+  ASSERT_TRUE(prepare_caches(plan, inputs, options()));
+  fill_every_cache(plan);
+  inputs.driver_version = "580.95.05";  // nothing the cubins or TileLang's kernels depend on
+  auto report = prepare_caches(plan, inputs, options());
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_TRUE(fs::exists(base / "root/flashinfer_cubin/kernel.so"));
+  EXPECT_TRUE(fs::exists(base / "root/tilelang/kernel.so"));
+  EXPECT_FALSE(fs::exists(base / "root/flashinfer/kernel.so"));  // keyed on nothing
+
+  fill_every_cache(plan);
+  inputs.flashinfer_version = "0.6.18";
+  report = prepare_caches(plan, inputs, options());
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_FALSE(fs::exists(base / "root/flashinfer_cubin/kernel.so"));
+  EXPECT_TRUE(fs::exists(base / "root/tilelang/kernel.so"));
+  bool said_why = false;
+  for (const auto& removal : report->removals)
+    if (removal.what == (base / "root/flashinfer_cubin").string())
+      said_why = removal.why ==
+                 "flashinfer-cubin does not key itself and fingerprint changed: "
+                 "flashinfer_version 0.4.1 -> 0.6.18";
+  EXPECT_TRUE(said_why);
+}
+
+TEST_F(Prepare, AStaleLockBesideADownloadedCubinIsRemoved) {
+  const auto plan = plan_under(base / "root");
+  ASSERT_TRUE(prepare_caches(plan, toolkit("13.0.48"), options()));
+  // flashinfer/jit/cubin_loader.py, download_file: "<destination>.lock" beside the file.
+  const auto dir = base / "root/flashinfer_cubin/ce0795149bb2a183db22de04a3fec3aca65fff04/fmha";
+  write(dir / "trtllm-gen/kernel.cubin", "cubin");
+  write(dir / "trtllm-gen/kernel.cubin.lock", "");
+  auto report = prepare_caches(plan, toolkit("13.0.48"), options());
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_FALSE(fs::exists(dir / "trtllm-gen/kernel.cubin.lock"));
+  EXPECT_EQ(read(dir / "trtllm-gen/kernel.cubin"), "cubin");
 }
 
 TEST_F(Prepare, AKillMidClearLeavesNoStampAndTheNextStartFinishesCleaning) {
@@ -120,8 +164,10 @@ TEST_F(Prepare, AKillMidClearLeavesNoStampAndTheNextStartFinishesCleaning) {
   EXPECT_FALSE(fs::exists(base / "root/.trash-flashinfer-0123456789ab"));
   ASSERT_FALSE(report->removals.empty());
   EXPECT_EQ(report->removals[0].why, "left by an interrupted clear");
+  // FlashInfer's downloaded cubins do not depend on the toolkit; TileLang's kernels do.
   EXPECT_EQ(names_with_content(plan),
-            (std::vector<std::string>{"triton", "inductor", "deep-gemm", "vllm", "cuda-compute"}));
+            (std::vector<std::string>{"triton", "triton-home", "flashinfer-cubin", "inductor",
+                                      "deep-gemm", "vllm", "cuda-compute"}));
   EXPECT_TRUE(stamp());
 }
 
@@ -290,8 +336,10 @@ TEST_F(Prepare, AStampInTheOldPlaceIsIgnoredAndRemoved) {
   ASSERT_TRUE(report) << report.error().message;
   EXPECT_FALSE(fs::exists(base / "root" / kOldStampName));
   EXPECT_NE(report->change.find("no fingerprint stamp"), std::string::npos);
+  // FlashInfer's downloaded cubins do not depend on the toolkit; TileLang's kernels do.
   EXPECT_EQ(names_with_content(plan),
-            (std::vector<std::string>{"triton", "inductor", "deep-gemm", "vllm", "cuda-compute"}));
+            (std::vector<std::string>{"triton", "triton-home", "flashinfer-cubin", "inductor",
+                                      "deep-gemm", "vllm", "cuda-compute"}));
 }
 
 TEST_F(Prepare, AStampSymlinkedToASecretIsNeverReadOrCopied) {
@@ -335,7 +383,8 @@ TEST_F(Prepare, AStampForAnotherCacheRootDoesNotVouchForThisOne) {
   ASSERT_TRUE(report) << report.error().message;
   EXPECT_EQ(report->change, "the fingerprint stamp is for another cache root '" +
                                 (base / "old-root").string() + "'");
-  EXPECT_EQ(report->removals.size(), 4u);
+  // Every cache that does not key itself, but the cubins FlashInfer checks when it reads them.
+  EXPECT_EQ(report->removals.size(), 5u);
 }
 
 TEST_F(Prepare, ACacheDirectoryThatContainsTheRootIsRefused) {
@@ -354,8 +403,9 @@ TEST_F(Prepare, ClearOnDemandEmptiesOnlyTheNamedCachesAndKeepsTheStamp) {
   ASSERT_TRUE(removals) << removals.error().message;
   EXPECT_EQ(removals->size(), 2u);
   EXPECT_EQ(names_with_content(plan),
-            (std::vector<std::string>{"tvm-ffi", "torch-extensions", "sglang", "inductor",
-                                      "deep-gemm", "vllm", "cuda-compute"}));
+            (std::vector<std::string>{"tvm-ffi", "torch-extensions", "sglang", "triton-home",
+                                      "flashinfer-cubin", "tilelang", "inductor", "deep-gemm",
+                                      "vllm", "cuda-compute"}));
   auto stamp = this->stamp();
   ASSERT_TRUE(stamp);
   EXPECT_EQ(stamp->hash, fingerprint_hex(fingerprint_hash(toolkit("13.0.48"))));

@@ -115,6 +115,24 @@ TEST_F(StaleLocks, AnFlockInThisProcessThroughAnotherDescriptionCountsAsHeld) {
   EXPECT_TRUE(fs::exists(lock));
 }
 
+TEST_F(StaleLocks, ACacheWithLocksAnywhereHasThemSweptInEveryDirectory) {
+  // FlashInfer's cubin downloads: "<file>.lock" beside each file (jit/cubin_loader.py).
+  write(base / "root/flashinfer_cubin/top.lock", "");
+  write(base / "root/flashinfer_cubin/a1b2/fmha/trtllm-gen/k.cubin.lock", "");
+  write(base / "root/flashinfer_cubin/a1b2/fmha/trtllm-gen/k.cubin", "cubin");
+  write(base / "root/flashinfer_cubin/a1b2/held.lock", "");
+  LockHolder holder(base / "root/flashinfer_cubin/a1b2/held.lock", LockKind::flock);
+  auto root = ConfinedRoot::open(base / "root");
+  ASSERT_TRUE(root);
+  auto sweep = remove_stale_locks(*root, "flashinfer_cubin", kLocksAnywhere);
+  ASSERT_TRUE(sweep) << sweep.error().message;
+  EXPECT_EQ(sweep->removed.size(), 2u);
+  EXPECT_EQ(sweep->held, std::vector<std::string>{"flashinfer_cubin/a1b2/held.lock"});
+  EXPECT_FALSE(fs::exists(base / "root/flashinfer_cubin/top.lock"));
+  EXPECT_FALSE(fs::exists(base / "root/flashinfer_cubin/a1b2/fmha/trtllm-gen/k.cubin.lock"));
+  EXPECT_EQ(read(base / "root/flashinfer_cubin/a1b2/fmha/trtllm-gen/k.cubin"), "cubin");
+}
+
 TEST_F(StaleLocks, LockFilesElsewhereAndSymlinkedLocksAreLeftAlone) {
   write(base / "root/flashinfer/other/x.lock", "");
   write(base / "root/flashinfer/not_cached_ops/tmp/y.lock", "");

@@ -59,6 +59,77 @@ TEST(LaunchPlan, ProbesAWildcardListenerOnLoopback) {
   EXPECT_EQ(make_launch_plan(load(kPinned)).health_url, "http://127.0.0.1:30000/health");
 }
 
+TEST(LaunchPlan, PinsFlashinfersCubinsTileLangAndTritonHomeAsCaches) {
+  auto plan = make_launch_plan(load(kPinned));
+  EXPECT_EQ(env_of(plan, "FLASHINFER_CUBIN_DIR"), "/var/cache/gpulaunch/k26/flashinfer_cubin");
+  EXPECT_EQ(env_of(plan, "TILELANG_CACHE_DIR"), "/var/cache/gpulaunch/k26/tilelang");
+  EXPECT_EQ(env_of(plan, "TRITON_HOME"), "/var/cache/gpulaunch/k26/triton_home");
+  EXPECT_EQ(env_of(plan, "TRITON_CACHE_DIR"), "/var/cache/gpulaunch/k26/triton");
+}
+
+// FlashInfer reads FLASHINFER_CUBIN_DIR before the flashinfer-cubin package: the profile may
+// point it at the package's cubins (other cache variables move with caches.paths only).
+TEST(LaunchPlan, TheProfileMayPointFlashinferAtThePackagesCubins) {
+  const std::string package = "/opt/venv/lib/python3.11/site-packages/flashinfer_cubin/cubins";
+  auto plan = make_launch_plan(
+      load(std::string(kPinned) + "[env]\nFLASHINFER_CUBIN_DIR = \"" + package + "\"\n"));
+  EXPECT_EQ(env_of(plan, "FLASHINFER_CUBIN_DIR"), package);
+  MemorySource source(
+      {{"/p/k26.toml", std::string(kPinned) + "[env]\nTILELANG_CACHE_DIR = \"/x\"\n"}});
+  auto refused = load_profile(source, "k26");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message,
+            "/p/k26.toml:13:1: 'env.TILELANG_CACHE_DIR' is pinned by gpulaunch; set "
+            "'caches.paths.tilelang' instead");
+}
+
+// An offline node (the profile says so the way huggingface_hub reads it) may not fetch
+// FlashInfer's cubins either: the unit says so to FlashInfer, unless the profile itself did.
+TEST(LaunchPlan, AnOfflineProfileStopsFlashinferFromDownloading) {
+  EXPECT_EQ(env_of(make_launch_plan(load(kPinned)), "FLASHINFER_NO_DOWNLOAD"), "<unset>");
+  for (const char* offline :
+       {"HF_HUB_OFFLINE = \"1\"", "HF_HUB_OFFLINE = \"yes\"", "TRANSFORMERS_OFFLINE = \"TRUE\""})
+    EXPECT_EQ(env_of(make_launch_plan(load(std::string(kPinned) + "[env]\n" + offline + "\n")),
+                     "FLASHINFER_NO_DOWNLOAD"),
+              "1")
+        << offline;
+  EXPECT_EQ(env_of(make_launch_plan(load(std::string(kPinned) + "[env]\nHF_HUB_OFFLINE = \"0\"\n")),
+                   "FLASHINFER_NO_DOWNLOAD"),
+            "<unset>");
+  // "0" still disables downloads in FlashInfer (any non-empty value does); the profile's word wins.
+  EXPECT_EQ(
+      env_of(make_launch_plan(load(std::string(kPinned) + "[env]\nHF_HUB_OFFLINE = \"1\"\n"
+                                                          "FLASHINFER_NO_DOWNLOAD = \"0\"\n")),
+             "FLASHINFER_NO_DOWNLOAD"),
+      "0");
+}
+
+// SGLang's /health generates a token and may take SGLANG_HEALTH_CHECK_TIMEOUT (20 s) on a busy,
+// healthy server: the probe waits that long and a margin, and the watchdog spans several
+// probes. vLLM's answers at once.
+TEST(LaunchPlan, SizesTheHealthTimeoutAndTheWatchdogOnTheEnginesOwnHealthAnswer) {
+  auto sglang = make_launch_plan(load(kPinned));
+  EXPECT_EQ(sglang.health_timeout, Seconds{23});
+  EXPECT_EQ(sglang.watchdog, Seconds{120});  // server.watchdog's default is already enough
+  EXPECT_GE(sglang.watchdog, kWatchdogHealthTimeouts * sglang.health_timeout);
+
+  auto patient = make_launch_plan(
+      load(std::string(kPinned) + "[env]\nSGLANG_HEALTH_CHECK_TIMEOUT = \"180\"\n"));
+  EXPECT_EQ(patient.health_timeout, Seconds{183});
+  EXPECT_EQ(patient.watchdog, Seconds{915});
+
+  auto short_watchdog = make_launch_plan(load(std::string(kPinned) + "watchdog = \"30s\"\n"));
+  EXPECT_EQ(short_watchdog.watchdog, Seconds{115});
+  auto no_watchdog = make_launch_plan(load(std::string(kPinned) + "watchdog = \"0s\"\n"));
+  EXPECT_EQ(no_watchdog.watchdog, Seconds{0});
+
+  std::string vllm = kPinned;
+  vllm.replace(vllm.find("sglang"), 6, "vllm");
+  auto fast = make_launch_plan(load(vllm + "watchdog = \"30s\"\n"));
+  EXPECT_EQ(fast.health_timeout, kMinHealthTimeout);
+  EXPECT_EQ(fast.watchdog, Seconds{30});
+}
+
 TEST(LaunchPlan, IsDeterministic) {
   auto profile = load(kPinned);
   auto first = make_launch_plan(profile);

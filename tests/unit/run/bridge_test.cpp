@@ -20,16 +20,21 @@ using namespace std::chrono_literals;
 
 class RecordingNotifier : public Notifier {
  public:
-  void notify(std::string_view state) override { states.emplace_back(state); }
+  void notify(std::string_view state) override {
+    states.emplace_back(state);
+    times.push_back(std::chrono::steady_clock::now());
+  }
   std::optional<std::chrono::microseconds> watchdog_interval() override { return std::nullopt; }
   std::vector<std::string> states;
+  std::vector<std::chrono::steady_clock::time_point> times;
 };
 
 struct BridgeRun {
   int exit_status = -1;
   std::vector<std::string> engine_lines;  // without the bridge's own "gpulaunch: " lines
   std::vector<std::string> notifications;
-  std::string last_line;  // whoever printed it
+  std::vector<std::chrono::steady_clock::duration> notified_after;  // since the bridge started
+  std::string last_line;                                            // whoever printed it
 };
 
 // `script` runs under /bin/sh; `timeout` ends it should the bridge stop reading (a wedged engine
@@ -44,8 +49,10 @@ BridgeRun run_engine(const std::string& script) {
     if (!line.starts_with("gpulaunch: ")) run.engine_lines.emplace_back(line);
     run.last_line = line;
   };
+  const auto started = std::chrono::steady_clock::now();
   run.exit_status = run_bridge(options, notifier, print);
   run.notifications = notifier.states;
+  for (auto time : notifier.times) run.notified_after.push_back(time - started);
   return run;
 }
 
@@ -89,6 +96,50 @@ TEST(Bridge, ProgressAfterALongLineStillReportsTheLoadingPhase) {
       "head -c 200000 /dev/zero | tr '\\0' y; "
       "echo 'Loading safetensors checkpoint shards:  50% Completed | 4/8'");
   EXPECT_THAT(run.notifications, ::testing::Contains("STATUS=loading weights 50%"));
+}
+
+// tqdm's stream as current SGLang's loader writes it (weight_utils.py, "Multi-thread loading
+// shards"): each update is "\r" and the bar, and nothing ends it until the next update. The
+// bridge reads an update when it arrives, not a shard later, and the journal gets each update
+// as a line of its own.
+TEST(Bridge, ReadsEachTqdmUpdateWhenItIsWrittenAndJournalsItAsItsOwnLine) {
+  auto run = run_engine(
+      "printf '\\rMulti-thread loading shards:   0%% Completed | 0/4 [00:00<?, ?it/s]' >&2; "
+      "sleep 0.2; "
+      "printf '\\rMulti-thread loading shards:  25%% Completed | 1/4 [00:01<00:03,  1.29it/s]' "
+      ">&2; sleep 3; printf '\\n' >&2");
+  EXPECT_EQ(run.engine_lines,
+            (std::vector<std::string>{
+                "Multi-thread loading shards:   0% Completed | 0/4 [00:00<?, ?it/s]",
+                "Multi-thread loading shards:  25% Completed | 1/4 [00:01<00:03,  1.29it/s]"}));
+  auto at =
+      std::find(run.notifications.begin(), run.notifications.end(), "STATUS=loading weights 25%");
+  ASSERT_NE(at, run.notifications.end());
+  // The shard took 3 s more; the update was read while it loaded.
+  std::string seen;
+  for (size_t i = 0; i < run.notifications.size(); ++i)
+    seen +=
+        run.notifications[i] + " at " +
+        std::to_string(
+            std::chrono::duration_cast<std::chrono::milliseconds>(run.notified_after[i]).count()) +
+        " ms\n";
+  EXPECT_LT(run.notified_after[static_cast<size_t>(at - run.notifications.begin())], 2s) << seen;
+}
+
+// vLLM's bar format (and SGLang's where it ends in "\n"): "\r" + bar + "\n", then tqdm's padding
+// spaces when the next bar is shorter. Those spaces are no line of their own.
+TEST(Bridge, TqdmsPaddingBetweenNewlineEndedUpdatesIsNotJournalled) {
+  auto run = run_engine(
+      "printf '\\rLoading safetensors checkpoint shards:  50%% Completed | 1/2 [00:12<00:12, "
+      "12.00s/it]\\n  ' >&2; "
+      "printf '\\rLoading safetensors checkpoint shards: 100%% Completed | 2/2 [00:13<00:00, "
+      "6.5s/it]\\n' >&2");
+  EXPECT_EQ(run.engine_lines,
+            (std::vector<std::string>{"Loading safetensors checkpoint shards:  50% Completed | "
+                                      "1/2 [00:12<00:12, 12.00s/it]",
+                                      "Loading safetensors checkpoint shards: 100% Completed | "
+                                      "2/2 [00:13<00:00, 6.5s/it]"}));
+  EXPECT_THAT(run.notifications, ::testing::Contains("STATUS=loading weights 100%"));
 }
 
 // record-exit reads the journal until `run`'s verdict is in: whatever the engine's end, the
