@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include "cli/context.hpp"
+#include "engines/engine_argv.hpp"
 #include "group/remote.hpp"
 
 namespace gl {
@@ -89,7 +90,16 @@ int start_every_rank(const Profile& profile, const AllNodesOptions& options) {
                failed, ranks);
     return 1;
   }
-  fmt::print("ready: '{}' serves on all {} node(s)\n", profile.name, ranks);
+  // Each rank's `up` returned once its unit said READY=1: health 200 where the rank serves, its
+  // rendezvous with rank 0 where it runs headless (engines/engine_argv rank_role).
+  size_t headless = 0;
+  for (size_t rank = 0; rank < ranks; ++rank)
+    if (rank_role(profile, static_cast<long long>(rank)) == RankRole::headless) ++headless;
+  if (headless == 0)
+    fmt::print("ready: '{}' serves on all {} node(s)\n", profile.name, ranks);
+  else
+    fmt::print("ready: '{}' serves on rank 0 ({}); {} headless rank(s) joined it\n", profile.name,
+               profile.nodes.hosts.front(), headless);
   return 0;
 }
 

@@ -3,7 +3,9 @@
 // What a start of the profile consists of, independent of how it is started: the engine's
 // argv, the whole environment it gets, and the directories it owns.
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -32,7 +34,14 @@ struct LaunchPlan {
   std::vector<CacheLocation> caches;
   std::string health_url;         // what `run` and `up` poll
   std::vector<std::string> gpus;  // assigned_gpus(): indices or UUIDs, as CUDA_VISIBLE_DEVICES
+  // A headless rank's: `run` waits for its engine to hold a connection there instead of health.
+  std::optional<Rendezvous> rendezvous;
 };
+
+// `run`'s options for a headless rank (the unit passes them, `status` reads them back):
+// --rendezvous=HOST:PORT, --rendezvous-any-port when any port on HOST counts.
+inline constexpr std::string_view kRunRendezvousOption = "--rendezvous";
+inline constexpr std::string_view kRunRendezvousAnyPortOption = "--rendezvous-any-port";
 
 inline constexpr std::string_view kSystemPath =
     "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";

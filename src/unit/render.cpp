@@ -82,8 +82,13 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
       "--profile=" + profile.name,
       "--snapshot=" + plan.snapshot_path,
       "--health-url=" + plan.health_url,
-      "--ready-timeout=" + std::to_string(profile.server.ready_timeout.count()),
-      "--"};
+      "--ready-timeout=" + std::to_string(profile.server.ready_timeout.count())};
+  // A headless rank answers no health check: `run` waits for its rendezvous with rank 0.
+  if (plan.rendezvous) {
+    exec.push_back(fmt::format("{}={}", kRunRendezvousOption, rendezvous_text(*plan.rendezvous)));
+    if (plan.rendezvous->any_port) exec.emplace_back(kRunRendezvousAnyPortOption);
+  }
+  exec.emplace_back("--");
   exec.insert(exec.end(), plan.argv.begin(), plan.argv.end());
   unit.add("Service", "Type", "notify");
   unit.add("Service", "NotifyAccess", "main");
