@@ -166,8 +166,22 @@ int down_all_nodes(const Profile& profile, const AllNodesOptions& options) {
   if (!has_nodes(profile)) return 2;
   std::vector<std::string> args{"down", profile.name};
   if (options.purge) args.push_back("--purge");
-  auto results = run_on_all_ranks(profile.nodes, options.ssh, same_for_every_rank(profile, args),
-                                  kQuickTimeout);
+  // Headless ranks first: a headless engine ends (a failure) as soon as rank 0 is gone, so
+  // stopping rank 0 first would leave them failed, not stopped. Serving ranks all at once after.
+  std::vector<std::vector<std::string>> headless(profile.nodes.hosts.size());
+  std::vector<std::vector<std::string>> serving(profile.nodes.hosts.size());
+  bool any_headless = false;
+  for (size_t rank = 0; rank < headless.size(); ++rank) {
+    const bool is_headless = rank_role(profile, static_cast<long long>(rank)) == RankRole::headless;
+    (is_headless ? headless : serving)[rank] = args;
+    any_headless = any_headless || is_headless;
+  }
+  std::vector<RankResult> results;
+  if (any_headless) results = run_on_all_ranks(profile.nodes, options.ssh, headless, kQuickTimeout);
+  auto rest = run_on_all_ranks(profile.nodes, options.ssh, serving, kQuickTimeout);
+  if (results.empty()) results = rest;
+  for (size_t rank = 0; rank < results.size() && rank < rest.size(); ++rank)
+    if (!rest[rank].skipped) results[rank] = rest[rank];
   int code = 0;
   for (const auto& result : results) {
     fmt::print("  {}: {}\n", label(result),

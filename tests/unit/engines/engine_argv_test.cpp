@@ -158,7 +158,7 @@ dist_init_addr = "10.1.2.3:13345"
 }
 
 TEST(VllmArgv, DataParallelThatDoesNotSplitIntoWholeReplicasPerNodeIsRefused) {
-  MemorySource source({{"/p/x.toml", R"(
+  const std::string text = R"(
 [engine]
 kind = "vllm"
 executable = "/usr/local/bin/vllm"
@@ -169,7 +169,8 @@ tp = 2
 dp = 3
 nodes = 2
 dist_init_addr = "10.1.2.3:13345"
-)"}});
+)";
+  MemorySource source({{"/p/x.toml", text}});
   auto profile = load_profile(source, "x");
   ASSERT_FALSE(profile);
   EXPECT_EQ(profile.error().message,
