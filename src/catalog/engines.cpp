@@ -61,6 +61,9 @@ constexpr MultiNodeFlags kVllmMultiNode{
     .dp_address = "--data-parallel-address",
     .dp_rpc_port = "--data-parallel-rpc-port",
     .headless = "--headless",
+    // vllm/v1/engine/core.py: after the handshake the engine cores connect to the front end's
+    // input and output sockets, which rank 0 binds.
+    .dp_joins_any_port = true,
 };
 constexpr std::array kVllmOom{
     OomSignature{"No available memory for the cache blocks", MemoryKnob::kv_cache_room},

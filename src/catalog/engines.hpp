@@ -87,6 +87,12 @@ struct MultiNodeFlags {
   std::string_view dp_address;     // rank 0's host
   std::string_view dp_rpc_port;
   std::string_view headless;  // ranks >= 1; empty: every rank serves HTTP
+  // What a headless rank holds once it has joined (run/rendezvous reads it from /proc): a TCP
+  // connection to rank 0's master port, which torch.distributed's store client keeps for the
+  // group's life; with data-parallel replicas, a connection to rank 0's host on any port: the
+  // RPC port serves the engine cores' handshake only, after which they hold connections to rank
+  // 0's front-end sockets on ports rank 0 picks.
+  bool dp_joins_any_port = false;
 };
 
 struct EngineRow {

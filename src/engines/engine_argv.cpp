@@ -91,7 +91,8 @@ std::optional<Rendezvous> headless_rendezvous(const Profile& profile,
   const auto& p = profile.parallelism;
   if (!p.dist_init_addr) return std::nullopt;
   auto [host, port] = split_host_port(*p.dist_init_addr);
-  Rendezvous rendezvous{host, 0, p.dp > 1};
+  const MultiNodeFlags& flags = *engine_row(profile.engine.kind).multi_node_flags;
+  Rendezvous rendezvous{host, 0, p.dp > 1 && flags.dp_joins_any_port};
   const auto [end, error] =
       std::from_chars(port.data(), port.data() + port.size(), rendezvous.port);
   // Validation has refused such an address already.

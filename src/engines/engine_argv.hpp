@@ -27,9 +27,8 @@ std::string_view rank_role_name(RankRole role);
 RankRole rank_role(const Profile& profile, long long node_rank);
 
 // Where a headless rank's engine connects: rank 0's host from parallelism.dist_init_addr (bare,
-// IPv6 without brackets) and port. With data-parallel replicas per node the engine cores meet
-// rank 0 on that port for the handshake only and then talk to rank 0 on ports it picks, so any
-// port on rank 0's host counts (any_port).
+// IPv6 without brackets) and port; any_port where the row says a data-parallel rank holds its
+// connections to rank 0 on other ports (catalog/engines, MultiNodeFlags::dp_joins_any_port).
 struct Rendezvous {
   std::string host;
   long long port = 0;
