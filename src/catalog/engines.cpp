@@ -159,6 +159,30 @@ constexpr std::array kVllmProgress{
     ProgressMarker{"torch.compile", Phase::compiling},
     ProgressMarker{"Application startup complete", Phase::waiting_for_health},
 };
+// Multi-node, from vllm-project/vllm docs/serving/parallelism_scaling.md (096bd6a: "--nnodes 2
+// --node-rank 1 --master-addr HEAD --headless" on the worker node, mp backend) and
+// docs/serving/data_parallel_deployment.md (01e4fce: "--data-parallel-size-local",
+// "--data-parallel-start-rank" on the headless node, "--data-parallel-address",
+// "--data-parallel-rpc-port" on both); spellings from vllm/engine/arg_utils.py's ParallelConfig
+// group (add_cli_args), the master port's default (29501) from vllm/config/parallel.py;
+// vllm/entrypoints/cli/serve.py (00a5fdd) run_headless: a headless rank with node rank > 0 runs
+// the multiproc executor joined to master_addr:master_port, one with DP replicas starts
+// data_parallel_size_local engine cores against data_parallel_address:data_parallel_rpc_port
+// and refuses a local size of 0.
+constexpr MultiNodeFlags kVllmMultiNode{
+    .nnodes = "--nnodes",
+    .node_rank = "--node-rank",
+    .master_addr = "--master-addr",
+    .master_port = "--master-port",
+    .dp_size_local = "--data-parallel-size-local",
+    .dp_start_rank = "--data-parallel-start-rank",
+    .dp_address = "--data-parallel-address",
+    .dp_rpc_port = "--data-parallel-rpc-port",
+    .headless = "--headless",
+    // vllm/v1/engine/core.py: after the handshake the engine cores connect to the front end's
+    // input and output sockets, which rank 0 binds.
+    .dp_joins_any_port = true,
+};
 constexpr std::array kVllmOom{
     OomSignature{"No available memory for the cache blocks", MemoryKnob::kv_cache_room},
     OomSignature{"is less than desired GPU memory utilization", MemoryKnob::mem_fraction},
@@ -315,6 +339,7 @@ constexpr std::array kRows{
         .oom = kVllmOom,
         .not_oom = {},
         .config_errors = kVllmConfigErrors,
+        .multi_node_flags = &kVllmMultiNode,
     },
     EngineRow{
         .kind = EngineKind::trtllm,

@@ -107,6 +107,29 @@ struct ProgressMarker {
   enum class Percent { none, in_line, complete } percent = Percent::none;
 };
 
+// A multi-node group's flags, where the engine's builder reads them from the row (vLLM's). Two
+// layouts: the tp x pp ranks of one replica span the nodes over torch.distributed (rank 0's
+// master address), or whole data-parallel replicas sit on each node and join rank 0's
+// data-parallel RPC port. Either way ranks >= 1 run `headless`: an executor or engine cores and
+// no HTTP server, so nothing answers health there (run/ waits for their rendezvous instead).
+struct MultiNodeFlags {
+  std::string_view nnodes;
+  std::string_view node_rank;
+  std::string_view master_addr;  // a bare host; IPv6 without brackets
+  std::string_view master_port;
+  std::string_view dp_size_local;  // replicas on this node
+  std::string_view dp_start_rank;  // the first replica on this node (ranks >= 1 only)
+  std::string_view dp_address;     // rank 0's host
+  std::string_view dp_rpc_port;
+  std::string_view headless;  // ranks >= 1; empty: every rank serves HTTP
+  // What a headless rank holds once it has joined (run/rendezvous reads it from /proc): a TCP
+  // connection to rank 0's master port, which torch.distributed's store client keeps for the
+  // group's life; with data-parallel replicas, a connection to rank 0's host on any port: the
+  // RPC port serves the engine cores' handshake only, after which they hold connections to rank
+  // 0's front-end sockets on ports rank 0 picks.
+  bool dp_joins_any_port = false;
+};
+
 struct EngineRow {
   EngineKind kind;
   std::string_view name;     // engine.kind
@@ -160,6 +183,9 @@ struct EngineRow {
   std::span<const std::string_view> not_oom;
   // Lines after which every start fails the same way, and the fix.
   std::span<const ConfigErrorSignature> config_errors;
+  // Read by the builder where it is set; nullptr: the builder spells its own (SGLang: every rank
+  // serves).
+  const MultiNodeFlags* multi_node_flags = nullptr;
 };
 
 // The row's method spelled `name` in any case ("eagle3", "EAGLE3"); nullptr when it has none.

@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include "cli/context.hpp"
+#include "engines/engine_argv.hpp"
 #include "group/remote.hpp"
 
 namespace gl {
@@ -89,7 +90,16 @@ int start_every_rank(const Profile& profile, const AllNodesOptions& options) {
                failed, ranks);
     return 1;
   }
-  fmt::print("ready: '{}' serves on all {} node(s)\n", profile.name, ranks);
+  // Each rank's `up` returned once its unit said READY=1: health 200 where the rank serves, its
+  // rendezvous with rank 0 where it runs headless (engines/engine_argv rank_role).
+  size_t headless = 0;
+  for (size_t rank = 0; rank < ranks; ++rank)
+    if (rank_role(profile, static_cast<long long>(rank)) == RankRole::headless) ++headless;
+  if (headless == 0)
+    fmt::print("ready: '{}' serves on all {} node(s)\n", profile.name, ranks);
+  else
+    fmt::print("ready: '{}' serves on rank 0 ({}); {} headless rank(s) joined it\n", profile.name,
+               profile.nodes.hosts.front(), headless);
   return 0;
 }
 
@@ -156,8 +166,22 @@ int down_all_nodes(const Profile& profile, const AllNodesOptions& options) {
   if (!has_nodes(profile)) return 2;
   std::vector<std::string> args{"down", profile.name};
   if (options.purge) args.push_back("--purge");
-  auto results = run_on_all_ranks(profile.nodes, options.ssh, same_for_every_rank(profile, args),
-                                  kQuickTimeout);
+  // Headless ranks first: a headless engine ends (a failure) as soon as rank 0 is gone, so
+  // stopping rank 0 first would leave them failed, not stopped. Serving ranks all at once after.
+  std::vector<std::vector<std::string>> headless(profile.nodes.hosts.size());
+  std::vector<std::vector<std::string>> serving(profile.nodes.hosts.size());
+  bool any_headless = false;
+  for (size_t rank = 0; rank < headless.size(); ++rank) {
+    const bool is_headless = rank_role(profile, static_cast<long long>(rank)) == RankRole::headless;
+    (is_headless ? headless : serving)[rank] = args;
+    any_headless = any_headless || is_headless;
+  }
+  std::vector<RankResult> results;
+  if (any_headless) results = run_on_all_ranks(profile.nodes, options.ssh, headless, kQuickTimeout);
+  auto rest = run_on_all_ranks(profile.nodes, options.ssh, serving, kQuickTimeout);
+  if (results.empty()) results = rest;
+  for (size_t rank = 0; rank < results.size() && rank < rest.size(); ++rank)
+    if (!rest[rank].skipped) results[rank] = rest[rank];
   int code = 0;
   for (const auto& result : results) {
     fmt::print("  {}: {}\n", label(result),

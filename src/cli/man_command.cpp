@@ -116,6 +116,14 @@ std::string command_page(const CLI::App& app, std::string_view date) {
     if (option->get_positional() || !option->nonpositional()) continue;
     page += ".TP\n" + option_synopsis(*option) + "\n" + roff(option->get_description()) + "\n";
   }
+  page +=
+      ".SH \"MULTI-NODE\"\n"
+      "\\fBup\\fR, \\fBstatus\\fR, \\fBdown\\fR and \\fBrestart\\fR with "
+      "\\fB\\-\\-all\\-nodes\\fR run on every host of \\fBnodes.hosts\\fR over ssh. Each rank's "
+      "\\fBup\\fR returns once that rank is ready: health 200 where the rank serves; where it "
+      "runs headless (vLLM's ranks 1 and up, which serve no HTTP), once its engine holds a TCP "
+      "connection to rank 0, which also feeds its watchdog. \\fBstatus\\fR shows each rank's "
+      "role, \\fIserving\\fR or \\fIheadless\\fR.\n";
   page += ".SH COMMANDS\n";
   for (const CLI::App* sub : visible_subcommands(app)) {
     std::string usage = "\\fB" + literal(sub->get_name()) + "\\fR";
@@ -319,6 +327,19 @@ std::string engines_section() {
               ? std::string()
               : fmt::format(" (\\fB{}\\fR in \\fB[env]\\fR changes it)",
                             literal(row.health_answer_variable)));
+    if (const MultiNodeFlags* flags = row.multi_node_flags; flags && !flags->headless.empty()) {
+      auto flag = [](std::string_view name) { return "\\fB" + literal(name) + "\\fR"; };
+      page += fmt::format(
+          " Over several nodes rank 0 serves and ranks 1 and up run {} (no HTTP server: their "
+          "unit is ready, and its watchdog fed, while the engine holds a TCP connection to rank "
+          "0). The tensor and pipeline ranks span the nodes with {}, {}, {} and {} from "
+          "\\fBparallelism.dist_init_addr\\fR; with \\fBparallelism.dp\\fR above 1 each node "
+          "runs whole replicas instead (\\fBdp\\fR a multiple of the node count) with {}, {} "
+          "(ranks 1 and up), {} and {}.",
+          flag(flags->headless), flag(flags->nnodes), flag(flags->node_rank),
+          flag(flags->master_addr), flag(flags->master_port), flag(flags->dp_size_local),
+          flag(flags->dp_start_rank), flag(flags->dp_address), flag(flags->dp_rpc_port));
+    }
     page += "\n";
   }
   page +=

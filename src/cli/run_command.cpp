@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <unistd.h>
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -111,7 +112,8 @@ void add_run_command(CLI::App& app, CliContext& context) {
   auto* command = app.add_subcommand(
       "run", "The service's main process (ExecStart=): start the engine, report readiness");
   command->group("");  // units call it; people use `up`
-  static std::string profile, health_url, snapshot, unused_engine;
+  static std::string profile, health_url, snapshot, unused_engine, rendezvous;
+  static bool rendezvous_any_port = false;
   static long long ready_timeout = 1200;
   static long long progress_grace = 0;
   // Units rendered before the flag existed get the shortest bound health_timing gives.
@@ -137,6 +139,11 @@ void add_run_command(CLI::App& app, CliContext& context) {
       ->add_option("--health-timeout", health_timeout,
                    "Seconds one health answer may take (the engine's own bound and a margin)")
       ->check(CLI::Range(1LL, 86400LL));
+  command->add_option(std::string(kRunRendezvousOption), rendezvous,
+                      "A headless rank: HOST:PORT of rank 0 its engine connects to; ready and "
+                      "watched by that connection instead of --health-url");
+  command->add_flag(std::string(kRunRendezvousAnyPortOption), rendezvous_any_port,
+                    "Any port on the rendezvous host counts");
   command->add_option("engine_argv", argv, "The engine's command line, after --")->required();
   command->callback([&context] {
     BridgeOptions options;
@@ -145,6 +152,18 @@ void add_run_command(CLI::App& app, CliContext& context) {
     options.readiness.ready_timeout = Seconds{ready_timeout};
     options.readiness.progress_grace =
         Seconds{progress_grace > 0 ? progress_grace : std::min(300LL, ready_timeout)};
+    if (!rendezvous.empty()) {
+      auto [host, port] = split_host_port(rendezvous);
+      long long number = 0;
+      const auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), number);
+      if (host.empty() || error != std::errc{} || end != port.data() + port.size()) {
+        say(fmt::format("invalid {} '{}': expected HOST:PORT", kRunRendezvousOption, rendezvous));
+        context.exit_code = kExitConfig;
+        return;
+      }
+      options.rendezvous = Rendezvous{host, number, rendezvous_any_port};
+      options.readiness.headless = true;
+    }
     auto notifier = systemd_notifier();
     if (auto refused = caches_refused(profile)) {
       say(fmt::format("{}; not starting (a configuration error: fix it, then `gpulaunch up {}`)",

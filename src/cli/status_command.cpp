@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 
 #include <fmt/core.h>
@@ -10,6 +11,7 @@
 #include "cli/context.hpp"
 #include "cli/lifecycle.hpp"
 #include "cli/supervise.hpp"
+#include "plan/launch_plan.hpp"
 #include "profile/profile_name.hpp"
 #include "profile/validate.hpp"
 #include "supervise/history.hpp"
@@ -35,6 +37,27 @@ std::string last_failure(const UnitStatus& status) {
   if (status.exec_main_code == 2 || status.exec_main_code == 3)
     return fmt::format("{} (signal {})", status.result, status.exec_main_status);
   return status.result;
+}
+
+// The rank's role, from the installed unit: a headless rank's `run` carries
+// --rendezvous=HOST:PORT (unit/render), every serving rank's --health-url only.
+struct RoleInUnit {
+  RankRole role = RankRole::serving;
+  std::string rendezvous;  // HOST:PORT for a headless rank
+};
+
+RoleInUnit role_in_unit(const std::string& fragment_path) {
+  std::ifstream in(fragment_path);
+  const std::string option = std::string(kRunRendezvousOption) + "=";
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with("ExecStart=")) continue;
+    const auto at = line.find(option);
+    if (at == std::string::npos) return {};
+    const auto start = at + option.size();
+    auto end = line.find_first_of(" \"", start);
+    return {RankRole::headless, line.substr(start, end == std::string::npos ? end : end - start)};
+  }
+  return {};
 }
 
 int status(const std::string& profile, bool json, bool user) {
@@ -84,9 +107,13 @@ int status(const std::string& profile, bool json, bool user) {
     const std::string forgiveness = forgiveness_outlook(
         supervisor, serving ? served_for(times, supervisor, now_usec()) : Seconds{0}, serving,
         settings);
+    const RoleInUnit role = role_in_unit(state->fragment_path);
     if (json) {
       all.push_back({{"profile", name},
                      {"unit", unit},
+                     {"role", rank_role_name(role.role)},
+                     {"rendezvous",
+                      role.rendezvous.empty() ? nlohmann::json() : nlohmann::json(role.rendezvous)},
                      {"state", state->active_state},
                      {"sub_state", state->sub_state},
                      {"phase", state->status_text},
@@ -107,6 +134,10 @@ int status(const std::string& profile, bool json, bool user) {
       continue;
     }
     fmt::print("{} ({})\n", name, unit);
+    fmt::print("  role:     {}\n",
+               role.role == RankRole::headless
+                   ? fmt::format("headless (no HTTP; joins rank 0 at {})", role.rendezvous)
+                   : std::string("serving"));
     fmt::print("  state:    {} ({})\n", state->active_state, state->sub_state);
     fmt::print("  phase:    {}\n", state->status_text.empty() ? "-" : state->status_text);
     fmt::print("  main pid: {}\n", state->main_pid ? std::to_string(state->main_pid) : "-");

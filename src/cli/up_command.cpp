@@ -150,7 +150,11 @@ int up(const UpOptions& options, const CliContext& context) {
 
   if (transition.action == UnitAction::none) {
     fmt::print("{} is running and unchanged: nothing to do.\n", unit);
-    fmt::print("endpoint: {}\n", plan.health_url.substr(0, plan.health_url.rfind('/')));
+    if (plan.rendezvous)
+      fmt::print("headless rank {}: no endpoint; joins rank 0 at {}\n", plan.node_rank,
+                 rendezvous_text(*plan.rendezvous));
+    else
+      fmt::print("endpoint: {}\n", plan.health_url.substr(0, plan.health_url.rfind('/')));
     return 0;
   }
   // The check, before anything changes.
@@ -228,8 +232,13 @@ int up(const UpOptions& options, const CliContext& context) {
   }
   auto elapsed =
       std::chrono::duration_cast<std::chrono::milliseconds>(clock.steady_now() - started);
-  fmt::print("ready: {} serves at {} after {:.1f}s\n", profile->name,
-             plan.health_url.substr(0, plan.health_url.rfind('/')), elapsed.count() / 1000.0);
+  if (plan.rendezvous)
+    fmt::print("ready: {} rank {} runs headless, joined rank 0 at {} after {:.1f}s\n",
+               profile->name, plan.node_rank, rendezvous_text(*plan.rendezvous),
+               elapsed.count() / 1000.0);
+  else
+    fmt::print("ready: {} serves at {} after {:.1f}s\n", profile->name,
+               plan.health_url.substr(0, plan.health_url.rfind('/')), elapsed.count() / 1000.0);
   const std::string where = options.user ? " --user" : options.runtime ? " --runtime" : "";
   fmt::print(
       "status: gpulaunch status {0}   logs: gpulaunch logs {0} -f   stop: gpulaunch down {0}{1}\n",

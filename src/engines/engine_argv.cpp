@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "engines/engine_argv.hpp"
 
+#include <charconv>
+
 #include <fmt/core.h>
 
 namespace gl {
@@ -54,6 +56,48 @@ std::vector<std::string> engine_launcher(const Profile& profile) {
       break;
   }
   return {};
+}
+
+std::string_view rank_role_name(RankRole role) {
+  return role == RankRole::headless ? "headless" : "serving";
+}
+
+RankRole rank_role(const Profile& profile, long long node_rank) {
+  const MultiNodeFlags* flags = engine_row(profile.engine.kind).multi_node_flags;
+  const bool headless_ranks = flags && !flags->headless.empty();
+  return profile.parallelism.nodes > 1 && node_rank > 0 && headless_ranks ? RankRole::headless
+                                                                          : RankRole::serving;
+}
+
+std::string rendezvous_text(const Rendezvous& rendezvous) {
+  return rendezvous.host.find(':') != std::string::npos
+             ? fmt::format("[{}]:{}", rendezvous.host, rendezvous.port)
+             : fmt::format("{}:{}", rendezvous.host, rendezvous.port);
+}
+
+std::pair<std::string, std::string> split_host_port(const std::string& address) {
+  const auto colon = address.rfind(':');
+  if (colon == std::string::npos) return {address, ""};
+  std::string host = address.substr(0, colon);
+  // torch.distributed and ZMQ take an IPv6 address bare: "[fd00::1]:5000" -> "fd00::1".
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  return {host, address.substr(colon + 1)};
+}
+
+std::optional<Rendezvous> headless_rendezvous(const Profile& profile,
+                                              const LaunchOptions& options) {
+  if (rank_role(profile, options.node_rank) != RankRole::headless) return std::nullopt;
+  const auto& p = profile.parallelism;
+  if (!p.dist_init_addr) return std::nullopt;
+  auto [host, port] = split_host_port(*p.dist_init_addr);
+  const MultiNodeFlags& flags = *engine_row(profile.engine.kind).multi_node_flags;
+  Rendezvous rendezvous{host, 0, p.dp > 1 && flags.dp_joins_any_port};
+  const auto [end, error] =
+      std::from_chars(port.data(), port.data() + port.size(), rendezvous.port);
+  // Validation has refused such an address already.
+  if (error != std::errc{} || end != port.data() + port.size()) return std::nullopt;
+  return rendezvous;
 }
 
 std::vector<std::string> engine_argv(const Profile& profile, const LaunchOptions& options) {

@@ -3,7 +3,10 @@
 // The engine's command line, built from the profile with each engine's full flag names
 // (field-facts section 6).
 
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "profile/profile.hpp"
@@ -15,6 +18,28 @@ struct LaunchOptions {
 };
 
 std::vector<std::string> engine_argv(const Profile& profile, const LaunchOptions& options = {});
+
+// What one rank of a multi-node group offers: `serving` answers the health endpoint; `headless`
+// (ranks >= 1 of an engine whose row names a headless flag) runs its share of the model and no
+// HTTP server, and has joined the group once it holds a TCP connection to rank 0.
+enum class RankRole { serving, headless };
+std::string_view rank_role_name(RankRole role);
+RankRole rank_role(const Profile& profile, long long node_rank);
+
+// Where a headless rank's engine connects: rank 0's host from parallelism.dist_init_addr (bare,
+// IPv6 without brackets) and port; any_port where the row says a data-parallel rank holds its
+// connections to rank 0 on other ports (catalog/engines, MultiNodeFlags::dp_joins_any_port).
+struct Rendezvous {
+  std::string host;
+  long long port = 0;
+  bool any_port = false;
+};
+// nullopt for a serving rank.
+std::optional<Rendezvous> headless_rendezvous(const Profile& profile, const LaunchOptions& options);
+// "host:port", IPv6 in brackets: how `run`'s option and people's messages write it.
+std::string rendezvous_text(const Rendezvous& rendezvous);
+// "host:port" -> bare host and port; "[v6]:port" -> v6 and port.
+std::pair<std::string, std::string> split_host_port(const std::string& address);
 
 // Per engine whose flags need logic; engine_argv picks one by the row's ArgvBuilder
 // (catalog/engines), and builds the command line of a flags_only row itself.

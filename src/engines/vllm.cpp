@@ -20,16 +20,25 @@ std::vector<std::string> vllm_argv(const Profile& profile, const LaunchOptions& 
   if (p.dp > 1) add("--data-parallel-size", std::to_string(p.dp));
   if (p.ep > 1) argv.push_back("--enable-expert-parallel");
   if (p.nodes > 1) {
-    const std::string& address = *p.dist_init_addr;
-    const auto colon = address.rfind(':');
-    add("--nnodes", std::to_string(p.nodes));
-    add("--node-rank", std::to_string(options.node_rank));
-    // torch.distributed takes an IPv6 master address bare: "[fd00::1]:5000" -> "fd00::1".
-    std::string host = address.substr(0, colon);
-    if (host.size() > 2 && host.front() == '[' && host.back() == ']')
-      host = host.substr(1, host.size() - 2);
-    add("--master-addr", host);
-    add("--master-port", address.substr(colon + 1));
+    const MultiNodeFlags& flags = *row.multi_node_flags;
+    auto [host, port] = split_host_port(*p.dist_init_addr);
+    const long long rank = options.node_rank;
+    if (p.dp > 1) {
+      // Whole replicas on each node (validation: dp is a multiple of nodes); rank 0 runs the
+      // API server in front of all of them. A start rank on rank 0 would select vLLM's hybrid
+      // load balancing instead (serve.py), so it goes to the headless ranks only.
+      const long long local = p.dp / p.nodes;
+      add(std::string(flags.dp_size_local), std::to_string(local));
+      if (rank > 0) add(std::string(flags.dp_start_rank), std::to_string(rank * local));
+      add(std::string(flags.dp_address), host);
+      add(std::string(flags.dp_rpc_port), port);
+    } else {
+      add(std::string(flags.nnodes), std::to_string(p.nodes));
+      add(std::string(flags.node_rank), std::to_string(rank));
+      add(std::string(flags.master_addr), host);
+      add(std::string(flags.master_port), port);
+    }
+    if (rank_role(profile, rank) == RankRole::headless) argv.emplace_back(flags.headless);
   }
   add(std::string(row.host_flag), profile.server.host);
   add(std::string(row.port_flag), std::to_string(profile.server.port));

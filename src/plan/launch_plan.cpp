@@ -78,6 +78,7 @@ LaunchPlan make_launch_plan(const Profile& profile, const LaunchOptions& options
   plan.cache_root = profile.caches.root;
   plan.health_url = "http://" + local_address(profile.server.host) + ":" +
                     std::to_string(profile.server.port) + profile.server.health_path;
+  plan.rendezvous = headless_rendezvous(profile, options);
   auto& env = plan.environment;
 
   // The toolkit first: FlashInfer and torch's cpp_extension take CUDA_HOME, then CUDA_PATH,

@@ -3,6 +3,7 @@
 // What a start of the profile consists of, independent of how it is started: the engine's
 // argv, the whole environment it gets, and the directories it owns.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -58,7 +59,14 @@ struct LaunchPlan {
   Seconds health_timeout{kMinHealthTimeout};
   Seconds watchdog{0};
   std::vector<std::string> gpus;  // assigned_gpus(): indices or UUIDs, as CUDA_VISIBLE_DEVICES
+  // A headless rank's: `run` waits for its engine to hold a connection there instead of health.
+  std::optional<Rendezvous> rendezvous;
 };
+
+// `run`'s options for a headless rank (the unit passes them, `status` reads them back):
+// --rendezvous=HOST:PORT, --rendezvous-any-port when any port on HOST counts.
+inline constexpr std::string_view kRunRendezvousOption = "--rendezvous";
+inline constexpr std::string_view kRunRendezvousAnyPortOption = "--rendezvous-any-port";
 
 inline constexpr std::string_view kSystemPath =
     "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";

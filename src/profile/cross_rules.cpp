@@ -146,6 +146,15 @@ Result<void> check_parallelism(const ValueReader& r, Profile& profile) {
           r.where("parallelism.nodes"),
           "'parallelism.nodes' = {} needs 'parallelism.dist_init_addr' (host:port of rank 0)",
           p.nodes);
+    // vLLM spreads data parallelism over nodes as whole replicas per node
+    // (--data-parallel-size-local, catalog/engines); a replica split over nodes is not a layout
+    // its headless ranks can start.
+    const MultiNodeFlags* flags = row.multi_node_flags;
+    if (flags && !flags->dp_size_local.empty() && p.dp > 1 && p.dp % p.nodes != 0)
+      return fail_at(r.where("parallelism.dp"),
+                     "multi-node {} runs whole data-parallel replicas on each node: "
+                     "'parallelism.dp' ({}) must be a multiple of 'parallelism.nodes' ({})",
+                     row.display, p.dp, p.nodes);
   }
   return {};
 }

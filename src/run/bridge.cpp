@@ -15,6 +15,7 @@
 #include <boost/process.hpp>
 #include <boost/process/extend.hpp>
 
+#include "run/rendezvous.hpp"
 #include "supervise/exit_status.hpp"
 
 namespace gl::bridge_detail {
@@ -171,6 +172,10 @@ class Bridge {
     url_ = *url;
     if (options_.argv.empty()) return exit_with("no engine command line after '--'", kExitConfig);
     if (!spawn()) return exit_with("the engine could not be started", kExitConfig);
+    if (options_.rendezvous)
+      say(fmt::format("headless rank: ready once the engine holds a connection to rank 0 at {}{}",
+                      rendezvous_text(*options_.rendezvous),
+                      options_.rendezvous->any_port ? " (any port)" : ""));
     flush_notifications();
     read_output();
     watch_signals();
@@ -335,16 +340,23 @@ class Bridge {
     probe_timer_.async_wait([this](beast::error_code error) {
       if (error || engine_ended_) return;
       if (readiness_.deadline_passed(Clock::now()) && !stopping_) {
-        say(fmt::format("the engine did not answer 200 on {} in time (last phase: {}); stopping it",
-                        options_.health_url, readiness_.status_text()));
+        say(options_.rendezvous
+                ? fmt::format("the engine did not join rank 0 at {} in time (last phase: {}); "
+                              "stopping it",
+                              rendezvous_text(*options_.rendezvous), readiness_.status_text())
+                : fmt::format(
+                      "the engine did not answer 200 on {} in time (last phase: {}); stopping it",
+                      options_.health_url, readiness_.status_text()));
         notifier_.notify("STATUS=ready timeout, stopping the engine");
         forced_exit_ = kExitReadyTimeout;
-        forced_why_ = "the engine did not answer health in time";
+        forced_why_ = options_.rendezvous ? "the engine did not join rank 0 in time"
+                                          : "the engine did not answer health in time";
         stopping_ = true;
         ::kill(pid_, SIGTERM);
         arm_kill_timer(10s);
         return;
       }
+      if (options_.rendezvous) return on_rendezvous(probe_rendezvous());
       auto probe =
           std::make_shared<HealthProbe>(io_, url_, options_.probe_timeout,
                                         [this](std::optional<int> status) { on_health(status); });
@@ -369,6 +381,50 @@ class Bridge {
                    : std::string("health check got no answer"));
       if (healthy && !last_healthy_) say("health check answers 200 again");
       last_healthy_ = healthy;
+    }
+    flush_notifications();
+    schedule_probe(readiness_.ready() ? serving_probe_interval(notifier_.watchdog_interval())
+                   : Clock::now() < fast_probes_until_ ? kFastProbeInterval
+                                                       : options_.probe_interval);
+  }
+
+  // Rank 0's addresses, resolved until they resolve (a name may not resolve before the network
+  // is up); then the engine's process group's sockets against them.
+  bool probe_rendezvous() {
+    const Rendezvous& rendezvous = *options_.rendezvous;
+    if (rendezvous_addresses_.empty()) {
+      beast::error_code error;
+      tcp::resolver resolver(io_);
+      auto results = resolver.resolve(rendezvous.host, std::to_string(rendezvous.port), error);
+      if (error) return false;
+      for (const auto& entry : results) {
+        auto address = entry.endpoint().address();
+        if (address.is_v6() && address.to_v6().is_v4_mapped())
+          address = asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6());
+        rendezvous_addresses_.push_back(address.to_string());
+      }
+    }
+    const std::optional<int> port =
+        rendezvous.any_port ? std::nullopt : std::optional<int>(static_cast<int>(rendezvous.port));
+    return holds_connection(group_socket_inodes(pid_), rendezvous_addresses_, port);
+  }
+
+  void on_rendezvous(bool joined) {
+    if (engine_ended_) return;
+    const bool was_ready = readiness_.ready();
+    readiness_.on_rendezvous(joined, Clock::now());
+    if (!was_ready && readiness_.ready()) {
+      auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_);
+      say(fmt::format("engine joined rank 0: it holds a connection to {} after {:.1f}s",
+                      rendezvous_text(*options_.rendezvous), elapsed.count() / 1000.0));
+      arm_stable_timer();
+    }
+    if (was_ready) {
+      if (!joined && last_healthy_)
+        say(fmt::format("the engine holds no connection to rank 0 at {} any more",
+                        rendezvous_text(*options_.rendezvous)));
+      if (joined && !last_healthy_) say("the engine holds its connection to rank 0 again");
+      last_healthy_ = joined;
     }
     flush_notifications();
     schedule_probe(readiness_.ready() ? serving_probe_interval(notifier_.watchdog_interval())
@@ -419,7 +475,8 @@ class Bridge {
   bool after_carriage_return_ = false;  // the last line ended with '\r': a tqdm stream
   bool last_healthy_ = true;
   std::optional<int> forced_exit_;
-  std::string forced_why_;  // the verdict's reason for forced_exit_
+  std::string forced_why_;                         // the verdict's reason for forced_exit_
+  std::vector<std::string> rendezvous_addresses_;  // rank 0's, resolved once
   Clock::time_point fast_probes_until_{};
   static constexpr std::chrono::milliseconds kFastProbeInterval{50};
 };

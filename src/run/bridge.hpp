@@ -8,10 +8,12 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "engines/engine_argv.hpp"
 #include "run/readiness.hpp"
 #include "systemd/notify.hpp"
 
@@ -33,6 +35,9 @@ struct BridgeOptions {
   // Called once the engine has served for `stable_after`; returns a line to log (or empty).
   std::chrono::seconds stable_after{0};
   std::function<std::string()> on_stable;
+  // A headless rank: ready and watched by its engine's connection to rank 0 (run/rendezvous)
+  // instead of health_url, which nothing answers there.
+  std::optional<Rendezvous> rendezvous;
 };
 
 // Runs until the engine has ended; returns the process exit status (supervise/exit_status.hpp).

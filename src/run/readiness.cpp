@@ -39,7 +39,15 @@ void Readiness::on_output_line(std::string_view line, Clock::time_point now) {
 }
 
 void Readiness::on_health(std::optional<int> http_status, Clock::time_point) {
-  if (http_status != 200) return;
+  on_answer(http_status == 200);
+}
+
+void Readiness::on_rendezvous(bool joined, Clock::time_point) {
+  on_answer(joined);
+}
+
+void Readiness::on_answer(bool good) {
+  if (!good) return;
   if (!ready_) {
     ready_ = true;
     phase_ = Phase::serving;
@@ -52,6 +60,8 @@ void Readiness::on_health(std::optional<int> http_status, Clock::time_point) {
 }
 
 std::string Readiness::status_text() const {
+  // A headless rank serves no requests itself: what it does once ready is hold its place.
+  if (ready_ && config_.headless) return std::string(kHeadlessJoinedStatus);
   std::string text{phase_name(phase_)};
   if (percent_) text += fmt::format(" {}%", *percent_);
   return text;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engines/progress.hpp"
@@ -15,11 +16,16 @@ namespace gl {
 
 using Clock = std::chrono::steady_clock;
 
+// STATUS= of a headless rank once it has joined (what `status` shows as its phase).
+inline constexpr std::string_view kHeadlessJoinedStatus = "headless, joined rank 0";
+
 struct ReadinessConfig {
   Seconds ready_timeout{1200};
   // Progress seen this close to the deadline pushes it back by this much: a load that still
   // advances is not killed.
   Seconds progress_grace{300};
+  // A headless rank: ready once it has joined rank 0 (on_rendezvous), not on health.
+  bool headless = false;
 };
 
 // How often `run` probes a serving engine under systemd's watchdog interval `watchdog`: a
@@ -35,6 +41,9 @@ class Readiness {
   void on_output_line(std::string_view line, Clock::time_point now);
   // A health answer: HTTP status, or nullopt when the endpoint did not answer at all.
   void on_health(std::optional<int> http_status, Clock::time_point now);
+  // A headless rank's probe: whether its engine holds its connection to rank 0. The first
+  // `true` is READY=1, every later one feeds the watchdog, as health 200 does for rank 0.
+  void on_rendezvous(bool joined, Clock::time_point now);
 
   bool ready() const { return ready_; }
   Phase phase() const { return phase_; }
@@ -47,6 +56,7 @@ class Readiness {
 
  private:
   void publish_status();
+  void on_answer(bool good);
 
   ReadinessConfig config_;
   Clock::time_point started_;

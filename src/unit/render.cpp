@@ -81,7 +81,13 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
       "--snapshot=" + plan.snapshot_path, "--health-url=" + plan.health_url,
       "--ready-timeout=" + std::to_string(profile.server.ready_timeout.count()),
       // The engine's own health answer time plus a margin (plan/launch_plan's health_timing).
-      "--health-timeout=" + std::to_string(plan.health_timeout.count()), "--"};
+      "--health-timeout=" + std::to_string(plan.health_timeout.count())};
+  // A headless rank answers no health check: `run` waits for its rendezvous with rank 0.
+  if (plan.rendezvous) {
+    exec.push_back(fmt::format("{}={}", kRunRendezvousOption, rendezvous_text(*plan.rendezvous)));
+    if (plan.rendezvous->any_port) exec.emplace_back(kRunRendezvousAnyPortOption);
+  }
+  exec.emplace_back("--");
   exec.insert(exec.end(), plan.argv.begin(), plan.argv.end());
   unit.add("Service", "Type", "notify");
   unit.add("Service", "NotifyAccess", "main");

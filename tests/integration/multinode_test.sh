@@ -5,7 +5,9 @@
 # unit of that systemd. From node 0, the operator's seat, `gpulaunch up mn --all-nodes` goes over
 # the system's /usr/bin/ssh to both; then the ranks each mock engine recorded, `status --all-nodes`,
 # a killed rank 1 restarting the whole group, a CUDA OOM on rank 1 stepping both ranks' memory
-# share down alike, and `down --all-nodes`.
+# share down alike, and `down --all-nodes`. Then a two-node vLLM group (the mock vLLM): rank 0
+# serves, rank 1 runs --headless with no HTTP server and its unit is ready once its engine holds
+# its connection to rank 0's master port; `status --all-nodes` shows each rank's role.
 #
 #   multinode_test.sh GPULAUNCH_BINARY SOURCE_DIR WORK_DIR
 #
@@ -47,6 +49,7 @@ esac
 
 readonly nodes=(node0 node1)
 readonly unit=gpulaunch-mn.service
+readonly vllm_unit=gpulaunch-mnv.service
 readonly engine_pattern='^[^ ]*/python[^ ]* -m sglang\.launch_server'  # the engine, not `gpulaunch run`
 
 # --- cleanup ---------------------------------------------------------------------------------
@@ -87,8 +90,10 @@ fail() {
   local node
   for node in "${nodes[@]}"; do
     "$harness" pid "$work/$node" >/dev/null 2>&1 || continue
-    echo "--- $node: journalctl -u $unit" >&2
-    inside "$node" journalctl -u "$unit" --no-pager -n 80 >&2 || true
+    for u in "$unit" "$vllm_unit"; do
+      echo "--- $node: journalctl -u $u" >&2
+      inside "$node" journalctl -u "$u" --no-pager -n 80 >&2 || true
+    done
     echo "--- $node: journalctl -u gl-test-sshd.service" >&2
     inside "$node" journalctl -u gl-test-sshd.service --no-pager -n 20 >&2 || true
   done
@@ -370,4 +375,101 @@ for node in "${nodes[@]}"; do
   [[ $state == inactive ]] || fail "$node: $unit is '$state' after down --all-nodes"
 done
 echo "down: $unit inactive on both nodes"
+# --- vLLM over two nodes: rank 0 serves, rank 1 runs headless -------------------------------------
+# The mock vLLM (mock/vllm, `VENV/bin/vllm serve` as the catalog launches vLLM) takes vLLM's flags
+# only: rank 0 listens on the master port and serves once rank 1 has joined; rank 1 serves no HTTP.
+cat >"$work/mnv.toml" <<EOF
+[engine]
+kind = "vllm"
+venv = "$work/venv"
+[model]
+path = "/models/mock model"
+[parallelism]
+tp = 2
+[nodes]
+hosts = ["${addr[0]}", "${addr[1]}"]
+ssh_identity = "$keys/id_ed25519"
+ssh_known_hosts = "$keys/known_hosts"
+gpulaunch = "$binary"
+dist_init_port = 5100
+[server]
+port = 31500
+ready_timeout = "2min"
+[restart]
+delay = "1s"
+[env]
+MOCK_VLLM_LOAD_SECONDS = "1"
+MOCK_VLLM_ARGV_FILE = "/var/lib/gpulaunch/mnv/engine/mock-argv.json"
+EOF
+for node in "${nodes[@]}"; do
+  inside "$node" sh -c 'cat >/etc/gpulaunch/profiles/mnv.toml' <"$work/mnv.toml"
+done
+operator 400 up mnv --all-nodes --force
+((code == 0)) || fail "vLLM: up --all-nodes exited $code"
+grep -qxF "ready: 'mnv' serves on rank 0 (${addr[0]}); 1 headless rank(s) joined it" <<<"$out" ||
+  fail "vLLM: up --all-nodes: no 'ready' line naming the headless rank"
+
+for i in 0 1; do
+  inside "${nodes[i]}" cat /var/lib/gpulaunch/mnv/engine/mock-argv.json >"$work/vllm-argv$i.json" ||
+    fail "vLLM: no recorded argv on ${nodes[i]}"
+  python3 - "$work/vllm-argv$i.json" "$i" "${addr[0]}" <<'PY' || fail "vLLM: argv of ${nodes[i]}"
+import json, sys
+argv = json.load(open(sys.argv[1]))
+rank = int(sys.argv[2])
+want = {"--nnodes": "2", "--node-rank": str(rank), "--master-addr": sys.argv[3],
+        "--master-port": "5100", "--tensor-parallel-size": "2"}
+got = {flag: argv[argv.index(flag) + 1] if flag in argv[:-1] else None for flag in want}
+ok = got == want and argv[1:2] == ["serve"] and argv[0].endswith("/bin/vllm")
+# Ranks >= 1 are headless (vLLM's docs/serving/parallelism_scaling.md); rank 0 is not.
+if ("--headless" in argv) != (rank > 0):
+    print(f"  --headless {'missing' if rank else 'present'} in {argv}")
+    ok = False
+if not ok:
+    print(f"  want {want}, got {got} in {argv}")
+sys.exit(0 if ok else 1)
+PY
+  echo "vLLM rank $i argv: --nnodes 2 --node-rank $i --master-addr ${addr[0]} --master-port 5100$( ((i)) && echo ' --headless')"
+done
+
+# Rank 1 is active although nothing listens on its HTTP port: a headless rank serves no HTTP.
+inside node1 python3 -c 'import socket, sys
+try:
+    socket.create_connection(("127.0.0.1", 31500), 2)
+except OSError:
+    sys.exit(0)
+sys.exit(1)' || fail "vLLM: something answers on rank 1's HTTP port; a headless rank serves none"
+
+operator 120 status mnv --all-nodes
+((code == 0)) || fail "vLLM: status --all-nodes exited $code"
+echo "$out" >"$work/vllm-status-all.txt"
+python3 - "$work/vllm-status-all.txt" "${addr[@]}" <<'PY' || fail "vLLM: status --all-nodes: roles or states wrong"
+import re, sys
+text = open(sys.argv[1]).read()
+addrs = sys.argv[2:]
+roles = ["serving", f"headless (no HTTP; joins rank 0 at {addrs[0]}:5100)"]
+for rank, addr in enumerate(addrs):
+    m = re.search(rf"^rank {rank} \({re.escape(addr)}\):\n((?:    .*\n?)*)", text, re.M)
+    block = m.group(1) if m else ""
+    if not re.search(rf"^\s+role:\s+{re.escape(roles[rank])}$", block, re.M):
+        print(f"  rank {rank}: no 'role: {roles[rank]}' in its block:\n{block}")
+        sys.exit(1)
+    if not re.search(r"^\s+state:\s+active \(running\)", block, re.M):
+        print(f"  rank {rank}: not active (running):\n{block}")
+        sys.exit(1)
+PY
+inside node1 "$binary" status mnv --json >"$work/vllm-status1.json" || fail "vLLM: status --json on node1"
+python3 - "$work/vllm-status1.json" <<'PY' || fail "vLLM: node1's status --json: $(cat "$work/vllm-status1.json")"
+import json, sys
+status = json.load(open(sys.argv[1]))[0]
+sys.exit(0 if status["role"] == "headless" and status["phase"] == "headless, joined rank 0" else 1)
+PY
+echo "vLLM status: rank 0 serving, rank 1 headless and joined"
+
+operator 300 down mnv --all-nodes
+((code == 0)) || fail "vLLM: down --all-nodes exited $code"
+for node in "${nodes[@]}"; do
+  state=$(inside "$node" systemctl show -p ActiveState --value "$vllm_unit")
+  [[ $state == inactive ]] || fail "$node: $vllm_unit is '$state' after down --all-nodes"
+done
+echo "vLLM down: $vllm_unit inactive on both nodes"
 echo "PASS"

@@ -17,4 +17,19 @@ class Listener {
   int port_ = 0;
 };
 
+// A client connection to 127.0.0.1:port, established (the listener's backlog holds it) for as
+// long as it lives: what a joined headless rank's engine holds.
+class Connection {
+ public:
+  explicit Connection(int port);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+  bool connected() const { return connected_; }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+};
+
 }  // namespace gl::test

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "engines/engine_argv.hpp"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "profile/memory_source.hpp"
@@ -82,6 +84,114 @@ dist_init_addr = "10.1.2.3:29500"
   EXPECT_TRUE(has_pair(argv, "--master-addr", "10.1.2.3"));
   EXPECT_TRUE(has_pair(argv, "--master-port", "29500"));
   EXPECT_TRUE(has_pair(argv, "--node-rank", "1"));
+  EXPECT_TRUE(has_pair(argv, "--nnodes", "2"));
+}
+
+bool has(const std::vector<std::string>& argv, std::string_view flag) {
+  return std::find(argv.begin(), argv.end(), flag) != argv.end();
+}
+
+constexpr const char* kVllmTwoNodes = R"(
+[engine]
+kind = "vllm"
+executable = "/usr/local/bin/vllm"
+[model]
+path = "org/model"
+[parallelism]
+tp = 8
+pp = 2
+nodes = 2
+dist_init_addr = "10.1.2.3:29500"
+)";
+
+// docs/serving/parallelism_scaling.md: the worker node adds --headless; the head serves.
+TEST(VllmArgv, RanksAfterTheFirstRunHeadlessAndRankZeroServes) {
+  const Profile profile = profile_from(kVllmTwoNodes);
+  EXPECT_FALSE(has(engine_argv(profile, {.node_rank = 0}), "--headless"));
+  EXPECT_TRUE(has(engine_argv(profile, {.node_rank = 1}), "--headless"));
+  EXPECT_EQ(rank_role(profile, 0), RankRole::serving);
+  EXPECT_EQ(rank_role(profile, 1), RankRole::headless);
+}
+
+TEST(VllmArgv, AHeadlessRankWaitsForItsConnectionToRankZerosMasterPort) {
+  const Profile profile = profile_from(kVllmTwoNodes);
+  EXPECT_FALSE(headless_rendezvous(profile, {.node_rank = 0}));
+  auto rendezvous = headless_rendezvous(profile, {.node_rank = 1});
+  ASSERT_TRUE(rendezvous);
+  EXPECT_EQ(rendezvous->host, "10.1.2.3");
+  EXPECT_EQ(rendezvous->port, 29500);
+  EXPECT_FALSE(rendezvous->any_port);
+}
+
+// docs/serving/data_parallel_deployment.md: DP=4 over two nodes, two replicas each; the second
+// node is headless from data-parallel rank 2, both name the head's address and RPC port.
+TEST(VllmArgv, DataParallelOverNodesUsesItsOwnFlagsAndWholeReplicasPerNode) {
+  const Profile profile = profile_from(R"(
+[engine]
+kind = "vllm"
+executable = "/usr/local/bin/vllm"
+[model]
+path = "org/model"
+[parallelism]
+tp = 2
+dp = 4
+nodes = 2
+dist_init_addr = "10.1.2.3:13345"
+)");
+  auto head = engine_argv(profile, {.node_rank = 0});
+  EXPECT_TRUE(has_pair(head, "--data-parallel-size", "4"));
+  EXPECT_TRUE(has_pair(head, "--data-parallel-size-local", "2"));
+  EXPECT_TRUE(has_pair(head, "--data-parallel-address", "10.1.2.3"));
+  EXPECT_TRUE(has_pair(head, "--data-parallel-rpc-port", "13345"));
+  // A start rank on the head would select hybrid load balancing (serve.py).
+  EXPECT_FALSE(has(head, "--data-parallel-start-rank"));
+  EXPECT_FALSE(has(head, "--headless"));
+  EXPECT_FALSE(has(head, "--nnodes"));
+  auto worker = engine_argv(profile, {.node_rank = 1});
+  EXPECT_TRUE(has_pair(worker, "--data-parallel-size-local", "2"));
+  EXPECT_TRUE(has_pair(worker, "--data-parallel-start-rank", "2"));
+  EXPECT_TRUE(has(worker, "--headless"));
+  EXPECT_FALSE(has(worker, "--master-addr"));
+  auto rendezvous = headless_rendezvous(profile, {.node_rank = 1});
+  ASSERT_TRUE(rendezvous);
+  EXPECT_TRUE(rendezvous->any_port);
+}
+
+TEST(VllmArgv, DataParallelThatDoesNotSplitIntoWholeReplicasPerNodeIsRefused) {
+  const std::string text = R"(
+[engine]
+kind = "vllm"
+executable = "/usr/local/bin/vllm"
+[model]
+path = "org/model"
+[parallelism]
+tp = 2
+dp = 3
+nodes = 2
+dist_init_addr = "10.1.2.3:13345"
+)";
+  MemorySource source({{"/p/x.toml", text}});
+  auto profile = load_profile(source, "x");
+  ASSERT_FALSE(profile);
+  EXPECT_EQ(profile.error().message,
+            "/p/x.toml:9:6: multi-node vLLM runs whole data-parallel replicas on each node: "
+            "'parallelism.dp' (3) must be a multiple of 'parallelism.nodes' (2)");
+}
+
+TEST(SglangArgv, EveryRankServes) {
+  const Profile profile = profile_from(R"(
+[engine]
+kind = "sglang"
+venv = "/v"
+[model]
+path = "/m"
+[parallelism]
+tp = 16
+nodes = 2
+dist_init_addr = "10.0.0.1:5000"
+)");
+  EXPECT_EQ(rank_role(profile, 1), RankRole::serving);
+  EXPECT_FALSE(headless_rendezvous(profile, {.node_rank = 1}));
 }
 
 TEST(VllmArgv, AnIpv6MasterAddressGoesBare) {

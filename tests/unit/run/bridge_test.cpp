@@ -5,6 +5,7 @@
 #include "run/bridge.hpp"
 
 #include "supervise/exit_status.hpp"
+#include "support/listener.hpp"
 
 #include <algorithm>
 #include <string>
@@ -154,6 +155,46 @@ TEST(Bridge, ItsLastLineIsTheVerdictRecordExitRecognises) {
   EXPECT_EQ(run_engine("exit 2").exit_status, 2);
   EXPECT_EQ(run_engine("echo 'error: argument --tp: invalid int value' >&2; exit 2").exit_status,
             kExitConfig);
+}
+
+}  // namespace
+}  // namespace gl
+
+namespace gl {
+namespace {
+
+// A headless rank: no health endpoint anywhere; the engine (python3, like vLLM's executor)
+// connects to "rank 0" and holds the connection, which is what makes the unit ready.
+std::vector<std::string> headless_run(int engine_port, int rendezvous_port) {
+  test::Listener rank0;
+  BridgeOptions options;
+  options.health_url = "http://127.0.0.1:1/health";  // never answers
+  options.probe_interval = 100ms;
+  options.readiness.headless = true;
+  options.rendezvous = Rendezvous{"127.0.0.1", rendezvous_port ? rendezvous_port : rank0.port()};
+  const int port = engine_port ? engine_port : rank0.port();
+  options.argv = {"/usr/bin/python3", "-c",
+                  "import socket, time\n"
+                  "s = socket.create_connection(('127.0.0.1', " +
+                      std::to_string(port) +
+                      "))\n"
+                      "time.sleep(1.5)\n"};
+  RecordingNotifier notifier;
+  const std::function<void(std::string_view)> print = [](std::string_view) {};
+  run_bridge(options, notifier, print);
+  return notifier.states;
+}
+
+TEST(Bridge, AHeadlessRankIsReadyOnceItsEngineHoldsAConnectionToRankZero) {
+  auto states = headless_run(0, 0);
+  EXPECT_THAT(states, ::testing::Contains("READY=1"));
+  EXPECT_THAT(states, ::testing::Contains("STATUS=headless, joined rank 0"));
+}
+
+TEST(Bridge, AHeadlessRankConnectedElsewhereIsNotReady) {
+  test::Listener elsewhere;
+  auto states = headless_run(elsewhere.port(), 0);
+  EXPECT_THAT(states, ::testing::Not(::testing::Contains("READY=1")));
 }
 
 }  // namespace

@@ -108,3 +108,29 @@ TEST(Readiness, NoProgressMeansTheDeadlineHolds) {
 
 }  // namespace
 }  // namespace gl
+
+namespace gl {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(Readiness, AHeadlessRankIsReadyOnceJoinedAndItsWatchdogFedOnlyWhileItHoldsOn) {
+  const auto start = Clock::now();
+  Readiness readiness({.ready_timeout = 600s, .progress_grace = 300s, .headless = true}, start);
+  readiness.take_notifications();
+  readiness.on_rendezvous(false, start + 1s);  // rank 0 not up yet
+  EXPECT_FALSE(readiness.ready());
+  EXPECT_TRUE(readiness.take_notifications().empty());
+  readiness.on_rendezvous(true, start + 2s);
+  EXPECT_TRUE(readiness.ready());
+  EXPECT_EQ(readiness.take_notifications(),
+            (std::vector<std::string>{"STATUS=headless, joined rank 0", "READY=1"}));
+  readiness.on_rendezvous(true, start + 3s);
+  EXPECT_EQ(readiness.take_notifications(), std::vector<std::string>{"WATCHDOG=1"});
+  readiness.on_rendezvous(false, start + 4s);  // rank 0 went away: the watchdog runs out
+  EXPECT_TRUE(readiness.take_notifications().empty());
+  EXPECT_FALSE(readiness.deadline_passed(start + 700s));  // ready: no start deadline any more
+}
+
+}  // namespace
+}  // namespace gl

@@ -6,6 +6,7 @@
 //   ## assert-env NAME VALUE                Environment= pins NAME to exactly VALUE
 //   ## assert-argv ["argv0", "arg", ...]    the engine's argv, as JSON
 //   ## assert-no-key SECTION KEY            KEY does not appear in SECTION
+//   ## node-rank N                          render rank N of a multi-node profile (default 0)
 // After an intended change: GPULAUNCH_UPDATE_GOLDEN=1 ctest --test-dir build -R Golden
 // (or scripts/update-golden.sh, which also shows the diff), then review the diff.
 
@@ -73,6 +74,14 @@ std::string portable(std::string text) {
   return text;
 }
 
+// The rank a "## node-rank N" line asks for.
+LaunchOptions launch_options(const GoldenCase& golden) {
+  std::istringstream input(slurp(golden.input));
+  for (std::string line; std::getline(input, line);)
+    if (line.starts_with("## node-rank ")) return {.node_rank = std::stoll(line.substr(13))};
+  return {};
+}
+
 Result<std::pair<Profile, UnitFile>> render_case(const GoldenCase& golden,
                                                  const std::string& binary) {
   DirectorySource source(golden.search);
@@ -81,7 +90,8 @@ Result<std::pair<Profile, UnitFile>> render_case(const GoldenCase& golden,
   RenderOptions options;
   options.gpulaunch_binary = binary;
   options.version = "(golden)";
-  return std::pair{*profile, render_unit(*profile, make_launch_plan(*profile), options)};
+  return std::pair{
+      *profile, render_unit(*profile, make_launch_plan(*profile, launch_options(golden)), options)};
 }
 
 class Golden : public ::testing::TestWithParam<GoldenCase> {};
@@ -137,11 +147,11 @@ TEST_P(Golden, SatisfiesItsInlineAssertions) {
                 values.end());
     } else if (verb == "assert-argv") {
       auto expected = nlohmann::json::parse(rest).get<std::vector<std::string>>();
-      EXPECT_EQ(make_launch_plan(profile).argv, expected);
+      EXPECT_EQ(make_launch_plan(profile, launch_options(golden)).argv, expected);
       auto exec = unit.values("Service", "ExecStart");
       ASSERT_EQ(exec.size(), 1u);
       EXPECT_TRUE(exec[0].ends_with(" \"--\" " + exec_command_line(expected)));
-    } else {
+    } else if (verb != "node-rank") {
       ADD_FAILURE() << "unknown assertion '" << verb << "'";
     }
   }

@@ -1,0 +1,161 @@
+"""Tests for the mock vLLM (mock/vllm). Run: /usr/bin/python3 -m unittest tests/mock/test_mock_vllm.py
+
+Installs the mocks into a fresh venv with mock/install.sh (offline), then drives `VENV/bin/vllm
+serve ...` as gpulaunch's units do: flags as vLLM spells them, a two-node group on loopback (rank 0
+serving, rank 1 headless) and data parallel over two "nodes".
+"""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import unittest
+import urllib.error
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http_get(url, timeout=1.0, data=None):
+    """(HTTP status, body), or (None, b"") when nothing answers."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout, data=data) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+    except (urllib.error.URLError, ConnectionError, socket.timeout, TimeoutError):
+        return None, b""
+
+
+class MockVllmTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="mock-vllm-test.")
+        cls.venv = os.path.join(cls.tmp, "venv")
+        subprocess.run(["bash", os.path.join(ROOT, "mock", "install.sh"), cls.venv], check=True,
+                       stdout=subprocess.DEVNULL)
+        cls.vllm = os.path.join(cls.venv, "bin", "vllm")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def setUp(self):
+        self.procs = []
+
+    def tearDown(self):
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            for stream in (proc.stdout, proc.stderr):
+                if stream:
+                    stream.close()
+
+    def argv_file(self, rank):
+        return os.path.join(self.tmp, f"argv-{self.id().rsplit('.', 1)[-1]}-{rank}.json")
+
+    def start(self, *flags, rank=0):
+        env = dict(os.environ, MOCK_VLLM_ARGV_FILE=self.argv_file(rank), MOCK_VLLM_LOAD_SECONDS="0.4")
+        proc = subprocess.Popen([self.vllm, "serve", *flags], env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        self.procs.append(proc)
+        return proc
+
+    def wait_health(self, port, deadline_s=15):
+        deadline = time.monotonic() + deadline_s
+        while time.monotonic() < deadline:
+            status, _ = http_get(f"http://127.0.0.1:{port}/health")
+            if status == 200:
+                return True
+            time.sleep(0.1)
+        return False
+
+    def recorded(self, rank):
+        with open(self.argv_file(rank), encoding="utf-8") as f:
+            return json.load(f)
+
+    def test_serves_health_models_and_completions_with_the_served_name(self):
+        port = free_port()
+        self.start("/models/m", "--tensor-parallel-size", "1", "--host", "127.0.0.1", "--port",
+                   str(port), "--served-model-name", "mock-model", "--gpu-memory-utilization",
+                   "0.92", "--max-num-seqs", "256")
+        self.assertTrue(self.wait_health(port))
+        status, body = http_get(f"http://127.0.0.1:{port}/v1/models")
+        self.assertEqual(status, 200)
+        self.assertEqual(json.loads(body)["data"][0]["id"], "mock-model")
+        status, body = http_get(f"http://127.0.0.1:{port}/v1/completions",
+                                data=json.dumps({"model": "mock-model", "prompt": "hi"}).encode())
+        self.assertEqual(status, 200)
+        self.assertEqual(json.loads(body)["object"], "text_completion")
+
+    def test_records_its_argv_as_the_unit_ran_it(self):
+        port = free_port()
+        self.start("/models/m", "--port", str(port), "--host", "127.0.0.1")
+        self.assertTrue(self.wait_health(port))
+        self.assertEqual(self.recorded(0),
+                         [self.vllm, "serve", "/models/m", "--port", str(port), "--host", "127.0.0.1"])
+
+    def test_refuses_unknown_flags_and_prefixes_as_argparse_does(self):
+        for flags in (["--tp", "2"], ["--tensor-parallel", "2"], ["--mem-fraction-static", "0.8"],
+                      ["--dist-init-addr", "10.0.0.1:5000"]):
+            with self.subTest(flags=flags):
+                proc = self.start("/models/m", *flags)
+                _, err = proc.communicate(timeout=20)
+                self.assertEqual(proc.returncode, 2)
+                self.assertIn("unrecognized arguments", err)
+
+    def test_takes_vllms_short_and_snake_case_spellings(self):
+        port = free_port()
+        self.start("/models/m", "-tp", "1", "--max_num_seqs", "8", "--port", str(port), "--host",
+                   "127.0.0.1", "--trust-remote-code", "--no-enable-prefix-caching")
+        self.assertTrue(self.wait_health(port))
+
+    def test_headless_with_an_api_server_count_is_refused_as_serve_py_does(self):
+        proc = self.start("/models/m", "--headless", "--api-server-count", "1",
+                          "--data-parallel-size-local", "1")
+        _, err = proc.communicate(timeout=20)
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("cannot be used with --headless", err)
+
+    def test_a_two_node_group_serves_on_rank_zero_once_the_headless_rank_joined(self):
+        master, port = free_port(), free_port()
+        common = ["/models/m", "--tensor-parallel-size", "2", "--nnodes", "2", "--master-addr",
+                  "127.0.0.1", "--master-port", str(master), "--host", "127.0.0.1", "--port",
+                  str(port)]
+        self.start(*common, "--node-rank", "0", rank=0)
+        time.sleep(1.5)
+        # Rank 0 waits for its peer: no HTTP server yet.
+        self.assertEqual(http_get(f"http://127.0.0.1:{port}/health")[0], None)
+        headless = self.start(*common, "--node-rank", "1", "--headless", rank=1)
+        self.assertTrue(self.wait_health(port))
+        self.assertIsNone(headless.poll())
+        self.assertIn("--headless", self.recorded(1))
+        # Rank 0 goes away: the headless rank's group is gone, and so is it.
+        self.procs[0].kill()
+        self.procs[0].wait()
+        self.assertEqual(headless.wait(timeout=10), 1)
+        self.assertIn("lost the connection to rank 0", headless.stderr.read())
+
+    def test_data_parallel_over_two_nodes_joins_on_the_rpc_port(self):
+        rpc, port = free_port(), free_port()
+        common = ["/models/m", "--data-parallel-size", "4", "--data-parallel-size-local", "2",
+                  "--data-parallel-address", "127.0.0.1", "--data-parallel-rpc-port", str(rpc),
+                  "--host", "127.0.0.1", "--port", str(port)]
+        self.start(*common, rank=0)
+        headless = self.start(*common, "--data-parallel-start-rank", "2", "--headless", rank=1)
+        self.assertTrue(self.wait_health(port))
+        self.assertIsNone(headless.poll())
+
+
+if __name__ == "__main__":
+    unittest.main()
