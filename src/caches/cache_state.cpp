@@ -102,7 +102,6 @@ std::optional<std::string> stale_because(const CacheTarget& target,
                                          const std::vector<FingerprintField>& now) {
   if (target.location.keys_itself) return std::nullopt;
   if (!before) {
-    if (target.entry && target.entry->checked_when_read) return std::nullopt;
     return std::string();
   }
   std::span<const std::string_view> facts;

@@ -5,12 +5,19 @@ namespace gl {
 
 std::span<const JitCache> jit_caches() {
   static const std::vector<JitCache> table{
+      // flashinfer/jit/env.py and jit/cubin_loader.py (flashinfer main fb28d72, after v0.6.18rc7):
+      // the JIT objects under .cache/flashinfer/<version>/<arch>/cached_ops, locks in its tmp/;
+      // downloaded cubins in .cache/flashinfer/cubins (kFlashinferCubinSubpath) with a
+      // <file>.lock beside each, but only where neither FLASHINFER_CUBIN_DIR nor the
+      // flashinfer-cubin package names a directory: the unit never sets FLASHINFER_CUBIN_DIR,
+      // which would hide the package SGLang installs with FlashInfer.
       {"flashinfer",
        "flashinfer",
        {{"FLASHINFER_WORKSPACE_BASE", ""}},
        false,
-       "keyed by FlashInfer version and arch only; a re-pointed toolkit leaves stale objects",
-       "cached_ops/tmp"},
+       "keyed by FlashInfer version and arch only; a re-pointed toolkit leaves stale objects; "
+       "holds the cubins FlashInfer downloads when no flashinfer-cubin package is installed",
+       kLocksAnywhere},
       {"tvm-ffi", "tvm-ffi", {{"TVM_FFI_CACHE_DIR", ""}}, false, "not keyed", ""},
       // torch/utils/cpp_extension.py, _get_build_directory (torch 2.9): the py<XY>_cu<CUDA>
       // subdirectory is added to torch's default root only; under TORCH_EXTENSIONS_DIR, which
@@ -39,23 +46,6 @@ std::span<const JitCache> jit_caches() {
        true,
        "kernel dumps and overrides the operator asked for; compiled kernels go to TRITON_CACHE_DIR",
        ""},
-      // flashinfer/jit/env.py, jit/cubin_loader.py (flashinfer v0.6.18, fb28d72):
-      // FLASHINFER_CUBIN_DIR, else the flashinfer-cubin package's directory, else
-      // <workspace>/.cache/flashinfer/cubins. Each artifact lives under a path naming the artifact
-      // set the FlashInfer release pins and is checked against its sha256 at load; download_file()
-      // leaves <file>.lock beside it. Nothing but FlashInfer's version decides which files are
-      // read; a clear on an offline node (FLASHINFER_NO_DOWNLOAD) cannot be refilled, so nothing
-      // else clears it.
-      {"flashinfer-cubin",
-       "flashinfer_cubin",
-       // [env] may point it at the flashinfer-cubin package's cubins, which it hides otherwise.
-       {{"FLASHINFER_CUBIN_DIR", "", true}},
-       false,
-       "downloaded cubins, filed by the artifact set FlashInfer's version pins and checked "
-       "against their sha256 when read (cubins copied in by hand are kept)",
-       kLocksAnywhere,
-       {"flashinfer_version"},
-       true},
       // tilelang/env.py and cache/kernel_cache.py (tile-ai/tilelang v0.1.13-82-ga35008a4): kernels
       // under <dir>/<tilelang version>/<platform>, keyed on the kernel's source, target string
       // ("auto" unless given) and pass configs, not on nvcc or the GPU. SGLang compiles its DSA

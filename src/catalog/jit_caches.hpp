@@ -14,11 +14,12 @@ namespace gl {
 struct CacheVariable {
   std::string_view name;     // environment variable
   std::string_view subpath;  // below the cache's directory; "" for the directory itself
-  // Whether [env] may set it: it then points the engine at files gpulaunch does not manage (an
-  // installed package's), and the cache's own directory goes unused. Otherwise the profile moves
-  // the cache with caches.paths.
-  bool profile_may_set = false;
 };
+
+// Where FlashInfer keeps the cubins it downloads, below FLASHINFER_WORKSPACE_BASE (the
+// "flashinfer" cache), when neither FLASHINFER_CUBIN_DIR nor the flashinfer-cubin package names a
+// directory (flashinfer/jit/env.py, _get_cubin_dir, fb28d72).
+inline constexpr std::string_view kFlashinferCubinSubpath = ".cache/flashinfer/cubins";
 
 // lock_directory for a cache that keeps `NAME.lock` beside each file, in any directory below it.
 inline constexpr std::string_view kLocksAnywhere = "*";
@@ -35,9 +36,6 @@ struct JitCache {
   // For a cache that does not key itself: the fingerprint facts (caches/fingerprint's field
   // names) whose change makes its entries stale. Empty: a change of any of them does.
   std::vector<std::string_view> stale_on = {};
-  // Its entries are checked when read (FlashInfer checks each cubin's sha256): content gpulaunch
-  // has no stamp for (copied in by hand onto an offline node) is kept rather than cleared.
-  bool checked_when_read = false;
 };
 
 std::span<const JitCache> jit_caches();

@@ -416,9 +416,11 @@ std::string caches_section() {
       "\\fB[env]\\fR) the unit also sets \\fB{0}=1\\fR: a FlashInfer kernel that ships as a "
       "downloaded cubin then fails at once, naming the file, rather than after minutes of "
       "retries. FlashInfer treats any non-empty value as set, \\fB0\\fR included. "
-      "\\fBgpulaunch check\\fR warns when downloads are off and \\fBFLASHINFER_CUBIN_DIR\\fR is "
-      "empty, and when it hides the cubins of an installed \\fBflashinfer\\-cubin\\fR package; "
-      "\\fBFLASHINFER_CUBIN_DIR\\fR in \\fB[env]\\fR overrides the pinned directory.\n",
+      "The unit never sets \\fBFLASHINFER_CUBIN_DIR\\fR, which would hide the cubins of an "
+      "installed \\fBflashinfer\\-cubin\\fR package; without one, FlashInfer downloads into "
+      "\\fB.cache/flashinfer/cubins\\fR of the \\fBflashinfer\\fR cache. \\fB[env]\\fR may set "
+      "it. \\fBgpulaunch check\\fR warns when downloads are off, no package is installed and "
+      "that directory is empty, and when \\fB[env]\\fR hides an installed package.\n",
       literal(kFlashinferNoDownload));
   return page;
 }

@@ -148,4 +148,15 @@ LaunchPlan make_launch_plan(const Profile& profile, const LaunchOptions& options
   return plan;
 }
 
+std::optional<CubinDirectory> flashinfer_cubin_directory(const LaunchPlan& plan) {
+  if (auto chosen = lookup(plan.environment, kFlashinferCubinDirVariable))
+    return CubinDirectory{*chosen, true};
+  // The cubins sit below the workspace, the "flashinfer" cache's one variable.
+  const JitCache* workspace = find_jit_cache("flashinfer");
+  if (!workspace || workspace->variables.empty()) return std::nullopt;
+  auto base = lookup(plan.environment, workspace->variables.front().name);
+  if (!base) return std::nullopt;
+  return CubinDirectory{*base + "/" + std::string(kFlashinferCubinSubpath), false};
+}
+
 }  // namespace gl

@@ -79,8 +79,9 @@ inline constexpr std::string_view kRootHelperPath = "/usr/sbin:/usr/bin:/sbin:/b
 // FlashInfer never downloads a cubin while this is set to anything non-empty (flashinfer
 // v0.6.18 jit/cubin_loader.py, get_artifact): "0" disables downloads too. The plan sets it to 1
 // when the environment says the node is offline (hub_offline); `check` then wants the cubins
-// already in FLASHINFER_CUBIN_DIR.
+// already where FlashInfer reads them.
 inline constexpr std::string_view kFlashinferNoDownload = "FLASHINFER_NO_DOWNLOAD";
+inline constexpr std::string_view kFlashinferCubinDirVariable = "FLASHINFER_CUBIN_DIR";
 
 // Whether huggingface_hub would run offline in `environment` (HF_HUB_OFFLINE or
 // TRANSFORMERS_OFFLINE): the operator's own word that the node cannot download.
@@ -89,5 +90,14 @@ bool hub_offline(const std::vector<std::pair<std::string, std::string>>& environ
 // Built once per command and passed to everything that reads it (the unit, the check, the
 // lock, the cache fingerprint).
 LaunchPlan make_launch_plan(const Profile& profile, const LaunchOptions& options = {});
+
+// Where the unit's FlashInfer reads and downloads cubins unless the flashinfer-cubin package is
+// installed: [env]'s FLASHINFER_CUBIN_DIR, which wins over the package, or the default below the
+// "flashinfer" cache. `explicit_choice` says which.
+struct CubinDirectory {
+  std::string path;
+  bool explicit_choice = false;
+};
+std::optional<CubinDirectory> flashinfer_cubin_directory(const LaunchPlan& plan);
 
 }  // namespace gl

@@ -249,7 +249,7 @@ Result<void> read_env(const ValueReader& r, Profile& profile) {
                        pinned.instead);
     for (const auto& cache : jit_caches())
       for (const auto& variable : cache.variables)
-        if (variable.name == name && !variable.profile_may_set)
+        if (variable.name == name)
           return fail_at(at, "'env.{}' is pinned by gpulaunch; set 'caches.paths.{}' instead", name,
                          cache.name);
     std::string text;

@@ -687,45 +687,48 @@ void check_cubins(const Context& context, const LaunchPlan& plan, std::vector<Fi
     return found != python->modules.end() && found->second;
   };
   if (!python || !installed("flashinfer")) return;
-  const auto cubin_dir = lookup(plan.environment, "FLASHINFER_CUBIN_DIR");
-  if (!cubin_dir) return;
+  const auto cubins = flashinfer_cubin_directory(plan);
+  if (!cubins) return;
+  const bool package = installed("flashinfer_cubin");
+  std::vector<std::string> package_dirs;
+  for (const auto& site : python->site_packages)
+    package_dirs.push_back(site + "/flashinfer_cubin/cubins");
   // FLASHINFER_CUBIN_DIR wins over the flashinfer-cubin package: its cubins go unread unless
-  // the variable names the package's own directory.
-  if (installed("flashinfer_cubin")) {
-    std::vector<std::string> package_dirs;
-    for (const auto& site : python->site_packages)
-      package_dirs.push_back(site + "/flashinfer_cubin/cubins");
-    if (std::find(package_dirs.begin(), package_dirs.end(), *cubin_dir) == package_dirs.end() &&
-        !package_dirs.empty())
-      add(findings,
-          {Severity::warning,
-           "flashinfer-cubin-package-unused",
-           fmt::format("flashinfer-cubin is installed in '{}', but the unit sets "
-                       "FLASHINFER_CUBIN_DIR='{}', so FlashInfer never reads the package's cubins",
-                       python->prefix, *cubin_dir),
-           "FlashInfer reads cubins from FLASHINFER_CUBIN_DIR when it is set, from the "
-           "flashinfer-cubin package only when it is not (flashinfer/jit/env.py)",
-           {{"FLASHINFER_CUBIN_DIR", *cubin_dir}, {"flashinfer-cubin", package_dirs.front()}},
-           fmt::format("point it at the package: [env] FLASHINFER_CUBIN_DIR = \"{}\"",
-                       package_dirs.front())});
-  }
-  const PathFact* directory = context.facts.path(*cubin_dir);
-  if (lookup(plan.environment, kFlashinferNoDownload) && directory && !directory->has_entries)
+  // [env] names the package's own directory.
+  if (package && cubins->explicit_choice && !package_dirs.empty() &&
+      std::find(package_dirs.begin(), package_dirs.end(), cubins->path) == package_dirs.end())
+    add(findings,
+        {Severity::warning,
+         "flashinfer-cubin-package-unused",
+         fmt::format("flashinfer-cubin is installed in '{}', but [env] sets "
+                     "FLASHINFER_CUBIN_DIR='{}', so FlashInfer never reads the package's cubins",
+                     python->prefix, cubins->path),
+         "FlashInfer reads cubins from FLASHINFER_CUBIN_DIR when it is set, from the "
+         "flashinfer-cubin package only when it is not (flashinfer/jit/env.py)",
+         {{std::string(kFlashinferCubinDirVariable), cubins->path},
+          {"flashinfer-cubin", package_dirs.front()}},
+         fmt::format("remove FLASHINFER_CUBIN_DIR from [env], or point it at the package: "
+                     "[env] FLASHINFER_CUBIN_DIR = \"{}\"",
+                     package_dirs.front())});
+  // Offline, the package's cubins are all there; otherwise the directory must already hold them.
+  const auto no_download = lookup(plan.environment, kFlashinferNoDownload);
+  if (!no_download || (package && !cubins->explicit_choice)) return;
+  const PathFact* directory = context.facts.path(cubins->path);
+  if (directory && !directory->has_entries)
     add(findings,
         {Severity::warning,
          "flashinfer-cubins-missing-offline",
          fmt::format("FlashInfer may not download cubins ({} is set) and '{}' holds none",
-                     kFlashinferNoDownload, *cubin_dir),
+                     kFlashinferNoDownload, cubins->path),
          "with downloads off, a FlashInfer kernel that ships as a cubin (TensorRT-LLM attention "
          "and MoE, DeepGEMM) fails at its first use with \"Artifact not found locally\"",
-         {{"FLASHINFER_CUBIN_DIR", *cubin_dir},
-          {std::string(kFlashinferNoDownload), *lookup(plan.environment, kFlashinferNoDownload)}},
-         fmt::format(
-             "fill it where the network is reachable (FLASHINFER_CUBIN_DIR={} {}/bin/python "
-             "-m flashinfer download-cubin) and copy it here, or install flashinfer-cubin "
-             "of the same version as flashinfer and point [env] FLASHINFER_CUBIN_DIR at "
-             "its cubins directory",
-             *cubin_dir, python->prefix)});
+         {{std::string(kFlashinferCubinDirVariable), cubins->path},
+          {std::string(kFlashinferNoDownload), *no_download}},
+         fmt::format("install flashinfer-cubin of the same version as flashinfer into '{}' "
+                     "(its cubins need no download), or fill '{}' where the network is "
+                     "reachable (FLASHINFER_CUBIN_DIR={} {}/bin/python -m flashinfer "
+                     "download-cubin) and copy it here",
+                     python->prefix, cubins->path, cubins->path, python->prefix)});
 }
 
 // The unit runs the engine and gpulaunch's own helpers; who could take them over.
@@ -782,8 +785,7 @@ FactsRequest facts_request(const Profile& profile, const LaunchPlan& plan,
         if (candidate.starts_with('/')) request.paths.push_back(normal_path(candidate));
   // Offline, the cubins FlashInfer needs must already be there (check_cubins).
   if (lookup(plan.environment, kFlashinferNoDownload))
-    if (auto cubins = lookup(plan.environment, "FLASHINFER_CUBIN_DIR"))
-      request.paths.push_back(*cubins);
+    if (auto cubins = flashinfer_cubin_directory(plan)) request.paths.push_back(cubins->path);
   if (profile.server.port > 0) request.ports.emplace_back(profile.server.host, profile.server.port);
   return request;
 }
@@ -795,11 +797,8 @@ std::vector<Finding> evaluate(const Profile& profile, const LaunchPlan& plan, co
   check_gpus(context, findings);
   check_toolkit(context, plan, shell, findings);
   check_engine(context, plan, findings);
-<<<<<<< HEAD
   check_flashinfer_packages(context, plan, findings);
-=======
   check_cubins(context, plan, findings);
->>>>>>> h-caches-run
   check_trust(context, findings);
   std::stable_sort(findings.begin(), findings.end(),
                    [](const Finding& a, const Finding& b) { return a.severity < b.severity; });

@@ -107,11 +107,11 @@ TEST_F(CacheCli, PrepareCreatesTheCachesAndStampsThemInRootsRecords) {
   auto list = gpulaunch({"cache", profile_path_.string(), "--state-root", state()});
   EXPECT_EQ(list.exit_code, 0) << list.out;
   EXPECT_THAT(list.out, HasSubstr("(stamped)\n"));
-  // Which facts make a cache stale, from its row: FlashInfer's cubins only its version.
-  auto row = list.out.find("\nflashinfer-cubin ");
+  // Which facts make a cache stale, from its row: TileLang's kernels the toolkit and the GPUs.
+  auto row = list.out.find("\ntilelang ");
   ASSERT_NE(row, std::string::npos) << list.out;
   const std::string line = list.out.substr(row + 1, list.out.find('\n', row + 1) - row - 1);
-  EXPECT_TRUE(line.ends_with("  no (stale on flashinfer_version)")) << line;
+  EXPECT_TRUE(line.ends_with("  no (stale on toolkit_path, toolkit_version, gpu_archs)")) << line;
 }
 
 TEST_F(CacheCli, AStampThatIsASymlinkToARootOnlyFileIsNeverReadIntoAStamp) {

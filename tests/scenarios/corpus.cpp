@@ -20,8 +20,10 @@ Scenario make(std::string name, std::vector<std::string> expected,
   return scenario;
 }
 
-// Where the unit pins FLASHINFER_CUBIN_DIR for a scenario (the default cache root).
-constexpr std::string_view kCubinCache = "/var/cache/gpulaunch/scenario/flashinfer_cubin";
+// Where FlashInfer downloads cubins for a scenario without the flashinfer-cubin package: below
+// the workspace the unit pins (the default cache root).
+constexpr std::string_view kCubinCache =
+    "/var/cache/gpulaunch/scenario/flashinfer/.cache/flashinfer/cubins";
 
 // field-facts section 1: the distro's nvcc 12.8 first on PATH, CUDA_HOME unset.
 void seed_node(Scenario& s) {
@@ -239,13 +241,22 @@ std::vector<Scenario> build() {
                       [](Scenario& s) {
                         s.env = {{"HF_HUB_OFFLINE", "1"}};
                       }));
-  // The unit's FLASHINFER_CUBIN_DIR hides the cubins flashinfer-cubin installed.
-  list.push_back(make("flashinfer-cubin-package-unused", {"flashinfer-cubin-package-unused"},
-                      [](Scenario& s) { s.packages["flashinfer_cubin"] = "0.6.7"; }));
+  // [env]'s FLASHINFER_CUBIN_DIR hides the cubins flashinfer-cubin installed.
+  list.push_back(
+      make("flashinfer-cubin-package-unused", {"flashinfer-cubin-package-unused"}, [](Scenario& s) {
+        s.packages["flashinfer_cubin"] = "0.6.7";
+        s.env = {{"FLASHINFER_CUBIN_DIR", "/srv/cubins"}};
+      }));
   // ---- healthy ----
   list.push_back(make("healthy-offline-cubins-filled", {}, [](Scenario& s) {
     s.env = {{"HF_HUB_OFFLINE", "1"}};
     s.directories = {std::string(kCubinCache) + "/ce0795149bb2a183db22de04a3fec3aca65fff04"};
+  }));
+  // Offline with the package: its cubins need no download (the unit leaves FLASHINFER_CUBIN_DIR
+  // unset, so FlashInfer reads them).
+  list.push_back(make("healthy-offline-cubin-package", {}, [](Scenario& s) {
+    s.env = {{"HF_HUB_OFFLINE", "1"}};
+    s.packages["flashinfer_cubin"] = "0.6.7";
   }));
   list.push_back(make("healthy-flashinfer-cubin-package-pointed", {}, [](Scenario& s) {
     s.packages["flashinfer_cubin"] = "0.6.7";

@@ -19,7 +19,6 @@ TEST_F(CacheStateTest, InspectReportsMissingEmptyCurrentAndStale) {
   ASSERT_TRUE(prepare_caches(plan, old_inputs, options()));
   write(base / "root/flashinfer/a.so", "12345");
   write(base / "root/triton/b.json", "12");
-  write(base / "root/flashinfer_cubin/c.cubin", "1");
   write(base / "root/tilelang/d.so", "1");
   fs::create_directories(base / "root/tvm-ffi");
   fs::remove(base / "root/sglang");  // made by the start; gone since
@@ -36,9 +35,7 @@ TEST_F(CacheStateTest, InspectReportsMissingEmptyCurrentAndStale) {
   EXPECT_EQ(state_of("triton"), CacheState::current);
   EXPECT_EQ(state_of("tvm-ffi"), CacheState::empty);
   EXPECT_EQ(state_of("sglang"), CacheState::missing);
-  // Stale only on the facts each depends on: cubins on FlashInfer's version, TileLang's kernels
-  // on the toolkit.
-  EXPECT_EQ(state_of("flashinfer-cubin"), CacheState::current);
+  // Stale only on the facts it depends on: TileLang's kernels on the toolkit.
   EXPECT_EQ(state_of("tilelang"), CacheState::stale);
   EXPECT_EQ(report->caches[0].usage.bytes, 5u);
 

@@ -52,8 +52,8 @@ TEST_F(Prepare, AChangedToolkitClearsExactlyTheCachesThatDoNotKeyThemselves) {
 
   // FlashInfer's downloaded cubins do not depend on the toolkit; TileLang's kernels do.
   EXPECT_EQ(names_with_content(plan),
-            (std::vector<std::string>{"triton", "triton-home", "flashinfer-cubin", "inductor",
-                                      "deep-gemm", "vllm", "cuda-compute"}));
+            (std::vector<std::string>{"triton", "triton-home", "inductor", "deep-gemm", "vllm",
+                                      "cuda-compute"}));
   std::vector<std::string> removed;
   for (const auto& removal : report->removals) {
     removed.push_back(fs::path(removal.what).filename().string());
@@ -97,19 +97,16 @@ TEST_F(Prepare, CachesFilledBeforeAnyStampAreTreatedAsStale) {
   ASSERT_TRUE(report);
   EXPECT_EQ(report->removals.size(), 5u);
   EXPECT_NE(report->change.find("no fingerprint stamp"), std::string::npos);
-  // Cubins copied in by hand (an offline node) are checked by FlashInfer when read: kept.
-  EXPECT_TRUE(fs::exists(base / "root/flashinfer_cubin/kernel.so"));
 }
 
-TEST_F(Prepare, DownloadedCubinsAreClearedWhenFlashinfersVersionChangesAndOnlyThen) {
+TEST_F(Prepare, TileLangsKernelsAreClearedOnlyForTheFactsTheyDependOn) {
   const auto plan = plan_under(base / "root");
   auto inputs = toolkit("13.0.48");
   ASSERT_TRUE(prepare_caches(plan, inputs, options()));
   fill_every_cache(plan);
-  inputs.driver_version = "580.95.05";  // nothing the cubins or TileLang's kernels depend on
+  inputs.driver_version = "580.95.05";  // nothing TileLang's kernels depend on
   auto report = prepare_caches(plan, inputs, options());
   ASSERT_TRUE(report) << report.error().message;
-  EXPECT_TRUE(fs::exists(base / "root/flashinfer_cubin/kernel.so"));
   EXPECT_TRUE(fs::exists(base / "root/tilelang/kernel.so"));
   EXPECT_FALSE(fs::exists(base / "root/flashinfer/kernel.so"));  // keyed on nothing
 
@@ -117,22 +114,17 @@ TEST_F(Prepare, DownloadedCubinsAreClearedWhenFlashinfersVersionChangesAndOnlyTh
   inputs.flashinfer_version = "0.6.18";
   report = prepare_caches(plan, inputs, options());
   ASSERT_TRUE(report) << report.error().message;
-  EXPECT_FALSE(fs::exists(base / "root/flashinfer_cubin/kernel.so"));
   EXPECT_TRUE(fs::exists(base / "root/tilelang/kernel.so"));
-  bool said_why = false;
-  for (const auto& removal : report->removals)
-    if (removal.what == (base / "root/flashinfer_cubin").string())
-      said_why = removal.why ==
-                 "flashinfer-cubin does not key itself and fingerprint changed: "
-                 "flashinfer_version 0.4.1 -> 0.6.18";
-  EXPECT_TRUE(said_why);
+  EXPECT_FALSE(fs::exists(base / "root/flashinfer/kernel.so"));
 }
 
 TEST_F(Prepare, AStaleLockBesideADownloadedCubinIsRemoved) {
   const auto plan = plan_under(base / "root");
   ASSERT_TRUE(prepare_caches(plan, toolkit("13.0.48"), options()));
   // flashinfer/jit/cubin_loader.py, download_file: "<destination>.lock" beside the file.
-  const auto dir = base / "root/flashinfer_cubin/ce0795149bb2a183db22de04a3fec3aca65fff04/fmha";
+  const auto dir = base /
+                   "root/flashinfer/.cache/flashinfer/cubins/"
+                   "ce0795149bb2a183db22de04a3fec3aca65fff04/fmha";
   write(dir / "trtllm-gen/kernel.cubin", "cubin");
   write(dir / "trtllm-gen/kernel.cubin.lock", "");
   auto report = prepare_caches(plan, toolkit("13.0.48"), options());
@@ -166,8 +158,8 @@ TEST_F(Prepare, AKillMidClearLeavesNoStampAndTheNextStartFinishesCleaning) {
   EXPECT_EQ(report->removals[0].why, "left by an interrupted clear");
   // FlashInfer's downloaded cubins do not depend on the toolkit; TileLang's kernels do.
   EXPECT_EQ(names_with_content(plan),
-            (std::vector<std::string>{"triton", "triton-home", "flashinfer-cubin", "inductor",
-                                      "deep-gemm", "vllm", "cuda-compute"}));
+            (std::vector<std::string>{"triton", "triton-home", "inductor", "deep-gemm", "vllm",
+                                      "cuda-compute"}));
   EXPECT_TRUE(stamp());
 }
 
@@ -338,8 +330,8 @@ TEST_F(Prepare, AStampInTheOldPlaceIsIgnoredAndRemoved) {
   EXPECT_NE(report->change.find("no fingerprint stamp"), std::string::npos);
   // FlashInfer's downloaded cubins do not depend on the toolkit; TileLang's kernels do.
   EXPECT_EQ(names_with_content(plan),
-            (std::vector<std::string>{"triton", "triton-home", "flashinfer-cubin", "inductor",
-                                      "deep-gemm", "vllm", "cuda-compute"}));
+            (std::vector<std::string>{"triton", "triton-home", "inductor", "deep-gemm", "vllm",
+                                      "cuda-compute"}));
 }
 
 TEST_F(Prepare, AStampSymlinkedToASecretIsNeverReadOrCopied) {
@@ -402,10 +394,10 @@ TEST_F(Prepare, ClearOnDemandEmptiesOnlyTheNamedCachesAndKeepsTheStamp) {
   auto removals = clear_caches(plan, {"triton", "flashinfer"}, records());
   ASSERT_TRUE(removals) << removals.error().message;
   EXPECT_EQ(removals->size(), 2u);
-  EXPECT_EQ(names_with_content(plan),
-            (std::vector<std::string>{"tvm-ffi", "torch-extensions", "sglang", "triton-home",
-                                      "flashinfer-cubin", "tilelang", "inductor", "deep-gemm",
-                                      "vllm", "cuda-compute"}));
+  EXPECT_EQ(
+      names_with_content(plan),
+      (std::vector<std::string>{"tvm-ffi", "torch-extensions", "sglang", "triton-home", "tilelang",
+                                "inductor", "deep-gemm", "vllm", "cuda-compute"}));
   auto stamp = this->stamp();
   ASSERT_TRUE(stamp);
   EXPECT_EQ(stamp->hash, fingerprint_hex(fingerprint_hash(toolkit("13.0.48"))));

@@ -59,9 +59,15 @@ TEST(LaunchPlan, ProbesAWildcardListenerOnLoopback) {
   EXPECT_EQ(make_launch_plan(load(kPinned)).health_url, "http://127.0.0.1:30000/health");
 }
 
-TEST(LaunchPlan, PinsFlashinfersCubinsTileLangAndTritonHomeAsCaches) {
+// FLASHINFER_CUBIN_DIR would hide the flashinfer-cubin package SGLang installs: never pinned;
+// without the package FlashInfer downloads below its pinned workspace.
+TEST(LaunchPlan, PinsTileLangAndTritonHomeAsCachesButNeverFlashinfersCubinDirectory) {
   auto plan = make_launch_plan(load(kPinned));
-  EXPECT_EQ(env_of(plan, "FLASHINFER_CUBIN_DIR"), "/var/cache/gpulaunch/k26/flashinfer_cubin");
+  EXPECT_EQ(env_of(plan, "FLASHINFER_CUBIN_DIR"), "<unset>");
+  auto cubins = flashinfer_cubin_directory(plan);
+  ASSERT_TRUE(cubins);
+  EXPECT_EQ(cubins->path, "/var/cache/gpulaunch/k26/flashinfer/.cache/flashinfer/cubins");
+  EXPECT_FALSE(cubins->explicit_choice);
   EXPECT_EQ(env_of(plan, "TILELANG_CACHE_DIR"), "/var/cache/gpulaunch/k26/tilelang");
   EXPECT_EQ(env_of(plan, "TRITON_HOME"), "/var/cache/gpulaunch/k26/triton_home");
   EXPECT_EQ(env_of(plan, "TRITON_CACHE_DIR"), "/var/cache/gpulaunch/k26/triton");
@@ -74,6 +80,8 @@ TEST(LaunchPlan, TheProfileMayPointFlashinferAtThePackagesCubins) {
   auto plan = make_launch_plan(
       load(std::string(kPinned) + "[env]\nFLASHINFER_CUBIN_DIR = \"" + package + "\"\n"));
   EXPECT_EQ(env_of(plan, "FLASHINFER_CUBIN_DIR"), package);
+  EXPECT_EQ(flashinfer_cubin_directory(plan)->path, package);
+  EXPECT_TRUE(flashinfer_cubin_directory(plan)->explicit_choice);
   MemorySource source(
       {{"/p/k26.toml", std::string(kPinned) + "[env]\nTILELANG_CACHE_DIR = \"/x\"\n"}});
   auto refused = load_profile(source, "k26");
