@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Creates VENV_DIR with Debian's python3 (python3-venv) and installs the mock SGLang into it,
-# offline: the package is copied into the venv's site-packages (no pip, no index, no build step).
+# offline: the package is copied into the venv's site-packages and bin/sglang written as pip
+# would (no pip, no index, no build step).
 # Idempotent: an existing venv is reused and the package is replaced.
 # Usage: mock/install.sh VENV_DIR
 set -euo pipefail
@@ -32,6 +33,16 @@ mkdir -p "$dist"
 printf 'Metadata-Version: 2.1\nName: sglang\nVersion: %s\nSummary: gpulaunch mock of SGLang\n' \
   "$version" >"$dist/METADATA"
 echo mock-install >"$dist/INSTALLER"
-(cd "$purelib" && find sglang "${dist##*/}" -type f ! -name RECORD -printf '%p,,\n' && echo "${dist##*/}/RECORD,,") \
+# The console script pip writes for pyproject's [project.scripts] sglang = "sglang.cli.main:main":
+# the venv's interpreter on the #! line, then main().
+script="$venv/bin/sglang"
+printf '#!%s\nimport sys\nfrom sglang.cli.main import main\nif __name__ == "__main__":\n    sys.exit(main())\n' \
+  "$(cd "$venv/bin" && pwd)/python" >"$script.tmp"
+chmod 0755 "$script.tmp"
+mv "$script.tmp" "$script"
+echo '[console_scripts]' >"$dist/entry_points.txt"
+echo 'sglang = sglang.cli.main:main' >>"$dist/entry_points.txt"
+(cd "$purelib" && find sglang "${dist##*/}" -type f ! -name RECORD -printf '%p,,\n' &&
+  realpath --relative-to="$purelib" "$script" | sed 's/$/,,/' && echo "${dist##*/}/RECORD,,") \
   >"$dist/RECORD"
 "$venv/bin/python" -c 'import sglang.launch_server, sglang; print("mock sglang", sglang.__version__, "in", sglang.__file__)'

@@ -6,6 +6,8 @@
 //   ## assert-env NAME VALUE                Environment= pins NAME to exactly VALUE
 //   ## assert-argv ["argv0", "arg", ...]    the engine's argv, as JSON
 //   ## assert-no-key SECTION KEY            KEY does not appear in SECTION
+// and the node facts a render reads, in "## fact" lines (the render is built as `up` builds it):
+//   ## fact engine-version VERSION          the engine's version installed in engine.venv
 // After an intended change: GPULAUNCH_UPDATE_GOLDEN=1 ctest --test-dir build -R Golden
 // (or scripts/update-golden.sh, which also shows the diff), then review the diff.
 
@@ -73,6 +75,19 @@ std::string portable(std::string text) {
   return text;
 }
 
+// The facts a golden carries: the "## fact" lines.
+LaunchOptions carried_facts(const fs::path& input) {
+  LaunchOptions launch;
+  std::istringstream text(slurp(input));
+  for (std::string line; std::getline(text, line);) {
+    std::istringstream words(line);
+    std::string marker, verb, name, value;
+    words >> marker >> verb >> name >> value;
+    if (marker == "##" && verb == "fact" && name == "engine-version") launch.engine_version = value;
+  }
+  return launch;
+}
+
 Result<std::pair<Profile, UnitFile>> render_case(const GoldenCase& golden,
                                                  const std::string& binary) {
   DirectorySource source(golden.search);
@@ -81,7 +96,9 @@ Result<std::pair<Profile, UnitFile>> render_case(const GoldenCase& golden,
   RenderOptions options;
   options.gpulaunch_binary = binary;
   options.version = "(golden)";
-  return std::pair{*profile, render_unit(*profile, make_launch_plan(*profile), options)};
+  return std::pair{
+      *profile,
+      render_unit(*profile, make_launch_plan(*profile, carried_facts(golden.input)), options)};
 }
 
 class Golden : public ::testing::TestWithParam<GoldenCase> {};
@@ -137,11 +154,11 @@ TEST_P(Golden, SatisfiesItsInlineAssertions) {
                 values.end());
     } else if (verb == "assert-argv") {
       auto expected = nlohmann::json::parse(rest).get<std::vector<std::string>>();
-      EXPECT_EQ(make_launch_plan(profile).argv, expected);
+      EXPECT_EQ(make_launch_plan(profile, carried_facts(golden.input)).argv, expected);
       auto exec = unit.values("Service", "ExecStart");
       ASSERT_EQ(exec.size(), 1u);
       EXPECT_TRUE(exec[0].ends_with(" \"--\" " + exec_command_line(expected)));
-    } else {
+    } else if (verb != "fact") {
       ADD_FAILURE() << "unknown assertion '" << verb << "'";
     }
   }
