@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Creates VENV_DIR with Debian's python3 (python3-venv) and installs the mock SGLang and the mock
-# vLLM (with its `vllm` console script) into it,
-# offline: the package is copied into the venv's site-packages (no pip, no index, no build step).
+# vLLM into it, offline: each package is copied into the venv's site-packages and its console
+# script (bin/sglang, bin/vllm) written as pip would (no pip, no index, no build step).
 # Idempotent: an existing venv is reused and the package is replaced.
 # Usage: mock/install.sh VENV_DIR
 set -euo pipefail
@@ -40,17 +40,23 @@ install_package() {
   (cd "$purelib" && find "$name" "${dist##*/}" -type f ! -name RECORD -printf '%p,,\n' && echo "${dist##*/}/RECORD,,") \
     >"$dist/RECORD"
 }
+# console_script NAME MODULE: VENV/bin/NAME as pip writes it from pyproject's [project.scripts]
+# (NAME = "MODULE:main"): the venv's interpreter on the #! line, then main(); units run
+# VENV/bin/sglang serve ... and VENV/bin/vllm serve ..., the way they run the real ones.
+console_script() {
+  local name=$1 module=$2 script="$venv/bin/$1" dist
+  printf '#!%s\nimport sys\nfrom %s import main\nif __name__ == "__main__":\n    sys.exit(main())\n' \
+    "$(cd "$venv/bin" && pwd)/python" "$module" >"$script.tmp"
+  chmod 0755 "$script.tmp"
+  mv "$script.tmp" "$script"
+  dist=$(echo "$purelib/$name"-*.dist-info)
+  printf '[console_scripts]\n%s = %s:main\n' "$name" "$module" >"$dist/entry_points.txt"
+  (cd "$purelib" && realpath --relative-to="$purelib" "$script" | sed 's/$/,,/' &&
+    echo "${dist##*/}/entry_points.txt,,") >>"$dist/RECORD"
+}
 install_package sglang
 install_package vllm
-# vLLM's console script, as pip writes it from the mock's [project.scripts]: units run
-# VENV/bin/vllm serve ..., the way they run the real one.
-cat >"$venv/bin/vllm" <<SCRIPT
-#!$venv/bin/python
-import sys
-from vllm.entrypoints.cli.main import main
-if __name__ == "__main__":
-    sys.exit(main())
-SCRIPT
-chmod 0755 "$venv/bin/vllm"
+console_script sglang sglang.cli.main
+console_script vllm vllm.entrypoints.cli.main
 "$venv/bin/python" -c 'import sglang.launch_server, sglang; print("mock sglang", sglang.__version__, "in", sglang.__file__)'
 "$venv/bin/python" -c 'import vllm.entrypoints.cli.main, vllm; print("mock vllm", vllm.__version__, "in", vllm.__file__)'

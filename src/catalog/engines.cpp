@@ -249,6 +249,13 @@ constexpr std::array kRows{
         .display = "SGLang",
         .launch = Launch::python_module,
         .program = "sglang.launch_server",
+        // `sglang serve` (python/sglang/cli/main.py and cli/serve.py, added by
+        // sgl-project/sglang #12484, merged 2025-11) runs the same run_server; pyproject.toml's
+        // [project.scripts] installs it as bin/sglang (sglang.cli.main:main). launch_server.py
+        // (046a9e4) still works but warns "'python -m sglang.launch_server' is still supported,
+        // but 'sglang serve' is the recommended entrypoint.". 0.5.6 (2025-12) is the first tag we
+        // know holds it; 0.5.5 may too, but then the old launcher only costs the warning.
+        .serve_script = {"sglang", "serve", "0.5.6"},
         .pip_dist = "sglang",
         .import_module = "sglang",
         .argv = ArgvBuilder::sglang,
@@ -301,6 +308,7 @@ constexpr std::array kRows{
         .display = "vLLM",
         .launch = Launch::venv_program,
         .program = "vllm",
+        .serve_script = {},
         .pip_dist = "vllm",
         .import_module = "vllm",
         .argv = ArgvBuilder::vllm,
@@ -347,6 +355,7 @@ constexpr std::array kRows{
         .display = "trtllm-serve",
         .launch = Launch::venv_program,
         .program = "trtllm-serve",
+        .serve_script = {},
         .pip_dist = "tensorrt-llm",
         .import_module = "tensorrt_llm",
         .argv = ArgvBuilder::trtllm,
@@ -392,6 +401,7 @@ constexpr std::array kRows{
         .display = "llama-server",
         .launch = Launch::executable,
         .program = "llama-server",
+        .serve_script = {},
         .pip_dist = "",
         .import_module = "",
         .argv = ArgvBuilder::flags_only,
@@ -437,6 +447,7 @@ constexpr std::array kRows{
         .display = "command",
         .launch = Launch::argv,
         .program = "",
+        .serve_script = {},
         .pip_dist = "",
         .import_module = "",
         .argv = ArgvBuilder::command,

@@ -135,7 +135,15 @@ struct EngineRow {
   std::string_view name;     // engine.kind
   std::string_view display;  // what people call the program: "trtllm-serve"
   Launch launch;
-  std::string_view program;        // the Python module (-m) or the program in the venv's bin/
+  std::string_view program;  // the Python module (-m) or the program in the venv's bin/
+  // A console script in engine.venv's bin/ that the engine's newer releases recommend over
+  // `-m PROGRAM`: used when the installed version (LaunchOptions::engine_version) is known and at
+  // least `since`; empty program: none.
+  struct ServeScript {
+    std::string_view program;     // "sglang"
+    std::string_view subcommand;  // "serve"
+    std::string_view since;       // the first release with it
+  } serve_script;
   std::string_view pip_dist;       // the distribution pip installs; empty: none
   std::string_view import_module;  // its top-level import and site-packages directory
   ArgvBuilder argv;

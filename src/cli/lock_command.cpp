@@ -6,6 +6,7 @@
 #include "cli/context.hpp"
 #include "cli/locked.hpp"
 #include "facts/gather.hpp"
+#include "facts/python_env.hpp"
 #include "lock/drift.hpp"
 #include "profile/validate.hpp"
 #include "rules/check.hpp"
@@ -62,9 +63,12 @@ int lock(const CliContext& context, const std::string& name, const std::string& 
         Error{fmt::format("--node-rank {} is outside profile '{}', which spans {} node(s)",
                           node_rank, loaded->profile.name, loaded->profile.parallelism.nodes)},
         2);
-  const LaunchPlan plan = make_launch_plan(loaded->profile, LaunchOptions{node_rank});
-  auto facts = node_facts(loaded->profile, plan, options);
+  auto facts = node_facts(loaded->profile, make_launch_plan(loaded->profile), options);
   if (!facts) return report(facts.error(), 2);
+  // The launcher follows the engine version the facts hold, which the lock records too.
+  const LaunchPlan plan = make_launch_plan(
+      loaded->profile,
+      LaunchOptions{node_rank, installed_engine_version(*facts, loaded->profile.engine.kind)});
   auto build = make_lock(loaded->merged, loaded->profile, plan, *facts, NodeFs(options.root));
   if (!build.problems.empty()) {
     for (const auto& problem : build.problems) fmt::print(stderr, "{}\n", problem);
@@ -101,9 +105,11 @@ int verify(const CliContext& context, const std::string& lock_path,
   auto loaded = load(context, name);
   if (!loaded) return report(loaded.error(), kVerifyCouldNotRun);
   const long long rank = (*locked)["unit"].value("node_rank", 0LL);
-  const LaunchPlan plan = make_launch_plan(loaded->profile, LaunchOptions{rank});
-  auto facts = node_facts(loaded->profile, plan, options);
+  auto facts = node_facts(loaded->profile, make_launch_plan(loaded->profile), options);
   if (!facts) return report(facts.error(), kVerifyCouldNotRun);
+  const LaunchPlan plan = make_launch_plan(
+      loaded->profile,
+      LaunchOptions{rank, installed_engine_version(*facts, loaded->profile.engine.kind)});
   auto live = make_lock(loaded->merged, loaded->profile, plan, *facts, NodeFs(options.root));
   auto rows = drift(*locked, live.lock);
   if (rows.empty()) {

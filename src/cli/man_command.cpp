@@ -263,6 +263,14 @@ std::string engines_section() {
       case Launch::python_module:
         page += "Runs \\fIPYTHON\\fR \\fB\\-m\\fR " + program +
                 " from \\fBengine.venv\\fR or \\fBengine.python\\fR.";
+        if (!row.serve_script.program.empty())
+          page += fmt::format(
+              " When the version installed in \\fBengine.venv\\fR is {} or later (read from its "
+              "dist-info by \\fBup\\fR and \\fBlock\\fR, or given to \\fBrender "
+              "\\-\\-engine\\-version\\fR), runs the venv's \\fB{} {}\\fR instead, the "
+              "entry point it recommends; an unknown version keeps \\fB\\-m\\fR.",
+              literal(row.serve_script.since), literal(row.serve_script.program),
+              literal(row.serve_script.subcommand));
         break;
       case Launch::venv_program:
         page += "Runs " + program + " from \\fBengine.venv\\fR, or \\fBengine.executable\\fR.";

@@ -16,6 +16,7 @@ void add_render_command(CLI::App& app, CliContext& context) {
   static std::string name;
   static std::string binary;
   static long long node_rank = 0;
+  static std::string engine_version;
   command->add_option("profile", name, "Profile name or path to a .toml file")
       ->required()
       ->check(profile_argument_check());
@@ -24,6 +25,13 @@ void add_render_command(CLI::App& app, CliContext& context) {
                       "a unit that runs the build tree)");
   command->add_option("--node-rank", node_rank, "Rank of this node in a multi-node profile")
       ->check(CLI::Range(0LL, 1023LL));
+  // render reads nothing from the node, so the same inputs give the same unit: the launcher
+  // follows the engine version only when it is given here (`up` reads it from the venv).
+  command->add_option("--engine-version", engine_version,
+                      "Engine version installed in engine.venv (as `gpulaunch facts` shows it), "
+                      "which picks the launcher: a release that has `sglang serve` starts with it; "
+                      "without the version, `python -m sglang.launch_server`, which every "
+                      "release takes");
   command->callback([&context] {
     auto source = context.profile_source();
     auto profile = load_profile(source, name);
@@ -40,7 +48,9 @@ void add_render_command(CLI::App& app, CliContext& context) {
     RenderOptions options;
     options.gpulaunch_binary = binary.empty() ? own_binary() : binary;
     options.version = GPULAUNCH_VERSION;
-    const LaunchPlan plan = make_launch_plan(*profile, LaunchOptions{node_rank});
+    LaunchOptions launch{node_rank, std::nullopt};
+    if (!engine_version.empty()) launch.engine_version = engine_version;
+    const LaunchPlan plan = make_launch_plan(*profile, launch);
     fmt::print("{}", render_unit(*profile, plan, options).to_text());
   });
 }

@@ -12,6 +12,7 @@
 #include "cli/locked.hpp"
 #include "cli/supervise.hpp"
 #include "cli/unit_diff.hpp"
+#include "facts/python_env.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/secret_files.hpp"
 #include "profile/validate.hpp"
@@ -115,7 +116,13 @@ int up(const UpOptions& options, const CliContext& context) {
   const std::string unit = profile->unit_name();
   const auto path = placement.directory() / unit;
   // One plan for everything below: the unit, the check, the lock's drift, the snapshot.
-  const LaunchPlan plan = make_launch_plan(*profile, LaunchOptions{options.node_rank});
+  // The launcher follows the engine installed in the venv (its dist-info, read as a file: root
+  // runs nothing from the venv), as the lock records it under node.python.engine.
+  LaunchOptions launch{options.node_rank, std::nullopt};
+  if (profile->engine.venv)
+    launch.engine_version =
+        installed_engine_version(NodeFs(), profile->engine.kind, *profile->engine.venv);
+  const LaunchPlan plan = make_launch_plan(*profile, launch);
   const std::string text = render_for_install(*profile, plan);
   const std::string existing = read_existing(path);
 

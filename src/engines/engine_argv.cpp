@@ -5,13 +5,15 @@
 
 #include <fmt/core.h>
 
+#include "util/version.hpp"
+
 namespace gl {
 namespace {
 
 // Engines whose command line is nothing but the row's flags.
-std::vector<std::string> flags_only_argv(const Profile& profile, const LaunchOptions& /*options*/) {
+std::vector<std::string> flags_only_argv(const Profile& profile, const LaunchOptions& options) {
   const EngineRow& row = engine_row(profile.engine.kind);
-  std::vector<std::string> argv = engine_launcher(profile);
+  std::vector<std::string> argv = engine_launcher(profile, options);
   auto add = [&](std::string_view flag, std::string value) {
     argv.emplace_back(flag);
     argv.push_back(std::move(value));
@@ -42,11 +44,30 @@ std::string venv_program(const Profile& profile, const std::string& program) {
   return program;
 }
 
-std::vector<std::string> engine_launcher(const Profile& profile) {
+namespace {
+
+// The serve script only from a venv whose installed version is known to have it: an unknown
+// version (`render` without --engine-version, a venv without dist-info) or an interpreter named by
+// engine.python (whose bin/ may hold another install's script) keeps `-m MODULE`, which every
+// release takes.
+bool uses_serve_script(const EngineRow& row, const Profile& profile, const LaunchOptions& options) {
+  if (row.serve_script.program.empty() || !profile.engine.venv || !options.engine_version)
+    return false;
+  auto installed = parse_version(*options.engine_version);
+  auto since = parse_version(row.serve_script.since);
+  return installed && since && *installed >= *since;
+}
+
+}  // namespace
+
+std::vector<std::string> engine_launcher(const Profile& profile, const LaunchOptions& options) {
   const EngineRow& row = engine_row(profile.engine.kind);
   const std::string program(row.program);
   switch (row.launch) {
     case Launch::python_module:
+      if (uses_serve_script(row, profile, options))
+        return {venv_program(profile, std::string(row.serve_script.program)),
+                std::string(row.serve_script.subcommand)};
       return {venv_program(profile, "python"), "-m", program};
     case Launch::venv_program:
       return {profile.engine.executable.value_or(venv_program(profile, program))};

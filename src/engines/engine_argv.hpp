@@ -15,6 +15,11 @@ namespace gl {
 
 struct LaunchOptions {
   long long node_rank = 0;
+  // The engine's version as engine.venv's dist-info METADATA says (read as a file, never run),
+  // where the command has read it: `up`, `lock` and `verify` do; `render` takes it as
+  // --engine-version, so the same inputs always give the same unit. It picks the row's
+  // serve_script; nullopt keeps the launcher every release accepts.
+  std::optional<std::string> engine_version = std::nullopt;
 };
 
 std::vector<std::string> engine_argv(const Profile& profile, const LaunchOptions& options = {});
@@ -49,8 +54,9 @@ std::vector<std::string> trtllm_argv(const Profile& profile, const LaunchOptions
 
 // The interpreter or launcher inside the profile's venv, or the one the profile names.
 std::string venv_program(const Profile& profile, const std::string& program);
-// The words that start the engine, as its row's Launch says: "PYTHON -m MODULE", the venv's
-// program or engine.executable; empty for kind = "command".
-std::vector<std::string> engine_launcher(const Profile& profile);
+// The words that start the engine, as its row's Launch says: "PYTHON -m MODULE" (or the venv's
+// serve script and its subcommand, where options.engine_version has it), the venv's program or
+// engine.executable; empty for kind = "command".
+std::vector<std::string> engine_launcher(const Profile& profile, const LaunchOptions& options);
 
 }  // namespace gl

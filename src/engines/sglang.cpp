@@ -10,7 +10,7 @@ namespace gl {
 std::vector<std::string> sglang_argv(const Profile& profile, const LaunchOptions& options) {
   const auto& p = profile.parallelism;
   const EngineRow& row = engine_row(EngineKind::sglang);
-  std::vector<std::string> argv = engine_launcher(profile);
+  std::vector<std::string> argv = engine_launcher(profile, options);
   auto add = [&](std::string flag, std::string value) {
     argv.push_back(std::move(flag));
     argv.push_back(std::move(value));

@@ -5,10 +5,10 @@
 
 namespace gl {
 
-std::vector<std::string> trtllm_argv(const Profile& profile, const LaunchOptions& /*options*/) {
+std::vector<std::string> trtllm_argv(const Profile& profile, const LaunchOptions& options) {
   const auto& p = profile.parallelism;
   const EngineRow& row = engine_row(EngineKind::trtllm);
-  std::vector<std::string> argv = engine_launcher(profile);
+  std::vector<std::string> argv = engine_launcher(profile, options);
   argv.push_back(profile.model.path);
   argv.insert(argv.end(), row.fixed_args.begin(), row.fixed_args.end());
   argv.insert(argv.end(),

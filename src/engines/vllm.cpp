@@ -9,7 +9,7 @@ namespace gl {
 std::vector<std::string> vllm_argv(const Profile& profile, const LaunchOptions& options) {
   const auto& p = profile.parallelism;
   const EngineRow& row = engine_row(EngineKind::vllm);
-  std::vector<std::string> argv = engine_launcher(profile);
+  std::vector<std::string> argv = engine_launcher(profile, options);
   argv.insert(argv.end(),
               {"serve", profile.model.path, "--tensor-parallel-size", std::to_string(p.tp)});
   auto add = [&](std::string flag, std::string value) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "catalog/engines.hpp"
 #include "facts/facts.hpp"
 #include "facts/node_fs.hpp"
 
@@ -26,5 +27,11 @@ std::string normalise_dist_name(std::string_view name);
 // `prefix` is a venv or an interpreter's prefix; `interpreter` its bin/python.
 PythonEnvFact probe_python_env(const NodeFs& node, const std::string& prefix,
                                const std::string& interpreter);
+
+// The engine's installed version (its row's package in `packages`), which picks its launcher
+// (engines/engine_argv): from facts already gathered, or read from `venv` alone, as files.
+std::optional<std::string> installed_engine_version(const Facts& facts, EngineKind kind);
+std::optional<std::string> installed_engine_version(const NodeFs& node, EngineKind kind,
+                                                    const std::string& venv);
 
 }  // namespace gl

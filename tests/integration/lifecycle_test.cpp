@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "facts/python_env.hpp"
 #include "harness/mock_engine_suite.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/validate.hpp"
@@ -224,7 +225,14 @@ TEST_F(Lifecycle, HostileArgumentsReachTheEngineByteForByte) {
   gl::DirectorySource source({kWork / "profiles"});
   auto profile = gl::load_profile(source, "hostile");
   ASSERT_TRUE(profile) << profile.error().message;
-  const auto expected = gl::make_launch_plan(*profile).argv;
+  // `up` picks the launcher from the venv's installed version: the mock's (0.5.6+mock) has
+  // `sglang serve`.
+  const auto version =
+      gl::installed_engine_version(gl::NodeFs(), profile->engine.kind, *profile->engine.venv);
+  ASSERT_TRUE(version);
+  const auto expected = gl::make_launch_plan(*profile, gl::LaunchOptions{0, version}).argv;
+  ASSERT_GE(expected.size(), 2u);
+  EXPECT_EQ(expected[1], "serve");
   EXPECT_NE(std::find(expected.begin(), expected.end(),
                       "hostile 100% $HOME ${PATH} $$; \"q\" \\back naïve 模型 ;"),
             expected.end());

@@ -50,7 +50,9 @@ esac
 readonly nodes=(node0 node1)
 readonly unit=gpulaunch-mn.service
 readonly vllm_unit=gpulaunch-mnv.service
-readonly engine_pattern='^[^ ]*/python[^ ]* -m sglang\.launch_server'  # the engine, not `gpulaunch run`
+# The engine, not `gpulaunch run`: the venv's interpreter running either launcher gpulaunch picks
+# (the console script runs under its #! interpreter, so its cmdline starts with python too).
+readonly engine_pattern='^[^ ]*/python[^ ]* (-m sglang\.launch_server|[^ ]*/bin/sglang serve)'
 
 # --- cleanup ---------------------------------------------------------------------------------
 # Idempotent, and also run at the start: a run killed by CTest's timeout (SIGKILL, no trap) leaves

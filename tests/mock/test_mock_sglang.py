@@ -2,7 +2,7 @@
 """Tests for the mock SGLang (mock/). Run: /usr/bin/python3 -m unittest tests/mock/test_mock_sglang.py
 
 Installs the mock into a fresh venv with mock/install.sh (offline), then drives
-`VENV/bin/python -m sglang.launch_server` as gpulaunch's units would.
+`VENV/bin/python -m sglang.launch_server` and `VENV/bin/sglang serve` as gpulaunch's units would.
 """
 
 import json
@@ -63,14 +63,15 @@ class MockSglangTest(unittest.TestCase):
                 if stream:
                     stream.close()
 
-    def start(self, *flags, mode=None, load="1.5", extra_env=None):
+    def start(self, *flags, mode=None, load="1.5", extra_env=None, launcher=None):
         env = dict(os.environ, MOCK_SGLANG_ARGV_FILE=self.argv_file, MOCK_SGLANG_LOAD_SECONDS=load)
         env.pop("MOCK_SGLANG_MODE", None)
         env.pop("MOCK_SGLANG_MODE_FILE", None)
         if mode:
             env["MOCK_SGLANG_MODE"] = mode
         env.update(extra_env or {})
-        proc = subprocess.Popen([self.python, "-m", "sglang.launch_server", *flags], env=env,
+        launcher = launcher or [self.python, "-m", "sglang.launch_server"]
+        proc = subprocess.Popen([*launcher, *flags], env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.procs.append(proc)
         return proc
@@ -149,6 +150,41 @@ class MockSglangTest(unittest.TestCase):
         self.assertTrue(updates[0].startswith("Multi-thread loading shards:   0% Completed | 0/8 "))
         self.assertTrue(updates[2].startswith("Multi-thread loading shards:  25% Completed | 2/8 "))
         self.assertTrue(updates[8].startswith("Multi-thread loading shards: 100% Completed | 8/8 "))
+    def test_sglang_serve_runs_the_same_server_and_records_its_own_argv(self):
+        port = free_port()
+        script = os.path.join(self.venv, "bin", "sglang")
+        flags = ["--model-path", "m", "--port", str(port), "--mem-fraction-static", "0.85"]
+        proc = self.start(*flags, launcher=[script, "serve"], load="0.5")
+        self.wait_status(f"http://127.0.0.1:{port}/health", 200, 20)
+        with open(self.argv_file, encoding="utf-8") as f:
+            self.assertEqual(json.load(f), [script, "serve", *flags])  # as gpulaunch's unit has it
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=10)
+        self.assertEqual(proc.returncode, 0)
+        self.assertIn("The server is fired up and ready to roll!", out)
+        self.assertNotIn("recommended entrypoint", err)
+
+    def test_sglang_serve_rejects_unknown_flags_and_subcommands(self):
+        script = os.path.join(self.venv, "bin", "sglang")
+        proc = self.start("--model-path", "m", "--tp", "2", launcher=[script, "serve"])
+        _, err = proc.communicate(timeout=20)
+        self.assertEqual(proc.returncode, 2, err)
+        self.assertIn("sglang: error: unrecognized arguments: --tp 2", err)
+        proc = self.start("--model-path", "m", launcher=[script, "launch"])
+        _, err = proc.communicate(timeout=20)
+        self.assertEqual(proc.returncode, 2, err)
+        self.assertIn("sglang: error: argument subcommand: invalid choice: 'launch'", err)
+
+    def test_launch_server_warns_that_sglang_serve_is_recommended(self):
+        port = free_port()
+        proc = self.start("--model-path", "m", "--port", str(port), load="0.5")
+        self.wait_status(f"http://127.0.0.1:{port}/health", 200, 20)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=10)
+        # Real SGLang's words (python/sglang/launch_server.py, sgl-project/sglang 046a9e4).
+        self.assertIn("UserWarning: 'python -m sglang.launch_server' is still supported, but "
+                      "'sglang serve' is the recommended entrypoint.\n"
+                      "  Example: sglang serve --model-path <model> [options]", err)
 
     def test_cuda_oom(self):
         proc = self.start("--model-path", "m", "--port", str(free_port()), mode="cuda-oom", load="1")

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Mock of `python -m sglang.launch_server` for gpulaunch tests.
+"""Mock of `python -m sglang.launch_server` (and, through sglang/cli/main.py, `sglang serve`) for
+gpulaunch tests.
 
 Pure standard library. Accepts the launch_server flags gpulaunch emits, rejects anything else the
 way argparse does (exit 2, usage on stderr), records the argv it was given, prints SGLang-like
@@ -36,6 +37,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 MODES = ("normal", "leak", "cuda-oom", "hang", "crash", "never-ready", "hostile")
@@ -81,12 +83,13 @@ def raw(message, stream=None):
     print(message, file=stream or sys.stdout, flush=True)
 
 
-def record_argv():
+def record_argv(recorded=None):
     path = os.environ.get("MOCK_SGLANG_ARGV_FILE")
     if not path:
         path = os.path.join(os.environ.get("HOME") or "/tmp", "mock-sglang-argv.json")
-    # sys.orig_argv is exactly what exec() received: interpreter, -m, module, flags.
-    argv = list(getattr(sys, "orig_argv", [sys.executable] + sys.argv))
+    # sys.orig_argv is exactly what exec() received: interpreter, -m, module, flags. The console
+    # script passes its own (script, serve, flags).
+    argv = list(recorded or getattr(sys, "orig_argv", [sys.executable] + sys.argv))
     directory = os.path.dirname(os.path.abspath(path))
     try:
         os.makedirs(directory, exist_ok=True)
@@ -321,8 +324,8 @@ def hostile_start():
     os._exit(139)
 
 
-def main(argv=None):
-    record_argv()
+def main(argv=None, recorded=None):
+    record_argv(recorded)
     args = build_parser().parse_args(argv)
     mode = choose_mode()
     signal.signal(signal.SIGTERM, on_term)
@@ -406,4 +409,12 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    # Real SGLang's launch_server.py (sgl-project/sglang 046a9e4) warns so under __main__.
+    warnings.warn(
+        "'python -m sglang.launch_server' is still supported, but "
+        "'sglang serve' is the recommended entrypoint.\n"
+        "  Example: sglang serve --model-path <model> [options]",
+        UserWarning,
+        stacklevel=1,
+    )
     sys.exit(main())

@@ -64,6 +64,52 @@ dist_init_addr = "node0:5000"
   EXPECT_TRUE(has_pair(engine_argv(profile, {.node_rank = 1}), "--nnodes", "2"));
 }
 
+// SGLang's console script from 0.5.6 (catalog/engines); the flags stay the same.
+TEST(SglangArgv, VenvWithServeStartsSglangServe) {
+  auto profile = profile_from(R"(
+[engine]
+kind = "sglang"
+venv = "/v"
+[model]
+path = "/m"
+)");
+  for (std::string version : {"0.5.6", "0.5.14.post2", "1.0.0rc1"}) {
+    auto argv = engine_argv(profile, {.engine_version = version});
+    ASSERT_GE(argv.size(), 4u);
+    EXPECT_EQ(std::vector(argv.begin(), argv.begin() + 4),
+              (std::vector<std::string>{"/v/bin/sglang", "serve", "--model-path", "/m"}))
+        << version;
+  }
+}
+
+TEST(SglangArgv, OlderOrUnknownReleasesKeepLaunchServer) {
+  auto venv = profile_from(R"(
+[engine]
+kind = "sglang"
+venv = "/v"
+[model]
+path = "/m"
+)");
+  const std::vector<std::string> launch_server{"/v/bin/python", "-m", "sglang.launch_server"};
+  for (std::optional<std::string> version :
+       {std::optional<std::string>{"0.5.5.post3"}, std::optional<std::string>{"0.4.10"},
+        std::optional<std::string>{"not a version"}, std::optional<std::string>{}}) {
+    auto argv = engine_argv(venv, {.engine_version = version});
+    EXPECT_EQ(std::vector(argv.begin(), argv.begin() + 3), launch_server) << version.value_or("-");
+  }
+  // engine.python's bin/ may hold another install's script: the interpreter runs the module.
+  auto python = profile_from(R"(
+[engine]
+kind = "sglang"
+python = "/usr/bin/python3"
+[model]
+path = "/m"
+)");
+  auto argv = engine_argv(python, {.engine_version = "0.5.6"});
+  EXPECT_EQ(std::vector(argv.begin(), argv.begin() + 3),
+            (std::vector<std::string>{"/usr/bin/python3", "-m", "sglang.launch_server"}));
+}
+
 TEST(VllmArgv, MultiNodeSplitsTheRendezvousAddress) {
   auto argv = engine_argv(profile_from(R"(
 [engine]

@@ -3,9 +3,19 @@
 
 #include "facts/python_env.hpp"
 #include "support/fixture_node.hpp"
+#include "temp_dir.hpp"
 
 namespace gl {
 namespace {
+
+TEST(PythonEnv, EngineVersionFromTheVenvsDistInfoAlone) {
+  gl::testing::TempDir root;
+  EXPECT_EQ(installed_engine_version(NodeFs(root.path()), EngineKind::sglang, "/v"), std::nullopt);
+  root.write("v/lib/python3.12/site-packages/sglang-0.5.6.dist-info/METADATA",
+             "Metadata-Version: 2.4\nName: sglang\nVersion: 0.5.6.post1\n");
+  EXPECT_EQ(installed_engine_version(NodeFs(root.path()), EngineKind::sglang, "/v"), "0.5.6.post1");
+  EXPECT_EQ(installed_engine_version(NodeFs(root.path()), EngineKind::vllm, "/v"), std::nullopt);
+}
 
 TEST(PythonEnv, ReadsTorchVersionPy) {
   auto torch = parse_torch_version_py(

@@ -7,6 +7,8 @@
 //   ## assert-argv ["argv0", "arg", ...]    the engine's argv, as JSON
 //   ## assert-no-key SECTION KEY            KEY does not appear in SECTION
 //   ## node-rank N                          render rank N of a multi-node profile (default 0)
+// and the node facts a render reads, in "## fact" lines (the render is built as `up` builds it):
+//   ## fact engine-version VERSION          the engine's version installed in engine.venv
 // After an intended change: GPULAUNCH_UPDATE_GOLDEN=1 ctest --test-dir build -R Golden
 // (or scripts/update-golden.sh, which also shows the diff), then review the diff.
 
@@ -74,12 +76,18 @@ std::string portable(std::string text) {
   return text;
 }
 
-// The rank a "## node-rank N" line asks for.
+// The rank a "## node-rank N" line asks for, and the facts a golden carries ("## fact" lines).
 LaunchOptions launch_options(const GoldenCase& golden) {
-  std::istringstream input(slurp(golden.input));
-  for (std::string line; std::getline(input, line);)
-    if (line.starts_with("## node-rank ")) return {.node_rank = std::stoll(line.substr(13))};
-  return {};
+  LaunchOptions launch;
+  std::istringstream text(slurp(golden.input));
+  for (std::string line; std::getline(text, line);) {
+    if (line.starts_with("## node-rank ")) launch.node_rank = std::stoll(line.substr(13));
+    std::istringstream words(line);
+    std::string marker, verb, name, value;
+    words >> marker >> verb >> name >> value;
+    if (marker == "##" && verb == "fact" && name == "engine-version") launch.engine_version = value;
+  }
+  return launch;
 }
 
 Result<std::pair<Profile, UnitFile>> render_case(const GoldenCase& golden,
@@ -151,7 +159,7 @@ TEST_P(Golden, SatisfiesItsInlineAssertions) {
       auto exec = unit.values("Service", "ExecStart");
       ASSERT_EQ(exec.size(), 1u);
       EXPECT_TRUE(exec[0].ends_with(" \"--\" " + exec_command_line(expected)));
-    } else if (verb != "node-rank") {
+    } else if (verb != "node-rank" && verb != "fact") {
       ADD_FAILURE() << "unknown assertion '" << verb << "'";
     }
   }
