@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // FLASHINFER_CUDA_ARCH_LIST as FlashInfer reads it, and the gencode targets FlashInfer derives
 // from it or from a GPU (flashinfer/compilation_context.py, CompilationContext.__init__ and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // FlashInfer's optional kernel packages and the version check its import runs on them
 // (flashinfer/jit/env.py _get_cubin_dir and _get_aot_dir, FlashInfer v0.6.18rc7 / main fb28d72):

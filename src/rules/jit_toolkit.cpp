@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "rules/jit_toolkit.hpp"
 
 #include "facts/node_fs.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The toolkit a JIT library picks in a given environment, in FlashInfer's order
 // (flashinfer/jit/cpp_ext.py get_cuda_path, FlashInfer v0.6.18rc7; torch/utils/cpp_extension.py

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Whether a headless rank's engine has joined rank 0: an established TCP connection from a
 // process of the engine's process group to rank 0's address. It is what the engine really does

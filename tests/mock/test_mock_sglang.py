@@ -7,61 +7,26 @@ Installs the mock into a fresh venv with mock/install.sh (offline), then drives
 
 import json
 import os
-import shutil
 import signal
-import socket
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
-import urllib.error
-import urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mock_venv import MockVenvTestCase, free_port, http_get  # noqa: E402
 
 
-def http_status(url, timeout=1.0, data=None):
-    """HTTP status, or None when nothing answers (refused or timed out)."""
-    try:
-        with urllib.request.urlopen(url, timeout=timeout, data=data) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read()
-    except (urllib.error.URLError, ConnectionError, socket.timeout, TimeoutError):
-        return None, b""
-
-
-class MockSglangTest(unittest.TestCase):
+class MockSglangTest(MockVenvTestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="mock-sglang-test.")
-        cls.venv = os.path.join(cls.tmp, "venv")
-        subprocess.run(["bash", os.path.join(ROOT, "mock", "install.sh"), cls.venv], check=True,
-                       stdout=subprocess.DEVNULL)
+        super().setUpClass()
         cls.python = os.path.join(cls.venv, "bin", "python")
 
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
-
     def setUp(self):
-        self.procs = []
+        super().setUp()
         self.argv_file = os.path.join(self.tmp, f"argv-{self.id().rsplit('.', 1)[-1]}.json")
-
-    def tearDown(self):
-        for proc in self.procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            for stream in (proc.stdout, proc.stderr):
-                if stream:
-                    stream.close()
 
     def start(self, *flags, mode=None, load="1.5", extra_env=None, launcher=None):
         env = dict(os.environ, MOCK_SGLANG_ARGV_FILE=self.argv_file, MOCK_SGLANG_LOAD_SECONDS=load)
@@ -80,7 +45,7 @@ class MockSglangTest(unittest.TestCase):
         deadline = time.monotonic() + deadline_s
         seen = []
         while time.monotonic() < deadline:
-            status, _ = http_status(url, timeout=0.5)
+            status, _ = http_get(url, timeout=0.5)
             if status is not None and (not seen or seen[-1] != status):
                 seen.append(status)
             if status == want:
@@ -114,13 +79,13 @@ class MockSglangTest(unittest.TestCase):
         base = f"http://127.0.0.1:{port}"
         seen = self.wait_status(base + "/health", 503, 15)
         self.assertEqual(seen, [503])
-        self.assertEqual(http_status(base + "/health_generate")[0], 503)
+        self.assertEqual(http_get(base + "/health_generate")[0], 503)
         self.assertEqual(self.wait_status(base + "/health", 200, 20)[-2:], [503, 200])
-        self.assertEqual(http_status(base + "/health_generate")[0], 200)
-        status, body = http_status(base + "/v1/models")
+        self.assertEqual(http_get(base + "/health_generate")[0], 200)
+        status, body = http_get(base + "/v1/models")
         self.assertEqual(status, 200)
         self.assertEqual([m["id"] for m in json.loads(body)["data"]], ["demo"])
-        status, body = http_status(base + "/v1/completions", data=b'{"prompt": "hi", "max_tokens": 2}')
+        status, body = http_get(base + "/v1/completions", data=b'{"prompt": "hi", "max_tokens": 2}')
         self.assertEqual(status, 200)
         self.assertEqual(json.loads(body)["object"], "text_completion")
         with open(self.argv_file, encoding="utf-8") as f:
@@ -217,7 +182,7 @@ class MockSglangTest(unittest.TestCase):
                           extra_env={"MOCK_SGLANG_HANG_AFTER": "1"})
         self.wait_status(f"http://127.0.0.1:{port}/health", 200, 15)
         time.sleep(1.5)
-        self.assertEqual(http_status(f"http://127.0.0.1:{port}/health", timeout=1.0)[0], None)
+        self.assertEqual(http_get(f"http://127.0.0.1:{port}/health", timeout=1.0)[0], None)
         self.assertIsNone(proc.poll())
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=10)
@@ -228,7 +193,7 @@ class MockSglangTest(unittest.TestCase):
         proc = self.start("--model-path", "m", "--port", str(port), mode="never-ready", load="0.3")
         self.wait_status(f"http://127.0.0.1:{port}/health", 503, 15)
         time.sleep(1.0)
-        self.assertEqual(http_status(f"http://127.0.0.1:{port}/health")[0], 503)
+        self.assertEqual(http_get(f"http://127.0.0.1:{port}/health")[0], 503)
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=10)
         self.assertEqual(proc.returncode, 0)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Tests for the mock vLLM (mock/vllm). Run: /usr/bin/python3 -m unittest tests/mock/test_mock_vllm.py
 
 Installs the mocks into a fresh venv with mock/install.sh (offline), then drives `VENV/bin/vllm
@@ -7,59 +8,20 @@ serving, rank 1 headless) and data parallel over two "nodes".
 
 import json
 import os
-import shutil
-import socket
 import subprocess
-import tempfile
+import sys
 import time
 import unittest
-import urllib.error
-import urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mock_venv import MockVenvTestCase, free_port, http_get  # noqa: E402
 
 
-def http_get(url, timeout=1.0, data=None):
-    """(HTTP status, body), or (None, b"") when nothing answers."""
-    try:
-        with urllib.request.urlopen(url, timeout=timeout, data=data) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read()
-    except (urllib.error.URLError, ConnectionError, socket.timeout, TimeoutError):
-        return None, b""
-
-
-class MockVllmTest(unittest.TestCase):
+class MockVllmTest(MockVenvTestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="mock-vllm-test.")
-        cls.venv = os.path.join(cls.tmp, "venv")
-        subprocess.run(["bash", os.path.join(ROOT, "mock", "install.sh"), cls.venv], check=True,
-                       stdout=subprocess.DEVNULL)
+        super().setUpClass()
         cls.vllm = os.path.join(cls.venv, "bin", "vllm")
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
-
-    def setUp(self):
-        self.procs = []
-
-    def tearDown(self):
-        for proc in self.procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            for stream in (proc.stdout, proc.stderr):
-                if stream:
-                    stream.close()
 
     def argv_file(self, rank):
         return os.path.join(self.tmp, f"argv-{self.id().rsplit('.', 1)[-1]}-{rank}.json")

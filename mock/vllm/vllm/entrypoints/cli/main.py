@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Mock of vLLM's `vllm serve` (console script vllm = vllm.entrypoints.cli.main:main) for
 gpulaunch tests.
 
