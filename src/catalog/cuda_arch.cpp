@@ -9,6 +9,20 @@ namespace {
 constexpr Version kCuda12{12, 0, 0};
 constexpr Version kCuda13{13, 0, 0};
 
+// Where each row was read (a reviewer diffs these against newer copies):
+// - First nvcc per sm: clang/lib/Basic/Cuda.cpp, MinVersionForOffloadArch (llvm/llvm-project
+//   adf82cf) gives sm_60-62 8.0, sm_70 9.0, sm_72 9.1 (the row's 9.0 follows CMake below),
+//   sm_75 10.0, sm_80 11.0, sm_86 11.1, sm_87 11.4, sm_89/sm_90 11.8, sm_100 12.8; its newer form
+//   (read in an annotated copy of the same file, commit not recorded) adds sm_103/sm_121 at 12.9,
+//   sm_88/sm_110 at 13.0, and ends sm_101 at 12.9. CMake
+//   Modules/Internal/CMakeCUDAArchitecturesAll.cmake (Kitware/CMake 2dac61c) agrees from 8.0
+//   to 12.8 (sm_101 and sm_120 at 12.8) but adds sm_70 and sm_72 together at 9.0. The Kepler and
+//   Maxwell first versions (5.0 to 7.0) predate both files' floor of CUDA 7.0 and were not re-read.
+// - Kepler's end: the same clang file caps sm_35/sm_37 at 11.8, and the CMake file drops them
+//   from 12.0 on.
+// - CUDA 13.0's drop of sm_50 to sm_72: CUDA 12.9 Toolkit release notes (Maxwell, Pascal and Volta
+//   lose offline compilation in the next major) and NVIDIA's technical blog of August 2025 (CUDA
+//   13.0 compiles only for compute capability 7.5 and up), both read as quoted by news copies.
 constexpr std::array kArchRequirements{
     ArchRequirement{35, {5, 0, 0}, kCuda12, "Kepler GK110; dropped by CUDA 12.0"},
     ArchRequirement{37, {6, 5, 0}, kCuda12, "Kepler K80; dropped by CUDA 12.0"},
@@ -35,11 +49,19 @@ constexpr std::array kArchRequirements{
     ArchRequirement{121, {12, 9, 0}, std::nullopt, "DGX Spark"},
 };
 
+// NVIDIA CUDA Compatibility guide, "Minor Version Compatibility", Table 1 (docs.nvidia.com/deploy/
+// cuda-compatibility/minor-version-compatibility.html, the copy that lists CUDA 13.x): a CUDA 13.x
+// toolkit needs driver branch 580 or newer; 12.x needs 525 or newer (the table caps 12.x below
+// 580).
 constexpr std::array kDriverRequirements{
     DriverRequirement{13, 580},
     DriverRequirement{12, 525},
 };
 
+// flashinfer/compilation_context.py, CompilationContext._normalize_cuda_arch
+// (flashinfer-ai/flashinfer main fb28d72, nightly-v0.6.18-20260819-27): a 12.x GPU needs nvcc 12.9
+// or newer (120 gets the 12.0f family target, 121 its own 12.1a), else the build is refused.
+// Introduced by e2f821b8c (#2839); v0.6.7 is the first release tag that contains it.
 constexpr std::array kJitGates{
     JitGate{"flashinfer",
             {0, 6, 7},

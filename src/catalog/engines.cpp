@@ -121,6 +121,9 @@ constexpr std::array kSglangProgress{
 };
 // field-facts §7; first match wins, so the specific advice comes before torch's generic error.
 constexpr std::array kSglangOom{
+    // alloc_req_slots, python/sglang/srt/mem_cache/common.py (copies in the code index; the file's
+    // indexed commit is 2752c82): no request row is left in req_to_token_pool, and SGLang asks for
+    // a smaller --max-running-requests.
     OomSignature{"alloc_req_slots runs out of memory", MemoryKnob::max_requests},
     // alloc_token_slots, python/sglang/srt/mem_cache/common.py (sgl-project/sglang 2752c82): the KV
     // pool has no slot left for the batch's tokens, "Out of memory. Try to lower your batch
@@ -184,7 +187,15 @@ constexpr MultiNodeFlags kVllmMultiNode{
     .dp_joins_any_port = true,
 };
 constexpr std::array kVllmOom{
+    // vllm/v1/core/kv_cache_utils.py, check_enough_kv_cache_memory: no memory at all is left for
+    // the KV cache once the weights and activations are counted ("No available memory for the
+    // cache blocks. Try increasing `gpu_memory_utilization` ..."; read in indexed copies, the
+    // same text as the v0 worker's raise_if_cache_size_invalid).
     OomSignature{"No available memory for the cache blocks", MemoryKnob::kv_cache_room},
+    // The GPU worker's start-up check (vllm/v1/worker, "Free memory on device ... on startup is
+    // less than desired GPU memory utilization (share, GiB). Decrease GPU memory utilization or
+    // reduce GPU memory used by other processes."): the share asks for more than is free now.
+    // Read in an indexed copy of the worker; file and commit not pinned.
     OomSignature{"is less than desired GPU memory utilization", MemoryKnob::mem_fraction},
 };
 

@@ -18,6 +18,10 @@ std::span<const JitCache> jit_caches() {
        "keyed by FlashInfer version and arch only; a re-pointed toolkit leaves stale objects; "
        "holds the cubins FlashInfer downloads when no flashinfer-cubin package is installed",
        kLocksAnywhere},
+      // apache/tvm-ffi python/tvm_ffi/cpp/extension.py, _hash_sources (commit 2ff3eae): a build is
+      // found by a hash of the sources and the caller's extra flags only; the -gencode target it
+      // detects from nvidia-smi and the nvcc under CUDA_HOME are not in it. TVM_FFI_CACHE_DIR,
+      // default ~/.cache/tvm-ffi, is where its JIT builds go (as FlashInfer and SGLang call it).
       {"tvm-ffi", "tvm-ffi", {{"TVM_FFI_CACHE_DIR", ""}}, false, "not keyed", ""},
       // torch/utils/cpp_extension.py, _get_build_directory (torch 2.9): the py<XY>_cu<CUDA>
       // subdirectory is added to torch's default root only; under TORCH_EXTENSIONS_DIR, which
@@ -29,12 +33,21 @@ std::span<const JitCache> jit_caches() {
        "not keyed: TORCH_EXTENSIONS_DIR drops torch's py/cu subdirectory, and a rebuild follows "
        "changed sources and flags, never a changed nvcc",
        ""},
+      // sgl-project/sglang python/sglang/srt/environ.py, class Envs: SGLANG_CACHE_DIR defaults to
+      // ~/.cache/sglang and SGLANG_JIT_CACHE_DIR (JIT kernel builds), unset by default, resolves to
+      // ~/.cache/sglang/jit. Read in a recent copy through the code index, commit not recorded (the
+      // indexed sgl-project commit 21ff4b0 predates both). The unit sets both, so "jit" below
+      // SGLANG_CACHE_DIR is gpulaunch's layout, not SGLang's default.
       {"sglang",
        "sglang",
        {{"SGLANG_CACHE_DIR", ""}, {"SGLANG_JIT_CACHE_DIR", "jit"}},
        false,
        "keying unverified: treated as not keyed",
        ""},
+      // triton-lang/triton python/triton/compiler/compiler.py, compile(): the on-disk key hashes
+      // triton's own version, the source, the backend hash, the options and the cache-invalidating
+      // env vars; third_party/nvidia/backend/compiler.py, CUDABackend.hash (commit 2b43145): the
+      // backend hash is the ptxas version and the target capability, so toolkit and arch key it.
       {"triton", "triton", {{"TRITON_CACHE_DIR", ""}}, true, "keyed by toolkit and arch", ""},
       // python/triton/knobs.py, cache_knobs (triton main, 00c7dbd): TRITON_HOME (default ~) holds
       // .triton/cache, .triton/dump and .triton/override; TRITON_CACHE_DIR, pinned above, moves
@@ -57,19 +70,38 @@ std::span<const JitCache> jit_caches() {
        "keyed by TileLang's version and the kernel, not by nvcc or the GPU",
        "",
        {"toolkit_path", "toolkit_version", "gpu_archs"}},
+      // pytorch/pytorch torch/_inductor/runtime/cache_dir_utils.py, cache_dir() (commit 9a48faa):
+      // TORCHINDUCTOR_CACHE_DIR, default <tmpdir>/torchinductor_<user>; Triton kernels it compiles
+      // go to <dir>/triton/<device> unless TRITON_CACHE_DIR is set. The "keyed by toolkit and arch"
+      // note (the FX graph cache's system key) was not re-read for this comment.
       {"inductor",
        "torchinductor",
        {{"TORCHINDUCTOR_CACHE_DIR", ""}},
        true,
        "keyed by toolkit and arch",
        ""},
+      // deepseek-ai/DeepGEMM csrc/jit/compiler.hpp, Compiler::build (commit 6439a3d):
+      // DG_JIT_CACHE_DIR
+      // (default $HOME/.deep_gemm); each kernel is cache/kernel.<name>.<hash>, hashed over the
+      // name,
+      // a digest of DeepGEMM's headers, the compiler signature (NVCC or NVRTC major.minor) and the
+      // flags, which carry --gpu-architecture=sm_<arch>a. sgl-project/sglang
+      // python/sglang/srt/environ.py (commit 21ff4b0): SGLANG_DG_CACHE_DIR, default
+      // ~/.cache/deep_gemm, the directory SGLang hands DeepGEMM as DG_JIT_CACHE_DIR.
       {"deep-gemm",
        "deep_gemm",
        {{"DG_JIT_CACHE_DIR", ""}, {"SGLANG_DG_CACHE_DIR", ""}},
        true,
        "keyed by toolkit and arch",
        ""},
+      // vllm-project/vllm vllm/envs.py, environment_variables["VLLM_CACHE_ROOT"] (commit f218f9c):
+      // default <XDG_CACHE_HOME or ~/.cache>/vllm. The "config and code hash" keying of its
+      // torch.compile cache was not re-read for this comment.
       {"vllm", "vllm", {{"VLLM_CACHE_ROOT", ""}}, true, "keyed by config and code hash", ""},
+      // NVIDIA CUDA C++ Programming Guide, "Just-in-Time Compilation" and "CUDA Environment
+      // Variables", as restated in RAPIDS cuVS "Advanced Topics / Just-in-Time Compilation"
+      // (docs.rapids.ai/api/cuvs/stable): CUDA_CACHE_PATH moves the driver's JIT compute cache
+      // (default ~/.nv/ComputeCache), and an on-disk entry is valid until the driver is upgraded.
       {"cuda-compute",
        "nv-compute-cache",
        {{"CUDA_CACHE_PATH", ""}},

@@ -16,6 +16,11 @@ std::span<const OomSignature> cuda_oom_signatures() {
     std::vector<OomSignature> all;
     for (const EngineRow& row : engine_rows())
       all.insert(all.end(), row.oom.begin(), row.oom.end());
+    // c10/cuda/CUDACachingAllocator.cpp, the caching allocator's malloc: when cudaMalloc
+    // fails even after freeing its cache it raises c10::OutOfMemoryError, "CUDA out of
+    // memory. Tried to allocate ..." (read in indexed copies of pytorch/pytorch, the newest
+    // with "GPU N has a total capacity of"; commit not pinned). Which Python name the traceback
+    // shows (torch.OutOfMemoryError or torch.cuda.OutOfMemoryError) depends on the release.
     for (std::string_view text :
          {"torch.OutOfMemoryError: CUDA out of memory",
           "torch.cuda.OutOfMemoryError: CUDA out of memory",
