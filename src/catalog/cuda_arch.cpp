@@ -63,11 +63,12 @@ constexpr std::array kDriverRequirements{
 // or newer (120 gets the 12.0f family target, 121 its own 12.1a), else the build is refused.
 // Introduced by e2f821b8c (#2839); v0.6.7 is the first release tag that contains it.
 constexpr std::array kJitGates{
-    JitGate{"flashinfer",
-            {0, 6, 7},
-            12,
-            {12, 9, 0},
-            "FlashInfer JIT architecture check (flashinfer/jit/cpp_ext.py, FlashInfer #3674)"},
+    JitGate{
+        "flashinfer",
+        {0, 6, 7},
+        12,
+        {12, 9, 0},
+        "FlashInfer JIT architecture check (flashinfer/compilation_context.py, FlashInfer #2839)"},
 };
 
 }  // namespace
