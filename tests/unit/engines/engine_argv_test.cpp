@@ -110,33 +110,6 @@ path = "/m"
             (std::vector<std::string>{"/usr/bin/python3", "-m", "sglang.launch_server"}));
 }
 
-TEST(VllmArgv, MultiNodeSplitsTheRendezvousAddress) {
-  auto argv = engine_argv(profile_from(R"(
-[engine]
-kind = "vllm"
-executable = "/usr/local/bin/vllm"
-[model]
-path = "org/model"
-[parallelism]
-tp = 8
-pp = 2
-nodes = 2
-dist_init_addr = "10.1.2.3:29500"
-)"),
-                          {.node_rank = 1});
-  EXPECT_EQ(argv[0], "/usr/local/bin/vllm");
-  EXPECT_EQ(argv[1], "serve");
-  EXPECT_EQ(argv[2], "org/model");
-  EXPECT_TRUE(has_pair(argv, "--master-addr", "10.1.2.3"));
-  EXPECT_TRUE(has_pair(argv, "--master-port", "29500"));
-  EXPECT_TRUE(has_pair(argv, "--node-rank", "1"));
-  EXPECT_TRUE(has_pair(argv, "--nnodes", "2"));
-}
-
-bool has(const std::vector<std::string>& argv, std::string_view flag) {
-  return std::find(argv.begin(), argv.end(), flag) != argv.end();
-}
-
 constexpr const char* kVllmTwoNodes = R"(
 [engine]
 kind = "vllm"
@@ -149,6 +122,21 @@ pp = 2
 nodes = 2
 dist_init_addr = "10.1.2.3:29500"
 )";
+
+TEST(VllmArgv, MultiNodeSplitsTheRendezvousAddress) {
+  auto argv = engine_argv(profile_from(kVllmTwoNodes), {.node_rank = 1});
+  EXPECT_EQ(argv[0], "/usr/local/bin/vllm");
+  EXPECT_EQ(argv[1], "serve");
+  EXPECT_EQ(argv[2], "org/model");
+  EXPECT_TRUE(has_pair(argv, "--master-addr", "10.1.2.3"));
+  EXPECT_TRUE(has_pair(argv, "--master-port", "29500"));
+  EXPECT_TRUE(has_pair(argv, "--node-rank", "1"));
+  EXPECT_TRUE(has_pair(argv, "--nnodes", "2"));
+}
+
+bool has(const std::vector<std::string>& argv, std::string_view flag) {
+  return std::find(argv.begin(), argv.end(), flag) != argv.end();
+}
 
 // docs/serving/parallelism_scaling.md: the worker node adds --headless; the head serves.
 TEST(VllmArgv, RanksAfterTheFirstRunHeadlessAndRankZeroServes) {
