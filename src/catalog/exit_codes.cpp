@@ -12,9 +12,9 @@ struct RunExitCode {
 // `run`'s own statuses, ascending.
 constexpr RunExitCode kRunExitCodes[] = {
     {kExitReadyTimeout, false},  // a slow load may finish next time
-    {kExitConfig, true},
-    {kExitCrashLoop, true},
+    {kExitConfig, true},        {kExitCrashLoop, true},
     {kExitGpuResidue, false},  // the other processes may have gone by the next start
+    {kExitStalled, false},     // a wedge is usually transient (a kernel hang, a lost peer)
 };
 
 }  // namespace

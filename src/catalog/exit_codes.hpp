@@ -13,7 +13,10 @@ inline constexpr int kExitConfig = 78;        // EX_CONFIG: the same start would
 inline constexpr int kExitReadyTimeout = 75;  // EX_TEMPFAIL: never answered health in time
 inline constexpr int kExitCrashLoop = 79;     // the crash-loop budget is spent: stay down
 inline constexpr int kExitGpuResidue = 80;    // other processes kept holding the GPUs' memory
-inline constexpr int kExitSignalBase = 128;   // engine killed by signal N: 128 + N
+// The engine answered but made no forward progress (server.liveness): `run` dumped its threads
+// and killed it. Restarted like a crash (supervise/stall_report has what was seen).
+inline constexpr int kExitStalled = 81;
+inline constexpr int kExitSignalBase = 128;  // engine killed by signal N: 128 + N
 
 // systemd's own statuses for a unit whose sandbox or environment it could not set up (EXIT_CHDIR
 // 200 ... EXIT_BPF 244): systemd src/shared/exit-status.c, v252, "200…244 systemd's private error
