@@ -9,6 +9,8 @@
 #include "profile/secret_files.hpp"
 #include "profile/validate.hpp"
 #include "rules/check.hpp"
+#include "rules/installed_profiles.hpp"
+#include "util/state_paths.hpp"
 
 namespace gl {
 namespace {
@@ -16,6 +18,102 @@ namespace {
 constexpr int kCheckOk = 0;
 constexpr int kCheckErrors = 1;
 constexpr int kCheckCouldNotRun = 2;
+
+size_t count_of(const std::vector<Finding>& findings, Severity severity) {
+  return std::count_if(findings.begin(), findings.end(),
+                       [&](const Finding& finding) { return finding.severity == severity; });
+}
+
+// One installed profile's verdict for `check --all`.
+struct Summary {
+  std::string name;
+  std::string snapshot;
+  int exit_code = kCheckOk;
+  std::string worst = "ok";  // error, warning, info, ok; "failed" when it could not be checked
+  std::vector<Finding> findings;
+  std::string problem;  // why it could not be checked
+};
+
+Summary check_installed(const NodeFs& node, const InstalledProfileFact& installed) {
+  Summary summary;
+  summary.name = installed.name;
+  summary.snapshot = installed.snapshot;
+  auto failed = [&](std::string why) {
+    summary.exit_code = kCheckCouldNotRun;
+    summary.worst = "failed";
+    summary.problem = std::move(why);
+    return summary;
+  };
+  if (installed.problem) return failed(*installed.problem);
+  auto profile =
+      load_profile(DirectorySource({}), installed_snapshot_path(node, installed).string());
+  if (!profile) return failed(profile.error().message);
+  if (node.root() == "/")
+    if (auto secrets = check_secret_files(*profile); !secrets) {
+      summary.exit_code = kCheckErrors;
+      summary.worst = "error";
+      summary.problem = secrets.error().message;
+      return summary;
+    }
+  const auto shell = ShellEnvironment::current();
+  const LaunchPlan plan = make_launch_plan(*profile);
+  auto request = facts_request(*profile, plan, shell);
+  // A running profile holds its own port: at boot and for a fleet tool that is no finding.
+  request.probe_ports = false;
+  summary.findings = evaluate(*profile, plan, gather_facts(node, request), shell);
+  if (count_of(summary.findings, Severity::error) > 0) {
+    summary.exit_code = kCheckErrors;
+    summary.worst = "error";
+  } else if (count_of(summary.findings, Severity::warning) > 0) {
+    summary.worst = "warning";
+  } else if (!summary.findings.empty()) {
+    summary.worst = "info";
+  }
+  return summary;
+}
+
+int check_all(const std::string& root, bool json) {
+  const NodeFs node(root);
+  const auto installed = probe_installed_profiles(node);
+  std::vector<Summary> summaries;
+  int exit_code = kCheckOk;
+  for (const auto& profile : installed) {
+    summaries.push_back(check_installed(node, profile));
+    exit_code = std::max(exit_code, summaries.back().exit_code);
+  }
+  if (json) {
+    auto list = nlohmann::json::array();
+    for (const auto& summary : summaries)
+      list.push_back({{"profile", summary.name},
+                      {"snapshot", summary.snapshot},
+                      {"worst", summary.worst},
+                      {"exit_code", summary.exit_code},
+                      {"problem", summary.problem},
+                      {"findings", findings_to_json(summary.findings)}});
+    fmt::print(
+        "{}\n",
+        nlohmann::json{{"root", root}, {"exit_code", exit_code}, {"profiles", list}}.dump(2));
+    return exit_code;
+  }
+  if (summaries.empty()) {
+    fmt::print("gpulaunch check --all: no installed profiles in {} (root {})\n",
+               state_paths::snapshot_directory().string(), root);
+    return exit_code;
+  }
+  size_t width = 7;
+  for (const auto& summary : summaries) width = std::max(width, summary.name.size());
+  fmt::print("{:<{}}  {:<7}  {:>8}  {}\n", "PROFILE", width, "WORST", "FINDINGS", "FIRST");
+  for (const auto& summary : summaries) {
+    std::string first = summary.problem;
+    if (first.empty() && !summary.findings.empty())
+      first = fmt::format("{}[{}] {}", severity_name(summary.findings.front().severity),
+                          summary.findings.front().code, summary.findings.front().summary);
+    const size_t count = summary.problem.empty() ? summary.findings.size() : 1;
+    fmt::print("{:<{}}  {:<7}  {:>8}  {}\n", summary.name, width, summary.worst, count,
+               first.empty() ? "-" : first);
+  }
+  return exit_code;
+}
 
 }  // namespace
 
@@ -26,14 +124,29 @@ void add_check_command(CLI::App& app, CliContext& context) {
   static std::string facts_file;
   static std::string root = "/";
   static bool json = false;
-  command->add_option("profile", name, "Profile name or path to a .toml file")
-      ->required()
-      ->check(profile_argument_check());
-  command->add_option("--facts", facts_file,
-                      "Facts recorded by `gpulaunch facts --json` elsewhere");
+  static bool all = false;
+  auto* profile_option =
+      command->add_option("profile", name, "Profile name or path to a .toml file")
+          ->check(profile_argument_check());
+  auto* facts_option = command->add_option("--facts", facts_file,
+                                           "Facts recorded by `gpulaunch facts --json` elsewhere");
   command->add_option("--root", root, "Probe the filesystem under this directory instead of /");
   command->add_flag("--json", json, "Print the findings as JSON");
+  command
+      ->add_flag("--all", all,
+                 "Check every profile `up` installed on this node (its snapshot under "
+                 "/var/lib/gpulaunch/snapshots), one summary line each; exit status the worst")
+      ->excludes(profile_option)
+      ->excludes(facts_option);
   command->callback([&context] {
+    if (all) {
+      context.exit_code = check_all(root, json);
+      return;
+    }
+    if (name.empty()) {
+      context.exit_code = report(Error{"check needs a profile, or --all"}, kCheckCouldNotRun);
+      return;
+    }
     auto profile = load_profile(context.profile_source(), name);
     if (!profile) {
       context.exit_code = report(profile.error(), kCheckCouldNotRun);
@@ -61,10 +174,8 @@ void add_check_command(CLI::App& app, CliContext& context) {
       facts = gather_facts(NodeFs(root), request);
     }
     auto findings = evaluate(*profile, plan, facts, shell);
-    size_t errors = std::count_if(findings.begin(), findings.end(), [](const Finding& finding) {
-      return finding.severity == Severity::error;
-    });
-    size_t warnings = findings.size() - errors;
+    const size_t errors = count_of(findings, Severity::error);
+    const size_t warnings = count_of(findings, Severity::warning);
     context.exit_code = errors ? kCheckErrors : kCheckOk;
     if (json) {
       nlohmann::json out{{"profile", profile->name},

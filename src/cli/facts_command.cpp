@@ -7,6 +7,7 @@
 #include "plan/launch_plan.hpp"
 #include "profile/validate.hpp"
 #include "rules/check.hpp"
+#include "rules/installed_profiles.hpp"
 
 namespace gl {
 namespace {
@@ -48,6 +49,29 @@ void print_facts(const Facts& facts) {
   }
   for (const auto& path : facts.paths)
     fmt::print("path: {} {}\n", path.path, path.exists ? "exists" : "missing");
+  // Node preflight, OS side.
+  if (facts.infiniband) {
+    std::string devices, peer;
+    for (const auto& device : facts.infiniband->devices) devices += " " + device;
+    for (const auto& item : facts.infiniband->peer_memory)
+      peer += (peer.empty() ? "" : ", ") + item;
+    fmt::print("infiniband:{}\n", devices.empty() ? " none" : devices);
+    if (!facts.infiniband->devices.empty())
+      fmt::print("  peer memory: {}\n", peer.empty() ? "none loaded" : peer);
+  }
+  if (facts.shm)
+    fmt::print("shm: {} {}\n", facts.shm->path,
+               facts.shm->exists ? fmt::format("{} MiB", facts.shm->size_bytes >> 20) : "missing");
+  if (facts.installed_profiles)
+    for (const auto& installed : *facts.installed_profiles) {
+      std::string gpus;
+      for (const auto& gpu : installed.gpus) gpus += (gpus.empty() ? "" : ",") + gpu;
+      fmt::print("installed: {} {}\n", installed.name,
+                 installed.problem ? *installed.problem : installed.engine + " on GPUs " + gpus);
+    }
+  if (facts.model && facts.model->weights_bytes)
+    fmt::print("model: {} {:.1f} GB ({})\n", facts.model->path, *facts.model->weights_bytes / 1e9,
+               facts.model->weights_source);
   for (const auto& port : facts.ports)
     fmt::print("port: {}:{} {}\n", port.host, port.port,
                port.problem ? *port.problem : (port.taken ? "taken" : "free"));
@@ -77,6 +101,7 @@ void add_facts_command(CLI::App& app, CliContext& context) {
       request = facts_request(*profile, make_launch_plan(*profile), shell);
     } else {
       request.environments.push_back({"shell", shell.variables});
+      request.installed_profiles = probe_installed_profiles;
     }
     request.probe_ports = root == "/";
     auto facts = gather_facts(NodeFs(root), request);

@@ -28,6 +28,7 @@ void print_group(const std::vector<Finding>& findings, Severity severity, std::s
 void print_findings(const std::vector<Finding>& findings) {
   print_group(findings, Severity::error, "ERRORS");
   print_group(findings, Severity::warning, "WARNINGS");
+  print_group(findings, Severity::info, "NOT JUDGED");
 }
 
 }  // namespace gl

@@ -68,7 +68,8 @@ int lock(const CliContext& context, const std::string& name, const std::string& 
   // The launcher follows the engine version the facts hold, which the lock records too.
   const LaunchPlan plan = make_launch_plan(
       loaded->profile,
-      LaunchOptions{node_rank, installed_engine_version(*facts, loaded->profile.engine.kind)});
+      LaunchOptions{node_rank, installed_engine_version(*facts, loaded->profile.engine.kind),
+                    facts->has_infiniband()});
   auto build = make_lock(loaded->merged, loaded->profile, plan, *facts, NodeFs(options.root));
   if (!build.problems.empty()) {
     for (const auto& problem : build.problems) fmt::print(stderr, "{}\n", problem);
@@ -109,7 +110,8 @@ int verify(const CliContext& context, const std::string& lock_path,
   if (!facts) return report(facts.error(), kVerifyCouldNotRun);
   const LaunchPlan plan = make_launch_plan(
       loaded->profile,
-      LaunchOptions{rank, installed_engine_version(*facts, loaded->profile.engine.kind)});
+      LaunchOptions{rank, installed_engine_version(*facts, loaded->profile.engine.kind),
+                    facts->has_infiniband()});
   auto live = make_lock(loaded->merged, loaded->profile, plan, *facts, NodeFs(options.root));
   auto rows = drift(*locked, live.lock);
   if (rows.empty()) {

@@ -172,6 +172,7 @@ std::string command_page(const CLI::App& app, std::string_view date) {
       "gpulaunch list\n"
       "gpulaunch show k26\\-ar\n"
       "gpulaunch render k26\\-ar > /etc/systemd/system/k26\\-ar.service\n"
+      "gpulaunch check \\-\\-all\n"
       ".fi\n";
   page +=
       ".SH \"SEE ALSO\"\n"
@@ -251,6 +252,36 @@ std::string toolkit_section() {
          "a \\fBMIG\\-\\fR UUID in \\fBgpus.devices\\fR must be the only device of a one-rank "
          "engine that runs on MIG (see \\fBENGINES\\fR), and \\fBcheck\\fR refuses a GPU in MIG "
          "mode given whole or to an engine that cannot use it.\n";
+}
+
+// The node preflight's OS side (rules/node_checks, catalog/node_requirements).
+std::string node_os_section() {
+  return ".SH \"NODE CHECKS: RDMA, SHARED MEMORY, OTHER PROFILES, MODEL FIT\"\n"
+         "On a node with InfiniBand (\\fI/sys/class/infiniband\\fR has entries) the unit allows "
+         "\\fBchar\\-infiniband_verbs\\fR and \\fI/dev/infiniband/rdma_cm\\fR under "
+         "\\fBDevicePolicy=closed\\fR and sets \\fBLimitMEMLOCK=infinity\\fR; elsewhere it sets "
+         "neither (\\fBgpulaunch render \\-\\-infiniband\\fR renders the former). \\fBcheck\\fR "
+         "warns when no peer-memory module (\\fBnvidia_peermem\\fR, or the older "
+         "\\fBnv_peer_mem\\fR) is in \\fI/proc/modules\\fR: GPUDirect RDMA is off (fix: "
+         "\\fBmodprobe nvidia_peermem\\fR, and a line in "
+         "\\fI/etc/modules\\-load.d/nvidia\\-peermem.conf\\fR); it reports a "
+         "\\fBservice.extra\\fR that hides \\fI/dev/infiniband\\fR (NCCL falls back to sockets) "
+         "or limits \\fBLimitMEMLOCK=\\fR, an error for a multi-node profile.\n"
+         ".PP\n"
+         "\\fI/dev/shm\\fR under 1 GiB (statvfs) is an error for more than one GPU on the node: "
+         "NCCL's shared-memory transport fails to initialise (NCCL's own advice for containers "
+         "is \\fB\\-\\-shm\\-size=1g\\fR; Docker's default is 64 MiB).\n"
+         ".PP\n"
+         "Another profile installed on the node (its snapshot in "
+         "\\fI/var/lib/gpulaunch/snapshots\\fR) on any of the same GPUs is a warning.\n"
+         ".PP\n"
+         "A local model must fit: its weights (\\fImodel.safetensors.index.json\\fR's "
+         "\\fBmetadata.total_size\\fR, else the sizes of its \\fI*.safetensors\\fR, \\fI*.bin\\fR "
+         "and \\fI*.gguf\\fR files, read without following links) plus the KV cache of one "
+         "request at the model's context (\\fIconfig.json\\fR: layers, KV heads and head size, "
+         "or MLA's latent; 2 bytes an element; the context flag in \\fBengine.args\\fR wins) "
+         "must fit in the smallest GPU's memory x the engine's memory share x tp x pp. A hub id "
+         "is not judged (a note, not an error).\n";
 }
 
 // One entry per row of the engine table: how the kind starts, its defaults, its knobs' flags.
@@ -477,6 +508,7 @@ std::string format_page(std::string_view date) {
                         sentence(key.help));
   }
   page += toolkit_section();
+  page += node_os_section();
   page += engines_section();
   page += startup_section();
   page += caches_section();

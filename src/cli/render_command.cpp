@@ -17,6 +17,7 @@ void add_render_command(CLI::App& app, CliContext& context) {
   static std::string binary;
   static long long node_rank = 0;
   static std::string engine_version;
+  static bool infiniband = false;
   command->add_option("profile", name, "Profile name or path to a .toml file")
       ->required()
       ->check(profile_argument_check());
@@ -32,6 +33,9 @@ void add_render_command(CLI::App& app, CliContext& context) {
                       "which picks the launcher: a release that has `sglang serve` starts with it; "
                       "without the version, `python -m sglang.launch_server`, which every "
                       "release takes");
+  command->add_flag("--infiniband", infiniband,
+                    "Render for a node with InfiniBand (as `up` reads /sys/class/infiniband): the "
+                    "unit allows its verbs devices and sets LimitMEMLOCK=infinity");
   command->callback([&context] {
     auto source = context.profile_source();
     auto profile = load_profile(source, name);
@@ -50,6 +54,7 @@ void add_render_command(CLI::App& app, CliContext& context) {
     options.version = GPULAUNCH_VERSION;
     LaunchOptions launch{node_rank, std::nullopt};
     if (!engine_version.empty()) launch.engine_version = engine_version;
+    launch.infiniband = infiniband;
     const LaunchPlan plan = make_launch_plan(*profile, launch);
     fmt::print("{}", render_unit(*profile, plan, options).to_text());
   });

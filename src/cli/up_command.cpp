@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <unistd.h>
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 
@@ -12,6 +13,7 @@
 #include "cli/locked.hpp"
 #include "cli/supervise.hpp"
 #include "cli/unit_diff.hpp"
+#include "facts/node_os.hpp"
 #include "facts/python_env.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/secret_files.hpp"
@@ -122,6 +124,8 @@ int up(const UpOptions& options, const CliContext& context) {
   if (profile->engine.venv)
     launch.engine_version =
         installed_engine_version(NodeFs(), profile->engine.kind, *profile->engine.venv);
+  // InfiniBand opens its devices and unlimited memlock to the unit (a file read, no probe).
+  launch.infiniband = !probe_infiniband(NodeFs()).devices.empty();
   const LaunchPlan plan = make_launch_plan(*profile, launch);
   const std::string text = render_for_install(*profile, plan);
   const std::string existing = read_existing(path);
@@ -169,7 +173,8 @@ int up(const UpOptions& options, const CliContext& context) {
       gate_on_check(evaluate(*profile, plan, node_facts(), shell), transition, options.force);
   if (!check.findings.empty()) {
     fmt::print("gpulaunch check: {} error(s), {} warning(s) for '{}' on this node", check.errors,
-               check.findings.size() - check.errors, profile->name);
+               std::ranges::count(check.findings, Severity::warning, &Finding::severity),
+               profile->name);
     print_findings(check.findings);
     fmt::print("\n");
   }

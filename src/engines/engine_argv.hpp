@@ -20,6 +20,9 @@ struct LaunchOptions {
   // --engine-version, so the same inputs always give the same unit. It picks the row's
   // serve_script; nullopt keeps the launcher every release accepts.
   std::optional<std::string> engine_version = std::nullopt;
+  // The node has InfiniBand (Facts::has_infiniband, read from /sys/class/infiniband): the unit
+  // allows its devices and sets what RDMA needs. `render` takes it as --infiniband.
+  bool infiniband = false;
 };
 
 std::vector<std::string> engine_argv(const Profile& profile, const LaunchOptions& options = {});

@@ -44,8 +44,16 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PathFact, path, exists, director
                                                 has_entries)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PortFact, host, port, taken, problem)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProgramFact, path, user_writable)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(InfinibandFact, devices, peer_memory, modules_read)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ShmFact, path, exists, size_bytes, problem)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(InstalledProfileFact, name, snapshot, engine, gpus,
+                                                problem)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ModelFact, path, weights_bytes, weights_source,
+                                                links_skipped, layers, kv_heads, head_dim,
+                                                kv_lora_rank, rope_head_dim, context, problems)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Facts, root, driver, gpus, toolkits, python, paths,
-                                                ports, gpulaunch)
+                                                ports, gpulaunch, infiniband, shm,
+                                                installed_profiles, model)
 
 std::string ToolkitFact::not_toolkit_root_reason() const {
   if (root == "/usr") return "";
@@ -72,6 +80,10 @@ const ToolkitFact* Facts::toolkit_with_nvcc(const std::string& nvcc) const {
   for (const auto& toolkit : toolkits)
     if (toolkit.nvcc == nvcc) return &toolkit;
   return nullptr;
+}
+
+bool Facts::has_infiniband() const {
+  return infiniband && !infiniband->devices.empty();
 }
 
 const PathFact* Facts::path(const std::string& wanted) const {

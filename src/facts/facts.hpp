@@ -97,6 +97,50 @@ struct PortFact {
   std::optional<std::string> problem;
 };
 
+// ---- Node preflight, the OS side (issue 16): RDMA, shared memory, other profiles, the model ----
+
+// InfiniBand and GPUDirect RDMA: whether NCCL's IB transport can read and write GPU memory.
+struct InfinibandFact {
+  std::vector<std::string> devices;  // /sys/class/infiniband entries: "mlx5_0"
+  // What says a peer-memory client is loaded, each "NAME (where)": the modules in /proc/modules
+  // (catalog/node_limits: kPeerMemoryModules) and the files NCCL itself tests.
+  std::vector<std::string> peer_memory;
+  bool modules_read = false;  // /proc/modules could be read
+};
+
+// /dev/shm, where NCCL's shared-memory transport puts its buffers.
+struct ShmFact {
+  std::string path;  // "/dev/shm"
+  bool exists = false;
+  unsigned long long size_bytes = 0;  // statvfs: f_blocks x f_frsize
+  std::optional<std::string> problem;
+};
+
+// A profile `up` installed on this node (its snapshot) and the GPUs its unit gets.
+struct InstalledProfileFact {
+  std::string name;
+  std::string snapshot;                // the node's path of the snapshot it was read from
+  std::string engine;                  // engine.kind
+  std::vector<std::string> gpus;       // assigned_gpus(): indices or UUIDs, as CUDA_VISIBLE_DEVICES
+  std::optional<std::string> problem;  // why it could not be read
+};
+
+// A local model directory's size and shape, read as untrusted files (no link followed).
+struct ModelFact {
+  std::string path;
+  std::optional<unsigned long long> weights_bytes;  // nullopt: nothing measurable
+  std::string weights_source;   // "model.safetensors.index.json metadata.total_size", "N files"
+  long long links_skipped = 0;  // weight files that are links (not followed, not counted)
+  // config.json (its text_config where the model is multimodal); nullopt when absent.
+  std::optional<long long> layers;         // num_hidden_layers
+  std::optional<long long> kv_heads;       // num_key_value_heads, else num_attention_heads
+  std::optional<long long> head_dim;       // head_dim, else hidden_size / num_attention_heads
+  std::optional<long long> kv_lora_rank;   // MLA (DeepSeek V3, Kimi K2): the latent's width
+  std::optional<long long> rope_head_dim;  // MLA: qk_rope_head_dim
+  std::optional<long long> context;        // max_position_embeddings
+  std::vector<std::string> problems;
+};
+
 struct Facts {
   std::string root = "/";  // what `--root` pointed at when gathered
   DriverFact driver;
@@ -107,6 +151,13 @@ struct Facts {
   std::vector<PortFact> ports;
   // The gpulaunch binary a unit rendered here runs (ExecStart=, ExecStopPost=); only for "/".
   std::optional<ProgramFact> gpulaunch;
+  // Node preflight, OS side (issue 16); nullopt in facts gathered before gpulaunch read them.
+  std::optional<InfinibandFact> infiniband;
+  std::optional<ShmFact> shm;
+  std::optional<std::vector<InstalledProfileFact>> installed_profiles;
+  std::optional<ModelFact> model;
+  // InfiniBand devices were seen: the plan (LaunchOptions::infiniband) opens them to the unit.
+  bool has_infiniband() const;
 
   const ToolkitFact* toolkit_at(const std::string& root) const;
   const ToolkitFact* toolkit_with_nvcc(const std::string& nvcc) const;

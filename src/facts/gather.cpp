@@ -5,6 +5,8 @@
 #include <filesystem>
 
 #include "facts/gpu_probe.hpp"
+#include "facts/model_probe.hpp"
+#include "facts/node_os.hpp"
 #include "facts/python_env.hpp"
 #include "facts/toolkit_probe.hpp"
 #include "util/port_probe.hpp"
@@ -138,6 +140,12 @@ Facts gather_facts(const NodeFs& node, const FactsRequest& request) {
   if (request.probe_gpulaunch_binary && node.root() == "/")
     if (auto binary = running_binary())
       facts.gpulaunch = ProgramFact{*binary, user_writable_reason(*binary)};
+
+  // Node preflight, OS side: files and statvfs only.
+  facts.infiniband = probe_infiniband(node);
+  facts.shm = probe_shm(node);
+  if (request.model_directory) facts.model = probe_model(node, *request.model_directory);
+  if (request.installed_profiles) facts.installed_profiles = request.installed_profiles(node);
 
   if (request.probe_ports)
     for (const auto& [host, port] : request.ports) {

@@ -37,6 +37,12 @@ struct FactsRequest {
   std::optional<std::filesystem::path> probe_cache = state_paths::probe_cache_file();
   // Record the running gpulaunch binary and who could replace it (check warns on a build tree).
   bool probe_gpulaunch_binary = false;
+  // Node preflight, OS side (issue 16). A local model.path: its weights and config.json
+  // (facts/model_probe).
+  std::optional<std::string> model_directory;
+  // Every profile installed on the node and its GPUs: rules/installed_profiles reads them (it
+  // needs the plan's GPU assignment, which facts/ sits below); nullptr: not gathered.
+  std::vector<InstalledProfileFact> (*installed_profiles)(const NodeFs& node) = nullptr;
 };
 
 Facts gather_facts(const NodeFs& node, const FactsRequest& request);

@@ -79,6 +79,7 @@ LaunchPlan make_launch_plan(const Profile& profile, const LaunchOptions& options
   plan.health_url = "http://" + local_address(profile.server.host) + ":" +
                     std::to_string(profile.server.port) + profile.server.health_path;
   plan.rendezvous = headless_rendezvous(profile, options);
+  plan.infiniband = options.infiniband;
   auto& env = plan.environment;
 
   // The toolkit first: FlashInfer and torch's cpp_extension take CUDA_HOME, then CUDA_PATH,

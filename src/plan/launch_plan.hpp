@@ -61,6 +61,9 @@ struct LaunchPlan {
   std::vector<std::string> gpus;  // assigned_gpus(): indices or UUIDs, as CUDA_VISIBLE_DEVICES
   // A headless rank's: `run` waits for its engine to hold a connection there instead of health.
   std::optional<Rendezvous> rendezvous;
+  // LaunchOptions::infiniband: the unit allows /dev/infiniband's devices and unlimited memlock
+  // (catalog/node_requirements); off, it allows neither.
+  bool infiniband = false;
 };
 
 // `run`'s options for a headless rank (the unit passes them, `status` reads them back):

@@ -13,7 +13,9 @@
 #include "facts/node_fs.hpp"
 #include "plan/gpu_assignment.hpp"
 #include "plan/launch_plan.hpp"
+#include "rules/installed_profiles.hpp"
 #include "rules/jit_toolkit.hpp"
+#include "rules/node_checks.hpp"
 #include "util/version.hpp"
 
 namespace gl {
@@ -787,6 +789,9 @@ FactsRequest facts_request(const Profile& profile, const LaunchPlan& plan,
   if (lookup(plan.environment, kFlashinferNoDownload))
     if (auto cubins = flashinfer_cubin_directory(plan)) request.paths.push_back(cubins->path);
   if (profile.server.port > 0) request.ports.emplace_back(profile.server.host, profile.server.port);
+  // Node preflight, OS side (rules/node_checks): the model's size, the other installed profiles.
+  if (profile.model.is_local()) request.model_directory = profile.model.path;
+  request.installed_profiles = probe_installed_profiles;
   return request;
 }
 
@@ -800,6 +805,7 @@ std::vector<Finding> evaluate(const Profile& profile, const LaunchPlan& plan, co
   check_flashinfer_packages(context, plan, findings);
   check_cubins(context, plan, findings);
   check_trust(context, findings);
+  check_node_os(profile, plan, facts, findings);
   std::stable_sort(findings.begin(), findings.end(),
                    [](const Finding& a, const Finding& b) { return a.severity < b.severity; });
   return findings;

@@ -8,7 +8,15 @@
 namespace gl {
 
 std::string_view severity_name(Severity severity) {
-  return severity == Severity::error ? "error" : "warning";
+  switch (severity) {
+    case Severity::error:
+      return "error";
+    case Severity::warning:
+      return "warning";
+    case Severity::info:
+      return "info";
+  }
+  return "error";
 }
 
 bool has_errors(const std::vector<Finding>& findings) {

@@ -11,7 +11,8 @@
 
 namespace gl {
 
-enum class Severity { error, warning };  // an error blocks a start, a warning does not
+// An error blocks a start, a warning does not; info says what a rule could not judge.
+enum class Severity { error, warning, info };
 
 struct Finding {
   Severity severity = Severity::error;

@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include "catalog/exit_codes.hpp"
+#include "catalog/node_requirements.hpp"
 #include "unit/escape.hpp"
 #include "util/state_paths.hpp"
 
@@ -155,7 +156,8 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
   if (profile.service.user) unit.add("Service", "User", *profile.service.user);
   if (profile.service.group) unit.add("Service", "Group", *profile.service.group);
   if (profile.service.memory_max) unit.add("Service", "MemoryMax", *profile.service.memory_max);
-  unit.add("Service", "LimitMEMLOCK", "infinity");
+  // RDMA pins the memory it registers against RLIMIT_MEMLOCK; only a node with InfiniBand needs it.
+  if (plan.infiniband) unit.add("Service", "LimitMEMLOCK", std::string(kRdmaMemlock));
   unit.add("Service", "LimitNOFILE", "1048576");
 
   // Hardening that CUDA survives (field-facts section 8): no PrivateDevices (it hides
@@ -171,6 +173,10 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
   unit.add("Service", "DeviceAllow", "char-nvidia* rw");
   unit.add("Service", "DeviceAllow", "char-nvidia-uvm rw");
   unit.add("Service", "DeviceAllow", "char-nvidia-caps rw");
+  // NCCL's InfiniBand transport opens the verbs devices; without them it falls back to sockets.
+  if (plan.infiniband)
+    for (auto entry : infiniband_device_allow())
+      unit.add("Service", "DeviceAllow", std::string(entry));
   unit.add("Service", "ProtectKernelTunables", "yes");
   unit.add("Service", "ProtectKernelModules", "yes");
   unit.add("Service", "ProtectKernelLogs", "yes");

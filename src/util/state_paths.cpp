@@ -58,8 +58,12 @@ std::filesystem::path caches_refused_marker(std::string_view profile) {
   return runtime_directory(profile) / "caches-refused";
 }
 
+std::filesystem::path snapshot_directory() {
+  return std::filesystem::path(kStateRoot) / kSnapshots;
+}
+
 std::filesystem::path snapshot_file(std::string_view profile) {
-  return std::filesystem::path(kStateRoot) / kSnapshots / (std::string(profile) + ".toml");
+  return snapshot_directory() / (std::string(profile) + ".toml");
 }
 
 std::filesystem::path default_cache_root(std::string_view profile) {

@@ -43,6 +43,8 @@ std::filesystem::path caches_refused_marker(std::string_view profile);
 
 // /var/lib/gpulaunch/snapshots/NAME.toml: the merged profile as `up` installed it.
 std::filesystem::path snapshot_file(std::string_view profile);
+// /var/lib/gpulaunch/snapshots: one snapshot per installed profile (`check --all` reads them).
+std::filesystem::path snapshot_directory();
 
 // /var/lib/gpulaunch/.probe-cache.json: what untrusted programs (an nvcc with no version file)
 // answered, keyed by the file they were; root-owned. The dot keeps it apart from profile names.

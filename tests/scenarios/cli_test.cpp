@@ -127,6 +127,51 @@ TEST(CheckCli, UnreadableFactsMeanTheCheckCouldNotRun) {
   EXPECT_EQ(missing.exit_code, 2);
 }
 
+// `check --all`: every snapshot `up` installed under the root, one line each, the worst status.
+std::string slurp_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void install_snapshot(FixtureNode& node, const std::string& name, const std::string& text) {
+  node.write("/var/lib/gpulaunch/snapshots/" + name + ".toml", text);
+}
+
+TEST(CheckAllCli, OneLinePerInstalledProfileAndTheWorstStatus) {
+  FixtureNode node;
+  auto profile = build_scenario(scenario_named("healthy-blackwell-cuda-13"), node, 30000);
+  const std::string text = slurp_file(profile);
+  install_snapshot(node, "good", text);
+  std::string broken = text;
+  broken.replace(broken.find("/usr/local/cuda-13.0"), 20, "/usr/local/cuda-12.4");
+  install_snapshot(node, "broken", broken);
+  auto run = gpulaunch(node, {"check", "--all", "--root", node.root().string()});
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("PROFILE  WORST    FINDINGS  FIRST\n"));
+  EXPECT_THAT(run.out, HasSubstr("\nbroken   error           2  error[cuda-home-missing] "
+                                 "toolkit.cuda_home '/usr/local/cuda-12.4' does not exist\n"));
+  // Both hold GPUs 0-7: each names the other.
+  EXPECT_THAT(run.out, HasSubstr("\ngood     warning         1  warning[gpus-shared-with-profile] "
+                                 "profile 'broken' (sglang) is installed on the same GPU(s)"));
+
+  // A snapshot that does not load could not be checked: the worst status is 2.
+  install_snapshot(node, "garbled", "[engine\n");
+  auto garbled = gpulaunch(node, {"check", "--all", "--root", node.root().string(), "--json"});
+  EXPECT_EQ(garbled.exit_code, 2) << garbled.out;
+  EXPECT_THAT(garbled.out, HasSubstr("\"worst\": \"failed\""));
+  EXPECT_THAT(garbled.out, HasSubstr("\"exit_code\": 2"));
+}
+
+TEST(CheckAllCli, NothingInstalledIsOk) {
+  FixtureNode node;
+  build_scenario(scenario_named("healthy-blackwell-cuda-13"), node, 30000);
+  auto run = gpulaunch(node, {"check", "--all", "--root", node.root().string()});
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("no installed profiles in /var/lib/gpulaunch/snapshots"));
+  auto both = gpulaunch_stderr({"check", "--all", "k26-ar"});
+  EXPECT_NE(both.exit_code, 0);
+}
+
 TEST(FactsCli, NoDriverIsAFactNotACrash) {
   FixtureNode node;
   auto profile = build_scenario(scenario_named("no-driver"), node, 30000);

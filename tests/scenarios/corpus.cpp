@@ -33,6 +33,95 @@ void seed_node(Scenario& s) {
   s.shell = {{"PATH", "/usr/bin:/bin:/usr/local/bin"}};
 }
 
+// Node preflight, OS side (issue 16). Kimi K2.6's shape as its config.json gives it (the
+// DeepSeek V3 layout: 61 layers, MLA with a 512-wide latent and 64 rope dims, 256K context) and
+// its INT4 checkpoint, about 600 GB (the index's metadata.total_size).
+constexpr std::string_view kKimiConfig =
+    R"({"architectures": ["DeepseekV3ForCausalLM"], "num_hidden_layers": 61,
+ "num_attention_heads": 64, "num_key_value_heads": 64, "hidden_size": 7168,
+ "kv_lora_rank": 512, "qk_rope_head_dim": 64, "max_position_embeddings": 262144})";
+constexpr unsigned long long kKimiInt4Bytes = 594'000'000'000ULL;
+
+void kimi(Scenario& s) {
+  s.model_config = std::string(kKimiConfig);
+  s.model_total_size = kKimiInt4Bytes;
+  s.mem_fraction = 0.85;
+}
+
+void add_node_os_scenarios(std::vector<Scenario>& list) {
+  // ---- broken ----
+  // InfiniBand and no peer-memory client: GPUDirect RDMA off (NCCL #1676).
+  list.push_back(
+      make("infiniband-without-peermem", {"infiniband-peermem-missing"}, [](Scenario& s) {
+        s.infiniband = {"mlx5_0", "mlx5_1"};
+        s.proc_modules = std::string(kModulesWithoutPeermem);
+      }));
+  // service.extra hides every non-pseudo device, /dev/infiniband with them.
+  list.push_back(
+      make("infiniband-hidden-by-private-devices", {"infiniband-devices-hidden"}, [](Scenario& s) {
+        s.infiniband = {"mlx5_0"};
+        s.service_extra = {"PrivateDevices=yes"};
+      }));
+  list.push_back(make("infiniband-memlock-limited", {"unit-memlock-limited"}, [](Scenario& s) {
+    s.infiniband = {"mlx5_0"};
+    s.service_extra = {"LimitMEMLOCK=64K"};
+  }));
+  // Docker's default /dev/shm: 64 MiB, for eight ranks.
+  list.push_back(make("shm-64m-eight-ranks", {"shm-too-small"},
+                      [](Scenario& s) { s.shm_bytes = 64ULL << 20; }));
+  list.push_back(
+      make("gpus-shared-with-installed-profile", {"gpus-shared-with-profile"}, [](Scenario& s) {
+        s.installed = {{"other", {"6", "7"}}};
+      }));
+  // k26-ep4 as it was: Kimi K2.6 on four of the seed node's 96 GB GPUs.
+  list.push_back(make("kimi-k26-on-four-gpus", {"model-does-not-fit"}, [](Scenario& s) {
+    kimi(s);
+    s.tp = 4;
+    s.ep = 4;
+  }));
+  // No index: the weight files' sizes (sparse files), 120 GB on one GPU.
+  list.push_back(make("weight-files-over-one-gpu", {"model-does-not-fit"}, [](Scenario& s) {
+    s.tp = 1;
+    s.model_files = {60'000'000'000ULL, 60'000'000'000ULL};
+  }));
+  list.push_back(make("hub-model-fit-not-judged", {"model-fit-not-judged"},
+                      [](Scenario& s) { s.model_path = "moonshotai/Kimi-K2.6"; }));
+}
+
+void add_node_os_healthy_scenarios(std::vector<Scenario>& list) {
+  list.push_back(make("healthy-infiniband-with-peermem", {}, [](Scenario& s) {
+    s.infiniband = {"mlx5_0", "mlx5_1"};
+  }));
+  // DevicePolicy=strict keeps the DeviceAllow= list, InfiniBand's entries included.
+  list.push_back(make("healthy-infiniband-device-policy-strict", {}, [](Scenario& s) {
+    s.infiniband = {"mlx5_0"};
+    s.service_extra = {"DevicePolicy=strict"};
+  }));
+  list.push_back(make("healthy-no-infiniband-memlock-limited", {}, [](Scenario& s) {
+    s.proc_modules = std::string(kModulesWithoutPeermem);
+    s.service_extra = {"LimitMEMLOCK=64K"};
+  }));
+  list.push_back(make("healthy-shm-2g", {}, [](Scenario& s) { s.shm_bytes = 2ULL << 30; }));
+  list.push_back(make("healthy-shm-64m-one-gpu", {}, [](Scenario& s) {
+    s.tp = 1;
+    s.shm_bytes = 64ULL << 20;
+  }));
+  list.push_back(make("healthy-installed-profiles-on-other-gpus", {}, [](Scenario& s) {
+    s.tp = 4;
+    s.devices = {"0", "1", "2", "3"};
+    s.installed = {{"other", {"4", "5", "6", "7"}}, {"scenario", {"0", "1", "2", "3"}}};
+  }));
+  // k26-ep4 as shipped now: tp 8 with ep 4 on all eight GPUs.
+  list.push_back(make("healthy-kimi-k26-ep4-on-eight-gpus", {}, [](Scenario& s) {
+    kimi(s);
+    s.ep = 4;
+  }));
+  list.push_back(make("healthy-weight-files-over-two-gpus", {}, [](Scenario& s) {
+    s.tp = 2;
+    s.model_files = {60'000'000'000ULL, 60'000'000'000ULL};
+  }));
+}
+
 std::vector<Scenario> build() {
   std::vector<Scenario> list;
   // ---- broken ----
@@ -247,7 +336,9 @@ std::vector<Scenario> build() {
         s.packages["flashinfer_cubin"] = "0.6.7";
         s.env = {{"FLASHINFER_CUBIN_DIR", "/srv/cubins"}};
       }));
+  add_node_os_scenarios(list);
   // ---- healthy ----
+  add_node_os_healthy_scenarios(list);
   list.push_back(make("healthy-offline-cubins-filled", {}, [](Scenario& s) {
     s.env = {{"HF_HUB_OFFLINE", "1"}};
     s.directories = {std::string(kCubinCache) + "/ce0795149bb2a183db22de04a3fec3aca65fff04"};

@@ -17,8 +17,12 @@ std::string toml_string(const std::string& text) {
 std::string profile_text(const Scenario& scenario, int port) {
   std::string text = fmt::format("description = \"scenario {}\"\n\n[engine]\nkind = \"{}\"\n",
                                  scenario.name, scenario.engine);
-  text += "venv = \"/opt/venv\"\n\n[model]\npath = \"/models/m\"\n";
+  text += "venv = \"/opt/venv\"\n";
+  if (scenario.mem_fraction) text += fmt::format("mem_fraction = {}\n", *scenario.mem_fraction);
+  text +=
+      fmt::format("\n[model]\npath = {}\n", toml_string(scenario.model_path.value_or("/models/m")));
   text += fmt::format("\n[parallelism]\ntp = {}\npp = {}\n", scenario.tp, scenario.pp);
+  if (scenario.ep > 1) text += fmt::format("ep = {}\n", scenario.ep);
   if (scenario.cuda_home || scenario.min_version || scenario.arch_list) {
     text += "\n[toolkit]\n";
     if (scenario.cuda_home) text += "cuda_home = " + toml_string(*scenario.cuda_home) + "\n";
@@ -36,13 +40,51 @@ std::string profile_text(const Scenario& scenario, int port) {
     if (scenario.gpus_arch) text += "arch = " + toml_string(*scenario.gpus_arch) + "\n";
   }
   text += fmt::format("\n[server]\nhost = \"127.0.0.1\"\nport = {}\n", port);
-  if (scenario.service_user)
-    text += "\n[service]\nuser = " + toml_string(*scenario.service_user) + "\n";
+  if (scenario.service_user || !scenario.service_extra.empty()) text += "\n[service]\n";
+  if (scenario.service_user) text += "user = " + toml_string(*scenario.service_user) + "\n";
+  if (!scenario.service_extra.empty()) {
+    std::string list;
+    for (const auto& line : scenario.service_extra)
+      list += (list.empty() ? "" : ", ") + toml_string(line);
+    text += "extra = [" + list + "]\nallow_unsafe_extra = true\n";
+  }
   if (!scenario.env.empty()) {
     text += "\n[env]\n";
     for (const auto& [name, value] : scenario.env) text += name + " = " + toml_string(value) + "\n";
   }
   return text;
+}
+
+// The OS side of the node: /sys/class/infiniband, /proc/modules, /dev/shm, the snapshots of the
+// installed profiles, the model's weights.
+void write_node_os(const Scenario& scenario, FixtureNode& node) {
+  for (const auto& device : scenario.infiniband)
+    node.mkdir("/sys/class/infiniband/" + device + "/ports/1");
+  if (scenario.proc_modules) node.write("/proc/modules", *scenario.proc_modules);
+  node.mkdir("/dev/shm");
+  for (const auto& [name, devices] : scenario.installed) {
+    std::string list;
+    for (const auto& device : devices) list += (list.empty() ? "" : ", ") + toml_string(device);
+    node.write("/var/lib/gpulaunch/snapshots/" + name + ".toml",
+               fmt::format("description = \"installed {}\"\n\n[engine]\nkind = \"sglang\"\n"
+                           "venv = \"/opt/venv\"\n\n[model]\npath = \"/models/other\"\n\n"
+                           "[parallelism]\ntp = {}\n\n[gpus]\ndevices = [{}]\n",
+                           name, devices.size(), list));
+  }
+  if (!scenario.model_exists) return;
+  if (scenario.model_total_size)
+    node.write("/models/m/model.safetensors.index.json",
+               fmt::format("{{\n  \"metadata\": {{\n    \"total_size\": {}\n  }},\n  "
+                           "\"weight_map\": {{\"lm_head.weight\": "
+                           "\"model-00001-of-00001.safetensors\"}}\n}}\n",
+                           *scenario.model_total_size));
+  for (size_t i = 0; i < scenario.model_files.size(); ++i) {
+    const std::string name = fmt::format("/models/m/model-{:05}-of-{:05}.safetensors", i + 1,
+                                         scenario.model_files.size());
+    node.write(name, "");
+    std::filesystem::resize_file(node.root() / std::filesystem::path(name).relative_path(),
+                                 scenario.model_files[i]);
+  }
 }
 
 }  // namespace
@@ -64,7 +106,8 @@ std::string build_scenario(const Scenario& scenario, FixtureNode& node, int port
                fmt::format("#!/bin/sh\nexec '{}/bin/nvcc' \"$@\"\n",
                            (node.root() / std::filesystem::path(toolkit).relative_path()).string()),
                true);
-  if (scenario.model_exists) node.write("/models/m/config.json", "{}\n");
+  if (scenario.model_exists) node.write("/models/m/config.json", scenario.model_config + "\n");
+  write_node_os(scenario, node);
   std::string nvml_file = node.nvml(scenario.gpus, scenario.driver, scenario.driver_cuda,
                                     scenario.gpu_source == GpuSource::nvml ? 0 : 9);
   if (scenario.gpu_source == GpuSource::nvidia_smi)

@@ -6,6 +6,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "facts/environment.hpp"
@@ -23,6 +24,18 @@ struct ToolkitSpec {
   ToolkitLayout layout = ToolkitLayout::version_json;
   bool lists_archs = true;
 };
+
+// A /proc/modules of a node with the NVIDIA driver and nvidia_peermem loaded (the kernel's
+// format: name, size, users, dependents, state, address).
+inline constexpr std::string_view kModulesWithPeermem =
+    "nvidia_peermem 16384 0 - Live 0x0000000000000000 (OE)\n"
+    "nvidia_uvm 1794048 4 - Live 0x0000000000000000 (OE)\n"
+    "nvidia 54353920 10 nvidia_peermem,nvidia_uvm, Live 0x0000000000000000 (OE)\n"
+    "ib_uverbs 196608 3 nvidia_peermem,rdma_ucm,mlx5_ib, Live 0x0000000000000000\n";
+inline constexpr std::string_view kModulesWithoutPeermem =
+    "nvidia_uvm 1794048 4 - Live 0x0000000000000000 (OE)\n"
+    "nvidia 54353920 10 nvidia_uvm, Live 0x0000000000000000 (OE)\n"
+    "ib_uverbs 196608 3 rdma_ucm,mlx5_ib, Live 0x0000000000000000\n";
 
 struct Scenario {
   std::string name;
@@ -55,6 +68,23 @@ struct Scenario {
   std::optional<std::string> service_user = "nobody";  // unset: the engine runs as root
   bool model_exists = true;
   bool port_taken = false;
+  // ---- Node preflight, OS side (issue 16) ----
+  std::vector<std::string> infiniband;  // /sys/class/infiniband entries ("mlx5_0")
+  std::optional<std::string> proc_modules = std::string(kModulesWithPeermem);  // /proc/modules
+  // /dev/shm's size: a tmpfs of this many bytes mounted over the fixture's /dev/shm in a child's
+  // private mount namespace (the probe reads statvfs); nullopt: the fixture's own filesystem.
+  std::optional<unsigned long long> shm_bytes;
+  std::vector<std::string> service_extra;  // [service] extra, with allow_unsafe_extra = true
+  // Profiles `up` installed on the node: name -> gpus.devices of their snapshot.
+  std::map<std::string, std::vector<std::string>> installed;
+  // The model: model.safetensors.index.json's metadata.total_size, else weight files of these
+  // sizes (sparse), and config.json's text; model_path replaces /models/m (a hub id).
+  std::optional<unsigned long long> model_total_size;
+  std::vector<unsigned long long> model_files;
+  std::string model_config = "{}";
+  std::optional<std::string> model_path;
+  std::optional<double> mem_fraction;
+  long long ep = 1;
   // The invoking shell.
   EnvironmentVariables shell = {{"PATH", "/usr/local/bin:/usr/bin:/bin"}};
 

@@ -9,6 +9,7 @@
 //   ## node-rank N                          render rank N of a multi-node profile (default 0)
 // and the node facts a render reads, in "## fact" lines (the render is built as `up` builds it):
 //   ## fact engine-version VERSION          the engine's version installed in engine.venv
+//   ## fact infiniband yes                  the node has InfiniBand (/sys/class/infiniband)
 // After an intended change: GPULAUNCH_UPDATE_GOLDEN=1 ctest --test-dir build -R Golden
 // (or scripts/update-golden.sh, which also shows the diff), then review the diff.
 
@@ -86,6 +87,8 @@ LaunchOptions launch_options(const GoldenCase& golden) {
     std::string marker, verb, name, value;
     words >> marker >> verb >> name >> value;
     if (marker == "##" && verb == "fact" && name == "engine-version") launch.engine_version = value;
+    if (marker == "##" && verb == "fact" && name == "infiniband")
+      launch.infiniband = value == "yes";
   }
   return launch;
 }
@@ -179,6 +182,27 @@ TEST_P(Golden, PassesSystemdAnalyzeVerify) {
       std::system(("systemd-analyze verify '" + file.string() + "' >'" + log + "' 2>&1").c_str());
   EXPECT_EQ(status, 0) << slurp(log);
   EXPECT_EQ(slurp(log), "");
+}
+
+// systemd's own exposure score of every golden unit, InfiniBand's devices and memlock included,
+// stays at or below 2.5 (of 10; a hand-written root unit scores about 9.6).
+TEST_P(Golden, ExposureScoreAtMost2Point5) {
+  if (std::system("command -v systemd-analyze >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "systemd-analyze is not installed";
+  const auto& golden = GetParam();
+  auto rendered = render_case(golden, GL_GPULAUNCH_BINARY);
+  ASSERT_TRUE(rendered) << rendered.error().message;
+  gl::testing::TempDir dir;
+  auto file = dir.write(rendered->first.unit_name(), rendered->second.to_text());
+  const std::string log = (dir.path() / "security.log").string();
+  std::system(("systemd-analyze security --offline=yes '" + file.string() + "' >'" + log + "' 2>&1")
+                  .c_str());
+  const std::string text = slurp(log);
+  const std::string marker = "Overall exposure level for " + rendered->first.unit_name() + ": ";
+  auto at = text.find(marker);
+  ASSERT_NE(at, std::string::npos) << text;
+  const double score = std::strtod(text.c_str() + at + marker.size(), nullptr);
+  EXPECT_LE(score, 2.5) << text;
 }
 
 INSTANTIATE_TEST_SUITE_P(Units, Golden, ::testing::ValuesIn(golden_cases()), [](const auto& info) {

@@ -1,0 +1,18 @@
+#pragma once
+// A local model directory's weight size and attention shape, for `check`'s fit rule. Everything
+// in it is someone else's file: opened without following a link (util/safe_file), bounded, and
+// a weight file that is a link is counted as skipped, not measured.
+
+#include <string>
+
+#include "facts/facts.hpp"
+#include "facts/node_fs.hpp"
+
+namespace gl {
+
+// The weights: model.safetensors.index.json's metadata.total_size, else the sizes of the
+// directory's *.safetensors, *.bin and *.gguf files; the shape from config.json (its text_config
+// for a multimodal model). A path that is one file (a GGUF) is its own size.
+ModelFact probe_model(const NodeFs& node, const std::string& model_path);
+
+}  // namespace gl

@@ -1,0 +1,36 @@
+#include "rules/installed_profiles.hpp"
+
+#include "catalog/engines.hpp"
+#include "plan/gpu_assignment.hpp"
+#include "profile/validate.hpp"
+#include "util/state_paths.hpp"
+
+namespace gl {
+
+std::filesystem::path installed_snapshot_path(const NodeFs& node,
+                                              const InstalledProfileFact& fact) {
+  return node.host_path(fact.snapshot);
+}
+
+std::vector<InstalledProfileFact> probe_installed_profiles(const NodeFs& node) {
+  std::vector<InstalledProfileFact> installed;
+  const std::string directory = state_paths::snapshot_directory().string();
+  for (const auto& entry : node.list(directory)) {
+    if (!entry.ends_with(".toml") || entry.starts_with(".")) continue;
+    InstalledProfileFact fact;
+    fact.name = entry.substr(0, entry.size() - 5);
+    fact.snapshot = directory + "/" + entry;
+    // The snapshot is the merged profile: nothing to search or extend.
+    auto profile = load_profile(DirectorySource({}), installed_snapshot_path(node, fact).string());
+    if (!profile) {
+      fact.problem = profile.error().message;
+    } else {
+      fact.engine = std::string(engine_kind_name(profile->engine.kind));
+      fact.gpus = assigned_gpus(*profile);
+    }
+    installed.push_back(std::move(fact));
+  }
+  return installed;
+}
+
+}  // namespace gl
