@@ -38,6 +38,12 @@ std::span<const std::string_view> infiniband_device_allow() {
   return kInfinibandDeviceAllow;
 }
 
+std::string_view fit_context_flag(std::string_view engine_kind) {
+  if (engine_kind == "sglang") return "--context-length";
+  if (engine_kind == "vllm") return "--max-model-len";
+  return "";
+}
+
 std::span<const std::string_view> weight_file_suffixes() {
   return kWeightFileSuffixes;
 }

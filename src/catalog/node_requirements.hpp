@@ -61,6 +61,10 @@ inline constexpr std::string_view kNcclShmSource =
 // request with the model's max seq len ...", vllm/v1/core/kv_cache_utils.py); SGLang starts with
 // less but caps the context to what fits.
 inline constexpr unsigned long long kKvCacheElementBytes = 2;
+// The flag in engine.args that sets the context the KV budget counts, where the engine's row has
+// none of its own (catalog/engines' context knob): SGLang's --context-length
+// (python/sglang/srt/server_args.py), vLLM's --max-model-len (vllm/engine/arg_utils.py).
+std::string_view fit_context_flag(std::string_view engine_kind);
 // The checkpoint's own index (huggingface_hub's sharded safetensors layout) and the weight files
 // summed without one.
 inline constexpr std::string_view kSafetensorsIndex = "model.safetensors.index.json";

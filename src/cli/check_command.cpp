@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <algorithm>
+
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 

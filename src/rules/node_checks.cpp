@@ -199,12 +199,18 @@ void check_other_profiles(const Profile& profile, const LaunchPlan& plan, const 
   }
 }
 
+// The flag that sets the engine's context, if it has one.
+std::string_view context_flag(const EngineRow& row) {
+  return row.context.flag.empty() ? fit_context_flag(row.name) : row.context.flag;
+}
+
 // The context length the engine is started with: its flag in engine.args, else the model's.
 std::optional<long long> context_length(const Profile& profile, const ModelFact& model) {
-  const EngineKnob& knob = engine_row(profile.engine.kind).context;
+  const EngineRow& row = engine_row(profile.engine.kind);
   const auto& args = profile.engine.args;
   for (size_t i = 0; i < args.size(); ++i)
-    for (std::string_view flag : {knob.flag, knob.short_flag}) {
+    for (std::string_view flag :
+         {row.context.flag, row.context.short_flag, fit_context_flag(row.name)}) {
       if (flag.empty()) continue;
       std::string value;
       if (args[i] == flag && i + 1 < args.size())
@@ -316,9 +322,9 @@ void check_model_fit(const Profile& profile, const LaunchPlan& plan, const Facts
                    "gpus.devices), use a lower-precision checkpoint (FP8, INT4), or shorten the "
                    "context{}",
                    gpus_needed,
-                   row.context.flag.empty()
+                   context_flag(row).empty()
                        ? std::string()
-                       : fmt::format(" ({} in engine.args)", row.context.flag))});
+                       : fmt::format(" ({} in engine.args)", context_flag(row)))});
 }
 
 }  // namespace

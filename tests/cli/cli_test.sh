@@ -22,6 +22,10 @@ unit=$("$gpulaunch" -P "$src/profiles" render k26-ar)
 check "render pins CUDA_HOME to the 13.0 toolkit" grep -qx 'Environment="CUDA_HOME=/usr/local/cuda-13.0"' <<<"$unit"
 check "render puts the 13.0 toolkit first on PATH" grep -q '^Environment="PATH=/usr/local/cuda-13.0/bin:' <<<"$unit"
 check "render names this binary in ExecStart" grep -q "^ExecStart=\"$gpulaunch\" \"run\"" <<<"$unit"
+check "render without --infiniband sets no memlock limit" bash -c '! grep -q "^LimitMEMLOCK=" <<<"$1"' _ "$unit"
+ib_unit=$("$gpulaunch" -P "$src/profiles" render k26-ar --infiniband)
+check "render --infiniband lifts the memlock limit" grep -qx 'LimitMEMLOCK=infinity' <<<"$ib_unit"
+check "render --infiniband allows the verbs devices" grep -qx 'DeviceAllow=char-infiniband_verbs rw' <<<"$ib_unit"
 
 mkdir -p profiles
 cp "$src/tests/malformed/tp-zero.toml" profiles/
