@@ -12,6 +12,7 @@
 #include "facts/environment.hpp"
 #include "facts/facts.hpp"
 #include "facts/node_fs.hpp"
+#include "facts/node_health.hpp"
 #include "util/state_paths.hpp"
 
 namespace gl {
@@ -37,6 +38,9 @@ struct FactsRequest {
   std::optional<std::filesystem::path> probe_cache = state_paths::probe_cache_file();
   // Record the running gpulaunch binary and who could replace it (check warns on a build tree).
   bool probe_gpulaunch_binary = false;
+  // This host's kernel journal and service manager, for Xid lines and the Fabric Manager's state
+  // (facts/node_health); unset under --root, whose image is not this host.
+  std::optional<HostSources> host;
 };
 
 Facts gather_facts(const NodeFs& node, const FactsRequest& request);

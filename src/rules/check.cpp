@@ -13,6 +13,7 @@
 #include "facts/node_fs.hpp"
 #include "plan/gpu_assignment.hpp"
 #include "plan/launch_plan.hpp"
+#include "rules/gpu_health.hpp"
 #include "rules/jit_toolkit.hpp"
 #include "util/version.hpp"
 
@@ -328,6 +329,8 @@ void check_gpus(const Context& context, std::vector<Finding>& findings) {
   const auto& facts = context.facts;
   const auto& profile = context.profile;
   if (!facts.driver.present) {
+    // The driver is there but its libraries are another version: rules/gpu_health says so.
+    if (driver_library_mismatch(facts.driver)) return;
     std::string why;
     for (const auto& problem : facts.driver.problems) why += (why.empty() ? "" : "; ") + problem;
     add(findings,
@@ -800,6 +803,7 @@ std::vector<Finding> evaluate(const Profile& profile, const LaunchPlan& plan, co
   check_flashinfer_packages(context, plan, findings);
   check_cubins(context, plan, findings);
   check_trust(context, findings);
+  check_node_health(plan, facts, findings);
   std::stable_sort(findings.begin(), findings.end(),
                    [](const Finding& a, const Finding& b) { return a.severity < b.severity; });
   return findings;

@@ -50,6 +50,7 @@ Checked check_scenario(const Scenario& scenario) {
   auto request = facts_request(*profile, plan, shell);
   request.probe_ports = scenario.port_taken;
   request.probe_cache = node.scratch() / "probe-cache.json";  // never the host's
+  request.host = scenario_host(scenario);
   Checked checked;
   checked.facts = gather_facts(NodeFs(node.root()), request);
   checked.findings = evaluate(*profile, plan, checked.facts, shell);
