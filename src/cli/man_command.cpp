@@ -187,6 +187,13 @@ std::string command_page(const CLI::App& app, std::string_view date) {
 // What `check` and `up` hold the node's GPUs and driver to (rules/gpu_health), from the catalog's
 // rows (catalog/node_health).
 std::string gpu_health_section() {
+  // The catalog's fixes name the GPU as {gpu}; the page names none.
+  auto any_gpu = [](std::string_view fix) {
+    std::string text(fix);
+    for (size_t at = text.find("{gpu}"); at != std::string::npos; at = text.find("{gpu}", at))
+      text.replace(at, 5, "N");
+    return text;
+  };
   std::string page =
       ".SH \"NODE CHECKS: GPU HEALTH AND DRIVER\"\n"
       "On this node (not under \\fB\\-\\-root\\fR or with \\fB\\-\\-facts\\fR alone), "
@@ -213,7 +220,7 @@ std::string gpu_health_section() {
     const HealthThreshold& row = health_threshold(check);
     page += fmt::format(".TP\n\\fB{}\\fR ({})\n{}\n", literal(row.code),
                         row.blocks_start ? "error" : "warning",
-                        roff(std::string(row.meaning) + ". Fix: " + std::string(row.fix)));
+                        roff(std::string(row.meaning) + ". Fix: " + any_gpu(row.fix)));
   }
   page +=
       ".TP\n\\fBgpu\\-xid\\-\\fR\\fIN\\fR\nXid \\fIN\\fR since boot on one of the "
@@ -221,7 +228,7 @@ std::string gpu_health_section() {
   for (const XidRow& row : xid_rows())
     page += fmt::format(".TP\n\\fB{}\\fR {} ({})\n{}\n", row.xid, roff(row.name),
                         row.blocks_start ? "error" : "warning",
-                        roff(std::string(row.meaning) + ". Fix: " + std::string(row.fix)));
+                        roff(std::string(row.meaning) + ". Fix: " + any_gpu(row.fix)));
   page += ".RE\n";
   return page;
 }
