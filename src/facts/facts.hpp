@@ -19,15 +19,15 @@ namespace gl {
 // A GPU's health as NVML reports it; nullopt where NVML could not say (facts from nvidia-smi, a
 // call the driver lacks, a GPU that does not support it). Judged by rules/gpu_health.
 struct GpuHealthFact {
-  std::optional<bool> persistence_mode;
-  std::optional<unsigned long long> ecc_uncorrected_volatile;  // since the driver loaded
-  std::optional<bool> row_remap_pending;
-  std::optional<bool> row_remap_failure;
-  std::optional<bool> retired_pages_pending;
+  std::optional<bool> persistence_mode{};
+  std::optional<unsigned long long> ecc_uncorrected_volatile{};  // since the driver loaded
+  std::optional<bool> row_remap_pending{};
+  std::optional<bool> row_remap_failure{};
+  std::optional<bool> retired_pages_pending{};
   // NVLink fabric registration (catalog/node_health fabric_state_name): "not-supported" on a GPU
   // without NVSwitch fabric; "completed" with fabric_error when the registration failed.
-  std::optional<std::string> fabric_state;
-  std::optional<std::string> fabric_error;
+  std::optional<std::string> fabric_state{};
+  std::optional<std::string> fabric_error{};
 };
 
 struct GpuFact {
@@ -39,8 +39,8 @@ struct GpuFact {
   unsigned long long memory_total_mib = 0;
   // MIG mode is on: CUDA sees the GPU's MIG instances (MIG- UUIDs), not the GPU itself.
   bool mig = false;
-  std::string pci_bus_id;  // NVML's "00000000:3B:00.0": how kernel lines name the GPU
-  GpuHealthFact health;
+  std::string pci_bus_id{};  // NVML's "00000000:3B:00.0": how kernel lines name the GPU
+  GpuHealthFact health{};
 };
 
 struct DriverFact {
@@ -49,7 +49,7 @@ struct DriverFact {
   std::optional<std::string> version;   // "580.95.05"
   std::optional<std::string> max_cuda;  // the newest CUDA the driver runs: "13.0"
   std::vector<std::string> problems;    // why a probe failed: kept, a missing driver is a fact
-  std::optional<int> nvml_error;        // nvmlInit_v2's code when it failed
+  std::optional<int> nvml_error{};      // nvmlInit_v2's code when it failed
 };
 
 struct ToolkitFact {
@@ -118,20 +118,20 @@ struct PortFact {
 // One Xid line of the NVIDIA kernel module since boot.
 struct XidFact {
   int xid = 0;
-  std::string pci;         // as the kernel wrote it: "0000:3b:00"
-  std::optional<int> gpu;  // NVML index of the GPU at that address; nullopt: none (fell off)
+  std::string pci{};         // as the kernel wrote it: "0000:3b:00"
+  std::optional<int> gpu{};  // NVML index of the GPU at that address; nullopt: none (fell off)
   uint64_t realtime_usec = 0;
-  std::string message;
+  std::string message{};
 };
 
 // What only the running host can say: its kernel's journal and its service manager.
 struct NodeHealthFact {
   bool kernel_log_read = false;  // the journal was read: an empty `xids` means none
-  std::optional<uint64_t> boot_usec;
-  std::vector<XidFact> xids;
+  std::optional<uint64_t> boot_usec{};
+  std::vector<XidFact> xids{};
   // ActiveState of catalog/node_health kFabricManagerUnit, "not-found" when it is not
   // installed; nullopt: not asked (no NVSwitch fabric, or not this host).
-  std::optional<std::string> fabric_manager_state;
+  std::optional<std::string> fabric_manager_state{};
   std::vector<std::string> problems;
 };
 
@@ -145,7 +145,7 @@ struct Facts {
   std::vector<PortFact> ports;
   // The gpulaunch binary a unit rendered here runs (ExecStart=, ExecStopPost=); only for "/".
   std::optional<ProgramFact> gpulaunch;
-  NodeHealthFact node_health;
+  NodeHealthFact node_health{};
 
   const ToolkitFact* toolkit_at(const std::string& root) const;
   const ToolkitFact* toolkit_with_nvcc(const std::string& nvcc) const;

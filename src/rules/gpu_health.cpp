@@ -188,13 +188,18 @@ void check_xids(const std::vector<const GpuFact*>& gpus, const Facts& facts,
     });
     if (ours) by_xid[event.xid].push_back(&event);
   }
+  // Without NVML's addresses (nvidia-smi facts) an unmapped line says nothing about a lost GPU.
+  const bool addresses_known =
+      std::ranges::any_of(facts.gpus, [](const GpuFact& gpu) { return !gpu.pci_bus_id.empty(); });
   for (const auto& [xid, events] : by_xid) {
     const XidRow& row = *xid_row(xid);
     std::vector<std::string> where;
     std::map<std::string, std::pair<int, std::string>> per_device;  // label -> count, last line
     for (const auto* event : events) {
       std::string label = event->gpu ? fmt::format("GPU {} (PCI:{})", *event->gpu, event->pci)
-                                     : fmt::format("PCI:{} (no GPU there now)", event->pci);
+                          : addresses_known
+                              ? fmt::format("PCI:{} (no GPU there now)", event->pci)
+                              : fmt::format("PCI:{} (NVML gave no GPU addresses)", event->pci);
       auto& [count, last] = per_device[label];
       if (count++ == 0) where.push_back(event->gpu ? std::to_string(*event->gpu) : event->pci);
       last = event->message;
@@ -212,7 +217,12 @@ void check_xids(const std::vector<const GpuFact*>& gpus, const Facts& facts,
                      row.blocks_start ? "the GPU is unfit until it is reset or rebooted"
                                       : "the GPU still works",
                      kXidCatalogSource),
-         std::move(seen), fill_gpu(row.fix, join(where))});
+         std::move(seen),
+         fill_gpu(row.fix, join(where)) +
+             (row.fix.starts_with("reboot")
+                  ? ""
+                  : "; the line stays in this boot's journal, so once the GPU is reset "
+                    "`gpulaunch up --force` starts anyway")});
   }
 }
 
