@@ -80,8 +80,11 @@ void check_fabric(const std::vector<const GpuFact*>& gpus, const Facts& facts,
   if (fabric.empty()) return;
   const auto& manager = facts.node_health.fabric_manager_state;
   const bool manager_running = manager && is_running_state(*manager);
-  const std::string manager_text =
-      manager ? *manager : std::string("unknown (the service manager was not asked)");
+  // Unknown under --root, or when the service manager did not answer (facts say why).
+  std::string manager_text = manager ? *manager : std::string("unknown");
+  for (const auto& problem : facts.node_health.problems)
+    if (!manager && problem.starts_with(kFabricManagerUnit))
+      manager_text += " (" + problem.substr(kFabricManagerUnit.size() + 2) + ")";
   const std::string version = facts.driver.version.value_or("the driver's");
   const std::string start_fix = fmt::format(
       "start the Fabric Manager: `systemctl enable --now nvidia-fabricmanager` (install "
