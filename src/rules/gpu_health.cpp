@@ -15,8 +15,10 @@ namespace {
 
 std::string fill_gpu(std::string_view text, const std::string& gpus) {
   std::string out(text);
-  for (size_t at = out.find("{gpu}"); at != std::string::npos; at = out.find("{gpu}", at))
-    out.replace(at, 5, gpus), at += gpus.size();
+  constexpr std::string_view kPlaceholder = "{gpu}";
+  for (size_t at = out.find(kPlaceholder); at != std::string::npos;
+       at = out.find(kPlaceholder, at + gpus.size()))
+    out.replace(at, kPlaceholder.size(), gpus);
   return out;
 }
 
