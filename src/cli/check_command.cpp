@@ -173,6 +173,7 @@ void add_check_command(CLI::App& app, CliContext& context) {
     } else {
       auto request = facts_request(*profile, plan, shell);
       request.probe_ports = root == "/";
+      if (root == "/") request.host = system_host_sources();
       facts = gather_facts(NodeFs(root), request);
     }
     auto findings = evaluate(*profile, plan, facts, shell);

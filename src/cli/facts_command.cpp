@@ -12,6 +12,34 @@
 namespace gl {
 namespace {
 
+// NVML's health readings per GPU, the Xids since boot and the Fabric Manager (rules/gpu_health).
+void print_node_health(const Facts& facts) {
+  auto flag = [](const std::optional<bool>& value, std::string_view yes, std::string_view no) {
+    return value ? std::string(*value ? yes : no) : std::string("?");
+  };
+  for (const auto& gpu : facts.gpus) {
+    const auto& health = gpu.health;
+    if (gpu.pci_bus_id.empty() && !health.persistence_mode && !health.fabric_state) continue;
+    fmt::print(
+        "  {}  pci {}  persistence {}  ecc uncorrected {}  remap {}  retired-pending {}  "
+        "fabric {}{}\n",
+        gpu.index, gpu.pci_bus_id.empty() ? "?" : gpu.pci_bus_id,
+        flag(health.persistence_mode, "on", "off"),
+        health.ecc_uncorrected_volatile ? std::to_string(*health.ecc_uncorrected_volatile)
+                                        : std::string("?"),
+        health.row_remap_failure && *health.row_remap_failure
+            ? std::string("failed")
+            : flag(health.row_remap_pending, "pending", "none"),
+        flag(health.retired_pages_pending, "yes", "no"), health.fabric_state.value_or("?"),
+        health.fabric_error ? " (" + *health.fabric_error + ")" : "");
+  }
+  const auto& node = facts.node_health;
+  if (node.fabric_manager_state) fmt::print("fabric manager: {}\n", *node.fabric_manager_state);
+  if (node.kernel_log_read) fmt::print("xid events since boot: {}\n", node.xids.size());
+  for (const auto& xid : node.xids) fmt::print("  {}\n", xid.message);
+  for (const auto& problem : node.problems) fmt::print("  note: {}\n", problem);
+}
+
 void print_facts(const Facts& facts) {
   fmt::print("root: {}\n", facts.root);
   fmt::print("driver: {}",
@@ -23,6 +51,7 @@ void print_facts(const Facts& facts) {
   for (const auto& gpu : facts.gpus)
     fmt::print("  {}  {}  {}  cc {}  {} MiB\n", gpu.index, gpu.name, gpu.uuid, capability_text(gpu),
                gpu.memory_total_mib);
+  print_node_health(facts);
   fmt::print("toolkits: {}\n", facts.toolkits.size());
   for (const auto& toolkit : facts.toolkits) {
     std::string via;
@@ -104,6 +133,7 @@ void add_facts_command(CLI::App& app, CliContext& context) {
       request.installed_profiles = probe_installed_profiles;
     }
     request.probe_ports = root == "/";
+    if (root == "/") request.host = system_host_sources();
     auto facts = gather_facts(NodeFs(root), request);
     if (json)
       fmt::print("{}\n", facts_to_json(facts).dump(2));

@@ -13,6 +13,7 @@
 
 #include "catalog/engines.hpp"
 #include "catalog/jit_caches.hpp"
+#include "catalog/node_health.hpp"
 #include "cli/context.hpp"
 #include "gpulaunch_version.hpp"
 #include "plan/launch_plan.hpp"
@@ -99,6 +100,8 @@ std::vector<const CLI::App*> visible_subcommands(const CLI::App& app) {
   return app.get_subcommands([](const CLI::App* sub) { return !sub->get_group().empty(); });
 }
 
+std::string gpu_health_section();
+
 std::string command_page(const CLI::App& app, std::string_view date) {
   std::string page = header("GPULAUNCH", 1, date);
   page += ".SH NAME\ngpulaunch \\- run LLM inference servers as hardened systemd services\n";
@@ -150,6 +153,7 @@ std::string command_page(const CLI::App& app, std::string_view date) {
       page += ".RS\n.TP\n" + label + "\n" + roff(option->get_description()) + "\n.RE\n";
     }
   }
+  page += gpu_health_section();
   page +=
       ".SH FILES\n"
       ".TP\n\\fI./profiles/\\fR\nProfiles next to where \\fBgpulaunch\\fR runs; searched first.\n"
@@ -178,6 +182,55 @@ std::string command_page(const CLI::App& app, std::string_view date) {
       ".SH \"SEE ALSO\"\n"
       "\\fBgpulaunch.toml\\fR(5), \\fBsystemd.service\\fR(5), \\fBsystemd.exec\\fR(5), "
       "\\fBsystemctl\\fR(1)\n";
+  return page;
+}
+
+// What `check` and `up` hold the node's GPUs and driver to (rules/gpu_health), from the catalog's
+// rows (catalog/node_health).
+std::string gpu_health_section() {
+  // The catalog's fixes name the GPU as {gpu}; the page names none.
+  auto any_gpu = [](std::string_view fix) {
+    std::string text(fix);
+    for (size_t at = text.find("{gpu}"); at != std::string::npos; at = text.find("{gpu}", at))
+      text.replace(at, 5, "N");
+    return text;
+  };
+  std::string page =
+      ".SH \"NODE CHECKS: GPU HEALTH AND DRIVER\"\n"
+      "On this node (not under \\fB\\-\\-root\\fR or with \\fB\\-\\-facts\\fR alone), "
+      "\\fBcheck\\fR and \\fBup\\fR read each GPU's health through NVML, the NVIDIA "
+      "kernel module's Xid lines since boot from the kernel's journal, and, where a GPU reports "
+      "an NVLink fabric, the state of \\fB" +
+      literal(kFabricManagerUnit) +
+      "\\fR over D\\-Bus. Only the GPUs the engine gets are judged.\n"
+      ".TP\n\\fBdriver\\-library\\-mismatch\\fR (error)\n" +
+      roff(fmt::format("NVML answers \"{}\": the driver was upgraded under the loaded module. "
+                       "Reboot, or stop every GPU process and reload the nvidia modules.",
+                       kNvmlVersionMismatchText)) +
+      "\n.TP\n\\fBgpu\\-fabric\\-not\\-ready\\fR, \\fBfabric\\-manager\\-inactive\\fR "
+      "(errors)\n" +
+      roff(fmt::format("A GPU not registered with the NVLink fabric fails every CUDA start with "
+                       "error {} \"{}\"; so does a multi-GPU start once the fabric must be set up "
+                       "again without the Fabric Manager. Fix: systemctl enable --now "
+                       "nvidia-fabricmanager, of the driver's exact version.",
+                       kCudaErrorSystemNotReady, kCudaSystemNotReadyText)) +
+      "\n";
+  for (auto check : {HealthCheck::ecc_uncorrected_volatile, HealthCheck::row_remap_failure,
+                     HealthCheck::row_remap_pending, HealthCheck::retired_pages_pending,
+                     HealthCheck::persistence_off}) {
+    const HealthThreshold& row = health_threshold(check);
+    page += fmt::format(".TP\n\\fB{}\\fR ({})\n{}\n", literal(row.code),
+                        row.blocks_start ? "error" : "warning",
+                        roff(std::string(row.meaning) + ". Fix: " + any_gpu(row.fix)));
+  }
+  page +=
+      ".TP\n\\fBgpu\\-xid\\-\\fR\\fIN\\fR\nXid \\fIN\\fR since boot on one of the "
+      "engine's GPUs, or at an address no GPU answers at any more:\n.RS\n";
+  for (const XidRow& row : xid_rows())
+    page += fmt::format(".TP\n\\fB{}\\fR {} ({})\n{}\n", row.xid, roff(row.name),
+                        row.blocks_start ? "error" : "warning",
+                        roff(std::string(row.meaning) + ". Fix: " + any_gpu(row.fix)));
+  page += ".RE\n";
   return page;
 }
 

@@ -135,7 +135,7 @@ int up(const UpOptions& options, const CliContext& context) {
   const auto shell = ShellEnvironment::current();
   std::optional<Facts> probed;  // probed once, only when something needs the node's facts
   auto node_facts = [&]() -> const Facts& {
-    if (!probed) probed = probe_node_for(*profile, plan, shell);
+    if (!probed) probed = probe_node_for_start(*profile, plan, shell);
     return *probed;
   };
   if (!options.locked.empty()) {

@@ -28,10 +28,17 @@ struct adl_serializer<std::optional<T>> {
 
 namespace gl {
 
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GpuHealthFact, persistence_mode,
+                                                ecc_uncorrected_volatile, row_remap_pending,
+                                                row_remap_failure, retired_pages_pending,
+                                                fabric_state, fabric_error)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GpuFact, index, name, uuid, cc_major, cc_minor,
-                                                memory_total_mib, mig)
+                                                memory_total_mib, mig, pci_bus_id, health)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DriverFact, present, source, version, max_cuda,
-                                                problems)
+                                                problems, nvml_error)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(XidFact, xid, pci, gpu, realtime_usec, message)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(NodeHealthFact, kernel_log_read, boot_usec, xids,
+                                                fabric_manager_state, problems)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ToolkitFact, root, nvcc, found_via, resolved_root,
                                                 root_exists, nvcc_exists, nvcc_version,
                                                 nvcc_version_source, json_version, header_version,
@@ -53,7 +60,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ModelFact, path, weights_bytes, 
                                                 kv_lora_rank, rope_head_dim, context, problems)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Facts, root, driver, gpus, toolkits, python, paths,
                                                 ports, gpulaunch, infiniband, shm,
-                                                installed_profiles, model)
+                                                installed_profiles, model, node_health)
 
 std::string ToolkitFact::not_toolkit_root_reason() const {
   if (root == "/usr") return "";

@@ -4,6 +4,7 @@
 // engine's Python environment read as files, and the paths and ports a profile needs. Gathered
 // on one node, serialised to JSON, and checked against a profile here or on another machine.
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -15,6 +16,20 @@
 
 namespace gl {
 
+// A GPU's health as NVML reports it; nullopt where NVML could not say (facts from nvidia-smi, a
+// call the driver lacks, a GPU that does not support it). Judged by rules/gpu_health.
+struct GpuHealthFact {
+  std::optional<bool> persistence_mode{};
+  std::optional<unsigned long long> ecc_uncorrected_volatile{};  // since the driver loaded
+  std::optional<bool> row_remap_pending{};
+  std::optional<bool> row_remap_failure{};
+  std::optional<bool> retired_pages_pending{};
+  // NVLink fabric registration (catalog/node_health fabric_state_name): "not-supported" on a GPU
+  // without NVSwitch fabric; "completed" with fabric_error when the registration failed.
+  std::optional<std::string> fabric_state{};
+  std::optional<std::string> fabric_error{};
+};
+
 struct GpuFact {
   int index = 0;
   std::string name;
@@ -24,6 +39,8 @@ struct GpuFact {
   unsigned long long memory_total_mib = 0;
   // MIG mode is on: CUDA sees the GPU's MIG instances (MIG- UUIDs), not the GPU itself.
   bool mig = false;
+  std::string pci_bus_id{};  // NVML's "00000000:3B:00.0": how kernel lines name the GPU
+  GpuHealthFact health{};
 };
 
 struct DriverFact {
@@ -32,6 +49,7 @@ struct DriverFact {
   std::optional<std::string> version;   // "580.95.05"
   std::optional<std::string> max_cuda;  // the newest CUDA the driver runs: "13.0"
   std::vector<std::string> problems;    // why a probe failed: kept, a missing driver is a fact
+  std::optional<int> nvml_error{};      // nvmlInit_v2's code when it failed
 };
 
 struct ToolkitFact {
@@ -141,6 +159,26 @@ struct ModelFact {
   std::vector<std::string> problems;
 };
 
+// One Xid line of the NVIDIA kernel module since boot.
+struct XidFact {
+  int xid = 0;
+  std::string pci{};         // as the kernel wrote it: "0000:3b:00"
+  std::optional<int> gpu{};  // NVML index of the GPU at that address; nullopt: none (fell off)
+  uint64_t realtime_usec = 0;
+  std::string message{};
+};
+
+// What only the running host can say: its kernel's journal and its service manager.
+struct NodeHealthFact {
+  bool kernel_log_read = false;  // the journal was read: an empty `xids` means none
+  std::optional<uint64_t> boot_usec{};
+  std::vector<XidFact> xids{};
+  // ActiveState of catalog/node_health kFabricManagerUnit, "not-found" when it is not
+  // installed; nullopt: not asked (no NVSwitch fabric, or not this host).
+  std::optional<std::string> fabric_manager_state{};
+  std::vector<std::string> problems;
+};
+
 struct Facts {
   std::string root = "/";  // what `--root` pointed at when gathered
   DriverFact driver;
@@ -158,6 +196,7 @@ struct Facts {
   std::optional<ModelFact> model;
   // InfiniBand devices were seen: the plan (LaunchOptions::infiniband) opens them to the unit.
   bool has_infiniband() const;
+  NodeHealthFact node_health{};
 
   const ToolkitFact* toolkit_at(const std::string& root) const;
   const ToolkitFact* toolkit_with_nvcc(const std::string& nvcc) const;

@@ -88,6 +88,7 @@ Facts gather_facts(const NodeFs& node, const FactsRequest& request) {
   auto gpus = probe_gpus(node, find_program(node, request, "nvidia-smi"), request.service_user);
   facts.driver = std::move(gpus.driver);
   facts.gpus = std::move(gpus.gpus);
+  if (request.host) facts.node_health = probe_node_health(node, *request.host, facts.gpus);
 
   if (request.python_prefix)
     facts.python = probe_python_env(

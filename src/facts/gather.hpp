@@ -12,6 +12,7 @@
 #include "facts/environment.hpp"
 #include "facts/facts.hpp"
 #include "facts/node_fs.hpp"
+#include "facts/node_health.hpp"
 #include "util/state_paths.hpp"
 
 namespace gl {
@@ -43,6 +44,9 @@ struct FactsRequest {
   // Every profile installed on the node and its GPUs: rules/installed_profiles reads them (it
   // needs the plan's GPU assignment, which facts/ sits below); nullptr: not gathered.
   std::vector<InstalledProfileFact> (*installed_profiles)(const NodeFs& node) = nullptr;
+  // This host's kernel journal and service manager, for Xid lines and the Fabric Manager's state
+  // (facts/node_health); unset under --root, whose image is not this host.
+  std::optional<HostSources> host;
 };
 
 Facts gather_facts(const NodeFs& node, const FactsRequest& request);

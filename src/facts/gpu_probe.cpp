@@ -108,14 +108,19 @@ Result<GpuProbe> probe_nvidia_smi(const std::string& program,
 GpuProbe probe_gpus(const NodeFs& node, const std::optional<std::string>& nvidia_smi,
                     const std::optional<std::string>& service_user) {
   std::vector<std::string> problems;
-  auto from_nvml = probe_nvml();
+  int nvml_error = 0;
+  auto from_nvml = probe_nvml(&nvml_error);
   if (from_nvml) return std::move(*from_nvml);
   problems.push_back(from_nvml.error().message);
+  // Kept whichever probe answers next: a driver/library mismatch is the finding (rules/gpu_health).
+  std::optional<int> init_error;
+  if (nvml_error) init_error = nvml_error;
   if (nvidia_smi) {
     auto from_smi = probe_nvidia_smi(node.host_path(*nvidia_smi).string(), service_user);
     if (from_smi) {
       from_smi->driver.problems.insert(from_smi->driver.problems.begin(), problems.begin(),
                                        problems.end());
+      from_smi->driver.nvml_error = init_error;
       return std::move(*from_smi);
     }
     problems.push_back(from_smi.error().message);
@@ -132,6 +137,7 @@ GpuProbe probe_gpus(const NodeFs& node, const std::optional<std::string>& nvidia
     }
   }
   probe.driver.problems = std::move(problems);
+  probe.driver.nvml_error = init_error;
   return probe;
 }
 

@@ -17,8 +17,9 @@ struct GpuProbe {
   std::vector<GpuFact> gpus;
 };
 
-// libnvidia-ml.so.1 through the dynamic loader (LD_LIBRARY_PATH applies).
-Result<GpuProbe> probe_nvml();
+// libnvidia-ml.so.1 through the dynamic loader (LD_LIBRARY_PATH applies), each GPU's health
+// with it. `init_error` receives nvmlInit_v2's code when it fails.
+Result<GpuProbe> probe_nvml(int* init_error = nullptr);
 
 // A process holding memory on a GPU (NVML's compute processes).
 struct GpuProcessUse {

@@ -14,6 +14,7 @@
 #include "plan/gpu_assignment.hpp"
 #include "plan/launch_plan.hpp"
 #include "rules/installed_profiles.hpp"
+#include "rules/gpu_health.hpp"
 #include "rules/jit_toolkit.hpp"
 #include "rules/node_checks.hpp"
 #include "util/version.hpp"
@@ -330,6 +331,8 @@ void check_gpus(const Context& context, std::vector<Finding>& findings) {
   const auto& facts = context.facts;
   const auto& profile = context.profile;
   if (!facts.driver.present) {
+    // The driver is there but its libraries are another version: rules/gpu_health says so.
+    if (driver_library_mismatch(facts.driver)) return;
     std::string why;
     for (const auto& problem : facts.driver.problems) why += (why.empty() ? "" : "; ") + problem;
     add(findings,
@@ -806,6 +809,7 @@ std::vector<Finding> evaluate(const Profile& profile, const LaunchPlan& plan, co
   check_cubins(context, plan, findings);
   check_trust(context, findings);
   check_node_os(profile, plan, facts, findings);
+  check_node_health(plan, facts, findings);
   std::stable_sort(findings.begin(), findings.end(),
                    [](const Finding& a, const Finding& b) { return a.severity < b.severity; });
   return findings;

@@ -11,4 +11,11 @@ Facts probe_node_for(const Profile& profile, const LaunchPlan& plan,
   return gather_facts(NodeFs("/"), facts_request(profile, plan, shell));
 }
 
+Facts probe_node_for_start(const Profile& profile, const LaunchPlan& plan,
+                           const ShellEnvironment& shell) {
+  auto request = facts_request(profile, plan, shell);
+  request.host = system_host_sources();
+  return gather_facts(NodeFs("/"), request);
+}
+
 }  // namespace gl

@@ -10,5 +10,9 @@
 namespace gl {
 
 Facts probe_node_for(const Profile& profile, const LaunchPlan& plan, const ShellEnvironment& shell);
+// The same with what only this host's journal and service manager say (Xid lines since boot, the
+// Fabric Manager's state): the check `up` runs before a start.
+Facts probe_node_for_start(const Profile& profile, const LaunchPlan& plan,
+                           const ShellEnvironment& shell);
 
 }  // namespace gl

@@ -6,6 +6,8 @@
 
 #include <functional>
 
+#include <fmt/core.h>
+
 #include "scenarios/scenario.hpp"
 
 namespace gl::test {
@@ -119,6 +121,113 @@ void add_node_os_healthy_scenarios(std::vector<Scenario>& list) {
   list.push_back(make("healthy-weight-files-over-two-gpus", {}, [](Scenario& s) {
     s.tp = 2;
     s.model_files = {60'000'000'000ULL, 60'000'000'000ULL};
+  }));
+}
+
+// An HGX H100 node: eight GPUs on one NVSwitch fabric, the Fabric Manager installed and running,
+// every GPU registered (fabric state 3, NVML_GPU_FABRIC_STATE_COMPLETED, status NVML_SUCCESS).
+void hgx_h100(Scenario& s) {
+  s.gpus = {{8, 9, 0, "NVIDIA H100 80GB HBM3"}};
+  s.fabric_manager = "active";
+  for (int gpu = 0; gpu < 8; ++gpu) s.nvml_health.push_back(fmt::format("fabric {} 3 0", gpu));
+}
+
+// Real NVRM lines (open-gpu-kernel-modules #1151, driver 580; leptonai/gpud's xid README): the
+// fake NVML puts GPU N at PCI bus 0x18 + 0x10 * N, so GPU 3 is 0000:48:00.
+constexpr std::string_view kXid79OnGpu3 =
+    "NVRM: Xid (PCI:0000:48:00): 79, pid=2841, name=python3, GPU has fallen off the bus.";
+constexpr std::string_view kXid79Gone =
+    "NVRM: Xid (PCI:0000:c8:00): 79, GPU has fallen off the bus.";
+constexpr std::string_view kXid94OnGpu0 =
+    "NVRM: Xid (PCI:0000:18:00): 94, pid=91231, name=python3, Ch 00000010";
+constexpr std::string_view kXid13OnGpu0 =
+    "NVRM: Xid (PCI:0000:18:00): 13, pid='<unknown>', name=<unknown>, Graphics SM Warp Exception "
+    "on (GPC 7, TPC 7, SM 0): Illegal Instruction Parameter";
+
+// Issue 16: the GPUs' health and the driver, through NVML, the kernel's journal and systemd.
+void add_node_health(std::vector<Scenario>& list) {
+  // An unattended upgrade replaced libnvidia-ml under the loaded 580 module.
+  list.push_back(make("driver-library-mismatch", {"driver-library-mismatch"},
+                      [](Scenario& s) { s.nvml_init = 18; }));
+  list.push_back(
+      make("fabric-manager-stopped-fabric-not-started", {"gpu-fabric-not-ready"}, [](Scenario& s) {
+        hgx_h100(s);
+        s.fabric_manager = "inactive";
+        s.nvml_health.clear();
+        for (int gpu = 0; gpu < 8; ++gpu)
+          s.nvml_health.push_back(fmt::format("fabric {} 1 0", gpu));
+      }));
+  list.push_back(
+      make("fabric-manager-missing-fabric-in-progress", {"gpu-fabric-not-ready"}, [](Scenario& s) {
+        hgx_h100(s);
+        s.fabric_manager.reset();
+        s.nvml_health = {"fabric 0 3 0", "fabric 1 2 0", "fabric 2 3 0", "fabric 3 3 0",
+                         "fabric 4 3 0", "fabric 5 3 0", "fabric 6 3 0", "fabric 7 3 0"};
+      }));
+  // Registration finished with an error (status 999, NVML_ERROR_UNKNOWN) while FM runs.
+  list.push_back(make("fabric-registration-failed", {"gpu-fabric-not-ready"}, [](Scenario& s) {
+    hgx_h100(s);
+    s.nvml_health[5] = "fabric 5 3 999";
+  }));
+  list.push_back(
+      make("fabric-manager-failed-after-training", {"fabric-manager-inactive"}, [](Scenario& s) {
+        hgx_h100(s);
+        s.fabric_manager = "failed";
+      }));
+  list.push_back(make("gpu-ecc-uncorrected", {"gpu-ecc-uncorrected"},
+                      [](Scenario& s) { s.nvml_health = {"ecc 2 3"}; }));
+  list.push_back(make("gpu-row-remap-failed", {"gpu-row-remap-failed", "gpu-row-remap-pending"},
+                      [](Scenario& s) { s.nvml_health = {"remap 6 1 1"}; }));
+  list.push_back(make("gpu-row-remap-pending", {"gpu-row-remap-pending"},
+                      [](Scenario& s) { s.nvml_health = {"remap 1 1 0"}; }));
+  list.push_back(make("gpu-retired-pages-pending", {"gpu-retired-pages-pending"}, [](Scenario& s) {
+    s.gpus = {{2, 7, 0, "Tesla V100-SXM2-32GB"}};
+    s.tp = 2;
+    s.toolkits = {{"/usr/local/cuda-12.8", "12.8"}};
+    s.cuda_home = "/usr/local/cuda-12.8";
+    s.torch = "2.7.1+cu128";
+    s.torch_cuda = "12.8";
+    s.packages.erase("flashinfer");
+    s.nvml_health = {"retired 1 1"};
+  }));
+  list.push_back(make("gpu-persistence-off", {"gpu-persistence-off"}, [](Scenario& s) {
+    for (int gpu = 0; gpu < 8; ++gpu) s.nvml_health.push_back(fmt::format("persistence {} 0", gpu));
+  }));
+  list.push_back(make("xid-79-on-engine-gpu", {"gpu-xid-79"},
+                      [](Scenario& s) { s.kernel_lines = {std::string(kXid79OnGpu3)}; }));
+  // The GPU fell off the bus and NVML no longer lists it: seven GPUs left for tp 8.
+  list.push_back(make("xid-79-gpu-gone", {"gpu-xid-79", "gpu-count-short"}, [](Scenario& s) {
+    s.gpus = {{7, 12, 0}};
+    s.kernel_lines = {std::string(kXid79Gone)};
+  }));
+  list.push_back(make("xid-94-contained-ecc", {"gpu-xid-94"}, [](Scenario& s) {
+    s.kernel_lines = {std::string(kXid94OnGpu0), std::string(kXid94OnGpu0)};
+  }));
+  // ---- healthy neighbours ----
+  list.push_back(make("healthy-hgx-h100-fabric-completed", {}, hgx_h100));
+  list.push_back(make("healthy-single-gpu-fabric-manager-stopped", {}, [](Scenario& s) {
+    hgx_h100(s);
+    s.fabric_manager = "inactive";
+    s.tp = 1;
+  }));
+  list.push_back(make("healthy-ecc-errors-on-other-gpu", {}, [](Scenario& s) {
+    s.tp = 2;
+    s.devices = {"0", "1"};
+    s.nvml_health = {"ecc 5 3", "remap 5 1 1", "persistence 5 0"};
+  }));
+  list.push_back(make("healthy-ecc-off", {}, [](Scenario& s) {
+    for (int gpu = 0; gpu < 8; ++gpu) s.nvml_health.push_back(fmt::format("ecc {} none", gpu));
+  }));
+  // An application's own fault (Xid 13) and a fall off the bus before this boot say nothing
+  // about the next start.
+  list.push_back(make("healthy-xid-app-error-and-earlier-boot", {}, [](Scenario& s) {
+    s.kernel_lines = {std::string(kXid13OnGpu0)};
+    s.kernel_lines_earlier_boot = {std::string(kXid79OnGpu3)};
+  }));
+  list.push_back(make("healthy-xid-79-on-other-gpu", {}, [](Scenario& s) {
+    s.tp = 2;
+    s.devices = {"0", "1"};
+    s.kernel_lines = {std::string(kXid79OnGpu3)};
   }));
 }
 
@@ -337,6 +446,7 @@ std::vector<Scenario> build() {
         s.env = {{"FLASHINFER_CUBIN_DIR", "/srv/cubins"}};
       }));
   add_node_os_scenarios(list);
+  add_node_health(list);
   // ---- healthy ----
   add_node_os_healthy_scenarios(list);
   list.push_back(make("healthy-offline-cubins-filled", {}, [](Scenario& s) {

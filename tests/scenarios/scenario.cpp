@@ -7,8 +7,15 @@
 
 #include <fmt/core.h>
 
+#include "catalog/node_health.hpp"
+#include "fakes/systemd/fake_journal.hpp"
+#include "fakes/systemd/fake_manager.hpp"
+
 namespace gl::test {
 namespace {
+
+// When the scenario's node booted (/proc/stat btime), in seconds since the epoch.
+constexpr uint64_t kBootSeconds = 1'780'000'000;
 
 std::string toml_string(const std::string& text) {
   return "\"" + text + "\"";
@@ -108,14 +115,40 @@ std::string build_scenario(const Scenario& scenario, FixtureNode& node, int port
                true);
   if (scenario.model_exists) node.write("/models/m/config.json", scenario.model_config + "\n");
   write_node_os(scenario, node);
-  std::string nvml_file = node.nvml(scenario.gpus, scenario.driver, scenario.driver_cuda,
-                                    scenario.gpu_source == GpuSource::nvml ? 0 : 9);
+  std::string nvml_file =
+      node.nvml(scenario.gpus, scenario.driver, scenario.driver_cuda,
+                scenario.nvml_init.value_or(scenario.gpu_source == GpuSource::nvml ? 0 : 9));
+  {
+    std::ofstream nvml(nvml_file, std::ios::app);
+    for (const auto& line : scenario.nvml_health) nvml << line << "\n";
+  }
+  node.write("/proc/stat", fmt::format("cpu  1 2 3 4\nbtime {}\nprocesses 4242\n", kBootSeconds));
   if (scenario.gpu_source == GpuSource::nvidia_smi)
     node.nvidia_smi(scenario.gpus, scenario.driver, scenario.driver_cuda);
   setenv("GPULAUNCH_FAKE_NVML", nvml_file.c_str(), 1);
   auto profile_path = node.scratch() / "scenario.toml";
   std::ofstream(profile_path) << profile_text(scenario, port);
   return profile_path.string();
+}
+
+HostSources scenario_host(const Scenario& scenario) {
+  HostSources host;
+  host.journal = [scenario]() -> Result<std::unique_ptr<Journal>> {
+    auto journal = std::make_unique<testing::FakeJournal>();
+    const uint64_t boot = kBootSeconds * 1'000'000;
+    for (const auto& line : scenario.kernel_lines_earlier_boot)
+      journal->kernel.push_back({boot - 86'400'000'000, "kernel", 0, line});
+    for (const auto& line : scenario.kernel_lines)
+      journal->kernel.push_back({boot + 60'000'000, "kernel", 0, line});
+    return journal;
+  };
+  host.manager = [scenario]() -> Result<std::unique_ptr<SystemdManager>> {
+    auto manager = std::make_unique<testing::FakeManager>();
+    if (scenario.fabric_manager)
+      manager->add_unit(std::string(kFabricManagerUnit), *scenario.fabric_manager);
+    return manager;
+  };
+  return host;
 }
 
 const Scenario& scenario_named(const std::string& name) {

@@ -11,6 +11,7 @@
 
 #include "facts/environment.hpp"
 #include "facts/facts.hpp"
+#include "facts/node_health.hpp"
 #include "profile/profile.hpp"
 #include "support/fixture_node.hpp"
 
@@ -85,6 +86,15 @@ struct Scenario {
   std::optional<std::string> model_path;
   std::optional<double> mem_fraction;
   long long ep = 1;
+  // Node health (rules/gpu_health). Lines for the fake NVML after the GPUs ("ecc 3 2", "fabric 0
+  // 2 0": tests/fakes/nvml/fake_nvml.cpp), nvmlInit_v2's code when it fails, the kernel's journal
+  // (lines of this boot, and of an earlier one), the Fabric Manager's ActiveState (nullopt: the
+  // unit is not installed).
+  std::vector<std::string> nvml_health;
+  std::optional<int> nvml_init;
+  std::vector<std::string> kernel_lines;
+  std::vector<std::string> kernel_lines_earlier_boot;
+  std::optional<std::string> fabric_manager;
   // The invoking shell.
   EnvironmentVariables shell = {{"PATH", "/usr/local/bin:/usr/bin:/bin"}};
 
@@ -102,5 +112,9 @@ const Scenario& scenario_named(const std::string& name);
 // Writes the scenario's node under `node` and its profile into node.scratch(); returns the
 // profile's path. Sets $GPULAUNCH_FAKE_NVML. `port` is the server port to use.
 std::string build_scenario(const Scenario& scenario, FixtureNode& node, int port);
+
+// The scenario's host: a journal holding its kernel lines (the earlier boot's before the btime
+// build_scenario writes into /proc/stat) and a manager that knows the Fabric Manager's unit.
+HostSources scenario_host(const Scenario& scenario);
 
 }  // namespace gl::test

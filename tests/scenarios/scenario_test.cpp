@@ -92,6 +92,7 @@ Checked check_scenario(const Scenario& scenario) {
   auto request = facts_request(*profile, plan, shell);
   request.probe_ports = scenario.port_taken;
   request.probe_cache = node.scratch() / "probe-cache.json";  // never the host's
+  request.host = scenario_host(scenario);
   Checked checked;
   if (scenario.shm_bytes) {
     auto facts = gather_with_shm(NodeFs(node.root()), request, *scenario.shm_bytes,
@@ -272,6 +273,76 @@ TEST(Mig, VllmOnAMigGpuNamesTheEngineAndTheWayOut) {
   EXPECT_THAT(finding.fix, ::testing::HasSubstr("`nvidia-smi -i 0 -mig 0`"));
   EXPECT_TRUE(checked.facts.gpus[0].mig);
   EXPECT_FALSE(checked.facts.gpus[1].mig);
+}
+
+// NVSwitch without a trained fabric: the finding explains CUDA's 802 and names the unit to start.
+TEST(NodeHealth, FabricNotReadyExplains802AndStartsTheFabricManager) {
+  auto checked = check_scenario(scenario_named("fabric-manager-stopped-fabric-not-started"));
+  const Finding& finding = finding_coded(checked, "gpu-fabric-not-ready");
+  EXPECT_EQ(finding.severity, Severity::error);
+  EXPECT_EQ(finding.summary,
+            "GPU 0,1,2,3,4,5,6,7 not registered with the NVLink fabric: CUDA fails on them with "
+            "error 802 \"system not yet initialized\"");
+  EXPECT_THAT(finding.facts,
+              ::testing::Contains(::testing::Pair("nvidia-fabricmanager.service", "inactive")));
+  EXPECT_THAT(finding.fix, ::testing::StartsWith("start the Fabric Manager: `systemctl enable "
+                                                 "--now nvidia-fabricmanager`"));
+  EXPECT_THAT(finding.fix, ::testing::HasSubstr("580.95.05"));
+  // Registration that failed under a running Fabric Manager points at its log instead.
+  auto failed = check_scenario(scenario_named("fabric-registration-failed"));
+  const Finding& registration = finding_coded(failed, "gpu-fabric-not-ready");
+  EXPECT_EQ(registration.summary.substr(0, 6), "GPU 5 ");
+  EXPECT_THAT(registration.facts,
+              ::testing::Contains(::testing::Pair("GPU 5 (NVIDIA H100 80GB HBM3, 00000000:68:00.0)",
+                                                  "fabric completed: Unknown Error")));
+  EXPECT_THAT(registration.fix, ::testing::HasSubstr("journalctl -u nvidia-fabricmanager"));
+}
+
+// A driver upgraded under the loaded module is its own finding, not "no driver".
+TEST(NodeHealth, VersionMismatchIsNotAMissingDriver) {
+  auto checked = check_scenario(scenario_named("driver-library-mismatch"));
+  const Finding& finding = finding_coded(checked, "driver-library-mismatch");
+  EXPECT_THAT(finding.summary,
+              ::testing::HasSubstr("\"RM has detected an NVML/RM version mismatch.\""));
+  EXPECT_THAT(finding.fix, ::testing::StartsWith("reboot the node"));
+  EXPECT_EQ(checked.facts.driver.nvml_error, 18);
+  auto missing = check_scenario(scenario_named("no-driver"));
+  EXPECT_FALSE(missing.facts.driver.nvml_error == 18);
+}
+
+// Xid 79 on the engine's GPU 3: the finding names the GPU, its address and the kernel's line.
+TEST(NodeHealth, XidSinceBootNamesTheGpuAndTheLine) {
+  auto checked = check_scenario(scenario_named("xid-79-on-engine-gpu"));
+  const Finding& finding = finding_coded(checked, "gpu-xid-79");
+  EXPECT_EQ(finding.severity, Severity::error);
+  EXPECT_THAT(finding.summary,
+              ::testing::StartsWith("Xid 79 (GPU has fallen off the bus) since boot on GPU 3"));
+  ASSERT_EQ(finding.facts.size(), 1u);
+  EXPECT_EQ(finding.facts[0].first, "GPU 3 (PCI:0000:48:00)");
+  EXPECT_THAT(finding.facts[0].second, ::testing::EndsWith("GPU has fallen off the bus."));
+  EXPECT_THAT(finding.fix, ::testing::StartsWith("reboot the node"));
+  ASSERT_EQ(checked.facts.node_health.xids.size(), 1u);
+  EXPECT_EQ(checked.facts.node_health.xids[0].gpu, 3);
+  auto contained = check_scenario(scenario_named("xid-94-contained-ecc"));
+  const Finding& ecc = finding_coded(contained, "gpu-xid-94");
+  EXPECT_EQ(ecc.severity, Severity::warning);
+  EXPECT_THAT(ecc.facts[0].second, ::testing::StartsWith("2 since boot, last: NVRM: Xid"));
+}
+
+TEST(NodeHealth, HealthThresholdsNameEveryGpuAndTheFix) {
+  auto checked = check_scenario(scenario_named("gpu-ecc-uncorrected"));
+  const Finding& finding = finding_coded(checked, "gpu-ecc-uncorrected");
+  EXPECT_EQ(finding.severity, Severity::error);
+  EXPECT_THAT(finding.facts, ::testing::ElementsAre(::testing::Pair(
+                                 "GPU 2 (NVIDIA RTX PRO 6000 Blackwell Server Edition, "
+                                 "00000000:38:00.0)",
+                                 "3 uncorrected")));
+  EXPECT_THAT(finding.fix, ::testing::HasSubstr("`nvidia-smi -r -i 2`"));
+  auto persistence = check_scenario(scenario_named("gpu-persistence-off"));
+  const Finding& off = finding_coded(persistence, "gpu-persistence-off");
+  EXPECT_EQ(off.severity, Severity::warning);
+  EXPECT_EQ(off.facts.size(), 8u);
+  EXPECT_THAT(off.fix, ::testing::HasSubstr("systemctl enable --now nvidia-persistenced"));
 }
 
 TEST(Facts, GpusFromFakeNvmlAndPythonFromFiles) {

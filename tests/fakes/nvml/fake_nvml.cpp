@@ -7,9 +7,21 @@
 //   cuda 13000                   nvmlSystemGetCudaDriverVersion_v2
 //   gpu 12 0 97887 GPU-uuid Name with spaces
 //   process 0 4242 2048          a compute process on GPU 0: pid, MiB used (GPU residue)
+// Health, per GPU index (defaults: a healthy GPU without NVLink fabric, persistence on, PCI bus
+// 0x18 + 0x10 * index):
+//   pci 0 00000000:3B:00.0       nvmlDeviceGetPciInfo_v3's busId
+//   persistence 0 0              nvmlDeviceGetPersistenceMode: 0 off, 1 on
+//   ecc 0 2                      volatile uncorrected ECC errors (nvmlDeviceGetTotalEccErrors)
+//   ecc 0 none                   ECC off: the call answers NOT_SUPPORTED
+//   remap 0 1 0                  nvmlDeviceGetRemappedRows: pending, failure occurred
+//   retired 0 1                  nvmlDeviceGetRetiredPagesPendingStatus: pending
+//   fabric 0 2 0                 nvmlDeviceGetGpuFabricInfoV: state (NVML_GPU_FABRIC_STATE_*),
+//                                status (an nvmlReturn_t, read once the state is 3, completed)
+// `init 18` is NVML_ERROR_LIB_RM_VERSION_MISMATCH, a driver upgraded under a loaded module.
 // Without the variable or the file, nvmlInit_v2 fails with NVML_ERROR_LIBRARY_NOT_FOUND.
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -26,6 +38,14 @@ struct Gpu {
   std::string uuid;
   std::string name;
   bool mig = false;
+  std::string bus_id;
+  unsigned persistence = 1;
+  long long ecc_uncorrected = 0;  // < 0: ECC off
+  unsigned remap_pending = 0;
+  unsigned remap_failure = 0;
+  unsigned retired_pending = 0;
+  int fabric_state = -1;  // < 0: not supported
+  int fabric_status = 0;
 };
 
 struct Node {
@@ -45,6 +65,8 @@ Node node;
 
 constexpr int kSuccess = 0;
 constexpr int kInvalidArgument = 2;
+constexpr int kNotSupported = 3;
+constexpr int kArgumentVersionMismatch = 25;
 constexpr int kInsufficientSize = 7;
 constexpr int kLibraryNotFound = 12;
 
@@ -86,11 +108,36 @@ int nvmlInit_v2() {
       Gpu gpu;
       words >> gpu.major >> gpu.minor >> gpu.mib >> gpu.uuid;
       std::getline(words >> std::ws, gpu.name);
+      char bus[32];
+      std::snprintf(bus, sizeof bus, "00000000:%02X:00.0",
+                    static_cast<unsigned>(0x18 + 0x10 * node.gpus.size()));
+      gpu.bus_id = bus;
       node.gpus.push_back(gpu);
     } else if (key == "mig") {  // "mig INDEX": that GPU is in MIG mode
       unsigned index = 0;
       words >> index;
       if (index < node.gpus.size()) node.gpus[index].mig = true;
+    } else if (key == "pci" || key == "persistence" || key == "ecc" || key == "remap" ||
+               key == "retired" || key == "fabric") {
+      unsigned index = 0;
+      words >> index;
+      if (index >= node.gpus.size()) continue;
+      Gpu& gpu = node.gpus[index];
+      if (key == "pci") {
+        words >> gpu.bus_id;
+      } else if (key == "persistence") {
+        words >> gpu.persistence;
+      } else if (key == "ecc") {
+        std::string count;
+        words >> count;
+        gpu.ecc_uncorrected = count == "none" ? -1 : std::stoll(count);
+      } else if (key == "remap") {
+        words >> gpu.remap_pending >> gpu.remap_failure;
+      } else if (key == "retired") {
+        words >> gpu.retired_pending;
+      } else {
+        words >> gpu.fabric_state >> gpu.fabric_status;
+      }
     } else if (key == "process") {
       Node::Process process;
       words >> process.gpu >> process.pid >> process.mib;
@@ -108,8 +155,14 @@ const char* nvmlErrorString(int code) {
   switch (code) {
     case 9:
       return "Driver Not Loaded";
+    case 3:
+      return "Not Supported";
     case 12:
       return "NVML Shared Library Not Found";
+    case 18:  // nvidia-ml-py pynvml.py, NVMLError._errcode_to_string
+      return "RM has detected an NVML/RM version mismatch.";
+    case 25:
+      return "Argument version mismatch";
     default:
       return "Unknown Error";
   }
@@ -186,6 +239,81 @@ int nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned* count
   *count = static_cast<unsigned>(found.size());
   if (found.size() > room || (!infos && !found.empty())) return kInsufficientSize;
   for (size_t i = 0; i < found.size(); ++i) infos[i] = found[i];
+  return kSuccess;
+}
+
+struct nvmlPciInfo_t {  // nvml.h nvmlPciInfo_st
+  char busIdLegacy[16];
+  unsigned domain;
+  unsigned bus;
+  unsigned device;
+  unsigned pciDeviceId;
+  unsigned pciSubSystemId;
+  char busId[32];
+};
+
+int nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci) {
+  const Gpu* gpu = gpu_of(device);
+  if (!gpu || !pci) return kInvalidArgument;
+  *pci = {};
+  return copy_text(gpu->bus_id, pci->busId, sizeof pci->busId);
+}
+
+int nvmlDeviceGetPersistenceMode(nvmlDevice_t device, unsigned* mode) {
+  const Gpu* gpu = gpu_of(device);
+  if (!gpu || !mode) return kInvalidArgument;
+  *mode = gpu->persistence;
+  return kSuccess;
+}
+
+int nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, int error_type, int counter_type,
+                                unsigned long long* count) {
+  const Gpu* gpu = gpu_of(device);
+  if (!gpu || !count) return kInvalidArgument;
+  if (gpu->ecc_uncorrected < 0) return kNotSupported;
+  // Only the volatile uncorrected counter is scripted; the others read zero.
+  *count = error_type == 1 && counter_type == 0
+               ? static_cast<unsigned long long>(gpu->ecc_uncorrected)
+               : 0;
+  return kSuccess;
+}
+
+int nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned* corrected, unsigned* uncorrected,
+                              unsigned* pending, unsigned* failure) {
+  const Gpu* gpu = gpu_of(device);
+  if (!gpu || !corrected || !uncorrected || !pending || !failure) return kInvalidArgument;
+  *corrected = 0;
+  *uncorrected = gpu->remap_pending + gpu->remap_failure;
+  *pending = gpu->remap_pending;
+  *failure = gpu->remap_failure;
+  return kSuccess;
+}
+
+int nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t device, unsigned* pending) {
+  const Gpu* gpu = gpu_of(device);
+  if (!gpu || !pending) return kInvalidArgument;
+  *pending = gpu->retired_pending;
+  return kSuccess;
+}
+
+struct nvmlGpuFabricInfoV_t {  // nvml.h nvmlGpuFabricInfo_v3_t
+  unsigned version;
+  unsigned char clusterUuid[16];
+  int status;
+  unsigned cliqueId;
+  unsigned char state;
+  unsigned healthMask;
+  unsigned char healthSummary;
+};
+
+int nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfoV_t* info) {
+  const Gpu* gpu = gpu_of(device);
+  if (!gpu || !info) return kInvalidArgument;
+  // NVML_STRUCT_VERSION(GpuFabricInfo, 3): a caller that sets another version is refused.
+  if (info->version != (sizeof(nvmlGpuFabricInfoV_t) | (3u << 24))) return kArgumentVersionMismatch;
+  if (gpu->fabric_state < 0) return kNotSupported;
+  info->state = static_cast<unsigned char>(gpu->fabric_state);
+  info->status = gpu->fabric_status;
   return kSuccess;
 }
 

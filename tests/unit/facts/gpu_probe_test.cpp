@@ -90,6 +90,59 @@ TEST(Nvml, DriverNotLoadedIsAnErrorValue) {
   EXPECT_EQ(probe.error().message, "Failed to initialise NVML: Driver Not Loaded");
 }
 
+// Each GPU's health through the calls rules/gpu_health judges, on NVML's real ABI.
+TEST(Nvml, ReadsHealthAndFabricState) {
+  test::FixtureNode node;
+  auto file = node.nvml({{3, 9, 0, "NVIDIA H100 80GB HBM3"}}, "580.95.05", "13.0");
+  std::ofstream(file, std::ios::app)
+      << "pci 0 00000000:3B:00.0\npersistence 1 0\necc 1 4\nremap 2 1 1\nretired 2 1\n"
+         "fabric 0 3 0\nfabric 1 2 0\nfabric 2 3 999\necc 0 none\n";
+  setenv("GPULAUNCH_FAKE_NVML", file.c_str(), 1);
+  auto probe = probe_nvml();
+  ASSERT_TRUE(probe) << probe.error().message;
+  ASSERT_EQ(probe->gpus.size(), 3u);
+  const auto& first = probe->gpus[0].health;
+  const auto& second = probe->gpus[1].health;
+  const auto& third = probe->gpus[2].health;
+  EXPECT_EQ(probe->gpus[0].pci_bus_id, "00000000:3B:00.0");
+  EXPECT_EQ(probe->gpus[1].pci_bus_id, "00000000:28:00.0");
+  EXPECT_EQ(first.persistence_mode, true);
+  EXPECT_EQ(second.persistence_mode, false);
+  EXPECT_FALSE(first.ecc_uncorrected_volatile);  // ECC off: NOT_SUPPORTED
+  EXPECT_EQ(second.ecc_uncorrected_volatile, 4u);
+  EXPECT_EQ(second.row_remap_pending, false);
+  EXPECT_EQ(third.row_remap_pending, true);
+  EXPECT_EQ(third.row_remap_failure, true);
+  EXPECT_EQ(third.retired_pages_pending, true);
+  EXPECT_EQ(first.fabric_state, "completed");
+  EXPECT_FALSE(first.fabric_error);
+  EXPECT_EQ(second.fabric_state, "in-progress");
+  EXPECT_EQ(third.fabric_state, "completed");
+  EXPECT_EQ(third.fabric_error, "Unknown Error");
+}
+
+TEST(Nvml, GpuWithoutFabricSaysNotSupported) {
+  test::FixtureNode node;
+  setenv("GPULAUNCH_FAKE_NVML", node.nvml({{1, 12, 0}}, "580.95.05", "13.0").c_str(), 1);
+  auto probe = probe_nvml();
+  ASSERT_TRUE(probe) << probe.error().message;
+  EXPECT_EQ(probe->gpus[0].health.fabric_state, "not-supported");
+}
+
+// NVML_ERROR_LIB_RM_VERSION_MISMATCH is kept as a fact, apart from a driver that is not there.
+TEST(GpuProbe, VersionMismatchKeepsNvmlCode) {
+  test::FixtureNode node;
+  setenv("GPULAUNCH_FAKE_NVML", node.nvml({{1, 12, 0}}, "580.95.05", "13.0", 18).c_str(), 1);
+  auto probe = probe_gpus(NodeFs(node.root()), std::nullopt);
+  EXPECT_FALSE(probe.driver.present);
+  EXPECT_EQ(probe.driver.nvml_error, 18);
+  ASSERT_FALSE(probe.driver.problems.empty());
+  EXPECT_EQ(probe.driver.problems.front(),
+            "Failed to initialise NVML: RM has detected an NVML/RM version mismatch.");
+  setenv("GPULAUNCH_FAKE_NVML", node.nvml({}, "", "0", 9).c_str(), 1);
+  EXPECT_EQ(probe_gpus(NodeFs(node.root()), std::nullopt).driver.nvml_error, 9);
+}
+
 TEST(GpuProbe, ProcDriverVersionWhenNothingAnswers) {
   test::FixtureNode node;
   setenv("GPULAUNCH_FAKE_NVML", node.nvml({}, "", "0", 9).c_str(), 1);

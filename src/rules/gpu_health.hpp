@@ -1,0 +1,21 @@
+#pragma once
+// `check`'s node-health rules: the NVIDIA driver's user-space libraries against the loaded
+// module, the NVLink fabric and its Fabric Manager, each GPU's ECC, row remapping, page
+// retirement and persistence mode, and the Xid events since boot. Thresholds, meanings and fixes
+// come from catalog/node_health.
+
+#include <vector>
+
+#include "facts/facts.hpp"
+#include "plan/launch_plan.hpp"
+#include "rules/finding.hpp"
+
+namespace gl {
+
+// NVML refused to start because the libraries are not the loaded module's version.
+bool driver_library_mismatch(const DriverFact& driver);
+
+// Findings for the GPUs the engine gets (plan.gpus) and the node they sit in.
+void check_node_health(const LaunchPlan& plan, const Facts& facts, std::vector<Finding>& findings);
+
+}  // namespace gl
