@@ -185,9 +185,10 @@ LaunchPlan make_launch_plan(const Profile& profile, const LaunchOptions& options
   env.emplace_back("XDG_CACHE_HOME", plan.cache_root + "/xdg");
   env.emplace_back("PYTHONNOUSERSITE", "1");
   env.emplace_back("PYTHONUNBUFFERED", "1");
-  // A stall ends with SIGABRT to every engine process: with faulthandler on, each writes all its
-  // threads' stacks to stderr first, which is where it hung.
-  if (plan.liveness.can_stall()) env.emplace_back(std::string(kPythonFaultHandlerVariable), "1");
+  // A stall ends with SIGABRT to every engine process: with faulthandler on, each Python one
+  // writes all its threads' stacks to stderr first, which is where it hung.
+  if (plan.liveness.can_stall() && engine_row(profile.engine.kind).launch != Launch::executable)
+    env.emplace_back(std::string(kPythonFaultHandlerVariable), "1");
   env.emplace_back("LANG", "C.UTF-8");
 
   for (const auto& [name, value] : profile.env) {

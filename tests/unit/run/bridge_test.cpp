@@ -269,8 +269,14 @@ LivenessRun run_fake_engine(const std::string& mode, LivenessMode liveness,
   options.in_flight_metric = "vllm:num_requests_running";
   options.tokens_metric = "vllm:generation_tokens_total";
   options.readiness.ready_on_generation = ready_on_generation;
-  options.argv = {"/usr/bin/timeout",  "30", "/usr/bin/env",           "PYTHONFAULTHANDLER=1",
-                  "/usr/bin/python3",  "-c", std::string(kFakeEngine), mode,
+  // No core from the SIGABRT of a stall (the unit says LimitCORE=0); the dump goes to stderr.
+  options.argv = {"/usr/bin/timeout",
+                  "30",
+                  "/bin/sh",
+                  "-c",
+                  "ulimit -c 0; PYTHONFAULTHANDLER=1 exec /usr/bin/python3 -c \"$0\" \"$@\"",
+                  std::string(kFakeEngine),
+                  mode,
                   std::to_string(port)};
   RecordingNotifier notifier;
   LivenessRun run;
