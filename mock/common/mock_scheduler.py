@@ -54,7 +54,9 @@ class Scheduler:
     def __init__(self):
         self.lock = threading.Lock()
         self.running = []
-        self.generation_tokens = 0
+        self.generation_tokens = 0  # every token, as each step makes it
+        self.finished_tokens = 0  # tokens of finished requests only
+        self.admitted = 0  # requests that entered the batch (their prefill)
         self.ready_at = None
         self.wedged = threading.Event()
         self.step = max(0.001, env_float("MOCK_STEP_SECONDS", 0.05))
@@ -80,6 +82,11 @@ class Scheduler:
         with self.lock:
             return self.generation_tokens
 
+    def counters(self):
+        """(tokens generated, tokens of finished requests, requests admitted), at one instant."""
+        with self.lock:
+            return self.generation_tokens, self.finished_tokens, self.admitted
+
     def generate(self, max_tokens):
         """Blocks until the request is done and returns how many tokens it got; NotReady when
         generation is refused. In a wedge it never returns."""
@@ -90,6 +97,7 @@ class Scheduler:
         request = Request(max_tokens, self.slow_seconds)
         with self.lock:
             self.running.append(request)
+            self.admitted += 1
         request.wait()
         return request.tokens
 
@@ -124,6 +132,7 @@ class Scheduler:
             request.max_tokens = 1  # done once its time is up: a long generation
             with self.lock:
                 self.running.append(request)
+                self.admitted += 1
             request.wait()
 
     def should_wedge(self):
@@ -149,6 +158,7 @@ class Scheduler:
                     self.generation_tokens += 1
                 done = [r for r in self.running if r.tokens >= r.max_tokens and now >= r.deadline]
                 self.running = [r for r in self.running if r not in done]
+                self.finished_tokens += sum(r.tokens for r in done)
             for request in done:
                 request.finished.set()
 
@@ -170,9 +180,12 @@ def wait_for_gpu_kernel():
 def prometheus(samples):
     """Prometheus text exposition (version 0.0.4) of [(name, type, help, labels, value)]."""
     lines = []
+    described = set()
     for name, kind, help_text, labels, value in samples:
         label_text = ",".join(f'{key}="{val}"' for key, val in labels.items())
-        lines.append(f"# HELP {name} {help_text}")
-        lines.append(f"# TYPE {name} {kind}")
+        if name not in described:  # once per family, its samples below
+            described.add(name)
+            lines.append(f"# HELP {name} {help_text}")
+            lines.append(f"# TYPE {name} {kind}")
         lines.append(f"{name}{{{label_text}}} {float(value)}")
     return ("\n".join(lines) + "\n").encode()

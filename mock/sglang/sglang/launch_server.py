@@ -161,14 +161,25 @@ def make_handler(state):
 
         def reply_metrics(self):
             # Names as SGLang's srt/metrics/collector.py (00ae9c1) registers them:
-            # SchedulerMetricsCollector's gauge sglang:num_running_reqs, TokenizerMetricsCollector's
-            # counter sglang:generation_tokens_total; labels model_name (and the rank's).
+            # SchedulerMetricsCollector's gauge sglang:num_running_reqs and counter
+            # sglang:realtime_tokens_total (one sample per mode, added to as the scheduler runs),
+            # TokenizerMetricsCollector's sglang:generation_tokens_total (added to when a
+            # request finishes); labels model_name (and the rank's).
             model = {"model_name": state.name}
+            rank = {**model, "tp_rank": "0", "pp_rank": "0"}
+            tokens, finished, admitted = state.scheduler.counters()
+            help_realtime = "Total number of tokens processed (updated on each log interval)."
             data = prometheus([
-                ("sglang:num_running_reqs", "gauge", "The number of running requests.",
-                 {**model, "tp_rank": "0", "pp_rank": "0"}, state.scheduler.in_flight()),
+                ("sglang:num_running_reqs", "gauge", "The number of running requests.", rank,
+                 state.scheduler.in_flight()),
                 ("sglang:generation_tokens_total", "counter",
-                 "Number of generation tokens processed.", model, state.scheduler.tokens()),
+                 "Number of generation tokens processed.", model, finished),
+                ("sglang:realtime_tokens_total", "counter", help_realtime,
+                 {**rank, "mode": "prefill_compute"}, admitted),
+                ("sglang:realtime_tokens_total", "counter", help_realtime,
+                 {**rank, "mode": "prefill_cache"}, 0),
+                ("sglang:realtime_tokens_total", "counter", help_realtime,
+                 {**rank, "mode": "decode"}, tokens),
             ])
             self.send_response(200)
             self.send_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
