@@ -253,6 +253,96 @@ constexpr std::array kVllmSpeculative{
     SpeculativeMethod{"dspark", "DSPARK"},   SpeculativeMethod{"extract_hidden_states", ""},
 };
 
+// Liveness, per engine (server.liveness; run/liveness decides, run/bridge asks).
+//
+// SGLang: python/sglang/srt/entrypoints/http_server.py (sgl-project/sglang 0025436):
+// GET /health and /health_generate are one handler: it submits a one-token generation
+// (max_new_tokens 1) and answers 200 as soon as anything came back from the scheduler since the
+// request arrived (another request's output counts, so a busy server answers at once and the
+// probe costs nothing), 503 after SGLANG_HEALTH_CHECK_TIMEOUT seconds (20) without. Its
+// Prometheus /metrics needs --enable-metrics (server_args.py). The in-flight gauge is
+// sglang:num_running_reqs; sglang:generation_tokens_total counts a request's tokens only when
+// it finishes (tokenizer-side collector), so the live counter is
+// sglang:realtime_tokens_total{mode=prefill_compute|prefill_cache|decode}, which the scheduler
+// adds to on each log interval (sglang test/registered/metrics, 2026; releases before it lack it,
+// and then run has no token signal from the metrics).
+constexpr LivenessFacts kSglangLiveness{
+    .probe = {.method = "GET",
+              .path = "/health_generate",
+              .one_token_field = "",
+              .names_model = false,
+              .source = "python/sglang/srt/entrypoints/http_server.py, sgl-project/sglang "
+                        "0025436"},
+    .metrics = {.path = "/metrics",
+                .in_flight = "sglang:num_running_reqs",
+                .tokens = "sglang:realtime_tokens_total",
+                .enable_flag = "--enable-metrics",
+                .source = "python/sglang/srt/metrics/collector.py, sgl-project/sglang 2026"},
+    .default_mode = LivenessMode::generate,
+    .health_generates = true,
+};
+// vLLM: POST /v1/completions (vllm/entrypoints/openai/protocol.py CompletionRequest: `model` is
+// optional in current releases and required in older ones; the served name is sent, which both
+// accept); max_tokens caps the answer. Prometheus /metrics is always on:
+// vllm/v1/metrics/loggers.py, PrometheusStatLogger (vllm-project/vllm main, 2026): the gauge
+// vllm:num_requests_running and the counter vllm:generation_tokens (exposed with _total), both
+// labelled per engine, the counter added to on every engine step.
+constexpr LivenessFacts kVllmLiveness{
+    .probe = {.method = "POST",
+              .path = "/v1/completions",
+              .one_token_field = "max_tokens",
+              .names_model = true,
+              .source = "vllm/entrypoints/openai/protocol.py, vllm-project/vllm main 2026"},
+    .metrics = {.path = "/metrics",
+                .in_flight = "vllm:num_requests_running",
+                .tokens = "vllm:generation_tokens_total",
+                .enable_flag = "",
+                .source = "vllm/v1/metrics/loggers.py, vllm-project/vllm main 2026"},
+    .default_mode = LivenessMode::generate,
+    .health_generates = false,
+};
+// trtllm-serve: tensorrt_llm/serve/openai_server.py (NVIDIA/TensorRT-LLM 0005772): GET
+// /health_generate runs a one-token chat completion (max_completion_tokens 1) for the served
+// model itself and answers 200, or 500 when it fails. /v1/completions needs `model`
+// (openai_protocol.py 0076e93), which /health_generate fills in. Its /metrics answers JSON
+// iteration statistics, not Prometheus text; /prometheus/metrics exists only with
+// return_perf_metrics and has no in-flight gauge: no metrics signal.
+constexpr LivenessFacts kTrtllmLiveness{
+    .probe = {.method = "GET",
+              .path = "/health_generate",
+              .one_token_field = "",
+              .names_model = false,
+              .source = "tensorrt_llm/serve/openai_server.py, NVIDIA/TensorRT-LLM 0005772"},
+    .metrics = {},
+    .default_mode = LivenessMode::generate,
+    .health_generates = false,
+};
+// llama-server: POST /completion with n_predict 1 (tools/server/README.md, ggml-org/llama.cpp
+// 00dc805). Prometheus /metrics only with --metrics: llamacpp:requests_processing (gauge) and
+// llamacpp:n_decode_total (llama_decode() calls, moving while any slot decodes);
+// llamacpp:tokens_predicted_total is added to only when a request ends.
+constexpr LivenessFacts kLlamacppLiveness{
+    .probe = {.method = "POST",
+              .path = "/completion",
+              .one_token_field = "n_predict",
+              .names_model = false,
+              .source = "tools/server/README.md, ggml-org/llama.cpp 00dc805"},
+    .metrics = {.path = "/metrics",
+                .in_flight = "llamacpp:requests_processing",
+                .tokens = "llamacpp:n_decode_total",
+                .enable_flag = "--metrics",
+                .source = "tools/server/server.cpp, ggml-org/llama.cpp 00dc805"},
+    .default_mode = LivenessMode::generate,
+    .health_generates = false,
+};
+// A command: no API gpulaunch knows; its health endpoint is all there is.
+constexpr LivenessFacts kCommandLiveness{
+    .probe = {},
+    .metrics = {},
+    .default_mode = LivenessMode::health,
+    .health_generates = false,
+};
+
 constexpr std::array kRows{
     EngineRow{
         .kind = EngineKind::sglang,
@@ -312,6 +402,7 @@ constexpr std::array kRows{
         .oom = kSglangOom,
         .not_oom = kSglangNotOom,
         .config_errors = {},
+        .liveness = kSglangLiveness,
     },
     EngineRow{
         .kind = EngineKind::vllm,
@@ -359,6 +450,7 @@ constexpr std::array kRows{
         .not_oom = {},
         .config_errors = kVllmConfigErrors,
         .multi_node_flags = &kVllmMultiNode,
+        .liveness = kVllmLiveness,
     },
     EngineRow{
         .kind = EngineKind::trtllm,
@@ -405,6 +497,7 @@ constexpr std::array kRows{
         .oom = {},
         .not_oom = {},
         .config_errors = {},
+        .liveness = kTrtllmLiveness,
     },
     EngineRow{
         .kind = EngineKind::llamacpp,
@@ -451,6 +544,7 @@ constexpr std::array kRows{
         .oom = kLlamacppOom,
         .not_oom = {},
         .config_errors = {},
+        .liveness = kLlamacppLiveness,
     },
     EngineRow{
         .kind = EngineKind::command,
@@ -492,6 +586,7 @@ constexpr std::array kRows{
         .oom = {},
         .not_oom = {},
         .config_errors = {},
+        .liveness = kCommandLiveness,
     },
 };
 
@@ -533,6 +628,31 @@ std::vector<std::string> engine_kind_names() {
   std::vector<std::string> names;
   for (const auto& row : kRows) names.emplace_back(row.name);
   return names;
+}
+
+std::string_view liveness_mode_name(LivenessMode mode) {
+  switch (mode) {
+    case LivenessMode::generate:
+      return "generate";
+    case LivenessMode::metrics:
+      return "metrics";
+    case LivenessMode::health:
+      return "health";
+    case LivenessMode::off:
+      return "off";
+  }
+  return "health";
+}
+
+std::optional<LivenessMode> parse_liveness_mode(std::string_view name) {
+  for (auto mode :
+       {LivenessMode::generate, LivenessMode::metrics, LivenessMode::health, LivenessMode::off})
+    if (liveness_mode_name(mode) == name) return mode;
+  return std::nullopt;
+}
+
+std::vector<std::string> liveness_mode_names() {
+  return {"generate", "metrics", "health", "off"};
 }
 
 std::string engine_kinds_where(const std::function<bool(const EngineRow&)>& has,

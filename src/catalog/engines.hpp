@@ -130,6 +130,44 @@ struct MultiNodeFlags {
   bool dp_joins_any_port = false;
 };
 
+// How `run` tells a serving engine that still makes forward progress from one that only answers
+// its health endpoint (server.liveness): a generation probe every interval, the engine's
+// Prometheus metrics (requests in flight against a token counter), its health endpoint alone
+// (systemd's watchdog fed by 200s), or nothing.
+enum class LivenessMode { generate, metrics, health, off };
+std::string_view liveness_mode_name(LivenessMode mode);
+std::optional<LivenessMode> parse_liveness_mode(std::string_view name);
+std::vector<std::string> liveness_mode_names();
+
+// The smallest generation the engine's own API serves: one token. Empty path: none known.
+struct GenerationProbe {
+  std::string_view method;  // "GET" (no body) or "POST" (a JSON body)
+  std::string_view path;
+  // POST: the JSON field that caps the answer at one token in the engine's spelling
+  // ("max_tokens", "n_predict"), and whether the body must name the served model.
+  std::string_view one_token_field;
+  bool names_model = false;
+  std::string_view source;  // the upstream file and version this was read from
+};
+
+// The engine's Prometheus text exposition. Empty path: none (or none in Prometheus' format).
+struct MetricsInterface {
+  std::string_view path;
+  std::string_view in_flight;    // gauge: requests running now (summed over label sets)
+  std::string_view tokens;       // counter that moves while tokens are generated
+  std::string_view enable_flag;  // the flag that turns the endpoint on; empty: always on
+  std::string_view source;
+};
+
+struct LivenessFacts {
+  GenerationProbe probe;
+  MetricsInterface metrics;
+  LivenessMode default_mode = LivenessMode::health;
+  // Whether the health endpoint itself generates a token (SGLang's /health): health 200 is
+  // already "ready means generating".
+  bool health_generates = false;
+};
+
 struct EngineRow {
   EngineKind kind;
   std::string_view name;     // engine.kind
@@ -194,6 +232,7 @@ struct EngineRow {
   // Read by the builder where it is set; nullptr: the builder spells its own (SGLang: every rank
   // serves).
   const MultiNodeFlags* multi_node_flags = nullptr;
+  LivenessFacts liveness{};
 };
 
 // The row's method spelled `name` in any case ("eagle3", "EAGLE3"); nullptr when it has none.

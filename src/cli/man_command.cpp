@@ -12,6 +12,7 @@
 #include <fmt/core.h>
 
 #include "catalog/engines.hpp"
+#include "catalog/exit_codes.hpp"
 #include "catalog/jit_caches.hpp"
 #include "cli/context.hpp"
 #include "gpulaunch_version.hpp"
@@ -408,6 +409,70 @@ std::string startup_section() {
       kWatchdogHealthTimeouts);
 }
 
+// server.liveness, from the engines' liveness facts (catalog/engines) and the plan's bounds.
+std::string liveness_section() {
+  std::string page = fmt::format(
+      ".SH LIVENESS\n"
+      "An engine can keep answering its health endpoint while no request finishes (a wedged "
+      "kernel, a stuck scheduler). \\fBserver.liveness\\fR says how \\fBgpulaunch run\\fR tells "
+      "such an engine from a busy one once it serves: \\fBgenerate\\fR sends a one-token "
+      "generation through the engine's own API every \\fBserver.liveness_interval\\fR "
+      "(default {} s), but none while the engine's token counter moved since the last look; "
+      "\\fBmetrics\\fR reads the engine's Prometheus metrics every interval and sends no "
+      "generation; \\fBhealth\\fR feeds systemd's watchdog from health 200 alone (as before); "
+      "\\fBoff\\fR watches nothing once the engine serves (no \\fBWatchdogSec=\\fR). A stall is a "
+      "probe with no 2xx answer for \\fBserver.liveness_timeout\\fR (default {} s) while no "
+      "token moved, or requests in flight while the token counter stood still that long (where "
+      "the engine has metrics), even with the probe still queued; requests slower than the "
+      "timeout while tokens flow are none. While a probe fails, health 200 no longer feeds the "
+      "watchdog, which is raised to {}.{}x (timeout + {} s) where shorter.\n"
+      ".PP\n"
+      "On a stall \\fBrun\\fR prints \\fBstalled: no forward progress for N s (signal=... "
+      "in_flight=... tokens=...)\\fR, sends SIGABRT to every process of the engine (the unit "
+      "sets \\fB{}=1\\fR, so each Python process writes every thread's stack to the journal, "
+      "and \\fBLimitCORE=0\\fR, so none writes a core of its whole address space), kills them "
+      "all {} s later and exits {}; \\fBrecord-exit\\fR classifies the stop as \\fBstalled\\fR "
+      "and the restart policy applies. \\fBserver.ready\\fR = \\fBgenerate\\fR holds "
+      "\\fBREADY=1\\fR back until the probe generated a token after health 200 "
+      "(\\fBSTATUS=\\fR {}).\n"
+      ".PP\n"
+      "At the defaults that is {} looks an hour: with metrics, one read of the metrics page "
+      "each and a one-token generation only when no token moved (at most 2 requests a look); "
+      "without, one generation each (SGLang's ignores a busy server).\n",
+      kDefaultLivenessInterval.count(), kDefaultLivenessTimeout.count(),
+      kWatchdogLivenessTenths / 10, kWatchdogLivenessTenths % 10, kStallDumpGrace.count(),
+      literal(kPythonFaultHandlerVariable), kStallDumpGrace.count(), kExitStalled,
+      kWaitingForGenerationStatus, 3600 / kDefaultLivenessInterval.count());
+  for (const EngineRow& row : engine_rows()) {
+    const LivenessFacts& facts = row.liveness;
+    page += fmt::format(".TP\n\\fB{}\\fR\nDefault \\fB{}\\fR.", literal(row.name),
+                        liveness_mode_name(facts.default_mode));
+    if (!facts.probe.path.empty())
+      page += fmt::format(
+          " Probe: {} \\fB{}\\fR{} ({}).", facts.probe.method, literal(facts.probe.path),
+          facts.probe.one_token_field.empty()
+              ? std::string(", the engine's own one-token generation")
+              : fmt::format(" with \\fB{}\\fR 1", literal(facts.probe.one_token_field)),
+          literal(facts.probe.source));
+    else
+      page += " No generation API gpulaunch knows: \\fBhealth\\fR or \\fBoff\\fR only.";
+    if (!facts.metrics.path.empty())
+      page += fmt::format(" Metrics: \\fB{}\\fR, \\fB{}\\fR and \\fB{}\\fR{} ({}).",
+                          literal(facts.metrics.path), literal(facts.metrics.in_flight),
+                          literal(facts.metrics.tokens),
+                          facts.metrics.enable_flag.empty()
+                              ? std::string(", always on")
+                              : fmt::format(", with \\fB{}\\fR (\\fBmetrics\\fR adds it)",
+                                            literal(facts.metrics.enable_flag)),
+                          literal(facts.metrics.source));
+    else
+      page += " No Prometheus metrics: not \\fBmetrics\\fR.";
+    if (facts.health_generates) page += " Its health endpoint itself generates a token.";
+    page += "\n";
+  }
+  return page;
+}
+
 // The caches the unit pins, from the one table (catalog/jit_caches).
 std::string caches_section() {
   std::string page =
@@ -491,6 +556,7 @@ std::string format_page(std::string_view date) {
   page += toolkit_section();
   page += engines_section();
   page += startup_section();
+  page += liveness_section();
   page += caches_section();
   page += security_section();
   page +=

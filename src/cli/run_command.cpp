@@ -119,6 +119,11 @@ void add_run_command(CLI::App& app, CliContext& context) {
   // Units rendered before the flag existed get the shortest bound health_timing gives.
   static long long health_timeout = kMinHealthTimeout.count();
   static std::vector<std::string> argv;
+  // Liveness (plan/launch_plan's LivenessPlan); without them, "health" as before.
+  static std::string liveness = "health", ready = "health";
+  static long long liveness_interval = kDefaultLivenessInterval.count();
+  static long long liveness_timeout = kDefaultLivenessTimeout.count();
+  static std::string probe_path, probe_body, metrics_path, in_flight_metric, tokens_metric;
   command->add_option("--profile", profile, "Profile this engine belongs to")
       ->required()
       ->check(profile_name_check());
@@ -144,6 +149,32 @@ void add_run_command(CLI::App& app, CliContext& context) {
                       "watched by that connection instead of --health-url");
   command->add_flag(std::string(kRunRendezvousAnyPortOption), rendezvous_any_port,
                     "Any port on the rendezvous host counts");
+  command
+      ->add_option(std::string(kRunLivenessOption), liveness,
+                   "How a serving engine proves forward progress: generate, metrics, health or off")
+      ->check(CLI::IsMember(liveness_mode_names()));
+  command
+      ->add_option(std::string(kRunLivenessIntervalOption), liveness_interval,
+                   "Seconds between two liveness looks")
+      ->check(CLI::Range(1LL, 86400LL));
+  command
+      ->add_option(std::string(kRunLivenessTimeoutOption), liveness_timeout,
+                   "Seconds without forward progress that make a stall")
+      ->check(CLI::Range(1LL, 86400LL));
+  command->add_option(std::string(kRunLivenessProbeOption), probe_path,
+                      "Path of the one-token generation probe (GET, or POST with the body)");
+  command->add_option(std::string(kRunLivenessProbeBodyOption), probe_body,
+                      "JSON body of the generation probe: it is a POST");
+  command->add_option(std::string(kRunLivenessMetricsOption), metrics_path,
+                      "Path of the engine's Prometheus metrics");
+  command->add_option(std::string(kRunLivenessInFlightOption), in_flight_metric,
+                      "Gauge of requests in flight");
+  command->add_option(std::string(kRunLivenessTokensOption), tokens_metric,
+                      "Counter that moves while tokens are generated");
+  command
+      ->add_option(std::string(kRunReadyOption), ready,
+                   "READY=1 on health 200, or on the first generation: health or generate")
+      ->check(CLI::IsMember({"health", "generate"}));
   command->add_option("engine_argv", argv, "The engine's command line, after --")->required();
   command->callback([&context] {
     BridgeOptions options;
@@ -152,6 +183,24 @@ void add_run_command(CLI::App& app, CliContext& context) {
     options.readiness.ready_timeout = Seconds{ready_timeout};
     options.readiness.progress_grace =
         Seconds{progress_grace > 0 ? progress_grace : std::min(300LL, ready_timeout)};
+    options.liveness.mode = parse_liveness_mode(liveness).value_or(LivenessMode::health);
+    options.liveness.interval = std::chrono::seconds{liveness_interval};
+    options.liveness.timeout = std::chrono::seconds{liveness_timeout};
+    options.liveness.has_probe = !probe_path.empty();
+    options.liveness.has_metrics =
+        !metrics_path.empty() && !in_flight_metric.empty() && !tokens_metric.empty();
+    options.probe_path = probe_path;
+    options.probe_body = probe_body;
+    options.metrics_path = metrics_path;
+    options.in_flight_metric = in_flight_metric;
+    options.tokens_metric = tokens_metric;
+    options.stall_dump_grace = kStallDumpGrace;
+    options.readiness.ready_on_generation = ready == "generate";
+    if (options.readiness.ready_on_generation && probe_path.empty()) {
+      say(fmt::format("{}=generate needs {}", kRunReadyOption, kRunLivenessProbeOption));
+      context.exit_code = kExitConfig;
+      return;
+    }
     if (!rendezvous.empty()) {
       auto [host, port] = split_host_port(rendezvous);
       long long number = 0;

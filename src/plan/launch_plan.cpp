@@ -5,6 +5,8 @@
 #include <cctype>
 #include <charconv>
 
+#include <nlohmann/json.hpp>
+
 #include "catalog/engines.hpp"
 #include "catalog/jit_caches.hpp"
 #include "facts/environment.hpp"
@@ -34,6 +36,61 @@ std::string local_address(const std::string& host) {
   if (host == "::" || host == "[::]") return "[::1]";
   if (host.find(':') != std::string::npos && host.front() != '[') return "[" + host + "]";
   return host;
+}
+
+// The name the engine serves the model under: the last --served-model-name in its argv (engine.args
+// come last and win), else the model as passed (vLLM's default for the served name).
+std::string served_model(const Profile& profile, const std::vector<std::string>& argv) {
+  constexpr std::string_view flag = "--served-model-name";
+  std::optional<std::string> name;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    if (argv[i] == flag && i + 1 < argv.size()) name = argv[i + 1];
+    if (argv[i].starts_with(std::string(flag) + "=")) name = argv[i].substr(flag.size() + 1);
+  }
+  return name.value_or(profile.model.served_name.value_or(profile.model.path));
+}
+
+bool has_flag(const std::vector<std::string>& argv, std::string_view flag) {
+  return std::any_of(argv.begin(), argv.end(), [&](const std::string& word) {
+    return word == flag || word.starts_with(std::string(flag) + "=");
+  });
+}
+
+// The rank's liveness from server.liveness/server.ready and the row: a headless rank has no
+// HTTP API (its rendezvous watches it); the metrics signal is used where the endpoint is on
+// (always, or by its flag, which "metrics" adds to the argv once).
+LivenessPlan liveness_plan(const Profile& profile, bool headless, std::vector<std::string>& argv) {
+  LivenessPlan plan;
+  if (headless) return plan;
+  const LivenessFacts& facts = engine_row(profile.engine.kind).liveness;
+  plan.mode = profile.server.liveness;
+  plan.interval = profile.server.liveness_interval;
+  plan.timeout = profile.server.liveness_timeout;
+  plan.ready = profile.server.ready;
+  if (plan.mode == LivenessMode::metrics && !facts.metrics.enable_flag.empty() &&
+      !has_flag(argv, facts.metrics.enable_flag))
+    argv.emplace_back(facts.metrics.enable_flag);
+  const bool metrics_on =
+      !facts.metrics.path.empty() &&
+      (facts.metrics.enable_flag.empty() || has_flag(argv, facts.metrics.enable_flag));
+  if (plan.can_stall() && metrics_on) {
+    plan.metrics_path = facts.metrics.path;
+    plan.in_flight_metric = facts.metrics.in_flight;
+    plan.tokens_metric = facts.metrics.tokens;
+  }
+  if ((plan.mode == LivenessMode::generate || plan.ready == ReadyOn::generate) &&
+      !facts.probe.path.empty()) {
+    plan.probe_path = facts.probe.path;
+    if (facts.probe.method == "POST") {
+      // One token from a one-word prompt: the smallest generation the API serves.
+      nlohmann::ordered_json body;
+      if (facts.probe.names_model) body["model"] = served_model(profile, argv);
+      body["prompt"] = "hi";
+      body[std::string(facts.probe.one_token_field)] = 1;
+      plan.probe_body = body.dump();
+    }
+  }
+  return plan;
 }
 
 }  // namespace
@@ -79,6 +136,7 @@ LaunchPlan make_launch_plan(const Profile& profile, const LaunchOptions& options
   plan.health_url = "http://" + local_address(profile.server.host) + ":" +
                     std::to_string(profile.server.port) + profile.server.health_path;
   plan.rendezvous = headless_rendezvous(profile, options);
+  plan.liveness = liveness_plan(profile, plan.rendezvous.has_value(), plan.argv);
   auto& env = plan.environment;
 
   // The toolkit first: FlashInfer and torch's cpp_extension take CUDA_HOME, then CUDA_PATH,
@@ -127,6 +185,10 @@ LaunchPlan make_launch_plan(const Profile& profile, const LaunchOptions& options
   env.emplace_back("XDG_CACHE_HOME", plan.cache_root + "/xdg");
   env.emplace_back("PYTHONNOUSERSITE", "1");
   env.emplace_back("PYTHONUNBUFFERED", "1");
+  // A stall ends with SIGABRT to every engine process: with faulthandler on, each Python one
+  // writes all its threads' stacks to stderr first, which is where it hung.
+  if (plan.liveness.can_stall() && engine_row(profile.engine.kind).launch != Launch::executable)
+    env.emplace_back(std::string(kPythonFaultHandlerVariable), "1");
   env.emplace_back("LANG", "C.UTF-8");
 
   for (const auto& [name, value] : profile.env) {
@@ -145,6 +207,13 @@ LaunchPlan make_launch_plan(const Profile& profile, const LaunchOptions& options
   const HealthTiming health = health_timing(profile, env);
   plan.health_timeout = health.timeout;
   plan.watchdog = health.watchdog;
+  // "off": nothing watches the serving engine, not even its health.
+  if (plan.liveness.mode == LivenessMode::off) plan.watchdog = Seconds{0};
+  if (plan.liveness.can_stall() && plan.watchdog.count() > 0) {
+    const long long stall_tenths =
+        kWatchdogLivenessTenths * (plan.liveness.timeout + kStallDumpGrace).count();
+    plan.watchdog = std::max(plan.watchdog, Seconds{(stall_tenths + 9) / 10});
+  }
   return plan;
 }
 

@@ -35,6 +35,35 @@ struct HealthTiming {
 HealthTiming health_timing(const Profile& profile,
                            const std::vector<std::pair<std::string, std::string>>& environment);
 
+// What `run` does to tell a wedged engine from a busy one (server.liveness), decided from the
+// profile and the engine's row (catalog/engines' liveness facts) for this rank.
+struct LivenessPlan {
+  LivenessMode mode = LivenessMode::health;
+  Seconds interval{kDefaultLivenessInterval};
+  Seconds timeout{kDefaultLivenessTimeout};
+  // The generation probe: a path, and a JSON body when it is a POST; empty when neither
+  // liveness nor readiness uses it.
+  std::string probe_path;
+  std::string probe_body;
+  // The engine's Prometheus metrics, where `run` reads them: empty path when it does not.
+  std::string metrics_path;
+  std::string in_flight_metric;
+  std::string tokens_metric;
+  ReadyOn ready = ReadyOn::health;
+
+  // Whether a stall can end the engine: then the unit dumps Python stacks on SIGABRT and
+  // refuses core dumps.
+  bool can_stall() const { return mode == LivenessMode::generate || mode == LivenessMode::metrics; }
+};
+
+// How long `run` lets the engine's processes write their stacks after SIGABRT before SIGKILL.
+inline constexpr Seconds kStallDumpGrace{5};
+// WatchdogSec is at least this many tenths of (liveness_timeout + kStallDumpGrace) where a stall
+// can fire: the watchdog was last fed at most a quarter of it before the probe that failed was
+// sent, so three quarters of it (1.125 x) still cover the timeout and the dump; otherwise
+// systemd's watchdog would kill the engine first, with no stack dump and no stall class.
+inline constexpr long long kWatchdogLivenessTenths = 15;
+
 struct CacheLocation {
   std::string name;       // from the JIT cache table
   std::string directory;  // absolute
@@ -58,6 +87,7 @@ struct LaunchPlan {
   // sized on the engine's own answer time (health_timing).
   Seconds health_timeout{kMinHealthTimeout};
   Seconds watchdog{0};
+  LivenessPlan liveness;
   std::vector<std::string> gpus;  // assigned_gpus(): indices or UUIDs, as CUDA_VISIBLE_DEVICES
   // A headless rank's: `run` waits for its engine to hold a connection there instead of health.
   std::optional<Rendezvous> rendezvous;
@@ -67,6 +97,23 @@ struct LaunchPlan {
 // --rendezvous=HOST:PORT, --rendezvous-any-port when any port on HOST counts.
 inline constexpr std::string_view kRunRendezvousOption = "--rendezvous";
 inline constexpr std::string_view kRunRendezvousAnyPortOption = "--rendezvous-any-port";
+
+// `run`'s liveness options (the unit passes them from LivenessPlan; absent: mode health, as
+// units rendered before them): --liveness=generate|metrics|health|off, the interval and timeout
+// in seconds, the generation probe's path and, for a POST, its JSON body, the metrics path and
+// the names of the in-flight gauge and the token counter, and --ready=health|generate.
+inline constexpr std::string_view kRunLivenessOption = "--liveness";
+inline constexpr std::string_view kRunLivenessIntervalOption = "--liveness-interval";
+inline constexpr std::string_view kRunLivenessTimeoutOption = "--liveness-timeout";
+inline constexpr std::string_view kRunLivenessProbeOption = "--liveness-probe";
+inline constexpr std::string_view kRunLivenessProbeBodyOption = "--liveness-probe-body";
+inline constexpr std::string_view kRunLivenessMetricsOption = "--liveness-metrics";
+inline constexpr std::string_view kRunLivenessInFlightOption = "--liveness-in-flight";
+inline constexpr std::string_view kRunLivenessTokensOption = "--liveness-tokens";
+inline constexpr std::string_view kRunReadyOption = "--ready";
+// Python's faulthandler, on in every engine process when a stall can fire: SIGABRT then writes
+// every thread's stack to stderr (the journal) before the process dies.
+inline constexpr std::string_view kPythonFaultHandlerVariable = "PYTHONFAULTHANDLER";
 
 inline constexpr std::string_view kSystemPath =
     "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";

@@ -332,11 +332,43 @@ Result<void> check_layout(const ValueReader& r, Profile& profile) {
   return {};
 }
 
+// server.liveness and server.ready ask for what the engine's API has (catalog/engines'
+// liveness facts): a generation probe, or Prometheus metrics.
+Result<void> check_liveness(const ValueReader& r, Profile& profile) {
+  const EngineRow& row = engine_row(profile.engine.kind);
+  const ServerSettings& server = profile.server;
+  const bool has_probe = !row.liveness.probe.path.empty();
+  const bool has_metrics = !row.liveness.metrics.path.empty();
+  if (server.liveness == LivenessMode::generate && !has_probe)
+    return fail_at(r.where("server.liveness"),
+                   "'server.liveness' \"generate\" needs a generation API gpulaunch knows; {} has "
+                   "none (use \"health\" or \"off\")",
+                   row.display);
+  if (server.liveness == LivenessMode::metrics && !has_metrics)
+    return fail_at(r.where("server.liveness"),
+                   "'server.liveness' \"metrics\" needs the engine's Prometheus metrics; {} has "
+                   "none (use {})",
+                   row.display, has_probe ? "\"generate\" or \"health\"" : "\"health\"");
+  if (server.ready == ReadyOn::generate && !has_probe)
+    return fail_at(r.where("server.ready"),
+                   "'server.ready' \"generate\" needs a generation API gpulaunch knows; {} has "
+                   "none (use \"health\")",
+                   row.display);
+  if (server.liveness_timeout < server.liveness_interval)
+    return fail_at(r.where("server.liveness_timeout"),
+                   "'server.liveness_timeout' ({}) must be at least 'server.liveness_interval' "
+                   "({}): a stall is judged over at least one look",
+                   format_duration(server.liveness_timeout),
+                   format_duration(server.liveness_interval));
+  return {};
+}
+
 }  // namespace
 
 Result<void> check_cross_rules(const ValueReader& reader, Profile& profile) {
-  for (auto rule : {check_engine, check_model, check_nodes, check_parallelism, check_speculative,
-                    check_gpus, check_restart, check_service, check_env, check_layout})
+  for (auto rule :
+       {check_engine, check_model, check_nodes, check_parallelism, check_speculative, check_gpus,
+        check_restart, check_service, check_env, check_layout, check_liveness})
     GL_TRY_VOID(rule(reader, profile));
   return {};
 }

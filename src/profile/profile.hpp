@@ -85,12 +85,26 @@ struct CacheSettings {
   std::map<std::string, std::string> overrides;  // cache name -> directory
 };
 
+// What READY=1 waits for: health 200, or the first generation the liveness probe got.
+enum class ReadyOn { health, generate };
+
+// server.liveness_interval and server.liveness_timeout when the profile sets none. One probe per
+// 30 s is 120 small requests an hour at most (none while tokens flow); 60 s is three times
+// SGLang's own health generation bound (SGLANG_HEALTH_CHECK_TIMEOUT, 20 s) and leaves a probe
+// queued behind a busy batch time to answer, while a wedge is still caught within 90 s.
+inline constexpr Seconds kDefaultLivenessInterval{30};
+inline constexpr Seconds kDefaultLivenessTimeout{60};
+
 struct ServerSettings {
   std::string host = "127.0.0.1";
   long long port = 0;
   std::string health_path = "/health";
   Seconds ready_timeout{1200};
   Seconds watchdog{120};
+  LivenessMode liveness = LivenessMode::health;  // the engine row's default_mode when unset
+  Seconds liveness_interval{kDefaultLivenessInterval};
+  Seconds liveness_timeout{kDefaultLivenessTimeout};
+  ReadyOn ready = ReadyOn::health;
 };
 
 struct RestartSettings {

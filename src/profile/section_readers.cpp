@@ -181,6 +181,27 @@ Result<void> read_server(const ValueReader& r, Profile& profile) {
   server.health_path = r.string_at("server.health_path").value_or(std::string(row.health_path));
   server.ready_timeout = r.duration_at("server.ready_timeout").value_or(server.ready_timeout);
   server.watchdog = r.duration_at("server.watchdog").value_or(server.watchdog);
+  server.liveness = row.liveness.default_mode;
+  if (auto mode = r.string_at("server.liveness")) {
+    auto parsed = parse_liveness_mode(*mode);
+    if (!parsed)
+      return fail_at(r.where("server.liveness"),
+                     "'server.liveness' must be generate, metrics, health or off, got '{}'{}",
+                     *mode, did_you_mean_suffix(*mode, liveness_mode_names()));
+    server.liveness = *parsed;
+  }
+  server.liveness_interval =
+      r.duration_at("server.liveness_interval").value_or(server.liveness_interval);
+  server.liveness_timeout =
+      r.duration_at("server.liveness_timeout").value_or(server.liveness_timeout);
+  if (auto ready = r.string_at("server.ready")) {
+    static const std::vector<std::string> kReady{"health", "generate"};
+    if (std::find(kReady.begin(), kReady.end(), *ready) == kReady.end())
+      return fail_at(r.where("server.ready"),
+                     "'server.ready' must be health or generate, got '{}'{}", *ready,
+                     did_you_mean_suffix(*ready, kReady));
+    server.ready = *ready == "generate" ? ReadyOn::generate : ReadyOn::health;
+  }
   return {};
 }
 

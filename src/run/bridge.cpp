@@ -15,8 +15,10 @@
 #include <boost/process.hpp>
 #include <boost/process/extend.hpp>
 
+#include "run/prometheus_text.hpp"
 #include "run/rendezvous.hpp"
 #include "supervise/exit_status.hpp"
+#include "supervise/stall_report.hpp"
 
 namespace gl::bridge_detail {
 
@@ -96,21 +98,39 @@ std::optional<Url> parse_url(std::string_view text) {
   return url;
 }
 
-// One GET with a deadline; calls `done` with the HTTP status, or nullopt when nothing answered.
-class HealthProbe : public std::enable_shared_from_this<HealthProbe> {
+// One HTTP exchange with a deadline: a GET, or a POST of a JSON body. Calls `done` with the
+// status and the body, or a nullopt status when nothing answered in time. Health probes, the
+// liveness probe and the metrics reads all go through it.
+struct HttpAnswer {
+  std::optional<int> status;
+  std::string body;
+};
+
+class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
  public:
-  HealthProbe(asio::io_context& io, const Url& url, std::chrono::milliseconds timeout,
-              std::function<void(std::optional<int>)> done)
-      : resolver_(io), stream_(io), url_(url), timeout_(timeout), done_(std::move(done)) {}
+  HttpExchange(asio::io_context& io, const Url& url, std::string target, std::string body,
+               std::chrono::milliseconds timeout, std::function<void(HttpAnswer)> done)
+      : resolver_(io),
+        stream_(io),
+        url_(url),
+        target_(std::move(target)),
+        body_(std::move(body)),
+        timeout_(timeout),
+        done_(std::move(done)) {}
 
   void start() {
-    request_ = {http::verb::get, url_.target, 11};
+    request_ = {body_.empty() ? http::verb::get : http::verb::post, target_, 11};
     request_.set(http::field::host, url_.host);
     request_.set(http::field::user_agent, "gpulaunch");
+    if (!body_.empty()) {
+      request_.set(http::field::content_type, "application/json");
+      request_.body() = body_;
+      request_.prepare_payload();
+    }
     stream_.expires_after(timeout_);
     resolver_.async_resolve(url_.host, url_.port,
                             [self = shared_from_this()](beast::error_code error, auto results) {
-                              if (error) return self->finish(std::nullopt);
+                              if (error) return self->finish({});
                               self->connect(results);
                             });
   }
@@ -118,38 +138,48 @@ class HealthProbe : public std::enable_shared_from_this<HealthProbe> {
  private:
   void connect(const tcp::resolver::results_type& results) {
     stream_.async_connect(results, [self = shared_from_this()](beast::error_code error, auto) {
-      if (error) return self->finish(std::nullopt);
+      if (error) return self->finish({});
       http::async_write(self->stream_, self->request_,
                         [self](beast::error_code write_error, size_t) {
-                          if (write_error) return self->finish(std::nullopt);
+                          if (write_error) return self->finish({});
                           self->read();
                         });
     });
   }
 
   void read() {
-    http::async_read(stream_, buffer_, response_,
+    // A metrics page is some hundred kilobytes; nothing we read is larger than this.
+    parser_.body_limit(kMaxAnswerBody);
+    http::async_read(stream_, buffer_, parser_,
                      [self = shared_from_this()](beast::error_code error, size_t) {
-                       if (error) return self->finish(std::nullopt);
-                       self->finish(self->response_.result_int());
+                       if (error) return self->finish({});
+                       auto& response = self->parser_.get();
+                       self->finish({response.result_int(), std::move(response.body())});
                      });
   }
 
-  void finish(std::optional<int> status) {
+  void finish(HttpAnswer answer) {
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    if (done_) std::exchange(done_, nullptr)(status);
+    if (done_) std::exchange(done_, nullptr)(std::move(answer));
   }
 
+  static constexpr std::uint64_t kMaxAnswerBody = 16 * 1024 * 1024;
   tcp::resolver resolver_;
   beast::tcp_stream stream_;
   Url url_;
+  std::string target_;
+  std::string body_;
   std::chrono::milliseconds timeout_;
-  std::function<void(std::optional<int>)> done_;
-  http::request<http::empty_body> request_;
+  std::function<void(HttpAnswer)> done_;
+  http::request<http::string_body> request_;
   beast::flat_buffer buffer_;
-  http::response<http::string_body> response_;
+  http::response_parser<http::string_body> parser_;
 };
+
+bool is_2xx(const std::optional<int>& status) {
+  return status && *status >= 200 && *status < 300;
+}
 
 class Bridge {
  public:
@@ -259,6 +289,9 @@ class Bridge {
       if (error) return;
       if (signal == SIGCHLD) {
         reap();
+      } else if (stalling_) {
+        // A stop signal, or the watchdog, while the stall's dump runs: the kill is already on
+        // its way, after the grace.
       } else if (signal == SIGABRT) {
         // systemd's watchdog fired: the engine stopped answering while alive. Waiting for it
         // to exit on SIGTERM would only delay the restart.
@@ -286,9 +319,11 @@ class Bridge {
       engine_ended_ = true;
       wait_status_ = status;
       probe_timer_.cancel();
-      kill_timer_.cancel();
-      // Workers may keep the output pipe open; do not wait for them long.
-      drain_timer_.expires_after(1s);
+      liveness_timer_.cancel();
+      if (!stalling_) kill_timer_.cancel();
+      // Workers may keep the output pipe open; do not wait for them long (after a stall, until
+      // they had the grace to write their stacks).
+      drain_timer_.expires_at(std::max(Clock::now() + 1s, stall_kill_at_ + 1s));
       drain_timer_.async_wait([this](beast::error_code error) {
         if (error) return;
         output_eof_ = true;
@@ -301,6 +336,8 @@ class Bridge {
 
   void maybe_finish() {
     if (!engine_ended_ || !output_eof_ || finished_) return;
+    // After a stall the workers may still be writing their stacks: the grace ends the group.
+    if (stalling_ && !stall_grace_over_) return;
     finished_ = true;
     // The engine's workers share its process group; none may outlive it holding GPU memory.
     kill_group(SIGKILL);
@@ -308,6 +345,8 @@ class Bridge {
     drain_timer_.cancel();
     probe_timer_.cancel();
     stable_timer_.cancel();
+    liveness_timer_.cancel();
+    kill_timer_.cancel();
     io_.stop();
   }
 
@@ -357,23 +396,27 @@ class Bridge {
         return;
       }
       if (options_.rendezvous) return on_rendezvous(probe_rendezvous());
-      auto probe =
-          std::make_shared<HealthProbe>(io_, url_, options_.probe_timeout,
-                                        [this](std::optional<int> status) { on_health(status); });
-      probe->start();
+      std::make_shared<HttpExchange>(io_, url_, url_.target, "", options_.probe_timeout,
+                                     [this](HttpAnswer answer) { on_health(answer.status); })
+          ->start();
     });
   }
 
   void on_health(std::optional<int> status) {
-    if (engine_ended_) return;
+    if (engine_ended_ || stalling_) return;
     const bool was_ready = readiness_.ready();
-    readiness_.on_health(status, Clock::now());
+    const bool was_awaiting = readiness_.awaiting_generation();
+    readiness_.on_health(status, Clock::now(), !liveness_ || liveness_->feed_watchdog());
     if (!was_ready && readiness_.ready()) {
       auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_);
       say(fmt::format("engine is serving: {} answered 200 after {:.1f}s", options_.health_url,
                       elapsed.count() / 1000.0));
-      arm_stable_timer();
+      on_serving();
     }
+    if (!was_awaiting && readiness_.awaiting_generation())
+      say(fmt::format("{} answered 200; ready once {} generates a token", options_.health_url,
+                      options_.probe_path));
+    if (readiness_.awaiting_generation() && !ready_probe_out_) send_ready_probe();
     if (was_ready) {
       const bool healthy = status == 200;
       if (!healthy && last_healthy_)
@@ -383,9 +426,157 @@ class Bridge {
       last_healthy_ = healthy;
     }
     flush_notifications();
+    // "off": nothing watches a serving engine, its health included.
+    if (readiness_.ready() && options_.liveness.mode == LivenessMode::off) return;
     schedule_probe(readiness_.ready() ? serving_probe_interval(notifier_.watchdog_interval())
                    : Clock::now() < fast_probes_until_ ? kFastProbeInterval
                                                        : options_.probe_interval);
+  }
+
+  // The engine serves: the stable period starts, and liveness where the profile asks for it.
+  void on_serving() {
+    arm_stable_timer();
+    Liveness liveness(options_.liveness, Clock::now());
+    if (!liveness.active()) return;
+    liveness_ = liveness;
+    say(fmt::format("liveness: {} every {}s, a stall after {}s without forward progress{}{}",
+                    liveness_mode_name(options_.liveness.mode), options_.liveness.interval.count(),
+                    options_.liveness.timeout.count(),
+                    options_.liveness.has_metrics
+                        ? fmt::format("; {} and {} from {}", options_.in_flight_metric,
+                                      options_.tokens_metric, options_.metrics_path)
+                        : std::string(),
+                    options_.liveness.has_probe && options_.liveness.mode == LivenessMode::generate
+                        ? fmt::format("; probe {}", options_.probe_path)
+                        : std::string()));
+    schedule_liveness();
+  }
+
+  // READY=1 waits for a generation (server.ready = "generate"): one probe at a time.
+  void send_ready_probe() {
+    ready_probe_out_ = true;
+    http_exchange(
+        options_.probe_path, options_.probe_body, options_.liveness.timeout,
+        [this](HttpAnswer answer) {
+          ready_probe_out_ = false;
+          if (engine_ended_ || stalling_) return;
+          const bool generated = is_2xx(answer.status);
+          if (!generated)
+            say(answer.status
+                    ? fmt::format("first generation: {} answered {}", options_.probe_path,
+                                  *answer.status)
+                    : fmt::format("first generation: {} gave no answer within {}s",
+                                  options_.probe_path, options_.liveness.timeout.count()));
+          const bool was_ready = readiness_.ready();
+          readiness_.on_generation(generated, Clock::now());
+          if (!was_ready && readiness_.ready()) {
+            auto elapsed =
+                std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_);
+            say(fmt::format("engine is serving: {} generated a token after {:.1f}s",
+                            options_.probe_path, elapsed.count() / 1000.0));
+            on_serving();
+          }
+          flush_notifications();
+        });
+  }
+
+  void http_exchange(const std::string& target, const std::string& body,
+                     std::chrono::milliseconds timeout, std::function<void(HttpAnswer)> done) {
+    std::make_shared<HttpExchange>(io_, url_, target, body, timeout, std::move(done))->start();
+  }
+
+  void schedule_liveness() {
+    if (!liveness_ || engine_ended_ || stalling_) return;
+    const auto wakeup = liveness_->next_wakeup();
+    if (wakeup == Clock::time_point::max()) return;
+    liveness_timer_.expires_at(wakeup);
+    liveness_timer_.async_wait([this](beast::error_code error) {
+      if (error || engine_ended_ || stalling_ || stopping_) return;
+      liveness_step();
+    });
+  }
+
+  // Whatever is due now: a stall, or a look (metrics, then maybe the probe; or the probe).
+  void liveness_step() {
+    const auto now = Clock::now();
+    if (auto stall = liveness_->stalled(now)) return on_stall(*stall);
+    const Liveness::Look look = liveness_->look(now);
+    if (look.metrics) {
+      // A metrics read never waits longer than a look.
+      http_exchange(options_.metrics_path, "",
+                    std::min(options_.liveness.timeout, options_.liveness.interval),
+                    [this](HttpAnswer answer) { on_metrics(answer); });
+    } else if (look.probe) {
+      send_liveness_probe();
+    }
+    schedule_liveness();
+  }
+
+  void on_metrics(const HttpAnswer& answer) {
+    if (engine_ended_ || stalling_ || !liveness_) return;
+    std::optional<MetricsSample> sample;
+    if (answer.status == 200) {
+      sample = MetricsSample{prometheus_sum(answer.body, options_.in_flight_metric),
+                             prometheus_sum(answer.body, options_.tokens_metric)};
+      if (!sample->tokens && !said_no_tokens_) {
+        said_no_tokens_ = true;
+        say(fmt::format("liveness: {} has no {}; the metrics signal waits for it",
+                        options_.metrics_path, options_.tokens_metric));
+      }
+    }
+    if (liveness_->on_metrics(sample, Clock::now())) send_liveness_probe();
+    after_liveness_event();
+  }
+
+  void send_liveness_probe() {
+    liveness_->on_probe_sent(Clock::now());
+    http_exchange(
+        options_.probe_path, options_.probe_body, options_.liveness.timeout,
+        [this](HttpAnswer answer) {
+          if (engine_ended_ || stalling_ || !liveness_) return;
+          const bool generated = is_2xx(answer.status);
+          const bool was_failing = !liveness_->feed_watchdog();
+          liveness_->on_probe(generated, Clock::now());
+          if (!generated && !was_failing && !liveness_->feed_watchdog())
+            say(answer.status
+                    ? fmt::format("liveness: {} answered {}; the watchdog is no longer "
+                                  "fed",
+                                  options_.probe_path, *answer.status)
+                    : fmt::format("liveness: {} gave no answer within {}s", options_.probe_path,
+                                  options_.liveness.timeout.count()));
+          if (was_failing && liveness_->feed_watchdog())
+            say("liveness: the engine generates again");
+          after_liveness_event();
+        });
+  }
+
+  void after_liveness_event() {
+    if (auto stall = liveness_->stalled(Clock::now())) return on_stall(*stall);
+    schedule_liveness();
+  }
+
+  // No forward progress: say so (record-exit reads the line; the dump follows it in the
+  // journal), ask every engine process for its Python stacks, and kill the group after the
+  // grace. The exit status says "stalled", whatever signal the engine then dies of.
+  void on_stall(const StallReport& report) {
+    if (stalling_ || engine_ended_) return;
+    stalling_ = true;
+    print_(stall_line(report));
+    notifier_.notify("STATUS=stalled: no forward progress, dumping stacks and killing the engine");
+    forced_exit_ = kExitStalled;
+    forced_why_ = fmt::format("the engine made no forward progress for {}s (signal {})",
+                              report.still_for.count(), stall_signal_name(report.signal));
+    probe_timer_.cancel();
+    liveness_timer_.cancel();
+    kill_group(SIGABRT);
+    stall_kill_at_ = Clock::now() + options_.stall_dump_grace;
+    kill_timer_.expires_at(stall_kill_at_);
+    kill_timer_.async_wait([this](beast::error_code error) {
+      if (error) return;
+      kill_group(SIGKILL);
+      stall_grace_over_ = true;
+      maybe_finish();
+    });
   }
 
   // Rank 0's addresses, resolved until they resolve (a name may not resolve before the network
@@ -465,6 +656,7 @@ class Bridge {
   asio::steady_timer kill_timer_{io_};
   asio::steady_timer drain_timer_{io_};
   asio::steady_timer stable_timer_{io_};
+  asio::steady_timer liveness_timer_{io_};
   pid_t pid_ = -1;
   int wait_status_ = 0;
   bool engine_ended_ = false;
@@ -474,6 +666,12 @@ class Bridge {
   bool saw_usage_error_ = false;
   bool after_carriage_return_ = false;  // the last line ended with '\r': a tqdm stream
   bool last_healthy_ = true;
+  std::optional<Liveness> liveness_;  // from READY=1, where server.liveness runs a signal
+  bool ready_probe_out_ = false;
+  bool said_no_tokens_ = false;
+  bool stalling_ = false;
+  bool stall_grace_over_ = false;
+  Clock::time_point stall_kill_at_{};
   std::optional<int> forced_exit_;
   std::string forced_why_;                         // the verdict's reason for forced_exit_
   std::vector<std::string> rendezvous_addresses_;  // rank 0's, resolved once

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engines/engine_argv.hpp"
+#include "run/liveness.hpp"
 #include "run/readiness.hpp"
 #include "systemd/notify.hpp"
 
@@ -38,6 +39,17 @@ struct BridgeOptions {
   // A headless rank: ready and watched by its engine's connection to rank 0 (run/rendezvous)
   // instead of health_url, which nothing answers there.
   std::optional<Rendezvous> rendezvous;
+  // server.liveness (run/liveness decides; the paths are on health_url's host and port). The
+  // probe is a GET, or a POST of probe_body (JSON) where that is set; it is also the first
+  // generation READY=1 waits for with readiness.ready_on_generation.
+  LivenessConfig liveness;
+  std::string probe_path;
+  std::string probe_body;
+  std::string metrics_path;
+  std::string in_flight_metric;
+  std::string tokens_metric;
+  // After a stall's SIGABRT, how long the engine's processes get to write their stacks.
+  std::chrono::seconds stall_dump_grace{5};
 };
 
 // Runs until the engine has ended; returns the process exit status (supervise/exit_status.hpp).

@@ -38,8 +38,25 @@ void Readiness::on_output_line(std::string_view line, Clock::time_point now) {
   publish_status();
 }
 
-void Readiness::on_health(std::optional<int> http_status, Clock::time_point) {
-  on_answer(http_status == 200);
+void Readiness::on_health(std::optional<int> http_status, Clock::time_point, bool feed_watchdog) {
+  const bool good = http_status == 200;
+  if (!ready_ && config_.ready_on_generation) {
+    if (good && !health_ok_) {
+      health_ok_ = true;
+      publish_status();
+    }
+    return;
+  }
+  if (ready_ && !feed_watchdog) return;
+  on_answer(good);
+}
+
+bool Readiness::awaiting_generation() const {
+  return !ready_ && config_.ready_on_generation && health_ok_;
+}
+
+void Readiness::on_generation(bool generated, Clock::time_point) {
+  if (generated && awaiting_generation()) on_answer(true);
 }
 
 void Readiness::on_rendezvous(bool joined, Clock::time_point) {
@@ -62,6 +79,7 @@ void Readiness::on_answer(bool good) {
 std::string Readiness::status_text() const {
   // A headless rank serves no requests itself: what it does once ready is hold its place.
   if (ready_ && config_.headless) return std::string(kHeadlessJoinedStatus);
+  if (awaiting_generation()) return std::string(kWaitingForGenerationStatus);
   std::string text{phase_name(phase_)};
   if (percent_) text += fmt::format(" {}%", *percent_);
   return text;

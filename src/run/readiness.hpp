@@ -26,7 +26,12 @@ struct ReadinessConfig {
   Seconds progress_grace{300};
   // A headless rank: ready once it has joined rank 0 (on_rendezvous), not on health.
   bool headless = false;
+  // server.ready = "generate": READY=1 only once a generation succeeded after health 200.
+  bool ready_on_generation = false;
 };
+
+// STATUS= while health answers 200 and READY=1 waits for the first generation.
+inline constexpr std::string_view kWaitingForGenerationStatus = "waiting for a first generation";
 
 // How often `run` probes a serving engine under systemd's watchdog interval `watchdog`: a
 // quarter of it, so that with WatchdogSec at least kWatchdogHealthTimeouts probe timeouts
@@ -39,8 +44,13 @@ class Readiness {
   Readiness(ReadinessConfig config, Clock::time_point started);
 
   void on_output_line(std::string_view line, Clock::time_point now);
-  // A health answer: HTTP status, or nullopt when the endpoint did not answer at all.
-  void on_health(std::optional<int> http_status, Clock::time_point now);
+  // A health answer: HTTP status, or nullopt when the endpoint did not answer at all. Once
+  // ready, a 200 feeds the watchdog only where `feed_watchdog` (liveness not failing).
+  void on_health(std::optional<int> http_status, Clock::time_point now, bool feed_watchdog = true);
+  // With ready_on_generation: whether health said 200 and READY=1 now waits for a generation,
+  // and that generation's outcome.
+  bool awaiting_generation() const;
+  void on_generation(bool generated, Clock::time_point now);
   // A headless rank's probe: whether its engine holds its connection to rank 0. The first
   // `true` is READY=1, every later one feeds the watchdog, as health 200 does for rank 0.
   void on_rendezvous(bool joined, Clock::time_point now);
@@ -64,6 +74,7 @@ class Readiness {
   Phase phase_ = Phase::starting;
   std::optional<int> percent_;
   bool ready_ = false;
+  bool health_ok_ = false;  // health answered 200 before READY=1 (ready_on_generation)
   std::string last_status_;
   std::vector<std::string> notifications_;
 };

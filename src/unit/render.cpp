@@ -87,6 +87,27 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
     exec.push_back(fmt::format("{}={}", kRunRendezvousOption, rendezvous_text(*plan.rendezvous)));
     if (plan.rendezvous->any_port) exec.emplace_back(kRunRendezvousAnyPortOption);
   }
+  // Liveness (plan/launch_plan's LivenessPlan): "health", the mode units had before these
+  // options, passes none.
+  const LivenessPlan& liveness = plan.liveness;
+  if (liveness.mode != LivenessMode::health)
+    exec.push_back(fmt::format("{}={}", kRunLivenessOption, liveness_mode_name(liveness.mode)));
+  if (liveness.can_stall()) {
+    exec.push_back(fmt::format("{}={}", kRunLivenessIntervalOption, liveness.interval.count()));
+    exec.push_back(fmt::format("{}={}", kRunLivenessTimeoutOption, liveness.timeout.count()));
+  }
+  if (!liveness.probe_path.empty()) {
+    exec.push_back(fmt::format("{}={}", kRunLivenessProbeOption, liveness.probe_path));
+    if (!liveness.probe_body.empty())
+      exec.push_back(fmt::format("{}={}", kRunLivenessProbeBodyOption, liveness.probe_body));
+  }
+  if (!liveness.metrics_path.empty()) {
+    exec.push_back(fmt::format("{}={}", kRunLivenessMetricsOption, liveness.metrics_path));
+    exec.push_back(fmt::format("{}={}", kRunLivenessInFlightOption, liveness.in_flight_metric));
+    exec.push_back(fmt::format("{}={}", kRunLivenessTokensOption, liveness.tokens_metric));
+  }
+  if (liveness.ready == ReadyOn::generate)
+    exec.push_back(fmt::format("{}=generate", kRunReadyOption));
   exec.emplace_back("--");
   exec.insert(exec.end(), plan.argv.begin(), plan.argv.end());
   unit.add("Service", "Type", "notify");
@@ -157,6 +178,11 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
   if (profile.service.memory_max) unit.add("Service", "MemoryMax", *profile.service.memory_max);
   unit.add("Service", "LimitMEMLOCK", "infinity");
   unit.add("Service", "LimitNOFILE", "1048576");
+  // A stall ends with SIGABRT to every engine process, for its stack dump (PYTHONFAULTHANDLER).
+  // Without a limit each rank would then dump core: the whole address space of a process that
+  // maps the model and CUDA's memory (100 GB and more, per rank), written while the GPUs stay
+  // held and the restart waits. The stacks in the journal are the evidence; no core.
+  if (liveness.can_stall()) unit.add("Service", "LimitCORE", "0");
 
   // Hardening that CUDA survives (field-facts section 8): no PrivateDevices (it hides
   // /dev/nvidia*), no ProcSubset=pid (the driver reads /proc/driver/nvidia), no

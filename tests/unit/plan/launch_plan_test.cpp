@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "plan/launch_plan.hpp"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "catalog/jit_caches.hpp"
@@ -133,9 +135,64 @@ TEST(LaunchPlan, SizesTheHealthTimeoutAndTheWatchdogOnTheEnginesOwnHealthAnswer)
 
   std::string vllm = kPinned;
   vllm.replace(vllm.find("sglang"), 6, "vllm");
-  auto fast = make_launch_plan(load(vllm + "watchdog = \"30s\"\n"));
+  auto fast = make_launch_plan(load(vllm + "watchdog = \"30s\"\nliveness = \"health\"\n"));
   EXPECT_EQ(fast.health_timeout, kMinHealthTimeout);
   EXPECT_EQ(fast.watchdog, Seconds{30});
+  // Where a liveness stall can fire, it must come before the watchdog: 1.5 x (60 s + 5 s).
+  auto live = make_launch_plan(load(vllm + "watchdog = \"30s\"\n"));
+  EXPECT_EQ(live.watchdog, Seconds{98});
+}
+
+std::string vllm_profile(const std::string& server, const std::string& args = "") {
+  std::string text = kPinned;
+  text.replace(text.find("sglang"), 6, "vllm");
+  if (!args.empty()) text.replace(text.find("[model]"), 0, "args = " + args + "\n");
+  return text + server;
+}
+
+TEST(LaunchPlan, VllmIsProbedWithOneTokenForItsServedModelAndReadThroughItsMetrics) {
+  auto plan = make_launch_plan(load(vllm_profile("")));
+  EXPECT_EQ(plan.liveness.mode, LivenessMode::generate);
+  EXPECT_EQ(plan.liveness.probe_path, "/v1/completions");
+  EXPECT_EQ(plan.liveness.probe_body, R"({"model":"/m","prompt":"hi","max_tokens":1})");
+  EXPECT_EQ(plan.liveness.metrics_path, "/metrics");
+  EXPECT_EQ(plan.liveness.in_flight_metric, "vllm:num_requests_running");
+  EXPECT_EQ(plan.liveness.tokens_metric, "vllm:generation_tokens_total");
+  EXPECT_EQ(env_of(plan, "PYTHONFAULTHANDLER"), "1");
+  // engine.args come last: the name vLLM serves under is the one they give.
+  auto renamed = make_launch_plan(load(vllm_profile("", R"(["--served-model-name", "kimi"])")));
+  EXPECT_EQ(renamed.liveness.probe_body, R"({"model":"kimi","prompt":"hi","max_tokens":1})");
+}
+
+TEST(LaunchPlan, SglangGetsItsMetricsFlagOnceWhenLivenessReadsThem) {
+  auto plan = make_launch_plan(load(std::string(kPinned) + "liveness = \"metrics\"\n"));
+  EXPECT_EQ(std::count(plan.argv.begin(), plan.argv.end(), "--enable-metrics"), 1);
+  EXPECT_EQ(plan.liveness.tokens_metric, "sglang:realtime_tokens_total");
+  EXPECT_TRUE(plan.liveness.probe_path.empty());  // "metrics" sends no generation
+  std::string already = kPinned;
+  already.replace(already.find("[model]"), 0, "args = [\"--enable-metrics\"]\n");
+  auto once = make_launch_plan(load(already + "liveness = \"metrics\"\n"));
+  EXPECT_EQ(std::count(once.argv.begin(), once.argv.end(), "--enable-metrics"), 1);
+  // "generate" probes /health_generate and leaves SGLang's metrics off.
+  auto generate = make_launch_plan(load(kPinned));
+  EXPECT_EQ(generate.liveness.probe_path, "/health_generate");
+  EXPECT_TRUE(generate.liveness.probe_body.empty());
+  EXPECT_TRUE(generate.liveness.metrics_path.empty());
+  EXPECT_EQ(std::count(generate.argv.begin(), generate.argv.end(), "--enable-metrics"), 0);
+}
+
+TEST(LaunchPlan, HealthAndOffLeaveNoStallBehind) {
+  auto health = make_launch_plan(load(vllm_profile("liveness = \"health\"\n")));
+  EXPECT_FALSE(health.liveness.can_stall());
+  EXPECT_EQ(env_of(health, "PYTHONFAULTHANDLER"), "<unset>");
+  EXPECT_EQ(health.watchdog, Seconds{120});
+  auto off = make_launch_plan(load(vllm_profile("liveness = \"off\"\n")));
+  EXPECT_EQ(off.watchdog, Seconds{0});
+  // server.ready = "generate" needs the probe even where liveness sends none.
+  auto ready =
+      make_launch_plan(load(vllm_profile("liveness = \"health\"\nready = \"generate\"\n")));
+  EXPECT_EQ(ready.liveness.probe_path, "/v1/completions");
+  EXPECT_EQ(ready.liveness.ready, ReadyOn::generate);
 }
 
 TEST(LaunchPlan, IsDeterministic) {

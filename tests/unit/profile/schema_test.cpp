@@ -60,6 +60,9 @@ std::string dump(const Profile& p) {
   const auto& v = p.server;
   line("server", fmt::format("{} {} {} {} {}", v.host, v.port, v.health_path,
                              v.ready_timeout.count(), v.watchdog.count()));
+  line("server.liveness",
+       fmt::format("{} {} {} {}", liveness_mode_name(v.liveness), v.liveness_interval.count(),
+                   v.liveness_timeout.count(), v.ready == ReadyOn::generate));
   const auto& r = p.restart;
   line("restart", fmt::format("{} {} {} {} {} {}", r.policy, r.delay.count(), r.max_delay.count(),
                               r.stable_after.count(), r.budget, r.step_down));

@@ -60,6 +60,7 @@ TEST(UnsafeDirectives, CoverEverythingTheRendererHardens) {
                                           "MemoryMax",
                                           "LimitMEMLOCK",
                                           "LimitNOFILE",
+                                          "LimitCORE",
                                           "SystemCallErrorNumber"};
   size_t hardening = 0;
   for (const auto& section : unit.sections()) {

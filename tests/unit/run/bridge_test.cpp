@@ -5,6 +5,7 @@
 #include "run/bridge.hpp"
 
 #include "supervise/exit_status.hpp"
+#include "supervise/stall_report.hpp"
 #include "support/listener.hpp"
 
 #include <algorithm>
@@ -195,6 +196,148 @@ TEST(Bridge, AHeadlessRankConnectedElsewhereIsNotReady) {
   test::Listener elsewhere;
   auto states = headless_run(elsewhere.port(), 0);
   EXPECT_THAT(states, ::testing::Not(::testing::Contains("READY=1")));
+}
+
+}  // namespace
+}  // namespace gl
+
+namespace gl {
+namespace {
+
+// A vLLM-like engine in Python: /health always 200; /metrics one request in flight and a
+// token counter that moves at each read ("flowing") or never ("wedged"); POST /v1/completions
+// hangs ("wedged", "flowing": the probe queues behind the batch) or fails with 503 for its
+// first 1.5 s ("ready-late"). "flowing" and "ready-late" end by themselves after a few seconds.
+constexpr std::string_view kFakeEngine = R"(
+import http.server, os, sys, threading, time
+mode, port = sys.argv[1], int(sys.argv[2])
+tokens = [1000]
+start = time.time()
+class Handler(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+    def reply(self, code, body=b''):
+        self.send_response(code)
+        self.send_header('Content-Length', str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def do_GET(self):
+        if self.path == '/health':
+            return self.reply(200)
+        if self.path == '/metrics':
+            if mode == 'flowing':
+                tokens[0] += 10
+            text = ('vllm:num_requests_running{engine="0"} 1.0\n'
+                    'vllm:generation_tokens_total{engine="0"} %d.0\n' % tokens[0])
+            return self.reply(200, text.encode())
+        self.reply(404)
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get('Content-Length', 0)))
+        if mode == 'ready-late' and time.time() - start < 1.5:
+            return self.reply(503)
+        if mode in ('wedged', 'flowing'):
+            time.sleep(3600)
+        self.reply(200, b'{"choices": [{"text": "hi"}]}')
+if mode != 'wedged':
+    threading.Timer(6 if mode == 'flowing' else 3, lambda: os._exit(0)).start()
+http.server.ThreadingHTTPServer(('127.0.0.1', port), Handler).serve_forever()
+)";
+
+struct LivenessRun {
+  int exit_status = -1;
+  std::vector<std::string> lines;  // everything printed, the bridge's own lines included
+  std::vector<std::string> notifications;
+  std::chrono::steady_clock::duration ready_after{};
+};
+
+LivenessRun run_fake_engine(const std::string& mode, LivenessMode liveness,
+                            bool ready_on_generation) {
+  int port = 0;
+  {
+    test::Listener free_port;  // a port nothing holds once it is closed
+    port = free_port.port();
+  }
+  BridgeOptions options;
+  options.health_url = "http://127.0.0.1:" + std::to_string(port) + "/health";
+  options.probe_interval = 100ms;
+  options.stall_dump_grace = 1s;
+  options.liveness = {
+      .mode = liveness, .interval = 1s, .timeout = 2s, .has_probe = true, .has_metrics = true};
+  options.probe_path = "/v1/completions";
+  options.probe_body = R"({"prompt":"hi","max_tokens":1})";
+  options.metrics_path = "/metrics";
+  options.in_flight_metric = "vllm:num_requests_running";
+  options.tokens_metric = "vllm:generation_tokens_total";
+  options.readiness.ready_on_generation = ready_on_generation;
+  // No core from the SIGABRT of a stall (the unit says LimitCORE=0); the dump goes to stderr.
+  options.argv = {"/usr/bin/timeout",
+                  "30",
+                  "/bin/sh",
+                  "-c",
+                  "ulimit -c 0; PYTHONFAULTHANDLER=1 exec /usr/bin/python3 -c \"$0\" \"$@\"",
+                  std::string(kFakeEngine),
+                  mode,
+                  std::to_string(port)};
+  RecordingNotifier notifier;
+  LivenessRun run;
+  const std::function<void(std::string_view)> print = [&run](std::string_view line) {
+    run.lines.emplace_back(line);
+  };
+  const auto started = std::chrono::steady_clock::now();
+  run.exit_status = run_bridge(options, notifier, print);
+  run.notifications = notifier.states;
+  for (size_t i = 0; i < notifier.states.size(); ++i)
+    if (notifier.states[i] == "READY=1") run.ready_after = notifier.times[i] - started;
+  return run;
+}
+
+std::optional<StallReport> stall_in(const std::vector<std::string>& lines) {
+  for (const auto& line : lines)
+    if (auto report = parse_stall_line(line)) return report;
+  return std::nullopt;
+}
+
+TEST(BridgeLiveness, AWedgedEngineIsStalledDumpsItsThreadsAndExitsStalled) {
+  const LivenessRun run = run_fake_engine("wedged", LivenessMode::generate, false);
+  EXPECT_EQ(run.exit_status, kExitStalled);
+  auto report = stall_in(run.lines);
+  ASSERT_TRUE(report);
+  // The probe still queued behind the wedged batch: the metrics saw it first.
+  EXPECT_EQ(report->signal, StallSignal::metrics);
+  EXPECT_EQ(report->in_flight, 1);
+  EXPECT_EQ(report->tokens, 1000.0);
+  // Python's faulthandler (PYTHONFAULTHANDLER) wrote every thread's stack after the stall line.
+  const auto stall_at = std::find_if(run.lines.begin(), run.lines.end(), [](const auto& line) {
+    return parse_stall_line(line).has_value();
+  });
+  const auto dump_at = std::find(run.lines.begin(), run.lines.end(), "Fatal Python error: Aborted");
+  ASSERT_NE(dump_at, run.lines.end());
+  EXPECT_LT(stall_at, dump_at);
+  EXPECT_THAT(run.lines, ::testing::Contains(::testing::HasSubstr("in do_POST")));
+  EXPECT_EQ(parse_run_verdict(run.lines.back()), kExitStalled);
+  EXPECT_THAT(run.notifications, ::testing::Contains(::testing::StartsWith("STATUS=stalled")));
+}
+
+TEST(BridgeLiveness, TokensThatKeepFlowingAreNoStallWhileTheProbeWaits) {
+  const LivenessRun run = run_fake_engine("flowing", LivenessMode::generate, false);
+  EXPECT_FALSE(stall_in(run.lines));
+  EXPECT_EQ(run.exit_status, 0);  // the engine ended by itself after 6 s
+}
+
+TEST(BridgeLiveness, HealthModeNeverStalls) {
+  const LivenessRun run = run_fake_engine("flowing", LivenessMode::health, false);
+  EXPECT_FALSE(stall_in(run.lines));
+}
+
+TEST(BridgeLiveness, ReadyGenerateWaitsForTheFirstGeneration) {
+  const LivenessRun run = run_fake_engine("ready-late", LivenessMode::health, true);
+  auto waiting = std::find(run.notifications.begin(), run.notifications.end(),
+                           "STATUS=" + std::string(kWaitingForGenerationStatus));
+  auto ready = std::find(run.notifications.begin(), run.notifications.end(), "READY=1");
+  ASSERT_NE(waiting, run.notifications.end());
+  ASSERT_NE(ready, run.notifications.end());
+  EXPECT_LT(waiting, ready);
+  EXPECT_GE(run.ready_after, 1500ms);  // /health said 200 at once; the generation came later
 }
 
 }  // namespace
