@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/mock_engine_suite.hpp"
+#include "plan/launch_plan.hpp"
 #include "util/state_paths.hpp"
 
 namespace {
@@ -365,7 +366,7 @@ std::string wedge_file(MockEngineHost& host, const std::string& name) {
 // The engine wedges (the mock's trigger file) while serving: `run` must see no forward progress,
 // dump every Python thread into the journal and exit 81, record-exit classify it `stalled` with
 // the journal cursor of the stall line, and systemd restart it, all within interval + timeout +
-// the restart delay (and a margin for the dump, the kill and record-exit's journal reads).
+// the restart delay (and a margin: the dump's grace, the kill and record-exit's journal reads).
 void expect_a_wedge_restarted_as_stalled(MockEngineHost& host, const std::string& name) {
   const std::string unit = "gpulaunch-" + name + ".service";
   fs::remove(wedge_file(host, name));
@@ -388,7 +389,9 @@ void expect_a_wedge_restarted_as_stalled(MockEngineHost& host, const std::string
   const auto restarted_after = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - wedged_at);
   const auto bound = std::chrono::seconds(kLivenessInterval + kLivenessTimeout + kRestartDelay);
-  const auto margin = 5s;
+  // The margin: the grace `run` gives every engine process to write its stacks before SIGKILL,
+  // then record-exit's journal read, systemd's restart job and this loop's polling.
+  const auto margin = gl::kStallDumpGrace + 3s;
   std::printf("%s: wedge -> restart %lld ms (bound %lld s + %lld s margin)\n", name.c_str(),
               static_cast<long long>(restarted_after.count()),
               static_cast<long long>(bound.count()), static_cast<long long>(margin.count()));
