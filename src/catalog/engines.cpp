@@ -271,6 +271,8 @@ constexpr LivenessFacts kSglangLiveness{
               .path = "/health_generate",
               .one_token_field = "",
               .names_model = false,
+              .auth_flag = "",
+              .auth_variable = "",
               .source = "python/sglang/srt/entrypoints/http_server.py, sgl-project/sglang "
                         "0025436"},
     .metrics = {.path = "/metrics",
@@ -283,7 +285,9 @@ constexpr LivenessFacts kSglangLiveness{
 };
 // vLLM: POST /v1/completions (vllm/entrypoints/openai/protocol.py CompletionRequest: `model` is
 // optional in current releases and required in older ones; the served name is sent, which both
-// accept); max_tokens caps the answer. Prometheus /metrics is always on:
+// accept); max_tokens caps the answer. --api-key (or VLLM_API_KEY) guards every /v1 path, not
+// /health or /metrics (vllm/entrypoints/openai/api_server.py): with a key, no probe is sent and
+// the metrics alone watch the engine. Prometheus /metrics is always on:
 // vllm/v1/metrics/loggers.py, PrometheusStatLogger (vllm-project/vllm main, 2026): the gauge
 // vllm:num_requests_running and the counter vllm:generation_tokens (exposed with _total), both
 // labelled per engine, the counter added to on every engine step.
@@ -292,6 +296,8 @@ constexpr LivenessFacts kVllmLiveness{
               .path = "/v1/completions",
               .one_token_field = "max_tokens",
               .names_model = true,
+              .auth_flag = "--api-key",
+              .auth_variable = "VLLM_API_KEY",
               .source = "vllm/entrypoints/openai/protocol.py, vllm-project/vllm main 2026"},
     .metrics = {.path = "/metrics",
                 .in_flight = "vllm:num_requests_running",
@@ -312,20 +318,25 @@ constexpr LivenessFacts kTrtllmLiveness{
               .path = "/health_generate",
               .one_token_field = "",
               .names_model = false,
+              .auth_flag = "",
+              .auth_variable = "",
               .source = "tensorrt_llm/serve/openai_server.py, NVIDIA/TensorRT-LLM 0005772"},
     .metrics = {},
     .default_mode = LivenessMode::generate,
     .health_generates = false,
 };
 // llama-server: POST /completion with n_predict 1 (tools/server/README.md, ggml-org/llama.cpp
-// 00dc805). Prometheus /metrics only with --metrics: llamacpp:requests_processing (gauge) and
-// llamacpp:n_decode_total (llama_decode() calls, moving while any slot decodes);
-// llamacpp:tokens_predicted_total is added to only when a request ends.
+// 00dc805); --api-key (LLAMA_API_KEY) guards it, and then no probe is sent. Prometheus /metrics
+// only with --metrics: llamacpp:requests_processing (gauge) and llamacpp:n_decode_total
+// (llama_decode() calls, moving while any slot decodes); llamacpp:tokens_predicted_total is added
+// to only when a request ends.
 constexpr LivenessFacts kLlamacppLiveness{
     .probe = {.method = "POST",
               .path = "/completion",
               .one_token_field = "n_predict",
               .names_model = false,
+              .auth_flag = "--api-key",
+              .auth_variable = "LLAMA_API_KEY",
               .source = "tools/server/README.md, ggml-org/llama.cpp 00dc805"},
     .metrics = {.path = "/metrics",
                 .in_flight = "llamacpp:requests_processing",

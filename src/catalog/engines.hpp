@@ -147,6 +147,10 @@ struct GenerationProbe {
   // ("max_tokens", "n_predict"), and whether the body must name the served model.
   std::string_view one_token_field;
   bool names_model = false;
+  // With an API key (this flag in the argv, or this variable in the environment) the probe's
+  // path answers 401 to a request without it; empty: the path needs none.
+  std::string_view auth_flag;
+  std::string_view auth_variable;
   std::string_view source;  // the upstream file and version this was read from
 };
 

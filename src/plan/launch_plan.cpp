@@ -78,8 +78,13 @@ LivenessPlan liveness_plan(const Profile& profile, bool headless, std::vector<st
     plan.in_flight_metric = facts.metrics.in_flight;
     plan.tokens_metric = facts.metrics.tokens;
   }
+  // An API key gpulaunch must not copy into the unit guards the probe's path: no probe then
+  // (cross_rules refuses server.ready = "generate" there), the metrics alone watch the engine.
+  const bool guarded = !facts.probe.auth_flag.empty() &&
+                       (has_flag(argv, facts.probe.auth_flag) ||
+                        profile.env.contains(std::string(facts.probe.auth_variable)));
   if ((plan.mode == LivenessMode::generate || plan.ready == ReadyOn::generate) &&
-      !facts.probe.path.empty()) {
+      !facts.probe.path.empty() && !guarded) {
     plan.probe_path = facts.probe.path;
     if (facts.probe.method == "POST") {
       // One token from a one-word prompt: the smallest generation the API serves.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "profile/cross_rules.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <tuple>
 #include "profile/unsafe_directives.hpp"
@@ -354,6 +355,20 @@ Result<void> check_liveness(const ValueReader& r, Profile& profile) {
                    "'server.ready' \"generate\" needs a generation API gpulaunch knows; {} has "
                    "none (use \"health\")",
                    row.display);
+  const GenerationProbe& probe = row.liveness.probe;
+  const auto& args = profile.engine.args;
+  const bool guarded = !probe.auth_flag.empty() &&
+                       (std::any_of(args.begin(), args.end(),
+                                    [&](const std::string& word) {
+                                      return word == probe.auth_flag ||
+                                             word.starts_with(std::string(probe.auth_flag) + "=");
+                                    }) ||
+                        profile.env.contains(std::string(probe.auth_variable)));
+  if (server.ready == ReadyOn::generate && guarded)
+    return fail_at(r.where("server.ready"),
+                   "'server.ready' \"generate\" cannot send its probe: {} on {} needs the API key "
+                   "({} or {}), which gpulaunch does not copy into the unit (use \"health\")",
+                   probe.path, row.display, probe.auth_flag, probe.auth_variable);
   if (server.liveness_timeout < server.liveness_interval)
     return fail_at(r.where("server.liveness_timeout"),
                    "'server.liveness_timeout' ({}) must be at least 'server.liveness_interval' "

@@ -164,6 +164,17 @@ TEST(LaunchPlan, VllmIsProbedWithOneTokenForItsServedModelAndReadThroughItsMetri
   EXPECT_EQ(renamed.liveness.probe_body, R"({"model":"kimi","prompt":"hi","max_tokens":1})");
 }
 
+// vLLM's --api-key guards /v1/completions; the key is not copied into the unit, so the metrics
+// (which it leaves open) watch the engine alone.
+TEST(LaunchPlan, AnApiKeyLeavesVllmToItsMetrics) {
+  auto plan = make_launch_plan(load(vllm_profile("", R"(["--api-key", "s3cret"])")));
+  EXPECT_EQ(plan.liveness.mode, LivenessMode::generate);
+  EXPECT_TRUE(plan.liveness.probe_path.empty());
+  EXPECT_EQ(plan.liveness.metrics_path, "/metrics");
+  auto from_env = make_launch_plan(load(vllm_profile("[env]\nVLLM_API_KEY = \"s3cret\"\n")));
+  EXPECT_TRUE(from_env.liveness.probe_path.empty());
+}
+
 TEST(LaunchPlan, SglangGetsItsMetricsFlagOnceWhenLivenessReadsThem) {
   auto plan = make_launch_plan(load(std::string(kPinned) + "liveness = \"metrics\"\n"));
   EXPECT_EQ(std::count(plan.argv.begin(), plan.argv.end(), "--enable-metrics"), 1);
