@@ -56,6 +56,9 @@ console_script() {
 }
 install_package sglang
 install_package vllm
+# Both mocks import the fake scheduler (forward progress, /metrics, the wedge) from one module.
+cp "$here/common/mock_scheduler.py" "$purelib/mock_scheduler.py.tmp"
+mv "$purelib/mock_scheduler.py.tmp" "$purelib/mock_scheduler.py"
 console_script sglang sglang.cli.main
 console_script vllm vllm.entrypoints.cli.main
 "$venv/bin/python" -c 'import sglang.launch_server, sglang; print("mock sglang", sglang.__version__, "in", sglang.__file__)'

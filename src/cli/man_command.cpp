@@ -168,6 +168,18 @@ std::string command_page(const CLI::App& app, std::string_view date) {
       "A profile found earlier on the search path shadows one of the same name further down, as "
       "\\fI/etc\\fR shadows \\fI/usr\\fR for systemd units.\n";
   page +=
+      ".SH STOPS\n"
+      "\\fBgpulaunch events\\fR \\fIprofile\\fR lists each stop of the engine with its class, "
+      "the line that decided it and what was done. A \\fIstalled\\fR stop is an engine that "
+      "answered but made no forward progress (\\fBserver.liveness\\fR): the evidence is "
+      "\\fBrun\\fR's stall line (which signal fired, the requests in flight, the generation "
+      "token counter, how long nothing moved), and \\fBthreads:\\fR names the journal cursor "
+      "of that line, below which every Python thread's stack was dumped: "
+      "\\fBjournalctl \\-u gpulaunch\\-\\fR\\fIprofile\\fR\\fB.service "
+      "\\-\\-cursor=\\fR\\fIcursor\\fR. A stall counts as a failure: it is restarted after the "
+      "backoff and counts against \\fBrestart.budget\\fR, as a crash. \\fBstatus\\fR shows the "
+      "last stall and the same command.\n";
+  page +=
       ".SH \"EXIT STATUS\"\n"
       "0 on success; 1 when a profile is missing or invalid, with one line on standard error "
       "naming the file, line and column; 70 on an internal error.\n";

@@ -16,6 +16,8 @@
 #include "profile/validate.hpp"
 #include "supervise/history.hpp"
 #include "supervise/policy.hpp"
+#include "supervise/record_stop.hpp"
+#include "supervise/stall_report.hpp"
 #include "util/duration.hpp"
 #include "util/state_paths.hpp"
 
@@ -94,8 +96,15 @@ int status(const std::string& profile, bool json, bool user) {
     const SupervisorState supervisor = read.value_or(SupervisorState{});
     const std::string history_problem = read ? "" : read.error().message;
     std::string last_event;
-    if (auto events = history.events(1); events && !events->empty())
+    std::string thread_dump;  // a stall's: where its thread dump is
+    if (auto events = history.events(1); events && !events->empty()) {
       last_event = events->back().kind + ": " + events->back().action;
+      if (auto stall = parse_stall_line(events->back().evidence))
+        last_event = fmt::format("{}: {}; {}", events->back().kind, describe_stall(*stall),
+                                 events->back().action);
+      if (!events->back().journal_cursor.empty())
+        thread_dump = thread_dump_command(unit, events->back().journal_cursor);
+    }
     const auto unrecorded = history.unrecorded().value_or(std::nullopt);
     // Forgiveness happens at a stop, from how long this invocation served.
     const bool serving = state->active_state == "active";
@@ -109,6 +118,8 @@ int status(const std::string& profile, bool json, bool user) {
         settings);
     const RoleInUnit role = role_in_unit(state->fragment_path);
     if (json) {
+      const nlohmann::json dump =
+          thread_dump.empty() ? nlohmann::json() : nlohmann::json(thread_dump);
       all.push_back({{"profile", name},
                      {"unit", unit},
                      {"role", rank_role_name(role.role)},
@@ -130,6 +141,7 @@ int status(const std::string& profile, bool json, bool user) {
                      {"history_problem", history_problem},
                      {"unrecorded", unrecorded ? nlohmann::json(*unrecorded) : nlohmann::json()},
                      {"last_event", last_event},
+                     {"thread_dump", dump},
                      {"unit_file", state->fragment_path}});
       continue;
     }
@@ -152,6 +164,7 @@ int status(const std::string& profile, bool json, bool user) {
     if (!history_problem.empty()) fmt::print("  history: {}\n", history_problem);
     if (unrecorded) fmt::print("  history: a stop went unrecorded: {}\n", *unrecorded);
     fmt::print("  last event: {}\n", last_event.empty() ? "-" : last_event);
+    if (!thread_dump.empty()) fmt::print("  thread dump: {}\n", thread_dump);
     fmt::print("  unit file: {}\n", state->fragment_path);
     if (state->active_state != "active") exit_code = std::max(exit_code, 3);
   }

@@ -19,6 +19,7 @@
 #include "supervise/group_policy.hpp"
 #include "supervise/history.hpp"
 #include "supervise/record_stop.hpp"
+#include "supervise/stall_report.hpp"
 #include "systemd/journal.hpp"
 #include "systemd/manager.hpp"
 #include "util/timekeeper.hpp"
@@ -102,14 +103,27 @@ int show_events(const std::string& name, bool json, size_t count) {
   }
   if (json) {
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
-    for (const auto& event : *events)
-      all.push_back({{"time", format_time(event.time_usec)},
-                     {"time_usec", event.time_usec},
-                     {"class", event.kind},
-                     {"evidence", event.evidence},
-                     {"action", event.action},
-                     {"gpu_level", event.gpu_level},
-                     {"host_level", event.host_level}});
+    for (const auto& event : *events) {
+      nlohmann::ordered_json one{{"time", format_time(event.time_usec)},
+                                 {"time_usec", event.time_usec},
+                                 {"class", event.kind},
+                                 {"evidence", event.evidence},
+                                 {"action", event.action},
+                                 {"gpu_level", event.gpu_level},
+                                 {"host_level", event.host_level}};
+      // A stall's evidence is run's stall line: what it saw, as fields.
+      if (auto stall = parse_stall_line(event.evidence))
+        one["stall"] = {
+            {"signal", stall_signal_name(stall->signal)},
+            {"no_progress_seconds", stall->still_for.count()},
+            {"in_flight", stall->in_flight ? nlohmann::json(*stall->in_flight) : nlohmann::json()},
+            {"tokens", stall->tokens ? nlohmann::json(*stall->tokens) : nlohmann::json()}};
+      if (!event.journal_cursor.empty()) {
+        one["journal_cursor"] = event.journal_cursor;
+        one["thread_dump"] = thread_dump_command(unit_name_for(name), event.journal_cursor);
+      }
+      all.push_back(std::move(one));
+    }
     fmt::print("{}\n", all.dump(2));
     return 0;
   }
@@ -117,9 +131,13 @@ int show_events(const std::string& name, bool json, size_t count) {
     fmt::print("no events recorded for {}\n", name);
     return 0;
   }
-  for (const auto& event : *events)
+  for (const auto& event : *events) {
     fmt::print("{}  {:<14} {}\n{:26}evidence: {}\n{:26}action:   {}\n",
                format_time(event.time_usec), event.kind, "", "", event.evidence, "", event.action);
+    if (!event.journal_cursor.empty())
+      fmt::print("{:26}threads:  {}\n", "",
+                 thread_dump_command(unit_name_for(name), event.journal_cursor));
+  }
   return 0;
 }
 

@@ -11,7 +11,7 @@
 namespace gl {
 namespace {
 
-constexpr NameTable<ExitClass, 10> kNames{{
+constexpr NameTable<ExitClass, 11> kNames{{
     {ExitClass::clean, "clean"},
     {ExitClass::host_oom, "host-oom"},
     {ExitClass::cuda_oom, "cuda-oom"},
@@ -21,6 +21,7 @@ constexpr NameTable<ExitClass, 10> kNames{{
     {ExitClass::setup_failure, "setup-failure"},
     {ExitClass::budget, "crash-loop"},
     {ExitClass::residue, "gpu-residue"},
+    {ExitClass::stalled, "stalled"},
     {ExitClass::crash, "crash"},
 }};
 
@@ -105,6 +106,17 @@ Classification classify_stop(const StopReport& report) {
   if (is_setup_failure(status)) return with(ExitClass::setup_failure, summary);
   if (status == kExitCrashLoop) return with(ExitClass::budget, summary);
   if (status == kExitGpuResidue) return with(ExitClass::residue, summary);
+  // `run` killed an engine that made no forward progress; its stall line says what it saw (the
+  // last one: a restarted engine's invocation has one at most, but be sure).
+  if (status == kExitStalled) {
+    for (auto line = report.lines.rbegin(); line != report.lines.rend(); ++line)
+      if (auto stall = parse_stall_line(*line)) {
+        Classification result = with(ExitClass::stalled, *line);
+        result.stall = stall;
+        return result;
+      }
+    return with(ExitClass::stalled, summary);
+  }
 
   // systemd calls it success when the engine exited 0 or a stop request's SIGTERM ended it.
   if (report.service_result == "success") return with(ExitClass::clean, summary);

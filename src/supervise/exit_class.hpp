@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "catalog/oom_signatures.hpp"
+#include "supervise/stall_report.hpp"
 
 namespace gl {
 
@@ -22,6 +23,7 @@ enum class ExitClass {
   setup_failure,  // is_setup_failure(): systemd could not set up the sandbox; not retried
   budget,         // exit 79: `run` refused to start, the crash-loop budget is spent
   residue,        // exit 80: GPU memory still held by other processes
+  stalled,        // exit 81: answered, but no forward progress (server.liveness); retried
   crash,          // anything else
 };
 
@@ -44,8 +46,11 @@ struct StopReport {
 
 struct Classification {
   ExitClass value = ExitClass::crash;
-  std::string evidence;            // the one line that decided it
-  std::optional<MemoryKnob> knob;  // cuda_oom: what the message says to lower
+  std::string evidence;                // the one line that decided it
+  std::optional<MemoryKnob> knob;      // cuda_oom: what the message says to lower
+  std::optional<StallReport> stall{};  // stalled: what `run`'s stall line says was seen
+  // stalled: the stall line's journal cursor (classify_invocation's); the thread dump follows it
+  std::string journal_cursor{};
 };
 
 Classification classify_stop(const StopReport& report);

@@ -116,10 +116,12 @@ std::string join_lines(const std::vector<SupervisorEvent>& events) {
 }  // namespace
 
 std::string event_to_json(const SupervisorEvent& event) {
-  return Json{{"time_usec", event.time_usec}, {"kind", event.kind},
-              {"evidence", event.evidence},   {"action", event.action},
-              {"gpu_level", event.gpu_level}, {"host_level", event.host_level}}
-      .dump();
+  Json json{{"time_usec", event.time_usec}, {"kind", event.kind},
+            {"evidence", event.evidence},   {"action", event.action},
+            {"gpu_level", event.gpu_level}, {"host_level", event.host_level}};
+  // Only a stall has one; older readers skip the field.
+  if (!event.journal_cursor.empty()) json["journal_cursor"] = event.journal_cursor;
+  return json.dump();
 }
 
 std::string supervisor_state_to_json(const SupervisorState& state) {
@@ -161,7 +163,8 @@ Result<SupervisorEvent> parse_event(std::string_view line) {
         take_string(*json, "kind", event.kind), take_string(*json, "evidence", event.evidence),
         take_string(*json, "action", event.action),
         take_integer(*json, "gpu_level", 0, kMaxLevel, event.gpu_level),
-        take_integer(*json, "host_level", 0, kMaxLevel, event.host_level)})
+        take_integer(*json, "host_level", 0, kMaxLevel, event.host_level),
+        take_string(*json, "journal_cursor", event.journal_cursor)})
     if (!taken) return std::unexpected(taken.error());
   return event;
 }

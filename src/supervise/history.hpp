@@ -27,6 +27,9 @@ struct SupervisorEvent {
   std::string action;     // what gpulaunch does about it
   int gpu_level = 0;      // step-down levels after the event
   int host_level = 0;
+  // A stall: the journal cursor of `run`'s stall line (the evidence), where the thread dump
+  // starts; empty otherwise ({}: the events written before it need not name it).
+  std::string journal_cursor{};
 };
 
 struct SupervisorState {

@@ -7,6 +7,7 @@
 
 #include <fmt/core.h>
 
+#include "supervise/stall_report.hpp"
 #include "supervise/step_down.hpp"
 #include "util/duration.hpp"
 
@@ -19,7 +20,30 @@ bool saw_run_verdict(const std::vector<std::string>& lines) {
   return false;
 }
 
+// The cursor of the last stall line: `run` prints it just before the SIGABRT that makes every
+// engine process dump its Python threads, so the dump starts there.
+std::string stall_line_cursor(const std::vector<JournalEntry>& entries) {
+  for (auto entry = entries.rbegin(); entry != entries.rend(); ++entry)
+    if (parse_stall_line(entry->message)) return entry->cursor;
+  return {};
+}
+
 }  // namespace
+
+std::string thread_dump_command(std::string_view unit, std::string_view cursor) {
+  // Cursors are sd-journal's "s=...;i=...;b=..." (hex digits, '=' and ';'): single quotes keep
+  // the shell from splitting them. --cursor= (journalctl(1), systemd 193 on) starts at the stall
+  // line itself, the dump below it.
+  return fmt::format("journalctl -u {} --cursor='{}'", unit, cursor);
+}
+
+std::string describe_stall(const StallReport& stall) {
+  std::string seen = stall.signal == StallSignal::generate ? "generation probe unanswered"
+                                                           : "token counter stopped";
+  if (stall.in_flight) seen += fmt::format(", {} request(s) in flight", *stall.in_flight);
+  if (stall.tokens) seen += fmt::format(", generation token counter at {}", *stall.tokens);
+  return fmt::format("no forward progress for {} ({})", format_duration(stall.still_for), seen);
+}
 
 Classification classify_invocation(StopReport& report, std::string_view invocation_id,
                                    Journal* journal, Timekeeper& clock) {
@@ -29,15 +53,23 @@ Classification classify_invocation(StopReport& report, std::string_view invocati
     report.lines.clear();
     report.kernel_lines.clear();
     uint64_t since = 0;
+    std::vector<JournalEntry> entries;
     if (auto lines = journal->invocation(invocation_id)) {
-      for (const auto& entry : *lines) report.lines.push_back(entry.message);
-      if (!lines->empty()) since = lines->front().realtime_usec;
+      entries = std::move(*lines);
+      for (const auto& entry : entries) report.lines.push_back(entry.message);
+      if (!entries.empty()) since = entries.front().realtime_usec;
     }
     if (since == 0) since = static_cast<uint64_t>(clock.now_usec() - 3600LL * 1'000'000);
     if (auto kernel = journal->kernel_since(since, kKernelOomKillMarker))
       for (const auto& entry : *kernel) report.kernel_lines.push_back(entry.message);
     result = classify_stop(report);
-    if (result.value != ExitClass::crash) break;
+    if (result.stall) {
+      result.journal_cursor = stall_line_cursor(entries);
+      break;
+    }
+    // A stall's line may still be on its way, like an OOM message; the verdict follows it.
+    if (result.value == ExitClass::stalled && saw_run_verdict(report.lines)) break;
+    if (result.value != ExitClass::crash && result.value != ExitClass::stalled) break;
     // `run`'s own verdict is its last line, after all engine output: once it is in, only an OOM
     // kill's kernel line can still be late, and only a SIGKILL can be one.
     if (saw_run_verdict(report.lines) && !report.exit_status.ends_with("KILL") &&
@@ -90,7 +122,8 @@ StopDecision decide_stop(SupervisorState state, StopInput input, SystemdManager*
   decision.state = outcome.state;
   decision.events.push_back(SupervisorEvent{now, std::string(exit_class_name(decision.stop.value)),
                                             decision.stop.evidence, outcome.action,
-                                            outcome.state.gpu_level, outcome.state.host_level});
+                                            outcome.state.gpu_level, outcome.state.host_level,
+                                            decision.stop.journal_cursor});
   return decision;
 }
 

@@ -14,6 +14,7 @@
 #include "supervise/exit_class.hpp"
 #include "supervise/history.hpp"
 #include "supervise/policy.hpp"
+#include "supervise/stall_report.hpp"
 #include "systemd/journal.hpp"
 #include "systemd/manager.hpp"
 #include "util/timekeeper.hpp"
@@ -26,6 +27,13 @@ namespace gl {
 // crash. Without a journal (or an invocation id) it classifies what systemd said alone.
 Classification classify_invocation(StopReport& report, std::string_view invocation_id,
                                    Journal* journal, Timekeeper& clock);
+
+// The command that shows a stalled engine's thread dump: the unit's journal from the stall line
+// at `cursor` (JournalEntry::cursor) on.
+std::string thread_dump_command(std::string_view unit, std::string_view cursor);
+// What a stall line says, for people: "no forward progress for 1m4s (token counter stopped, 3
+// request(s) in flight, generation token counter at 12345)".
+std::string describe_stall(const StallReport& stall);
 
 // systemd's timestamps of the invocation that is stopping; zeros when the manager cannot say.
 InvocationTimes invocation_times(SystemdManager* manager, const std::string& unit);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "systemd/journal.hpp"
 
+#include <cstdlib>
 #include <cstring>
 
 #include <systemd/sd-journal.h>
@@ -27,6 +28,11 @@ JournalEntry read_entry(sd_journal* journal) {
   std::string pid = field(journal, "_PID");
   entry.pid = pid.empty() ? 0 : static_cast<uint32_t>(std::strtoul(pid.c_str(), nullptr, 10));
   entry.message = field(journal, "MESSAGE");
+  char* cursor = nullptr;
+  if (sd_journal_get_cursor(journal, &cursor) >= 0 && cursor) {
+    entry.cursor = cursor;
+    std::free(cursor);
+  }
   return entry;
 }
 

@@ -19,6 +19,9 @@ struct JournalEntry {
   std::string identifier;  // SYSLOG_IDENTIFIER, or _COMM
   uint32_t pid = 0;
   std::string message;
+  // sd_journal_get_cursor's: where this entry is (`journalctl --cursor=`), so that `events` can
+  // point at the line a thread dump starts with.
+  std::string cursor{};
 };
 
 class Journal {

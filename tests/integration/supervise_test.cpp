@@ -14,6 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/mock_engine_suite.hpp"
+#include "plan/launch_plan.hpp"
+#include "util/state_paths.hpp"
 
 namespace {
 
@@ -336,6 +338,154 @@ TEST_F(Supervise, AStartWaitsForGpuMemoryHeldByAnotherProcess) {
   EXPECT_NE(logs.find("GPU memory released; starting the engine"), std::string::npos) << logs;
   EXPECT_EQ(status_of("residue")["state"], "active");
   gpulaunch("down residue --runtime --purge");
+}
+
+// Liveness (server.liveness): an engine that answers /health but no longer generates. Small
+// intervals so that each test takes well under a minute; the restart delay is kRestart's 1 s.
+constexpr int kLivenessInterval = 5;  // seconds: the smallest the profile allows
+constexpr int kLivenessTimeout = 10;  // likewise
+constexpr int kRestartDelay = 1;
+const std::string kLiveness = "liveness_interval = \"" + std::to_string(kLivenessInterval) +
+                              "s\"\nliveness_timeout = \"" + std::to_string(kLivenessTimeout) +
+                              "s\"\n";
+
+// A vLLM profile for the mock vLLM (the host's write_profile writes SGLang ones).
+void write_vllm_profile(MockEngineHost& host, const std::string& name, int port,
+                        const std::string& server, const std::string& env) {
+  std::ofstream(host.work() / "profiles" / (name + ".toml"))
+      << "[engine]\nkind = \"vllm\"\nvenv = \"" << (host.work() / "venv").string() << "\"\n"
+      << "[model]\npath = \"/models/mock\"\n[server]\nport = " << port << "\n"
+      << server << kRestart << "[env]\nMOCK_VLLM_LOAD_SECONDS = \"1\"\n"
+      << env;
+}
+
+std::string wedge_file(MockEngineHost& host, const std::string& name) {
+  return (host.work() / (name + ".wedge")).string();
+}
+
+// The engine wedges (the mock's trigger file) while serving: `run` must see no forward progress,
+// dump every Python thread into the journal and exit 81, record-exit classify it `stalled` with
+// the journal cursor of the stall line, and systemd restart it, all within interval + timeout +
+// the restart delay (and a margin: the dump's grace, the kill and record-exit's journal reads).
+void expect_a_wedge_restarted_as_stalled(MockEngineHost& host, const std::string& name) {
+  const std::string unit = "gpulaunch-" + name + ".service";
+  fs::remove(wedge_file(host, name));
+  auto up = host.gpulaunch("up " + name + " --runtime --force");
+  ASSERT_EQ(up.exit_code, 0) << up.out;
+  ASSERT_EQ(host.status_of(name).value("restarts", -1), 0);
+  std::this_thread::sleep_for(std::chrono::seconds(kLivenessInterval + 1));  // probed healthy once
+  const auto wedged_at = std::chrono::steady_clock::now();
+  std::ofstream(wedge_file(host, name)) << "wedge\n";
+  nlohmann::json events;
+  ASSERT_TRUE(MockEngineHost::eventually(
+      [&] { return !event_of(events = host.events_of(name), "stalled").empty(); }, 60s))
+      << events.dump(2) << "\n"
+      << host.gpulaunch("logs " + name + " -n 80").out;
+  fs::remove(wedge_file(host, name));  // the restart serves
+  ASSERT_TRUE(MockEngineHost::eventually([&] {
+    auto s = host.status_of(name);
+    return s.value("restarts", 0) >= 1;
+  })) << host.status_of(name).dump(2);
+  const auto restarted_after = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - wedged_at);
+  const auto bound = std::chrono::seconds(kLivenessInterval + kLivenessTimeout + kRestartDelay);
+  // The margin: the grace `run` gives every engine process to write its stacks before SIGKILL,
+  // then record-exit's journal read, systemd's restart job and this loop's polling.
+  const auto margin = gl::kStallDumpGrace + 3s;
+  std::printf("%s: wedge -> restart %lld ms (bound %lld s + %lld s margin)\n", name.c_str(),
+              static_cast<long long>(restarted_after.count()),
+              static_cast<long long>(bound.count()), static_cast<long long>(margin.count()));
+  EXPECT_LE(restarted_after, bound + margin);
+
+  const auto event = event_of(events, "stalled");
+  std::printf("stalled evidence: %s\naction: %s\n", event["evidence"].get<std::string>().c_str(),
+              event["action"].get<std::string>().c_str());
+  EXPECT_NE(event["evidence"].get<std::string>().find("gpulaunch: stalled: no forward progress"),
+            std::string::npos)
+      << event.dump(2);
+  EXPECT_EQ(event["action"], "restart after 1s") << event.dump(2);
+  ASSERT_TRUE(event["stall"].is_object()) << event.dump(2);
+  ASSERT_TRUE(event["journal_cursor"].is_string()) << event.dump(2);
+  const std::string cursor = event["journal_cursor"];
+  EXPECT_EQ(event["thread_dump"], "journalctl -u " + unit + " --cursor='" + cursor + "'");
+  // The journal from the stall line on holds faulthandler's dump of every Python thread.
+  auto dump = host.systemd().exec(
+      {"journalctl", "-u", unit, "--cursor=" + cursor, "-o", "cat", "-n", "all", "--no-pager"});
+  EXPECT_EQ(dump.out.rfind("gpulaunch: stalled: ", 0), 0u) << dump.out.substr(0, 2000);
+  EXPECT_NE(dump.out.find("Fatal Python error: Aborted"), std::string::npos) << dump.out;
+  EXPECT_NE(dump.out.find("(most recent call first):"), std::string::npos) << dump.out;
+  EXPECT_NE(dump.out.find("Thread 0x"), std::string::npos) << dump.out;
+  EXPECT_NE(dump.out.find("in wait_for_gpu_kernel"), std::string::npos) << dump.out;
+
+  auto status = host.status_of(name);
+  EXPECT_EQ(status["last_class"], "stalled") << status.dump(2);
+  EXPECT_EQ(status["consecutive_failures"], 1) << status.dump(2);
+  EXPECT_EQ(status["thread_dump"], event["thread_dump"]) << status.dump(2);
+  auto text = host.gpulaunch("events " + name).out;
+  EXPECT_NE(text.find("threads:  journalctl -u " + unit + " --cursor='"), std::string::npos)
+      << text;
+  host.gpulaunch("down " + name + " --runtime --purge");
+}
+
+// vLLM: /health is a flag read, so only the token counter (in flight, not moving) or the
+// /v1/completions probe can tell.
+TEST_F(Supervise, AWedgedVllmIsRestartedAsStalledWithItsThreadDump) {
+  write_vllm_profile(host(), "wedgevllm", 31111, "liveness = \"metrics\"\n" + kLiveness,
+                     "MOCK_WEDGE_FILE = \"" + wedge_file(host(), "wedgevllm") + "\"\n");
+  expect_a_wedge_restarted_as_stalled(host(), "wedgevllm");
+}
+
+// SGLang: the generation probe (/health_generate or /generate) hangs while /health answers.
+TEST_F(Supervise, AWedgedSglangIsRestartedAsStalledWithItsThreadDump) {
+  write_profile("wedgesglang", 31112, "liveness = \"generate\"\n" + kLiveness + kRestart,
+                "MOCK_WEDGE_FILE = \"" + wedge_file(host(), "wedgesglang") + "\"\n");
+  set_mode("wedgesglang", "normal");
+  expect_a_wedge_restarted_as_stalled(host(), "wedgesglang");
+}
+
+// Busy, not wedged: every request takes longer than liveness_timeout while the token counter
+// keeps moving. It is never restarted.
+TEST_F(Supervise, ASlowButProgressingEngineIsNotRestarted) {
+  // vLLM's default, "generate": metrics read every interval, the probe only while tokens stand.
+  write_vllm_profile(host(), "slowvllm", 31113, kLiveness,
+                     "MOCK_SLOW_SECONDS = \"" + std::to_string(kLivenessTimeout + 3) +
+                         "\"\nMOCK_BACKGROUND_REQUESTS = \"2\"\n");
+  auto up = gpulaunch("up slowvllm --runtime --force");
+  ASSERT_EQ(up.exit_code, 0) << up.out;
+  std::this_thread::sleep_for(std::chrono::seconds(2 * (kLivenessInterval + kLivenessTimeout)));
+  auto status = status_of("slowvllm");
+  EXPECT_EQ(status["state"], "active") << status.dump(2);
+  EXPECT_EQ(status["restarts"], 0) << status.dump(2);
+  EXPECT_FALSE(has_event(events_of("slowvllm"), "stalled"))
+      << events_of("slowvllm").dump(2) << gpulaunch("logs slowvllm -n 60").out;
+  gpulaunch("down slowvllm --runtime --purge");
+}
+
+// server.ready = "generate": /health answers at once, but the first generation only works
+// MOCK_GENERATE_FAILS_FOR seconds later; READY=1 (the unit active, `up` returning) waits for it.
+TEST_F(Supervise, ReadyGenerateDelaysReadyUntilAGenerationWorks) {
+  constexpr int kFailsFor = 6;
+  const fs::path ready_file = gl::state_paths::engine_home("lateready") / "health-200-at";
+  write_profile("lateready", 31114, "ready = \"generate\"\n" + kLiveness,
+                "MOCK_GENERATE_FAILS_FOR = \"" + std::to_string(kFailsFor) +
+                    "\"\nMOCK_SGLANG_READY_FILE = \"" + ready_file.string() + "\"\n");
+  set_mode("lateready", "normal");
+  auto up = gpulaunch("up lateready --runtime --force");
+  ASSERT_EQ(up.exit_code, 0) << up.out;
+  auto health_at = host().systemd().exec({"cat", ready_file.string()});
+  // ActiveEnterTimestamp in whole seconds since the epoch, whatever the manager's time zone.
+  auto active_at = host().systemd().exec(
+      {"sh", "-c",
+       "date -d \"$(systemctl show -P ActiveEnterTimestamp gpulaunch-lateready.service)\" +%s"});
+  ASSERT_FALSE(health_at.out.empty());
+  ASSERT_EQ(active_at.exit_code, 0) << active_at.out;
+  const double health = std::stod(health_at.out);
+  const double active = std::stod(active_at.out);
+  std::printf("/health 200 at %.3f, active at %.0f: READY %.1f s after health\n", health, active,
+              active - health);
+  EXPECT_GE(active - health, kFailsFor - 1.5);
+  EXPECT_EQ(status_of("lateready")["state"], "active");
+  gpulaunch("down lateready --runtime --purge");
 }
 
 }  // namespace

@@ -4,8 +4,11 @@ gpulaunch tests.
 
 Pure standard library. Accepts the launch_server flags gpulaunch emits, rejects anything else the
 way argparse does (exit 2, usage on stderr), records the argv it was given, prints SGLang-like
-start-up lines and serves /health, /health_generate, /v1/models, /v1/completions and
-/get_model_info. Behaviour is chosen by environment only (real SGLang would reject a mock flag):
+start-up lines and serves /health, /health_generate, /generate, /v1/models, /v1/completions,
+/get_model_info and, with --enable-metrics, /metrics (mock_scheduler's token counter and running
+requests under SGLang's names). Behaviour is chosen by environment only (real SGLang would reject a
+mock flag); mock_scheduler's MOCK_WEDGE_*, MOCK_SLOW_SECONDS, MOCK_BACKGROUND_REQUESTS and
+MOCK_GENERATE_FAILS_FOR apply too:
 
   MOCK_SGLANG_ARGV_FILE      where to record argv (default $HOME/mock-sglang-argv.json)
   MOCK_SGLANG_LOAD_SECONDS   fake weight-loading time (default 4)
@@ -40,6 +43,8 @@ import time
 import warnings
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from mock_scheduler import NotReady, Scheduler, prometheus
+
 MODES = ("normal", "leak", "cuda-oom", "hang", "crash", "never-ready", "hostile")
 SHARDS = 8
 
@@ -70,6 +75,7 @@ def build_parser():
     add("--speculative-eagle-topk", type=int, default=None)
     add("--speculative-num-draft-tokens", type=int, default=None)
     add("--trust-remote-code", action="store_true")
+    add("--enable-metrics", action="store_true")
     return parser
 
 
@@ -132,6 +138,7 @@ class State:
         self.ready = threading.Event()
         self.hung = threading.Event()
         self.name = args.served_model_name or args.model_path
+        self.scheduler = Scheduler()
 
 
 def make_handler(state):
@@ -152,6 +159,34 @@ def make_handler(state):
             self.end_headers()
             self.wfile.write(data)
 
+        def reply_metrics(self):
+            # Names as SGLang's srt/metrics/collector.py (00ae9c1) registers them:
+            # SchedulerMetricsCollector's gauge sglang:num_running_reqs and counter
+            # sglang:realtime_tokens_total (one sample per mode, added to as the scheduler runs),
+            # TokenizerMetricsCollector's sglang:generation_tokens_total (added to when a
+            # request finishes); labels model_name (and the rank's).
+            model = {"model_name": state.name}
+            rank = {**model, "tp_rank": "0", "pp_rank": "0"}
+            tokens, finished, admitted = state.scheduler.counters()
+            help_realtime = "Total number of tokens processed (updated on each log interval)."
+            data = prometheus([
+                ("sglang:num_running_reqs", "gauge", "The number of running requests.", rank,
+                 state.scheduler.in_flight()),
+                ("sglang:generation_tokens_total", "counter",
+                 "Number of generation tokens processed.", model, finished),
+                ("sglang:realtime_tokens_total", "counter", help_realtime,
+                 {**rank, "mode": "prefill_compute"}, admitted),
+                ("sglang:realtime_tokens_total", "counter", help_realtime,
+                 {**rank, "mode": "prefill_cache"}, 0),
+                ("sglang:realtime_tokens_total", "counter", help_realtime,
+                 {**rank, "mode": "decode"}, tokens),
+            ])
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
         def wedge(self):
             if state.hung.is_set():
                 threading.Event().wait()  # never returns: a wedged event loop
@@ -159,11 +194,18 @@ def make_handler(state):
         def do_GET(self):
             self.wedge()
             path = self.path.split("?", 1)[0]
-            if path in ("/health", "/health_generate"):
-                if state.ready.is_set():
-                    self.reply(200, b"")
-                else:
-                    self.reply(503, b"")
+            if path == "/health":
+                # As SGLang's /health with SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION=false (and
+                # before 0.4.8): the HTTP server is up, whatever the scheduler does.
+                self.reply(200 if state.ready.is_set() else 503, b"")
+            elif path == "/health_generate":
+                # http_server.py health_generate: one token, or any scheduler output, within
+                # SGLANG_HEALTH_CHECK_TIMEOUT (20 s), else 503.
+                timeout = env_float("SGLANG_HEALTH_CHECK_TIMEOUT", 20)
+                ok = state.ready.is_set() and state.scheduler.health_generate(timeout)
+                self.reply(200 if ok else 503, b"")
+            elif path == "/metrics" and state.args.enable_metrics:
+                self.reply_metrics()
             elif path == "/v1/models":
                 self.reply(200, {"object": "list", "data": [{
                     "id": state.name, "object": "model", "created": int(time.time()),
@@ -180,7 +222,7 @@ def make_handler(state):
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
             path = self.path.split("?", 1)[0]
-            if path != "/v1/completions":
+            if path not in ("/v1/completions", "/generate"):
                 self.reply(404, {"detail": "Not Found"})
                 return
             if not state.ready.is_set():
@@ -191,15 +233,44 @@ def make_handler(state):
             except ValueError:
                 self.reply(400, {"object": "error", "message": "Invalid JSON", "code": 400})
                 return
+            if path == "/generate":
+                self.native_generate(request)
+                return
             prompt = request.get("prompt", "")
             prompt_tokens = len(str(prompt).split())
+            try:
+                completion = state.scheduler.generate(request.get("max_tokens") or 16)
+            except NotReady as why:
+                self.reply(503, {"object": "error", "message": str(why), "code": 503})
+                return
             self.reply(200, {
                 "id": f"cmpl-mock{int(time.time() * 1000)}", "object": "text_completion",
                 "created": int(time.time()), "model": request.get("model") or state.name,
                 "choices": [{"index": 0, "text": " mock completion", "logprobs": None,
                              "finish_reason": "length", "matched_stop": None}],
-                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 2,
-                          "total_tokens": prompt_tokens + 2}})
+                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion,
+                          "total_tokens": prompt_tokens + completion}})
+
+        def native_generate(self, request):
+            # SGLang's native API (io_struct.py GenerateReqInput): text or input_ids, and
+            # sampling_params.max_new_tokens (default 128).
+            if request.get("text") is None and request.get("input_ids") is None:
+                self.reply(400, {"object": "error", "code": 400, "message":
+                                 "Either text, input_ids or input_embeds should be provided."})
+                return
+            params = request.get("sampling_params") or {}
+            started = time.monotonic()
+            try:
+                completion = state.scheduler.generate(params.get("max_new_tokens") or 128)
+            except NotReady as why:
+                self.reply(503, {"object": "error", "message": str(why), "code": 503})
+                return
+            prompt = request.get("input_ids") or str(request.get("text")).split()
+            self.reply(200, {"text": " mock", "meta_info": {
+                "id": f"mock{int(time.time() * 1000)}",
+                "finish_reason": {"type": "length", "length": completion},
+                "prompt_tokens": len(prompt), "completion_tokens": completion, "cached_tokens": 0,
+                "e2e_latency": time.monotonic() - started}})
 
     return Handler
 
@@ -385,6 +456,7 @@ def main(argv=None, recorded=None):
     log("INFO:     Application startup complete.", tp=False)
     log(f"INFO:     Uvicorn running on http://{args.host}:{args.port} (Press CTRL+C to quit)", tp=False)
     state.ready.set()
+    state.scheduler.set_ready()
     # For benchmarks: the moment /health starts answering 200 (CLOCK_REALTIME seconds).
     ready_file = os.environ.get("MOCK_SGLANG_READY_FILE")
     if ready_file:

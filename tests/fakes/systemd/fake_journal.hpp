@@ -20,13 +20,17 @@ class FakeJournal final : public Journal {
   std::vector<JournalEntry> unit_lines;  // tail() and follow()
   int invocation_calls = 0;
 
-  // One read answering these lines, each a JournalEntry at `usec`.
+  // One read answering these lines, each a JournalEntry at `usec` whose cursor is
+  // cursor_of(its index): sd-journal's cursors are opaque, unique and stable across reads.
   static std::vector<JournalEntry> lines(const std::vector<std::string>& messages,
                                          uint64_t usec = 1) {
     std::vector<JournalEntry> entries;
     for (const auto& message : messages)
-      entries.push_back(JournalEntry{usec, "gpulaunch", 1, message});
+      entries.push_back(JournalEntry{usec, "gpulaunch", 1, message, cursor_of(entries.size())});
     return entries;
+  }
+  static std::string cursor_of(size_t index) {
+    return "s=fa4e;i=" + std::to_string(index) + ";b=b007;m=" + std::to_string(index) + ";x=0";
   }
 
   Result<std::vector<JournalEntry>> tail(std::string_view, size_t count) override {

@@ -2,6 +2,8 @@
 #include "supervise/exit_class.hpp"
 
 #include "catalog/exit_codes.hpp"
+#include "supervise/exit_status.hpp"
+#include "supervise/stall_report.hpp"
 
 #include <gtest/gtest.h>
 
@@ -131,10 +133,42 @@ TEST(ExitClass, WatchdogTimeoutCleanCrash) {
   EXPECT_EQ(segv.evidence, "SERVICE_RESULT=exit-code EXIT_CODE=exited EXIT_STATUS=139");
 }
 
+// run's exit 81 after its stall line: a failure of its own class, retried like a crash. The stall
+// line is the evidence and its fields come back; without it (the line lost) the status still says.
+TEST(ExitClass, RunsStallExitIsStalledWithWhatItSaw) {
+  const std::string line = stall_line({StallSignal::metrics, Seconds{6}, 2, 4711});
+  const std::vector<std::string> lines = {"INFO:     127.0.0.1 - \"GET /health HTTP/1.1\" 200 OK",
+                                          line,
+                                          "Fatal Python error: Aborted",
+                                          "",
+                                          "Thread 0x00007f0e4a7fc640 (most recent call first):",
+                                          run_verdict_line("engine stalled", kExitStalled)};
+  auto result = classify_stop(stop("exit-code", "exited", std::to_string(kExitStalled), lines));
+  EXPECT_EQ(result.value, ExitClass::stalled);
+  EXPECT_EQ(exit_class_name(result.value), "stalled");
+  EXPECT_EQ(result.evidence, line);
+  ASSERT_TRUE(result.stall);
+  EXPECT_EQ(result.stall->signal, StallSignal::metrics);
+  EXPECT_EQ(result.stall->still_for, Seconds{6});
+  EXPECT_EQ(result.stall->in_flight, 2);
+  EXPECT_EQ(result.stall->tokens, 4711);
+  EXPECT_TRUE(counts_as_failure(result.value));
+  EXPECT_FALSE(is_terminal(result.value));
+
+  auto bare = classify_stop(stop("exit-code", "exited", "81"));
+  EXPECT_EQ(bare.value, ExitClass::stalled);
+  EXPECT_EQ(bare.evidence, "SERVICE_RESULT=exit-code EXIT_CODE=exited EXIT_STATUS=81");
+  EXPECT_FALSE(bare.stall);
+  // A stall line from an engine that then crashed otherwise is not a stall: the status decides.
+  EXPECT_EQ(classify_stop(stop("exit-code", "exited", "1", lines)).value, ExitClass::crash);
+  // Killed by the watchdog while run was still deciding: systemd's word (hang) stands.
+  EXPECT_EQ(classify_stop(stop("watchdog", "killed", "ABRT", lines)).value, ExitClass::hang);
+}
+
 TEST(ExitClass, NamesRoundTrip) {
   for (auto value : {ExitClass::clean, ExitClass::host_oom, ExitClass::cuda_oom, ExitClass::hang,
                      ExitClass::start_timeout, ExitClass::config_error, ExitClass::setup_failure,
-                     ExitClass::budget, ExitClass::residue, ExitClass::crash})
+                     ExitClass::budget, ExitClass::residue, ExitClass::stalled, ExitClass::crash})
     EXPECT_EQ(parse_exit_class(exit_class_name(value)), value);
 }
 

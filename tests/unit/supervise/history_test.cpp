@@ -148,6 +148,20 @@ TEST(History, EventLinesOfTheWrongTypeAreSkippedNotThrown) {
   EXPECT_EQ(events->front().gpu_level, 1);
 }
 
+// A stall's event keeps the journal cursor of its thread dump; other events (and lines written
+// before there were cursors) have none, and a cursor that is not a string is refused.
+TEST(History, OnlyAStallsEventCarriesAJournalCursor) {
+  SupervisorEvent stall{7, "stalled", "gpulaunch: stalled: ...",          "restart after 10s",
+                        0, 0,         "s=ab12;i=3f;b=cd34;m=1a;t=5f;x=99"};
+  auto back = parse_event(event_to_json(stall));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->journal_cursor, stall.journal_cursor);
+  const std::string crash = event_to_json(SupervisorEvent{8, "crash", "boom", "restart", 0, 0, {}});
+  EXPECT_EQ(crash.find("journal_cursor"), std::string::npos) << crash;
+  EXPECT_TRUE(parse_event(crash)->journal_cursor.empty());
+  EXPECT_FALSE(parse_event(R"({"time_usec": 9, "kind": "stalled", "journal_cursor": 12})"));
+}
+
 HistoryWriter full_disk() {
   auto enospc = [](int, std::string_view, std::string_view, mode_t,
                    const std::string& shown) -> Result<void> {

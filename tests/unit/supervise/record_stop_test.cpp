@@ -12,6 +12,7 @@
 #include "fakes/systemd/fake_notifier.hpp"
 #include "fakes/util/fake_timekeeper.hpp"
 #include "supervise/exit_status.hpp"
+#include "supervise/stall_report.hpp"
 #include "supervise/start_gate.hpp"
 
 namespace gl {
@@ -202,6 +203,76 @@ TEST(RecordStop, WhatIsRecordedIsWhatTheNextStartDecidesFrom) {
       StartGateInput{"demo", RestartSettings{}, EngineKind::sglang, 1200, {"x"}}, history, io);
   ASSERT_TRUE(gate.exit_code);
   EXPECT_EQ(*gate.exit_code, kExitCrashLoop);
+}
+
+// run's stall line arrives a read late; the event keeps what it saw and the line's cursor, where
+// the thread dump starts, and a stall counts toward the budget and the backoff as a crash does.
+TEST(RecordStop, AStallIsRecordedWithItsEvidenceAndTheCursorOfTheThreadDump) {
+  TempDir dir;
+  const History history(place_in(dir));
+  FakeTimekeeper clock;
+  FakeJournal journal;
+  const std::string stall = stall_line({StallSignal::generate, Seconds{4}, 1, 250});
+  const std::vector<std::string> full = {"The server is fired up and ready to roll!", stall,
+                                         "Fatal Python error: Aborted",
+                                         "Thread 0x00007f3a1bfff640 (most recent call first):",
+                                         run_verdict_line("engine stalled", kExitStalled)};
+  journal.invocation_reads = {FakeJournal::lines({full[0]}), FakeJournal::lines(full)};
+  const StopDecision decision =
+      decide_stop({}, exited(std::to_string(kExitStalled)), nullptr, &journal, clock);
+  EXPECT_EQ(journal.invocation_calls, 2);
+  EXPECT_EQ(decision.stop.value, ExitClass::stalled);
+  ASSERT_TRUE(decision.stop.stall);
+  EXPECT_EQ(decision.stop.stall->in_flight, 1);
+  const SupervisorEvent& event = decision.events.back();
+  EXPECT_EQ(event.kind, "stalled");
+  EXPECT_EQ(event.evidence, stall);
+  EXPECT_EQ(event.journal_cursor, FakeJournal::cursor_of(1));
+  EXPECT_EQ(event.action, "restart after 10s");
+  EXPECT_EQ(decision.state.consecutive_failures, 1);
+  EXPECT_EQ(decision.state.last_class, "stalled");
+  EXPECT_EQ(describe_stall(*decision.stop.stall),
+            "no forward progress for 4s (generation probe unanswered, 1 request(s) in flight, "
+            "generation token counter at 250)");
+  EXPECT_EQ(thread_dump_command(kUnit, event.journal_cursor),
+            "journalctl -u gpulaunch-demo.service --cursor='" + FakeJournal::cursor_of(1) + "'");
+
+  // What `events` reads back is what was decided, cursor included.
+  StopRecord record(history);
+  record.save(decision.state);
+  EXPECT_TRUE(record.finish(decision.events).empty());
+  auto events = history.events(10);
+  ASSERT_TRUE(events);
+  ASSERT_EQ(events->size(), 1u);
+  EXPECT_EQ(events->back().kind, "stalled");
+  EXPECT_EQ(events->back().journal_cursor, FakeJournal::cursor_of(1));
+  EXPECT_EQ(parse_stall_line(events->back().evidence)->tokens, 250);
+}
+
+// Stalls in a row back off and spend the crash-loop budget like crashes: a wedge that comes back
+// at every start does not restart forever.
+TEST(RecordStop, StallsInARowBackOffAndSpendTheBudget) {
+  FakeTimekeeper clock;
+  FakeJournal journal;
+  journal.invocation_reads = {
+      FakeJournal::lines({stall_line({StallSignal::metrics, Seconds{4}, 3, 99}),
+                          run_verdict_line("engine stalled", kExitStalled)})};
+  SupervisorState state;
+  std::vector<std::string> actions;
+  for (int stop = 0; stop < 5; ++stop) {
+    const StopDecision decision =
+        decide_stop(state, exited(std::to_string(kExitStalled)), nullptr, &journal, clock);
+    EXPECT_EQ(decision.stop.value, ExitClass::stalled);
+    state = decision.state;
+    actions.push_back(decision.events.back().action);
+  }
+  EXPECT_EQ(actions,
+            (std::vector<std::string>{"restart after 10s", "restart after 20s", "restart after 40s",
+                                      "restart after 1min 20s",
+                                      "stay down: crash-loop budget of 5 failures spent"}));
+  EXPECT_EQ(state.consecutive_failures, 5);
+  EXPECT_EQ(state.gpu_level, 0);  // no step-down: a wedge is not a shortage of memory
+  EXPECT_EQ(state.host_level, 0);
 }
 
 // A full disk: nothing can be written, so the marker (a tmpfs) keeps the next start down even

@@ -15,6 +15,10 @@ records the argv it was given and, like vLLM:
   --data-parallel-address:--data-parallel-rpc-port (one connection per local engine core), holds
   the connections and exits 1 when rank 0 goes away.
 
+Rank 0 also serves /metrics (mock_scheduler's token counter and running requests under vLLM's
+names), and its /v1/completions goes through mock_scheduler, whose MOCK_WEDGE_*,
+MOCK_SLOW_SECONDS, MOCK_BACKGROUND_REQUESTS and MOCK_GENERATE_FAILS_FOR apply.
+
 Environment (never flags: real vLLM would refuse them):
   MOCK_VLLM_ARGV_FILE      where to record argv (default $HOME/mock-vllm-argv.json)
   MOCK_VLLM_LOAD_SECONDS   fake weight-loading time (default 2)
@@ -32,6 +36,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from mock_scheduler import NotReady, Scheduler, prometheus
 from vllm.version import __version__
 
 # vllm/config/parallel.py: ParallelConfig.master_port and data_parallel_rpc_port defaults.
@@ -201,7 +206,7 @@ def join(host, port, count):
     return connections
 
 
-def make_handler(name):
+def make_handler(name, scheduler):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -226,8 +231,28 @@ def make_handler(name):
                 self.reply(200, {"object": "list", "data": [{
                     "id": name, "object": "model", "created": int(time.time()),
                     "owned_by": "vllm", "root": ARGS.model, "max_model_len": 131072}]})
+            elif path == "/metrics":
+                self.reply_metrics()
             else:
                 self.reply(404, {"detail": "Not Found"})
+
+        def reply_metrics(self):
+            # Names as vllm/v1/metrics/loggers.py (a6f0308) registers them: the gauge
+            # vllm:num_requests_running and the counter vllm:generation_tokens, which
+            # prometheus_client exposes as vllm:generation_tokens_total; labels model_name and
+            # engine.
+            labels = {"engine": "0", "model_name": name}
+            data = prometheus([
+                ("vllm:num_requests_running", "gauge",
+                 "Number of requests in model execution batches.", labels, scheduler.in_flight()),
+                ("vllm:generation_tokens_total", "counter",
+                 "Number of generation tokens processed.", labels, scheduler.tokens()),
+            ])
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
 
         def do_POST(self):
             length = int(self.headers.get("Content-Length") or 0)
@@ -244,14 +269,26 @@ def make_handler(name):
                 self.reply(404, {"object": "error", "type": "NotFoundError", "code": 404,
                                  "message": f"The model `{request.get('model')}` does not exist."})
                 return
+            if request.get("prompt") is None:
+                # protocol.py CompletionRequest: a prompt (or prompt_embeds) is required.
+                self.reply(400, {"object": "error", "type": "BadRequestError", "code": 400,
+                                 "message": "Either prompt or prompt_embeds must be provided."})
+                return
             tokens = len(str(request.get("prompt", "")).split())
+            try:
+                # CompletionRequest.max_tokens defaults to 16.
+                completion = scheduler.generate(request.get("max_tokens") or 16)
+            except NotReady as why:
+                self.reply(503, {"object": "error", "type": "ServiceUnavailableError",
+                                 "code": 503, "message": str(why)})
+                return
             self.reply(200, {
                 "id": f"cmpl-mock{int(time.time() * 1000)}", "object": "text_completion",
                 "created": int(time.time()), "model": name,
                 "choices": [{"index": 0, "text": " mock completion", "logprobs": None,
                              "finish_reason": "length", "stop_reason": None}],
-                "usage": {"prompt_tokens": tokens, "completion_tokens": 2,
-                          "total_tokens": tokens + 2}})
+                "usage": {"prompt_tokens": tokens, "completion_tokens": completion,
+                          "total_tokens": tokens + completion}})
 
     return Handler
 
@@ -296,9 +333,12 @@ def run_server():
     host = ARGS.host or "0.0.0.0"
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     ThreadingHTTPServer.address_family = family
-    server = ThreadingHTTPServer((host, ARGS.port), make_handler(name))
+    scheduler = Scheduler()
+    server = ThreadingHTTPServer((host, ARGS.port), make_handler(name, scheduler))
+    server.daemon_threads = True
     log(f"Starting vLLM API server 0 on http://{host}:{ARGS.port}")
     print("INFO:     Application startup complete.", flush=True)
+    scheduler.set_ready()
     server.serve_forever()
 
 

@@ -1,0 +1,191 @@
+"""The forward-progress half of the mock engines (mock SGLang and mock vLLM): a fake scheduler
+that "generates" tokens for the requests in flight, the Prometheus /metrics text each engine
+serves about it, and the ways it goes wrong for gpulaunch's liveness tests.
+
+Installed beside both mocks by mock/install.sh. Pure standard library; every thread is a real
+Python thread, so faulthandler's dump (PYTHONFAULTHANDLER=1, then SIGABRT) shows each one: the
+forward loop stuck in wait_for_gpu_kernel(), each HTTP handler in Request.wait().
+
+Environment (the same names for both mocks; never flags, the real engines would reject them):
+  MOCK_WEDGE_AFTER          seconds after ready until the wedge: /health stays 200, /metrics
+                            answers, every generation request hangs, the token counter stops
+                            with MOCK_WEDGE_IN_FLIGHT requests (at least) in flight
+  MOCK_WEDGE_FILE           wedge as soon as this file exists (checked every step)
+  MOCK_WEDGE_IN_FLIGHT      requests left running at the wedge (default 2)
+  MOCK_SLOW_SECONDS         every generation request takes this long while the token counter
+                            keeps growing (one token per running request per step)
+  MOCK_BACKGROUND_REQUESTS  requests kept running at all times once ready, as a busy server's
+                            clients would (default 0); each takes MOCK_SLOW_SECONDS or 1 s
+  MOCK_GENERATE_FAILS_FOR   seconds after ready during which generation answers 503 while
+                            /health is 200 (an engine that is up before it can generate)
+  MOCK_STEP_SECONDS         one forward step (default 0.05)
+"""
+
+import os
+import threading
+import time
+
+
+def env_float(name, default):
+    try:
+        return float(os.environ.get(name, default))
+    except ValueError:
+        return float(default)
+
+
+class NotReady(Exception):
+    """Generation is refused for now (loading, or MOCK_GENERATE_FAILS_FOR)."""
+
+
+class Request:
+    def __init__(self, max_tokens, min_seconds):
+        self.max_tokens = max(1, int(max_tokens))
+        self.deadline = time.monotonic() + min_seconds
+        self.tokens = 0
+        self.finished = threading.Event()
+
+    def wait(self, timeout=None):
+        # A handler thread blocks here until the forward loop finishes the request: in a wedge,
+        # forever, which is what the thread dump shows.
+        return self.finished.wait(timeout)
+
+
+class Scheduler:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.running = []
+        self.generation_tokens = 0  # every token, as each step makes it
+        self.finished_tokens = 0  # tokens of finished requests only
+        self.admitted = 0  # requests that entered the batch (their prefill)
+        self.ready_at = None
+        self.wedged = threading.Event()
+        self.step = max(0.001, env_float("MOCK_STEP_SECONDS", 0.05))
+        self.wedge_after = os.environ.get("MOCK_WEDGE_AFTER")
+        self.wedge_file = os.environ.get("MOCK_WEDGE_FILE") or None
+        self.wedge_in_flight = int(env_float("MOCK_WEDGE_IN_FLIGHT", 2))
+        self.slow_seconds = max(0.0, env_float("MOCK_SLOW_SECONDS", 0))
+        self.background = int(env_float("MOCK_BACKGROUND_REQUESTS", 0))
+        self.fails_for = max(0.0, env_float("MOCK_GENERATE_FAILS_FOR", 0))
+        threading.Thread(target=self.forward_loop, name="forward-loop", daemon=True).start()
+
+    def set_ready(self):
+        self.ready_at = time.monotonic()
+        for _ in range(self.background):
+            threading.Thread(target=self.background_client, name="background-client",
+                             daemon=True).start()
+
+    def in_flight(self):
+        with self.lock:
+            return len(self.running)
+
+    def tokens(self):
+        with self.lock:
+            return self.generation_tokens
+
+    def counters(self):
+        """(tokens generated, tokens of finished requests, requests admitted), at one instant."""
+        with self.lock:
+            return self.generation_tokens, self.finished_tokens, self.admitted
+
+    def generate(self, max_tokens):
+        """Blocks until the request is done and returns how many tokens it got; NotReady when
+        generation is refused. In a wedge it never returns."""
+        if self.ready_at is None:
+            raise NotReady("Server is not ready")
+        if time.monotonic() < self.ready_at + self.fails_for:
+            raise NotReady("The engine is still warming up")
+        request = Request(max_tokens, self.slow_seconds)
+        with self.lock:
+            self.running.append(request)
+            self.admitted += 1
+        request.wait()
+        return request.tokens
+
+    def health_generate(self, timeout):
+        """SGLang's /health_generate: one token within `timeout`, or any progress of the
+        scheduler meanwhile (a busy server answers at once); False otherwise."""
+        if self.ready_at is None or time.monotonic() < self.ready_at + self.fails_for:
+            return False
+        before = self.tokens()
+        request = Request(1, 0)
+        with self.lock:
+            self.running.append(request)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if request.wait(min(1.0, max(0.0, deadline - time.monotonic()))):
+                return True
+            if self.tokens() > before + request.tokens:
+                break
+        else:
+            with self.lock:
+                if request in self.running:
+                    self.running.remove(request)
+            return False
+        with self.lock:  # answered by progress: the probe itself is dropped
+            if request in self.running:
+                self.running.remove(request)
+        return True
+
+    def background_client(self):
+        while True:
+            request = Request(1 << 30, self.slow_seconds or 1.0)
+            request.max_tokens = 1  # done once its time is up: a long generation
+            with self.lock:
+                self.running.append(request)
+                self.admitted += 1
+            request.wait()
+
+    def should_wedge(self):
+        if self.ready_at is None:
+            return False
+        if self.wedge_after is not None:
+            try:
+                if time.monotonic() >= self.ready_at + float(self.wedge_after):
+                    return True
+            except ValueError:
+                pass
+        return bool(self.wedge_file) and os.path.exists(self.wedge_file)
+
+    def forward_loop(self):
+        while True:
+            time.sleep(self.step)
+            if self.should_wedge():
+                self.wedge()
+            now = time.monotonic()
+            with self.lock:
+                for request in self.running:
+                    request.tokens += 1
+                    self.generation_tokens += 1
+                done = [r for r in self.running if r.tokens >= r.max_tokens and now >= r.deadline]
+                self.running = [r for r in self.running if r not in done]
+                self.finished_tokens += sum(r.tokens for r in done)
+            for request in done:
+                request.finished.set()
+
+    def wedge(self):
+        with self.lock:
+            while len(self.running) < self.wedge_in_flight:
+                self.running.append(Request(1 << 30, 0))
+        self.wedged.set()
+        print("mock: wedged: /health stays 200, generation hangs, the token counter stops",
+              flush=True)
+        wait_for_gpu_kernel()
+
+
+def wait_for_gpu_kernel():
+    # Where a real wedge sits: a kernel or collective that never completes.
+    threading.Event().wait()
+
+
+def prometheus(samples):
+    """Prometheus text exposition (version 0.0.4) of [(name, type, help, labels, value)]."""
+    lines = []
+    described = set()
+    for name, kind, help_text, labels, value in samples:
+        label_text = ",".join(f'{key}="{val}"' for key, val in labels.items())
+        if name not in described:  # once per family, its samples below
+            described.add(name)
+            lines.append(f"# HELP {name} {help_text}")
+            lines.append(f"# TYPE {name} {kind}")
+        lines.append(f"{name}{{{label_text}}} {float(value)}")
+    return ("\n".join(lines) + "\n").encode()
