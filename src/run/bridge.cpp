@@ -251,6 +251,7 @@ class Bridge {
               emit_line(std::string(asio::buffers_begin(output_.data()),
                                     asio::buffers_end(output_.data())));
             output_eof_ = true;
+            output_closed_ = true;
             maybe_finish();
             return;
           }
@@ -336,8 +337,9 @@ class Bridge {
 
   void maybe_finish() {
     if (!engine_ended_ || !output_eof_ || finished_) return;
-    // After a stall the workers may still be writing their stacks: the grace ends the group.
-    if (stalling_ && !stall_grace_over_) return;
+    // After a stall the workers may still be writing their stacks: the grace ends the group,
+    // unless every process holding the output has closed it already (the dump is complete).
+    if (stalling_ && !stall_grace_over_ && !output_closed_) return;
     finished_ = true;
     // The engine's workers share its process group; none may outlive it holding GPU memory.
     kill_group(SIGKILL);
@@ -672,6 +674,7 @@ class Bridge {
   bool stalling_ = false;
   bool stall_grace_over_ = false;
   Clock::time_point stall_kill_at_{};
+  bool output_closed_ = false;  // every writer closed the engine's output (not the drain timer)
   std::optional<int> forced_exit_;
   std::string forced_why_;                         // the verdict's reason for forced_exit_
   std::vector<std::string> rendezvous_addresses_;  // rank 0's, resolved once
