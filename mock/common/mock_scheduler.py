@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The forward-progress half of the mock engines (mock SGLang and mock vLLM): a fake scheduler
 that "generates" tokens for the requests in flight, the Prometheus /metrics text each engine
 serves about it, and the ways it goes wrong for gpulaunch's liveness tests.

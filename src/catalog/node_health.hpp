@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What makes a node's GPUs or driver unfit for a start, as data: NVML's codes and fabric states,
 // the Fabric Manager's unit, the health thresholds, and the Xid events that matter with their

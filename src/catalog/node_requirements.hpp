@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What NCCL, RDMA and the engines need from the node besides its GPUs and toolkit (issue 16, the
 // OS side of the node preflight): where each fact is read, the thresholds `check` holds it to,

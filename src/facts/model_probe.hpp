@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A local model directory's weight size and attention shape, for `check`'s fit rule. Everything
 // in it is someone else's file: opened without following a link (util/safe_file), bounded, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What only the running host can say about its GPUs: the NVIDIA kernel module's Xid lines since
 // boot (the kernel's journal) and the Fabric Manager's state (systemd over D-Bus). Read when the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The node's kernel side that NCCL depends on, read as files under the node's root (so fixture
 // roots are probed like the live system): InfiniBand devices and the peer-memory module that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // `check`'s node-health rules: the NVIDIA driver's user-space libraries against the loaded
 // module, the NVLink fabric and its Fabric Manager, each GPU's ECC, row remapping, page

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "rules/installed_profiles.hpp"
 
 #include "catalog/engines.hpp"

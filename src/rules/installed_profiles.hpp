@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The profiles `up` installed on a node: their snapshots (util/state_paths) under the node's
 // root, each with the GPUs its unit gets (plan/gpu_assignment). `check` flags another profile on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // `check`'s node preflight, the OS side (issue 16): InfiniBand and GPUDirect RDMA, what the unit
 // lets the engine reach of them (its devices, its memlock limit), /dev/shm for NCCL, another

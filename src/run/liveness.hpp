@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Whether a serving engine still makes forward progress (server.liveness), as a pure state
 // machine beside run/readiness: generation probe answers, metrics samples and the clock go in;

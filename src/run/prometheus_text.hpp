@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The two numbers `run` needs from an engine's Prometheus text exposition (its /metrics): a
 // metric's value summed over every label set it carries (vLLM labels each engine core, SGLang

@@ -163,7 +163,10 @@ TEST_F(Lifecycle, ACrashingEngineIsRestartedBySystemd) {
 TEST_F(Lifecycle, AHungEngineIsRestartedByTheWatchdog) {
   // The mock's /health answers at once, so it says its own bound is 1 s (as a real SGLang would
   // be told): the probe then waits 5 s, and WatchdogSec is 25 s rather than SGLang's 115.
-  write_profile("hung", 31005, "watchdog = \"3s\"\n[restart]\ndelay = \"1s\"\n",
+  // Liveness "health": the watchdog alone (a generation probe would catch the hang as a stall
+  // first, with WatchdogSec raised above its timeout; supervise_test covers that).
+  write_profile("hung", 31005,
+                "watchdog = \"3s\"\nliveness = \"health\"\n[restart]\ndelay = \"1s\"\n",
                 "MOCK_SGLANG_HANG_AFTER = \"1\"\nSGLANG_HEALTH_CHECK_TIMEOUT = \"1\"\n");
   set_mode("hung", "hang");
   ASSERT_EQ(gpulaunch("up hung --runtime --force").exit_code, 0);

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Tests for the mock engines' forward progress (mock/common/mock_scheduler.py), what gpulaunch's
 liveness reads: Prometheus /metrics under the engines' own names, one-token generations through
 each engine's API, the wedge (/health 200 while generation hangs and the token counter stops,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "facts/node_health.hpp"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The OS side of the node preflight's probes, on files laid out as the kernel and checkpoints
 // lay them out.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The node preflight's OS-side rules on facts written here: the shipped examples on the seed's
 // node, and how the unit's device policy is read back.
 
