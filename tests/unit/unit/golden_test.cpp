@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -168,20 +169,38 @@ TEST_P(Golden, SatisfiesItsInlineAssertions) {
   }
 }
 
-// systemd-analyze verify needs the ExecStart binary to exist: use the one just built.
+// What `systemd-analyze VERB` said about a golden case's unit, rendered with the binary just built
+// (verify needs the ExecStart binary to exist) into a temporary file.
+struct AnalyzeRun {
+  int status = -1;
+  std::string output;
+  std::string unit_name;
+};
+
+std::optional<AnalyzeRun> analyze_rendered(const GoldenCase& golden, const std::string& verb) {
+  auto rendered = render_case(golden, GL_GPULAUNCH_BINARY);
+  if (!rendered) {
+    ADD_FAILURE() << rendered.error().message;
+    return std::nullopt;
+  }
+  gl::testing::TempDir dir;
+  auto file = dir.write(rendered->first.unit_name(), rendered->second.to_text());
+  const std::string log = (dir.path() / "analyze.log").string();
+  AnalyzeRun run;
+  run.status = std::system(
+      ("systemd-analyze " + verb + " '" + file.string() + "' >'" + log + "' 2>&1").c_str());
+  run.output = slurp(log);
+  run.unit_name = rendered->first.unit_name();
+  return run;
+}
+
 TEST_P(Golden, PassesSystemdAnalyzeVerify) {
   if (std::system("command -v systemd-analyze >/dev/null 2>&1") != 0)
     GTEST_SKIP() << "systemd-analyze is not installed";
-  const auto& golden = GetParam();
-  auto rendered = render_case(golden, GL_GPULAUNCH_BINARY);
-  ASSERT_TRUE(rendered) << rendered.error().message;
-  gl::testing::TempDir dir;
-  auto file = dir.write(rendered->first.unit_name(), rendered->second.to_text());
-  const std::string log = (dir.path() / "verify.log").string();
-  int status =
-      std::system(("systemd-analyze verify '" + file.string() + "' >'" + log + "' 2>&1").c_str());
-  EXPECT_EQ(status, 0) << slurp(log);
-  EXPECT_EQ(slurp(log), "");
+  auto run = analyze_rendered(GetParam(), "verify");
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->status, 0) << run->output;
+  EXPECT_EQ(run->output, "");
 }
 
 // systemd's own exposure score of every golden unit, InfiniBand's devices and memlock included,
@@ -189,20 +208,13 @@ TEST_P(Golden, PassesSystemdAnalyzeVerify) {
 TEST_P(Golden, ExposureScoreAtMost2Point5) {
   if (std::system("command -v systemd-analyze >/dev/null 2>&1") != 0)
     GTEST_SKIP() << "systemd-analyze is not installed";
-  const auto& golden = GetParam();
-  auto rendered = render_case(golden, GL_GPULAUNCH_BINARY);
-  ASSERT_TRUE(rendered) << rendered.error().message;
-  gl::testing::TempDir dir;
-  auto file = dir.write(rendered->first.unit_name(), rendered->second.to_text());
-  const std::string log = (dir.path() / "security.log").string();
-  std::system(("systemd-analyze security --offline=yes '" + file.string() + "' >'" + log + "' 2>&1")
-                  .c_str());
-  const std::string text = slurp(log);
-  const std::string marker = "Overall exposure level for " + rendered->first.unit_name() + ": ";
-  auto at = text.find(marker);
-  ASSERT_NE(at, std::string::npos) << text;
-  const double score = std::strtod(text.c_str() + at + marker.size(), nullptr);
-  EXPECT_LE(score, 2.5) << text;
+  auto run = analyze_rendered(GetParam(), "security --offline=yes");
+  ASSERT_TRUE(run);
+  const std::string marker = "Overall exposure level for " + run->unit_name + ": ";
+  auto at = run->output.find(marker);
+  ASSERT_NE(at, std::string::npos) << run->output;
+  const double score = std::strtod(run->output.c_str() + at + marker.size(), nullptr);
+  EXPECT_LE(score, 2.5) << run->output;
 }
 
 INSTANTIATE_TEST_SUITE_P(Units, Golden, ::testing::ValuesIn(golden_cases()), [](const auto& info) {
