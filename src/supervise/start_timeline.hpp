@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// One start of an engine as phases with their times, from the engine's own start-up lines as
+// `run` saw them. Shared by the history (kept per start), `status`, `events --json`, `up`'s
+// breakdown and the Prometheus metrics; the phase names are spelled here once and are the
+// values of the metrics' `phase` label.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gl {
+
+enum class StartPhase {
+  process,        // the engine's process started; nothing said yet
+  weights,        // loading the model's weights
+  jit_compile,    // FlashInfer/Triton/DeepGEMM JIT builds (output, or the JIT caches growing)
+  torch_compile,  // torch.compile / Inductor
+  cuda_graphs,    // CUDA-graph capture
+  health,         // the engine said it serves; waiting for its health (or generation) answer
+};
+
+// "process", "weights", "jit_compile", "torch_compile", "cuda_graphs", "health".
+std::string_view start_phase_name(StartPhase phase);
+std::optional<StartPhase> start_phase_from_name(std::string_view name);
+
+struct StartPhaseSpan {
+  StartPhase phase = StartPhase::process;
+  int64_t begin_usec = 0;  // realtime
+  int64_t end_usec = 0;    // realtime; 0 while the phase has not ended
+};
+
+struct StartTimeline {
+  int64_t process_start_usec = 0;      // realtime: the engine's process started
+  int64_t ready_usec = 0;              // realtime: READY=1; 0 when the start never became ready
+  std::vector<StartPhaseSpan> phases;  // in order; a phase may appear more than once
+};
+
+// The kind of the history event that records a start that became ready (with its timeline).
+inline constexpr std::string_view kStartedEventKind = "started";
+
+}  // namespace gl
