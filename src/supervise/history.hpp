@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "supervise/start_timeline.hpp"
 #include "util/error.hpp"
 
 namespace gl {
@@ -40,6 +41,9 @@ struct SupervisorState {
   int64_t last_stable_usec = 0;
   std::string last_class;
   long long cgroup_oom_kills = 0;  // the v1 memory.oom_control counter at the last stop
+  // The phases of the last start that became ready (written by the start's record, read by
+  // `status` and the metrics); nullopt before the first.
+  std::optional<StartTimeline> last_start{};
 };
 
 std::string event_to_json(const SupervisorEvent& event);
