@@ -43,6 +43,16 @@ inline constexpr std::string_view kInfinibandVerbsGroup = "char-infiniband_verbs
 // `--ulimit memlock=-1` (NCCL user guide, troubleshooting, "Runtime and MPI issues": Docker).
 inline constexpr std::string_view kRdmaMemlock = "infinity";
 
+// The interface NCCL's bootstrap and socket transport use (NCCL user guide, "Environment
+// Variables", NCCL_SOCKET_IFNAME; NCCL 2.27) and Gloo's, which torch.distributed's CPU groups and
+// vLLM's and SGLang's control planes use (PyTorch docs/source/distributed.rst, "Choosing the
+// network interface to use", GLOO_SOCKET_IFNAME; v2.9.0). Unset, NCCL takes the first interface
+// by its own preference order, and Gloo binds the address the host's name resolves to, or
+// loopback when it does not resolve (torch/csrc/distributed/c10d/GlooDeviceFactory.hpp,
+// makeDefaultDevice; v2.9.0): ranks then wait for each other until the collective times out.
+inline constexpr std::string_view kNcclSocketInterfaceVariable = "NCCL_SOCKET_IFNAME";
+inline constexpr std::string_view kGlooSocketInterfaceVariable = "GLOO_SOCKET_IFNAME";
+
 // NCCL's shared-memory transport (its buffers are files in /dev/shm; NCCL_BUFFSIZE is 4 MiB per
 // connection and channel, so a segment is "4194660 bytes" in NCCL's own error): "NCCL WARN Error:
 // failed to extend /dev/shm/nccl-03v824 to 4194660 bytes" when the filesystem is too small, and

@@ -18,6 +18,7 @@ void add_render_command(CLI::App& app, CliContext& context) {
   static long long node_rank = 0;
   static std::string engine_version;
   static bool infiniband = false;
+  static std::string socket_interface;
   command->add_option("profile", name, "Profile name or path to a .toml file")
       ->required()
       ->check(profile_argument_check());
@@ -36,6 +37,10 @@ void add_render_command(CLI::App& app, CliContext& context) {
   command->add_flag("--infiniband", infiniband,
                     "Render for a node with InfiniBand (as `up` reads /sys/class/infiniband): the "
                     "unit allows its verbs devices and sets LimitMEMLOCK=infinity");
+  command->add_option("--socket-interface", socket_interface,
+                      "Render a multi-node unit for a node that routes to rank 0 through this "
+                      "interface (as `up` reads the routing table): NCCL_SOCKET_IFNAME and "
+                      "GLOO_SOCKET_IFNAME name it unless the profile's [env] sets them");
   command->callback([&context] {
     auto source = context.profile_source();
     auto profile = load_profile(source, name);
@@ -55,6 +60,7 @@ void add_render_command(CLI::App& app, CliContext& context) {
     LaunchOptions launch{node_rank, std::nullopt};
     if (!engine_version.empty()) launch.engine_version = engine_version;
     launch.infiniband = infiniband;
+    if (!socket_interface.empty()) launch.socket_interface = socket_interface;
     const LaunchPlan plan = make_launch_plan(*profile, launch);
     fmt::print("{}", render_unit(*profile, plan, options).to_text());
   });

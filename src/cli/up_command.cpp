@@ -15,6 +15,7 @@
 #include "cli/unit_diff.hpp"
 #include "facts/node_os.hpp"
 #include "facts/python_env.hpp"
+#include "facts/routes.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/secret_files.hpp"
 #include "profile/validate.hpp"
@@ -126,6 +127,17 @@ int up(const UpOptions& options, const CliContext& context) {
         installed_engine_version(NodeFs(), profile->engine.kind, *profile->engine.venv);
   // InfiniBand opens its devices and unlimited memlock to the unit (a file read, no probe).
   launch.infiniband = !probe_infiniband(NodeFs()).devices.empty();
+  // NCCL and Gloo on the interface the kernel routes rank 0's rendezvous through.
+  if (profile->parallelism.nodes > 1 && profile->parallelism.dist_init_addr) {
+    const auto host = split_host_port(*profile->parallelism.dist_init_addr).first;
+    auto interface = probe_route_interface(NodeFs(), host);
+    if (interface)
+      launch.socket_interface = *interface;
+    else
+      fmt::print(stderr,
+                 "warning: NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME left to NCCL and Gloo: {}\n",
+                 interface.error().message);
+  }
   const LaunchPlan plan = make_launch_plan(*profile, launch);
   const std::string text = render_for_install(*profile, plan);
   const std::string existing = read_existing(path);

@@ -23,6 +23,10 @@ struct LaunchOptions {
   // The node has InfiniBand (Facts::has_infiniband, read from /sys/class/infiniband): the unit
   // allows its devices and sets what RDMA needs. `render` takes it as --infiniband.
   bool infiniband = false;
+  // The interface this node routes to the group's rendezvous through (facts/routes): a
+  // multi-node unit pins NCCL's and Gloo's sockets to it unless the profile's [env] does. `up`
+  // reads it; `render` takes it as --socket-interface.
+  std::optional<std::string> socket_interface = std::nullopt;
 };
 
 std::vector<std::string> engine_argv(const Profile& profile, const LaunchOptions& options = {});

@@ -9,6 +9,7 @@
 
 #include "catalog/engines.hpp"
 #include "catalog/jit_caches.hpp"
+#include "catalog/node_requirements.hpp"
 #include "facts/environment.hpp"
 #include "plan/gpu_assignment.hpp"
 #include "util/state_paths.hpp"
@@ -205,6 +206,11 @@ LaunchPlan make_launch_plan(const Profile& profile, const LaunchOptions& options
     else
       env.emplace_back(name, value);
   }
+  // NCCL and Gloo on the interface that routes to rank 0, unless the profile chose one.
+  if (profile.parallelism.nodes > 1 && options.socket_interface)
+    for (auto variable : {kNcclSocketInterfaceVariable, kGlooSocketInterfaceVariable})
+      if (!lookup(env, variable))
+        env.emplace_back(std::string(variable), *options.socket_interface);
   // An offline node cannot fetch FlashInfer's cubins either. Without FLASHINFER_NO_DOWNLOAD,
   // FlashInfer tries each missing one 4 times with growing pauses before it fails
   // (jit/cubin_loader.py, download_file); with it, the first use fails at once, naming the file.

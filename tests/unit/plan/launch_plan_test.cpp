@@ -214,5 +214,47 @@ TEST(LaunchPlan, IsDeterministic) {
   EXPECT_EQ(first.argv, second.argv);
 }
 
+constexpr const char* kTwoNodes = R"(
+[engine]
+kind = "sglang"
+venv = "/opt/venv"
+[model]
+path = "/m"
+[parallelism]
+tp = 16
+nodes = 2
+dist_init_addr = "10.0.0.1:5000"
+[nodes]
+hosts = ["10.0.0.1", "10.0.0.2"]
+)";
+
+// Gloo binds what the host name resolves to (loopback on many nodes) and NCCL the first
+// interface it likes: a group pins both to the interface that routes to rank 0.
+TEST(LaunchPlan, PinsNcclAndGlooToTheInterfaceThatRoutesToRankZero) {
+  LaunchOptions options;
+  options.node_rank = 1;
+  options.socket_interface = "enp65s0f1";
+  const auto plan = make_launch_plan(load(kTwoNodes), options);
+  EXPECT_EQ(env_of(plan, "NCCL_SOCKET_IFNAME"), "enp65s0f1");
+  EXPECT_EQ(env_of(plan, "GLOO_SOCKET_IFNAME"), "enp65s0f1");
+}
+
+TEST(LaunchPlan, TheProfilesOwnSocketInterfaceWins) {
+  LaunchOptions options;
+  options.socket_interface = "enp65s0f1";
+  const auto plan = make_launch_plan(
+      load(std::string(kTwoNodes) + "[env]\nNCCL_SOCKET_IFNAME = \"=ib0\"\n"), options);
+  EXPECT_EQ(env_of(plan, "NCCL_SOCKET_IFNAME"), "=ib0");
+  EXPECT_EQ(env_of(plan, "GLOO_SOCKET_IFNAME"), "enp65s0f1");
+}
+
+TEST(LaunchPlan, ASingleNodeLeavesTheSocketInterfaceAlone) {
+  LaunchOptions options;
+  options.socket_interface = "eth0";
+  const auto plan = make_launch_plan(load(kPinned), options);
+  EXPECT_EQ(env_of(plan, "NCCL_SOCKET_IFNAME"), "<unset>");
+  EXPECT_EQ(env_of(plan, "GLOO_SOCKET_IFNAME"), "<unset>");
+}
+
 }  // namespace
 }  // namespace gl

@@ -10,6 +10,7 @@
 // and the node facts a render reads, in "## fact" lines (the render is built as `up` builds it):
 //   ## fact engine-version VERSION          the engine's version installed in engine.venv
 //   ## fact infiniband yes                  the node has InfiniBand (/sys/class/infiniband)
+//   ## fact socket-interface NAME           the node routes to rank 0 through NAME
 // After an intended change: GPULAUNCH_UPDATE_GOLDEN=1 ctest --test-dir build -R Golden
 // (or scripts/update-golden.sh, which also shows the diff), then review the diff.
 
@@ -90,6 +91,8 @@ LaunchOptions launch_options(const GoldenCase& golden) {
     if (marker == "##" && verb == "fact" && name == "engine-version") launch.engine_version = value;
     if (marker == "##" && verb == "fact" && name == "infiniband")
       launch.infiniband = value == "yes";
+    if (marker == "##" && verb == "fact" && name == "socket-interface")
+      launch.socket_interface = value;
   }
   return launch;
 }
