@@ -105,8 +105,9 @@ std::optional<std::string> prefetch_stop_reason(const PrefetchIo& io, const Pref
       ++count;
     }
   return fmt::format(
-      "stopped before '{}' ({}): it would not fit the free memory (MemAvailable less a {} "
-      "margin: {}, {} of it for the files before); {} file(s), {}, left unread",
+      "stopped before '{}' ({}): it would not fit the free memory (MemAvailable, or the cgroup's "
+      "room where smaller, less a {} margin: {}, {} of it for the files before); {} file(s), {}, "
+      "left unread",
       files[*plan.stopped_at].shown, format_bytes(files[*plan.stopped_at].size),
       format_bytes(plan.margin), format_bytes(plan.budget.value_or(0)),
       format_bytes(plan.bytes_to_read), count, format_bytes(left));

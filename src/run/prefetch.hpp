@@ -34,7 +34,8 @@ class PrefetchIo {
   // Reads [offset, offset + length) of the file (it lands in the page cache); called from
   // several threads at once.
   virtual Result<void> read_range(size_t file, uint64_t offset, uint64_t length) = 0;
-  // What the kernel says could be used without swapping (MemAvailable), where it says.
+  // What the kernel says could be used without swapping (MemAvailable), or the own cgroup's
+  // room under its memory limit where smaller; nullopt where neither says.
   virtual std::optional<uint64_t> memory_available() = 0;
 };
 

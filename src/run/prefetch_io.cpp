@@ -16,6 +16,7 @@
 
 #include "facts/environment.hpp"
 #include "facts/model_probe.hpp"
+#include "supervise/cgroup.hpp"
 #include "util/safe_file.hpp"
 #include "util/try.hpp"
 #include "util/unique_fd.hpp"
@@ -137,15 +138,19 @@ class RealPrefetchIo final : public PrefetchIo {
   }
 
   std::optional<uint64_t> memory_available() override {
+    std::optional<uint64_t> available;
     std::ifstream meminfo("/proc/meminfo");
     std::string key;
     uint64_t kib = 0;
     std::string unit;
-    while (meminfo >> key >> kib) {
+    while (!available && meminfo >> key >> kib) {
       std::getline(meminfo, unit);
-      if (key == "MemAvailable:") return kib * 1024;
+      if (key == "MemAvailable:") available = kib * 1024;
     }
-    return std::nullopt;
+    // In the unit (MemoryMax=), its cgroup's room is the tighter bound.
+    if (auto room = own_cgroup_memory_room())
+      available = available ? std::min<uint64_t>(*available, *room) : *room;
+    return available;
   }
 
   // Opens the file `names` names below `root_fd` and keeps it.

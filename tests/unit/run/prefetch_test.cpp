@@ -82,8 +82,8 @@ TEST(PrefetchPlan, StopsAtTheFirstFileThatWouldNotFitTheFreeMemory) {
   ASSERT_TRUE(reason);
   EXPECT_EQ(*reason,
             "stopped before '/models/m/4.safetensors' (1.0 GiB): it would not fit the free "
-            "memory (MemAvailable less a 2.0 GiB margin: 6.0 GiB, 6.0 GiB of it for the files "
-            "before); 1 file(s), 1.0 GiB, left unread");
+            "memory (MemAvailable, or the cgroup's room where smaller, less a 2.0 GiB margin: "
+            "6.0 GiB, 6.0 GiB of it for the files before); 1 file(s), 1.0 GiB, left unread");
 }
 
 TEST(PrefetchPlan, ResidentFilesAfterTheStopAreStillSkippedNotLeft) {
