@@ -23,6 +23,10 @@ struct CliContext {
 void add_list_command(CLI::App& app, CliContext& context);
 void add_show_command(CLI::App& app, CliContext& context);
 void add_render_command(CLI::App& app, CliContext& context);
+// `env PROFILE`: the unit's environment (unit/unit_environment) as shell exports.
+void add_env_command(CLI::App& app, CliContext& context);
+// `warm PROFILE`: the model's weight files into the page cache (run/prefetch).
+void add_warm_command(CLI::App& app, CliContext& context);
 void add_run_command(CLI::App& app, CliContext& context);
 void add_prepare_caches_command(CLI::App& app, CliContext& context);
 void add_up_command(CLI::App& app, CliContext& context);

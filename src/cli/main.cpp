@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
   gl::add_list_command(app, context);
   gl::add_show_command(app, context);
   gl::add_render_command(app, context);
+  gl::add_env_command(app, context);
+  gl::add_warm_command(app, context);
   gl::add_up_command(app, context);
   gl::add_down_command(app, context);
   gl::add_status_command(app, context);

@@ -180,6 +180,29 @@ std::string command_page(const CLI::App& app, std::string_view date) {
       "backoff and counts against \\fBrestart.budget\\fR, as a crash. \\fBstatus\\fR shows the "
       "last stall and the same command.\n";
   page +=
+      ".SH \"WARM THE PAGE CACHE\"\n"
+      "\\fBgpulaunch warm\\fR \\fIprofile\\fR reads the model's weight files "
+      "(\\fI*.safetensors\\fR, \\fI*.bin\\fR, \\fI*.gguf\\fR of \\fBmodel.path\\fR, or of "
+      "a hub id's snapshot in the hub cache the unit's environment names) into the page cache "
+      "on \\fB\\-\\-threads\\fR threads, with progress on standard error. Files already wholly "
+      "cached (mincore) are skipped; it stops before the first file that would not fit "
+      "MemAvailable (in the unit, its cgroup's room under \\fBMemoryMax=\\fR where smaller) less 2 "
+      "GiB, and says so. Links are followed only inside the model (a "
+      "snapshot's links into its \\fIblobs/\\fR), never a FIFO or device; nothing is written. "
+      "A model that is not local yet is one line on standard error saying what to run, and "
+      "exit 1. With \\fBmodel.prefetch = true\\fR, \\fBrun\\fR does the same before each start, "
+      "as the service user inside the unit's sandbox, with \\fBSTATUS=\\fR progress and the start "
+      "timeout extended while it reads; a prefetch that cannot read is a warning line, never a "
+      "failed start.\n"
+      ".SH \"THE UNIT'S ENVIRONMENT\"\n"
+      "\\fBgpulaunch env\\fR \\fIprofile\\fR prints every variable the unit sets for its "
+      "engine (\\fBCUDA_HOME\\fR, \\fBPATH\\fR, \\fBCUDA_VISIBLE_DEVICES\\fR, the caches, "
+      "\\fB[env]\\fR) as \\fBexport\\fR lines a POSIX shell sources back to the same values: "
+      "\\fBeval \"$(gpulaunch env\\fR \\fIprofile\\fB)\"\\fR. A \\fB[secrets]\\fR entry is its "
+      "\\fINAME\\fB_PATH\\fR in the unit's credentials directory, which exists only while the unit "
+      "runs; no secret's value is printed. systemd's own per-start variables "
+      "(\\fBINVOCATION_ID\\fR, \\fBNOTIFY_SOCKET\\fR) are not among them.\n";
+  page +=
       ".SH \"EXIT STATUS\"\n"
       "0 on success; 1 when a profile is missing or invalid, with one line on standard error "
       "naming the file, line and column; 70 on an internal error.\n";

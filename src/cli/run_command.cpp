@@ -2,6 +2,7 @@
 #include <unistd.h>
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -17,6 +18,8 @@
 #include "plan/launch_plan.hpp"
 #include "profile/validate.hpp"
 #include "run/bridge.hpp"
+#include "run/prefetch.hpp"
+#include "run/prefetch_io.hpp"
 #include "supervise/exit_status.hpp"
 #include "supervise/history.hpp"
 #include "supervise/start_gate.hpp"
@@ -104,6 +107,51 @@ std::optional<int> supervise_start(const std::string& name, const std::string& s
   options.stable_after = gate.stable_after;
   options.on_stable = [message = gate.stable_message] { return message; };
   return std::nullopt;
+}
+
+// model.prefetch: the weights into the page cache before the engine reads them. It runs here,
+// in `run`, rather than in root's ExecStartPre=+ prepare-caches: `run` is the service user inside
+// the unit's sandbox, so it reads exactly what the engine may read and root opens nothing more of
+// the engine's; it is the unit's main process, the only one whose STATUS= and
+// EXTEND_TIMEOUT_USEC= systemd takes (NotifyAccess=main), so a long read pushes the start timeout
+// back while it progresses (and a stuck one is not kept alive); and it runs after the backoff
+// and the wait for GPU memory, so the pages are fresh when the engine opens the files. Nothing it
+// meets stops the start: each problem is a warning line and the engine starts anyway.
+void prefetch_weights(const std::string& snapshot, long long ready_timeout, Notifier& notifier) {
+  if (snapshot.empty()) return;
+  auto profile = load_profile(DirectorySource({}), snapshot);
+  if (!profile || !profile->model.prefetch) return;
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  // The hub cache the engine reads is named by the unit's environment, spelled by the plan.
+  auto io = open_model_weights(profile->model.path, profile->model.revision,
+                               make_launch_plan(*profile).environment);
+  if (!io) {
+    say(fmt::format("warning: prefetch skipped: {}", io.error().message));
+    return;
+  }
+  const PrefetchOptions options;
+  const PrefetchPlan plan = plan_prefetch(**io, options);
+  notifier.notify(
+      fmt::format("STATUS=prefetching weights: {} to read", format_bytes(plan.bytes_to_read)));
+  auto last = start;
+  const PrefetchResult result =
+      run_prefetch(**io, plan, options, [&](const PrefetchProgress& progress) {
+        const auto now = Clock::now();
+        if (now - last < std::chrono::seconds{5}) return;
+        last = now;
+        notifier.notify(fmt::format("STATUS=prefetching weights: {} of {}, {}/{} file(s)",
+                                    format_bytes(progress.bytes_done),
+                                    format_bytes(progress.bytes_total), progress.files_done,
+                                    progress.files_total));
+        notifier.notify(fmt::format("EXTEND_TIMEOUT_USEC={}", kPrefetchExtendUsec));
+      });
+  for (const auto& problem : result.problems) say("warning: prefetch: " + problem);
+  if (auto stop = prefetch_stop_reason(**io, plan)) say("prefetch " + *stop);
+  say("prefetch: " +
+      prefetch_summary(result, std::chrono::duration<double>(Clock::now() - start).count()));
+  // The engine gets its whole start window from here, as if the read had taken no time.
+  notifier.notify(fmt::format("EXTEND_TIMEOUT_USEC={}", (ready_timeout + 60) * 1'000'000LL));
 }
 
 }  // namespace
@@ -225,6 +273,7 @@ void add_run_command(CLI::App& app, CliContext& context) {
       context.exit_code = *stop;
       return;
     }
+    prefetch_weights(snapshot, ready_timeout, *notifier);
     // The JIT caches were prepared by root before this (ExecStartPre=+ prepare-caches).
     options.argv = argv;
     // Output goes to the journal through stdout; flush per line so lines keep their order.

@@ -6,6 +6,7 @@
 #include "catalog/exit_codes.hpp"
 #include "catalog/node_requirements.hpp"
 #include "unit/escape.hpp"
+#include "unit/unit_environment.hpp"
 #include "util/state_paths.hpp"
 
 namespace gl {
@@ -122,14 +123,19 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
                                  "--profile=" + profile.name, "--snapshot=" + plan.snapshot_path},
                                 {}));
   unit.add("Service", "ExecStart", exec_command_line(exec));
-  for (const auto& [name, value] : plan.environment)
-    unit.add("Service", "Environment", quote_environment(name, value));
+  // The environment is spelled once (unit/unit_environment), which `gpulaunch env` prints too.
   // [secrets]: systemd reads each file as root into the credentials directory, readable by the
-  // service's user only; the unit names the file, never the value. NAME_PATH points at it
-  // (huggingface_hub reads its token from HF_TOKEN_PATH).
-  for (const auto& [name, file] : profile.secrets) {
-    unit.add("Service", "LoadCredential", name + ":" + escape_specifiers(file));
-    unit.add("Service", "Environment", credential_path_environment(name + "_PATH", name));
+  // service's user only; the unit names the file, never the value.
+  for (const auto& variable : unit_environment(profile, plan)) {
+    if (!variable.credential) {
+      unit.add("Service", "Environment", quote_environment(variable.name, variable.value));
+      continue;
+    }
+    unit.add(
+        "Service", "LoadCredential",
+        *variable.credential + ":" + escape_specifiers(profile.secrets.at(*variable.credential)));
+    unit.add("Service", "Environment",
+             credential_path_environment(variable.name, *variable.credential));
   }
   // The engine's own directory; systemd creates its parents root-owned, and the history root
   // keeps there is out of the engine's reach.
