@@ -202,10 +202,10 @@ std::string metrics_text(const std::vector<ProfileMetricsInput>& profiles) {
   return text;
 }
 
-std::vector<std::string_view> metric_family_names() {
-  std::vector<std::string_view> names;
-  for (const auto& family : families()) names.push_back(family.name);
-  return names;
+std::vector<MetricFamilyDoc> metric_families() {
+  std::vector<MetricFamilyDoc> docs;
+  for (const auto& family : families()) docs.push_back({family.name, family.type, family.help});
+  return docs;
 }
 
 }  // namespace gl

@@ -29,7 +29,13 @@ struct ProfileMetricsInput {
 // The families of every profile, each family once.
 std::string metrics_text(const std::vector<ProfileMetricsInput>& profiles);
 
-// The name of every family metrics_text can emit (the dashboard's queries are checked against it).
-std::vector<std::string_view> metric_family_names();
+// Every family metrics_text can emit (the man page lists them; the dashboard's queries are
+// checked against them).
+struct MetricFamilyDoc {
+  std::string_view name;
+  std::string_view type;  // gauge, counter
+  std::string_view help;
+};
+std::vector<MetricFamilyDoc> metric_families();
 
 }  // namespace gl
