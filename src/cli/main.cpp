@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include "cli/context.hpp"
+#include "cli/metrics.hpp"
 #include "cli/supervise.hpp"
 #include "gpulaunch_version.hpp"
 

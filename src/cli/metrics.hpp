@@ -5,9 +5,14 @@
 
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 namespace gl {
 
 class SystemdManager;
+struct CliContext;
+
+void add_metrics_command(CLI::App& app, CliContext& context);
 
 // Root only (for anyone else it does nothing): rewrites PROFILE's file in node_exporter's textfile
 // directory from the manager's view of its unit, its history and its caches. Nothing is written,
