@@ -5,6 +5,10 @@
 # openssh-server is there for the multi-node integration test, which runs its own sshd inside
 # network namespaces; installing it must not start one on this machine, so the install runs under
 # a policy-rc.d that forbids service starts (an existing policy-rc.d is left as it is).
+# prometheus (for promtool) and prometheus-node-exporter are there for the metrics integration
+# test, which runs promtool and its own node_exporter on loopback; the same policy keeps their
+# postinst from starting the packages' own services (enabled, never started here; on a machine
+# without a running systemd the start is skipped the same way).
 set -euo pipefail
 
 packages=(
@@ -15,6 +19,7 @@ packages=(
   clang-14 libclang-rt-14-dev clang-format-14
   systemd dbus util-linux iproute2 python3 python3-venv procps
   openssh-client openssh-server
+  prometheus prometheus-node-exporter
   debhelper dpkg-dev fakeroot lintian man-db bash-completion
 )
 

@@ -7,6 +7,7 @@
 #include "cli/all_nodes.hpp"
 #include "cli/context.hpp"
 #include "cli/lifecycle.hpp"
+#include "cli/metrics.hpp"
 #include "cli/supervise.hpp"
 #include "profile/loader.hpp"
 #include "profile/profile_name.hpp"
@@ -36,6 +37,7 @@ int down(const DownOptions& options) {
   if (!manager) return report(manager.error());
   auto stop = stop_unit(**manager, system_timekeeper(), unit, std::chrono::seconds(300));
   if (!stop) return report(stop.error());
+  if (!options.user) write_profile_metrics(*name, manager->get());  // kept, up 0, until --purge
   if (stop->was_running) {
     fmt::print("stopped {} ({})\n", unit, stop->job_result);
   } else {
@@ -51,6 +53,7 @@ int down(const DownOptions& options) {
     std::error_code error;
     if (std::filesystem::remove(file, error)) {
       fmt::print("removed {}\n", file.string());
+      if (!options.user) remove_profile_metrics(*name);
       if (auto reloaded = (*manager)->reload(); !reloaded) return report(reloaded.error());
     } else if (error) {
       return report(
@@ -68,6 +71,7 @@ int restart(const std::string& profile, bool user) {
   if (!manager) return report(manager.error());
   auto restarted =
       restart_unit(**manager, system_timekeeper(), History(*name), unit, std::chrono::hours(2));
+  if (!user) write_profile_metrics(*name, manager->get());
   if (!restarted) return report(restarted.error());
   if (!restarted->warning.empty()) fmt::print(stderr, "warning: {}\n", restarted->warning);
   const auto& status = restarted->after;

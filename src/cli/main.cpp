@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include "cli/context.hpp"
+#include "cli/metrics.hpp"
 #include "cli/supervise.hpp"
 #include "gpulaunch_version.hpp"
 
@@ -35,6 +36,7 @@ int main(int argc, char** argv) {
   gl::add_lock_command(app, context);
   gl::add_verify_command(app, context);
   gl::add_diff_command(app, context);
+  gl::add_metrics_command(app, context);
   gl::add_man_command(app, context);
   try {
     app.parse(argc, argv);

@@ -21,6 +21,8 @@
 #include "profile/schema.hpp"
 #include "profile/unsafe_directives.hpp"
 #include "run/bridge.hpp"
+#include "supervise/metrics.hpp"
+#include "util/state_paths.hpp"
 
 namespace gl {
 namespace {
@@ -103,6 +105,30 @@ std::vector<const CLI::App*> visible_subcommands(const CLI::App& app) {
 
 std::string gpu_health_section();
 
+// What `gpulaunch metrics` prints and node_exporter serves, from supervise/metrics' own table.
+std::string metrics_section() {
+  std::string page =
+      ".SH METRICS\n"
+      "\\fBgpulaunch metrics\\fR [\\fIprofile\\fR] prints Prometheus metrics in the text "
+      "exposition format, for one profile or every installed one. As root, \\fB\\-\\-write\\fR "
+      "writes each profile's file, \\fI" +
+      literal(state_paths::metrics_file_name("PROFILE")) +
+      "\\fR, into node_exporter's textfile "
+      "directory \\fI" +
+      literal(state_paths::kTextfileDirectory) +
+      "\\fR (Debian's \\fBprometheus\\-node\\-exporter\\fR reads it by default), replaced "
+      "atomically, and only where that directory exists and only root can write it. Root "
+      "rewrites the file at every stop (\\fBrecord\\-exit\\fR), \\fBup\\fR, \\fBdown\\fR "
+      "and \\fBrestart\\fR, and \\fIgpulaunch\\-metrics.timer\\fR every 15 seconds; "
+      "\\fBdown\\fR keeps it (with \\fBgpulaunch_up\\fR 0), \\fBdown \\-\\-purge\\fR "
+      "removes it. Labels: \\fBprofile\\fR, \\fBclass\\fR (the stop classes of STOPS), "
+      "\\fBphase\\fR (a start's phases), \\fBcache\\fR and \\fBstate\\fR.\n";
+  for (const auto& family : metric_families())
+    page += fmt::format(".TP\n\\fB{}\\fR ({})\n{}\n", literal(family.name), family.type,
+                        sentence(family.help));
+  return page;
+}
+
 std::string command_page(const CLI::App& app, std::string_view date) {
   std::string page = header("GPULAUNCH", 1, date);
   page += ".SH NAME\ngpulaunch \\- run LLM inference servers as hardened systemd services\n";
@@ -164,6 +190,14 @@ std::string command_page(const CLI::App& app, std::string_view date) {
       ".TP\n\\fI/usr/share/gpulaunch/profiles/\\fR\nExample profiles shipped with gpulaunch.\n"
       ".TP\n\\fI/usr/lib/systemd/system/gpulaunch\\-check@.service\\fR\n"
       "Runs \\fBgpulaunch check\\fR \\fIprofile\\fR once, to re-validate a node at boot.\n"
+      ".TP\n\\fI/usr/lib/systemd/system/gpulaunch\\-metrics.timer\\fR\n"
+      "Runs \\fBgpulaunch metrics \\-\\-write\\fR every 15 seconds (see METRICS).\n"
+      ".TP\n\\fI" +
+      literal(state_paths::kTextfileDirectory) + "/" +
+      literal(state_paths::metrics_file_name("PROFILE")) +
+      "\\fR\nA profile's metrics, for node_exporter's textfile collector.\n"
+      ".TP\n\\fI/usr/share/gpulaunch/grafana/gpulaunch.json\\fR\n"
+      "A Grafana dashboard over those metrics.\n"
       ".PP\n"
       "A profile found earlier on the search path shadows one of the same name further down, as "
       "\\fI/etc\\fR shadows \\fI/usr\\fR for systemd units.\n";
@@ -179,6 +213,7 @@ std::string command_page(const CLI::App& app, std::string_view date) {
       "\\-\\-cursor=\\fR\\fIcursor\\fR. A stall counts as a failure: it is restarted after the "
       "backoff and counts against \\fBrestart.budget\\fR, as a crash. \\fBstatus\\fR shows the "
       "last stall and the same command.\n";
+  page += metrics_section();
   page +=
       ".SH \"WARM THE PAGE CACHE\"\n"
       "\\fBgpulaunch warm\\fR \\fIprofile\\fR reads the model's weight files "

@@ -12,6 +12,7 @@
 
 #include "cli/context.hpp"
 #include "cli/group_restart.hpp"
+#include "cli/metrics.hpp"
 #include "group/remote.hpp"
 #include "profile/validate.hpp"
 #include "supervise/cgroup.hpp"
@@ -91,6 +92,7 @@ int record_exit(const RecordExitOptions& options) {
   }
   for (const auto& line : record.finish(decision.events))
     fmt::print("gpulaunch record-exit: {}\n", line);
+  write_profile_metrics(name, manager ? manager->get() : nullptr);
   return 0;
 }
 

@@ -11,6 +11,7 @@
 #include "cli/findings_report.hpp"
 #include "cli/lifecycle.hpp"
 #include "cli/locked.hpp"
+#include "cli/metrics.hpp"
 #include "cli/supervise.hpp"
 #include "cli/unit_diff.hpp"
 #include "facts/node_os.hpp"
@@ -229,6 +230,7 @@ int up(const UpOptions& options, const CliContext& context) {
                     progress.show(phase, elapsed);
                   });
   progress.finish();
+  if (!options.user) write_profile_metrics(profile->name, manager->get());
   if (!watched) return report(watched.error());
   if (!watched->job_result) {
     fmt::print(stderr, "Failed to start {}: no progress for {}\n", unit,

@@ -25,6 +25,12 @@ constexpr size_t kMaxMarkerBytes = 4096;
 constexpr size_t kMaxTextBytes = 64 * 1024;  // one string field
 constexpr int kMaxLevel = 1000;
 constexpr mode_t kFileMode = 0644;
+// supervisor.json's per-class stop counters: this prefix and the class's name.
+constexpr std::string_view kStopsFieldPrefix = "stops_";
+
+std::string stops_field(ExitClass value) {
+  return std::string(kStopsFieldPrefix) + std::string(exit_class_name(value));
+}
 
 // History files are flat objects: anything nested deeper is not ours, and is refused before a
 // parser sees it (whatever wrote it).
@@ -125,15 +131,16 @@ std::string event_to_json(const SupervisorEvent& event) {
 }
 
 std::string supervisor_state_to_json(const SupervisorState& state) {
-  return Json{{"consecutive_failures", state.consecutive_failures},
-              {"gpu_level", state.gpu_level},
-              {"host_level", state.host_level},
-              {"last_failure_usec", state.last_failure_usec},
-              {"last_stable_usec", state.last_stable_usec},
-              {"last_class", state.last_class},
-              {"cgroup_oom_kills", state.cgroup_oom_kills}}
-             .dump(2) +
-         "\n";
+  Json json{{"consecutive_failures", state.consecutive_failures},
+            {"gpu_level", state.gpu_level},
+            {"host_level", state.host_level},
+            {"last_failure_usec", state.last_failure_usec},
+            {"last_stable_usec", state.last_stable_usec},
+            {"last_class", state.last_class},
+            {"cgroup_oom_kills", state.cgroup_oom_kills}};
+  for (const auto& [value, count] : state.stops_by_class)
+    if (count > 0) json[stops_field(value)] = count;
+  return json.dump(2) + "\n";
 }
 
 Result<SupervisorState> parse_supervisor_state(std::string_view text) {
@@ -149,6 +156,18 @@ Result<SupervisorState> parse_supervisor_state(std::string_view text) {
         take_string(*json, "last_class", state.last_class),
         take_integer(*json, "cgroup_oom_kills", 0, LLONG_MAX, state.cgroup_oom_kills)})
     if (!taken) return std::unexpected(taken.error());
+  for (ExitClass value : all_exit_classes()) {
+    long long count = 0;
+    const std::string field = stops_field(value);
+    if (auto taken = take_integer(*json, field.c_str(), 0, LLONG_MAX, count); !taken)
+      return std::unexpected(taken.error());
+    if (count > 0) state.stops_by_class[value] = count;
+  }
+  // A field with the prefix that names no class is not ours: refused, like a bad value.
+  for (const auto& [key, value] : json->items())
+    if (key.starts_with(kStopsFieldPrefix) &&
+        !parse_exit_class(std::string_view(key).substr(kStopsFieldPrefix.size())))
+      return failf("'{}' names no stop class", key);
   return state;
 }
 

@@ -11,11 +11,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "supervise/exit_class.hpp"
 #include "supervise/start_timeline.hpp"
 #include "util/error.hpp"
 
@@ -41,6 +43,10 @@ struct SupervisorState {
   int64_t last_stable_usec = 0;
   std::string last_class;
   long long cgroup_oom_kills = 0;  // the v1 memory.oom_control counter at the last stop
+  // Every stop record-exit classified, by class, since the history began: never reset (the
+  // metrics' counter, which must survive restarts and reboots). Kept flat, one field per class
+  // that has stops: "stops_cuda-oom": 2.
+  std::map<ExitClass, long long> stops_by_class{};
   // The phases of the last start that became ready (written by the start's record, read by
   // `status` and the metrics); nullopt before the first.
   std::optional<StartTimeline> last_start{};

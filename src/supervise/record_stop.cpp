@@ -120,6 +120,7 @@ StopDecision decide_stop(SupervisorState state, StopInput input, SystemdManager*
   auto outcome = after_stop(state, decision.stop, input.restart, now, max_gpu_level(input.kind),
                             max_host_level(input.kind));
   decision.state = outcome.state;
+  ++decision.state.stops_by_class[decision.stop.value];  // every stop counts, never forgiven
   decision.events.push_back(SupervisorEvent{now, std::string(exit_class_name(decision.stop.value)),
                                             decision.stop.evidence, outcome.action,
                                             outcome.state.gpu_level, outcome.state.host_level,

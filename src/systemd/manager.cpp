@@ -107,6 +107,7 @@ class SdBusManager final : public SystemdManager {
             trivial(*path, kServiceIface, "ExecMainStartTimestamp", 't', &status.main_start_usec);
         !ok)
       return std::unexpected(ok.error());
+    GL_TRY_VOID(trivial(*path, kServiceIface, "WatchdogTimestamp", 't', &status.watchdog_usec));
     GL_TRY_VOID(trivial(*path, kServiceIface, "ExecMainCode", 'i', &status.exec_main_code));
     if (auto ok = trivial(*path, kServiceIface, "ExecMainStatus", 'i', &status.exec_main_status);
         !ok)

@@ -51,6 +51,8 @@ has() { grep -qxF "$1" "$scratch/files.txt"; }
 for path in /usr/bin/gpulaunch /usr/share/man/man1/gpulaunch.1.gz \
   /usr/share/man/man5/gpulaunch.toml.5.gz /usr/share/bash-completion/completions/gpulaunch \
   /usr/lib/systemd/system/gpulaunch-check@.service /usr/lib/sysusers.d/gpulaunch.conf \
+  /usr/lib/systemd/system/gpulaunch-metrics.service /usr/lib/systemd/system/gpulaunch-metrics.timer \
+  /usr/share/gpulaunch/grafana/gpulaunch.json \
   /etc/gpulaunch/profiles/ /usr/share/doc/gpulaunch/copyright; do
   check "ships $path" has "$path"
 done
@@ -186,6 +188,9 @@ check "systemd-analyze verify on the rendered k26-ar.service" verify "$scratch/u
 cp /usr/lib/systemd/system/gpulaunch-check@.service "$scratch/units/gpulaunch-check@k26-ar.service"
 check "systemd-analyze verify on gpulaunch-check@k26-ar.service" \
   verify "$scratch/units/gpulaunch-check@k26-ar.service"
+for unit in gpulaunch-metrics.service gpulaunch-metrics.timer; do
+  check "systemd-analyze verify on $unit" verify "/usr/lib/systemd/system/$unit"
+done
 check "man finds gpulaunch(1)" bash -c 'man -w gpulaunch >/dev/null'
 check "man finds gpulaunch.toml(5)" bash -c 'man -w 5 gpulaunch.toml >/dev/null'
 

@@ -101,6 +101,31 @@ TEST(History, StrictParsingRefusesNegativeNestedAndNonObjectStates) {
   EXPECT_EQ(ok->consecutive_failures, 3);
 }
 
+TEST(History, StopsByClassAreFlatFieldsParsedStrictly) {
+  SupervisorState state;
+  state.stops_by_class[ExitClass::cuda_oom] = 3;
+  state.stops_by_class[ExitClass::stalled] = 1;
+  const std::string json = supervisor_state_to_json(state);
+  EXPECT_NE(json.find(R"("stops_cuda-oom": 3)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("stops_stalled": 1)"), std::string::npos) << json;
+  EXPECT_EQ(json.find("stops_crash"), std::string::npos) << json;  // none: no field
+  auto parsed = parse_supervisor_state(json);
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->stops_by_class, state.stops_by_class);
+  // Written before the counters existed: none.
+  auto old = parse_supervisor_state(R"({"consecutive_failures": 1})");
+  ASSERT_TRUE(old);
+  EXPECT_TRUE(old->stops_by_class.empty());
+  auto negative = parse_supervisor_state(R"({"stops_crash": -1})");
+  ASSERT_FALSE(negative);
+  EXPECT_EQ(negative.error().message,
+            "'stops_crash' is not an integer from 0 to 9223372036854775807");
+  EXPECT_FALSE(parse_supervisor_state(R"({"stops_crash": "2"})"));
+  auto unknown = parse_supervisor_state(R"({"stops_meteor": 2})");
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().message, "'stops_meteor' names no stop class");
+}
+
 TEST(History, AFifoOrLinkIsNeverOpenedForReadingAndIsReplacedOnAppend) {
   TempDir dir;
   const History history(place_in(dir));

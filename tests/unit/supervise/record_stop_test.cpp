@@ -173,6 +173,26 @@ TEST(RecordStop, AnInvocationThatServedStableAfterIsForgivenBeforeItsStopCounts)
   EXPECT_EQ(decision.events[1].action, "restart after 10s");  // the first failure again
   EXPECT_EQ(decision.state.consecutive_failures, 1);
   EXPECT_EQ(decision.state.gpu_level, 1);
+  // The stable period forgives failures; the per-class stop count (the metrics' counter) stays.
+  EXPECT_EQ(decision.state.stops_by_class.at(ExitClass::crash), 1);
+}
+
+TEST(RecordStop, EveryStopCountsByItsClassAndTheCountSurvivesTheHistoryFile) {
+  TempDir dir;
+  const History history(place_in(dir));
+  FakeTimekeeper clock;
+  SupervisorState state;
+  state.stops_by_class[ExitClass::crash] = 2;
+  state.stops_by_class[ExitClass::cuda_oom] = 1;
+  const StopDecision decision = decide_stop(state, killed(), nullptr, nullptr, clock);
+  EXPECT_EQ(decision.state.stops_by_class.at(ExitClass::crash), 3);
+  EXPECT_EQ(decision.state.stops_by_class.at(ExitClass::cuda_oom), 1);
+  StopRecord record(history);
+  record.save(decision.state);
+  EXPECT_TRUE(record.finish(decision.events).empty());
+  auto read = history.state();
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(read->stops_by_class, decision.state.stops_by_class);
 }
 
 TEST(RecordStop, WhatIsRecordedIsWhatTheNextStartDecidesFrom) {
