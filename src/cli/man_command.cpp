@@ -164,6 +164,8 @@ std::string command_page(const CLI::App& app, std::string_view date) {
       ".TP\n\\fI/usr/share/gpulaunch/profiles/\\fR\nExample profiles shipped with gpulaunch.\n"
       ".TP\n\\fI/usr/lib/systemd/system/gpulaunch\\-check@.service\\fR\n"
       "Runs \\fBgpulaunch check\\fR \\fIprofile\\fR once, to re-validate a node at boot.\n"
+      ".TP\n\\fI/usr/lib/systemd/catalog/gpulaunch.catalog\\fR\n"
+      "What \\fBjournalctl \\-x\\fR says about each gpulaunch event and its fix.\n"
       ".PP\n"
       "A profile found earlier on the search path shadows one of the same name further down, as "
       "\\fI/etc\\fR shadows \\fI/usr\\fR for systemd units.\n";
@@ -179,6 +181,18 @@ std::string command_page(const CLI::App& app, std::string_view date) {
       "\\-\\-cursor=\\fR\\fIcursor\\fR. A stall counts as a failure: it is restarted after the "
       "backoff and counts against \\fBrestart.budget\\fR, as a crash. \\fBstatus\\fR shows the "
       "last stall and the same command.\n";
+  page +=
+      ".SH \"LOGS AND THE JOURNAL\"\n"
+      "gpulaunch's own lines have a level: \\fB\\-v\\fR adds debug lines, \\fB\\-q\\fR keeps "
+      "warnings and errors; data on standard output is never touched. Where standard output or "
+      "error is the journal (\\fBJOURNAL_STREAM\\fR), each of these lines is a native entry "
+      "with \\fBPRIORITY=\\fR and the fields \\fBGPULAUNCH_PROFILE=\\fR, "
+      "\\fBGPULAUNCH_CLASS=\\fR (a classified stop), \\fBGPULAUNCH_PHASE=\\fR (a start phase) "
+      "and a \\fBMESSAGE_ID=\\fR per kind of event; the engine's output passes through as it "
+      "is. A retried failure is a warning, a stop that stays down an error: "
+      "\\fBjournalctl \\-p warning GPULAUNCH_PROFILE=\\fR\\fIprofile\\fR lists them, and "
+      "\\fBjournalctl \\-x\\fR explains each with its fix from "
+      "\\fI/usr/lib/systemd/catalog/gpulaunch.catalog\\fR.\n";
   page +=
       ".SH \"EXIT STATUS\"\n"
       "0 on success; 1 when a profile is missing or invalid, with one line on standard error "
