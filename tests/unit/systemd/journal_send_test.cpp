@@ -47,8 +47,12 @@ TEST_F(JournalStreamTest, TheStreamSystemdNamedIsTheJournal) {
 
 TEST_F(JournalStreamTest, ARedirectedStreamIsNotThoughTheVariableIsInherited) {
   // A child of a service whose output a shell sent to a file or a pipe: same variable, other fd.
+  int other[2];
+  ASSERT_EQ(::pipe(other), 0);
   ::setenv("JOURNAL_STREAM", identity(fds_[1]).c_str(), 1);
-  EXPECT_FALSE(stream_is_journal(fds_[0]));
+  EXPECT_FALSE(stream_is_journal(other[1]));
+  ::close(other[0]);
+  ::close(other[1]);
 }
 
 TEST_F(JournalStreamTest, WithoutTheVariableOrWithGarbageNothingIsTheJournal) {
