@@ -130,6 +130,9 @@ int up(const UpOptions& options, const CliContext& context) {
   const LaunchPlan plan = make_launch_plan(*profile, launch);
   const std::string text = render_for_install(*profile, plan);
   const std::string existing = read_existing(path);
+  logging::debug(fmt::format("unit {} at {}; engine version in the venv: {}; InfiniBand: {}", unit,
+                             path.string(), launch.engine_version.value_or("unknown"),
+                             launch.infiniband ? "yes" : "no"));
 
   // --locked: the node, profile, model and unit must be what the lock recorded; --force does not
   // override this (a lock is the operator's explicit promise of what runs).
