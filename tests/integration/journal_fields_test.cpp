@@ -3,9 +3,12 @@
 // classified stop is found by priority and profile, carries its class and MESSAGE_ID, and the
 // generated catalog explains it in `journalctl -x`; the engine's own lines pass unchanged.
 
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -17,6 +20,7 @@
 namespace {
 
 namespace fs = std::filesystem;
+using gpulaunch::testing::event_of;
 using gpulaunch::testing::MockEngineHost;
 using gpulaunch::testing::MockEngineSuite;
 
@@ -119,6 +123,45 @@ TEST_F(JournalFields, ACudaOomStopIsAWarningWithItsClassAndTheCatalogExplainsIt)
   // @GPULAUNCH_PROFILE@ filled in from the entry: the fix names this profile.
   EXPECT_NE(explained.find("gpulaunch events jfoom"), std::string::npos) << explained;
   gpulaunch("down jfoom --runtime --purge");
+}
+
+// A stall: `run`'s stall line is a native entry (error, the stall's MESSAGE_ID) and still the
+// first line at its cursor, with the engine's thread dump (stdout lines) after it, and
+// record-exit's `stalled` stop a warning with its class.
+TEST_F(JournalFields, AStallLineIsAnEntryBeforeTheThreadDumpItAnnounces) {
+  const std::string wedge = (host().work() / "jfstall.wedge").string();
+  fs::remove(wedge);
+  host().write_profile("jfstall", 31302,
+                       "liveness = \"generate\"\nliveness_interval = \"5s\"\n"
+                       "liveness_timeout = \"10s\"\n" +
+                           kRestart,
+                       "MOCK_WEDGE_FILE = \"" + wedge + "\"\n");
+  set_mode("jfstall", "normal");
+  ASSERT_EQ(gpulaunch("up jfstall --runtime --force").exit_code, 0);
+  std::this_thread::sleep_for(std::chrono::seconds(6));  // probed healthy once
+  std::ofstream(wedge) << "wedge\n";
+  nlohmann::json events;
+  ASSERT_TRUE(eventually([&] { return has_event(events = events_of("jfstall"), "stalled"); },
+                         std::chrono::seconds(60)))
+      << gpulaunch("logs jfstall -n 80").out;
+  fs::remove(wedge);
+  const std::string cursor = event_of(events, "stalled")["journal_cursor"];
+  const auto from_stall = journal({"-u", "gpulaunch-jfstall.service", "--cursor=" + cursor});
+  ASSERT_FALSE(from_stall.empty());
+  const nlohmann::json& stall = from_stall.front();
+  EXPECT_EQ(text(stall, "MESSAGE").rfind("gpulaunch: stalled: no forward progress for ", 0), 0u)
+      << stall.dump(2);
+  EXPECT_EQ(text(stall, "_TRANSPORT"), "journal");
+  EXPECT_EQ(text(stall, "PRIORITY"), "3");
+  EXPECT_EQ(text(stall, "MESSAGE_ID"), std::string(gl::journal_message("stall")->id));
+  bool dump_follows = false;
+  for (const auto& entry : from_stall)
+    dump_follows = dump_follows || text(entry, "MESSAGE") == "Fatal Python error: Aborted";
+  EXPECT_TRUE(dump_follows) << gpulaunch("logs jfstall -n 80").out;
+  const auto stops = journal({"GPULAUNCH_PROFILE=jfstall", "GPULAUNCH_CLASS=stalled"});
+  ASSERT_FALSE(stops.empty()) << gpulaunch("logs jfstall -n 80").out;
+  EXPECT_EQ(text(stops.front(), "PRIORITY"), "4");
+  gpulaunch("down jfstall --runtime --purge");
 }
 
 }  // namespace
