@@ -13,7 +13,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git
-  libtomlplusplus-dev libcli11-dev libfmt-dev nlohmann-json3-dev
+  libtomlplusplus-dev libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev
   libsystemd-dev libboost-dev libboost-filesystem-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev clang-format-14

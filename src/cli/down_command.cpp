@@ -9,6 +9,7 @@
 #include "cli/lifecycle.hpp"
 #include "cli/metrics.hpp"
 #include "cli/supervise.hpp"
+#include "log/logger.hpp"
 #include "profile/loader.hpp"
 #include "profile/profile_name.hpp"
 #include "profile/validate.hpp"
@@ -73,11 +74,11 @@ int restart(const std::string& profile, bool user) {
       restart_unit(**manager, system_timekeeper(), History(*name), unit, std::chrono::hours(2));
   if (!user) write_profile_metrics(*name, manager->get());
   if (!restarted) return report(restarted.error());
-  if (!restarted->warning.empty()) fmt::print(stderr, "warning: {}\n", restarted->warning);
+  if (!restarted->warning.empty()) logging::warning(fmt::format("warning: {}", restarted->warning));
   const auto& status = restarted->after;
   if (restarted->job_result != "done") {
-    fmt::print(stderr, "Failed to restart {}: job {}; {}\n", unit, restarted->job_result,
-               status ? describe_state(*status) : status.error().message);
+    logging::error(fmt::format("Failed to restart {}: job {}; {}", unit, restarted->job_result,
+                               status ? describe_state(*status) : status.error().message));
     return 1;
   }
   fmt::print("restarted {}: {}\n", unit, status ? describe_state(*status) : "");

@@ -198,6 +198,8 @@ std::string command_page(const CLI::App& app, std::string_view date) {
       "\\fR\nA profile's metrics, for node_exporter's textfile collector.\n"
       ".TP\n\\fI/usr/share/gpulaunch/grafana/gpulaunch.json\\fR\n"
       "A Grafana dashboard over those metrics.\n"
+      ".TP\n\\fI/usr/lib/systemd/catalog/gpulaunch.catalog\\fR\n"
+      "What \\fBjournalctl \\-x\\fR says about each gpulaunch event and its fix.\n"
       ".PP\n"
       "A profile found earlier on the search path shadows one of the same name further down, as "
       "\\fI/etc\\fR shadows \\fI/usr\\fR for systemd units.\n";
@@ -237,6 +239,18 @@ std::string command_page(const CLI::App& app, std::string_view date) {
       "\\fINAME\\fB_PATH\\fR in the unit's credentials directory, which exists only while the unit "
       "runs; no secret's value is printed. systemd's own per-start variables "
       "(\\fBINVOCATION_ID\\fR, \\fBNOTIFY_SOCKET\\fR) are not among them.\n";
+  page +=
+      ".SH \"LOGS AND THE JOURNAL\"\n"
+      "gpulaunch's own lines have a level: \\fB\\-v\\fR adds debug lines, \\fB\\-q\\fR keeps "
+      "warnings and errors; data on standard output is never touched. Where standard output or "
+      "error is the journal (\\fBJOURNAL_STREAM\\fR), each of these lines is a native entry "
+      "with \\fBPRIORITY=\\fR and the fields \\fBGPULAUNCH_PROFILE=\\fR, "
+      "\\fBGPULAUNCH_CLASS=\\fR (a classified stop), \\fBGPULAUNCH_PHASE=\\fR (a start phase) "
+      "and a \\fBMESSAGE_ID=\\fR per kind of event; the engine's output passes through as it "
+      "is. A retried failure is a warning, a stop that stays down an error: "
+      "\\fBjournalctl \\-p warning GPULAUNCH_PROFILE=\\fR\\fIprofile\\fR lists them, and "
+      "\\fBjournalctl \\-x\\fR explains each with its fix from "
+      "\\fI/usr/lib/systemd/catalog/gpulaunch.catalog\\fR.\n";
   page +=
       ".SH \"EXIT STATUS\"\n"
       "0 on success; 1 when a profile is missing or invalid, with one line on standard error "

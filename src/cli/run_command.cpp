@@ -11,9 +11,11 @@
 
 #include <fmt/core.h>
 
+#include "catalog/journal_messages.hpp"
 #include "cli/context.hpp"
 #include "cli/supervise.hpp"
 #include "facts/gpu_probe.hpp"
+#include "log/logger.hpp"
 #include "plan/gpu_assignment.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/validate.hpp"
@@ -31,9 +33,12 @@
 namespace gl {
 namespace {
 
-void say(const std::string& line) {
-  fmt::print("gpulaunch: {}\n", line);
-  std::fflush(stdout);
+// `run`'s own lines (log/logger: native journal entries with their fields under systemd).
+void say(const std::string& line, logging::Level level = logging::Level::info,
+         std::string_view kind = {}) {
+  logging::Fields fields;
+  fields.kind = kind;
+  logging::write(level, fmt::format("{}{}", kRunLinePrefix, line), fields);
 }
 
 // GPUs this unit may use, as NVML indices from the assignment the unit pins; empty means all
@@ -97,7 +102,12 @@ std::optional<int> supervise_start(const std::string& name, const std::string& s
       GpuHolders{[gpus] { return nvml_compute_processes(gpus); }, process_name,
                  static_cast<unsigned>(::getpid()),
                  [&gpus, &supervised] { return unit_gpus(gpus, supervised.parallelism); }},
-      say};
+      [](const std::string& line) { say(line); },
+      [](std::string_view kind, const std::string& line) {
+        // Staying down is the budget's stop; a back-off or a step-down follows a failure.
+        say(line, kind == kCrashLoopStopMessage ? logging::Level::error : logging::Level::warning,
+            kind);
+      }};
   // Only root writes the history (record-exit); the service user reads it.
   const StartGate gate =
       gate_start(StartGateInput{name, supervised.restart, supervised.kind, ready_timeout, argv},
@@ -225,6 +235,8 @@ void add_run_command(CLI::App& app, CliContext& context) {
       ->check(CLI::IsMember({"health", "generate"}));
   command->add_option("engine_argv", argv, "The engine's command line, after --")->required();
   command->callback([&context] {
+    // Under systemd stdout is the journal: the engine's lines pass through it, ours are entries.
+    logging::configure({context.log_threshold, logging::Stream::out, profile});
     BridgeOptions options;
     options.health_url = health_url;
     options.probe_timeout = std::chrono::seconds{health_timeout};
@@ -245,7 +257,8 @@ void add_run_command(CLI::App& app, CliContext& context) {
     options.stall_dump_grace = kStallDumpGrace;
     options.readiness.ready_on_generation = ready == "generate";
     if (options.readiness.ready_on_generation && probe_path.empty()) {
-      say(fmt::format("{}=generate needs {}", kRunReadyOption, kRunLivenessProbeOption));
+      say(fmt::format("{}=generate needs {}", kRunReadyOption, kRunLivenessProbeOption),
+          logging::Level::error);
       context.exit_code = kExitConfig;
       return;
     }
@@ -254,7 +267,8 @@ void add_run_command(CLI::App& app, CliContext& context) {
       long long number = 0;
       const auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), number);
       if (host.empty() || error != std::errc{} || end != port.data() + port.size()) {
-        say(fmt::format("invalid {} '{}': expected HOST:PORT", kRunRendezvousOption, rendezvous));
+        say(fmt::format("invalid {} '{}': expected HOST:PORT", kRunRendezvousOption, rendezvous),
+            logging::Level::error);
         context.exit_code = kExitConfig;
         return;
       }
@@ -264,7 +278,8 @@ void add_run_command(CLI::App& app, CliContext& context) {
     auto notifier = systemd_notifier();
     if (auto refused = caches_refused(profile)) {
       say(fmt::format("{}; not starting (a configuration error: fix it, then `gpulaunch up {}`)",
-                      *refused, profile));
+                      *refused, profile),
+          logging::Level::error);
       notifier->notify("STATUS=" + *refused);
       context.exit_code = kExitConfig;
       return;
@@ -281,7 +296,11 @@ void add_run_command(CLI::App& app, CliContext& context) {
       fmt::print("{}\n", line);
       std::fflush(stdout);
     };
-    context.exit_code = run_bridge(options, *notifier, print);
+    const BridgeLog log = [](logging::Level level, std::string_view line,
+                             const logging::Fields& fields) {
+      logging::write(level, line, fields);
+    };
+    context.exit_code = run_bridge(options, *notifier, print, log);
   });
 }
 

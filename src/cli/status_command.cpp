@@ -11,6 +11,7 @@
 #include "cli/context.hpp"
 #include "cli/lifecycle.hpp"
 #include "cli/supervise.hpp"
+#include "log/logger.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/profile_name.hpp"
 #include "profile/validate.hpp"
@@ -84,7 +85,7 @@ int status(const std::string& profile, bool json, bool user) {
     if (!state) return report(state.error());
     if (state->load_state != "loaded") {
       if (!profile.empty()) {
-        fmt::print(stderr, "{} is not installed (run 'gpulaunch up {}')\n", unit, name);
+        logging::error(fmt::format("{} is not installed (run 'gpulaunch up {}')", unit, name));
         exit_code = 3;  // as `systemctl status` for a unit that is not there
       }
       continue;

@@ -10,10 +10,12 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "catalog/journal_messages.hpp"
 #include "cli/context.hpp"
 #include "cli/group_restart.hpp"
 #include "cli/metrics.hpp"
 #include "group/remote.hpp"
+#include "log/logger.hpp"
 #include "profile/validate.hpp"
 #include "supervise/cgroup.hpp"
 #include "supervise/exit_class.hpp"
@@ -42,6 +44,14 @@ std::string format_time(int64_t usec) {
   return fmt::format("{}.{:03}Z", text, (usec / 1000) % 1000);
 }
 
+// How loud a classified stop is: a failure the restart policy retries is a warning, a stop that
+// stays down (configuration, set-up, spent budget) an error, a clean one news.
+logging::Level stop_level(ExitClass value) {
+  if (value == ExitClass::clean) return logging::Level::info;
+  return is_terminal(value) || !counts_as_failure(value) ? logging::Level::error
+                                                         : logging::Level::warning;
+}
+
 struct RecordExitOptions {
   std::string profile;
   std::string snapshot;
@@ -65,17 +75,27 @@ int record_exit(const RecordExitOptions& options) {
   input.kind = supervised.kind;
   const History history(name);
   auto current = history.state_to_update();
-  if (!current.problem.empty()) fmt::print("gpulaunch record-exit: {}\n", current.problem);
+  if (!current.problem.empty())
+    logging::warning(fmt::format("gpulaunch record-exit: {}", current.problem));
   auto manager = connect_systemd(ManagerScope::system);
   auto journal = open_journal();
   Timekeeper& clock = system_timekeeper();
   StopDecision decision =
       decide_stop(current.state, std::move(input), manager ? manager->get() : nullptr,
                   journal ? journal->get() : nullptr, clock);
-  if (decision.stable_action) fmt::print("gpulaunch: stable: {}\n", *decision.stable_action);
+  if (decision.stable_action) {
+    logging::Fields stable;
+    stable.kind = kStableMessage;
+    logging::info(fmt::format("gpulaunch: stable: {}", *decision.stable_action), stable);
+  }
   SupervisorEvent& event = decision.events.back();
-  fmt::print("gpulaunch: stop classified as {}: {}; action: {}\n", event.kind, event.evidence,
-             event.action);
+  logging::Fields stop;
+  stop.kind = event.kind;  // the class's own MESSAGE_ID
+  stop.exit_class = event.kind;
+  logging::write(stop_level(decision.stop.value),
+                 fmt::format("gpulaunch: stop classified as {}: {}; action: {}", event.kind,
+                             event.evidence, event.action),
+                 stop);
   StopRecord record(history);
   record.save(decision.state);
   if (supervised.nodes.hosts.size() > 1 && group_must_know(decision.stop.value)) {
@@ -88,10 +108,10 @@ int record_exit(const RecordExitOptions& options) {
       event.action += "; the group: " + notify_group(name, supervised.nodes, options.node_rank,
                                                      decision.stop, event.time_usec, options.ssh);
     }
-    fmt::print("gpulaunch: {}\n", event.action);
+    logging::info(fmt::format("gpulaunch: {}", event.action));
   }
   for (const auto& line : record.finish(decision.events))
-    fmt::print("gpulaunch record-exit: {}\n", line);
+    logging::error(fmt::format("gpulaunch record-exit: {}", line));
   write_profile_metrics(name, manager ? manager->get() : nullptr);
   return 0;
 }
@@ -100,7 +120,7 @@ int show_events(const std::string& name, bool json, size_t count) {
   const History history(name);
   auto events = history.events(count);
   if (!events) {
-    fmt::print(stderr, "{}\n", events.error().message);
+    logging::error(events.error().message);
     return 1;
   }
   if (json) {
@@ -175,7 +195,11 @@ void add_supervise_commands(CLI::App& app, CliContext& context) {
   record->add_option("--node-rank", record_options.node_rank,
                      "This node's rank (multi-node: the other ranks are told of a failure)");
   record->add_option("--ssh", record_options.ssh, "ssh client (tests)");
-  record->callback([&context] { context.exit_code = record_exit(record_options); });
+  record->callback([&context] {
+    // Its lines go to the journal (ExecStopPost='s stdout), with the class as a field.
+    logging::configure({context.log_threshold, logging::Stream::out, record_options.profile});
+    context.exit_code = record_exit(record_options);
+  });
 
   auto* events = app.add_subcommand("events", "Why a profile's engine stopped and what was done");
   static std::string events_profile;

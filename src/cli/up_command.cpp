@@ -16,6 +16,7 @@
 #include "cli/unit_diff.hpp"
 #include "facts/node_os.hpp"
 #include "facts/python_env.hpp"
+#include "log/logger.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/secret_files.hpp"
 #include "profile/validate.hpp"
@@ -54,8 +55,8 @@ void print_journal_tail(const std::string& unit) {
   if (!journal) return;
   auto entries = (*journal)->tail(unit, 15);
   if (!entries || entries->empty()) return;
-  fmt::print(stderr, "last lines of {}:\n", unit);
-  for (const auto& entry : *entries) fmt::print(stderr, "  {}\n", entry.message);
+  logging::error(fmt::format("last lines of {}:", unit));
+  for (const auto& entry : *entries) logging::error(fmt::format("  {}", entry.message));
 }
 
 // Progress on a terminal redraws one line; elsewhere each change is its own line.
@@ -130,6 +131,9 @@ int up(const UpOptions& options, const CliContext& context) {
   const LaunchPlan plan = make_launch_plan(*profile, launch);
   const std::string text = render_for_install(*profile, plan);
   const std::string existing = read_existing(path);
+  logging::debug(fmt::format("unit {} at {}; engine version in the venv: {}; InfiniBand: {}", unit,
+                             path.string(), launch.engine_version.value_or("unknown"),
+                             launch.infiniband ? "yes" : "no"));
 
   // --locked: the node, profile, model and unit must be what the lock recorded; --force does not
   // override this (a lock is the operator's explicit promise of what runs).
@@ -146,10 +150,10 @@ int up(const UpOptions& options, const CliContext& context) {
       fmt::print("DRIFT: {} field(s) differ from {} (profile '{}')\n\n{}", rows->size(),
                  options.locked, profile->name, drift_table(*rows));
       std::fflush(stdout);
-      fmt::print(stderr,
-                 "Refusing to start {}: this node drifted from the lock {}. Re-lock with "
-                 "`gpulaunch lock {} -o {}` if the change is intended.\n",
-                 unit, options.locked, profile->name, options.locked);
+      logging::error(
+          fmt::format("Refusing to start {}: this node drifted from the lock {}. Re-lock with "
+                      "`gpulaunch lock {} -o {}` if the change is intended.",
+                      unit, options.locked, profile->name, options.locked));
       return 1;
     }
   }
@@ -181,17 +185,17 @@ int up(const UpOptions& options, const CliContext& context) {
   }
   std::fflush(stdout);
   if (check.refuse) {
-    fmt::print(stderr,
-               "Refusing to start {}: the check found {} error(s) above. Fix them, or "
-               "pass --force to start anyway.\n",
-               unit, check.errors);
+    logging::error(
+        fmt::format("Refusing to start {}: the check found {} error(s) above. Fix them, or "
+                    "pass --force to start anyway.",
+                    unit, check.errors));
     return 1;
   }
   if (check.errors > 0)
-    fmt::print(stderr,
-               "WARNING: --force: starting {} DESPITE {} CHECK ERROR(S); expect the "
-               "failures they predict.\n",
-               unit, check.errors);
+    logging::warning(
+        fmt::format("WARNING: --force: starting {} DESPITE {} CHECK ERROR(S); expect the "
+                    "failures they predict.",
+                    unit, check.errors));
 
   if (transition.changed) {
     fmt::print("{} changed:\n{}", path.string(), unit_diff(existing, text, path.string()));
@@ -214,7 +218,7 @@ int up(const UpOptions& options, const CliContext& context) {
   // Starting by hand is the operator's word: an earlier crash loop no longer holds it down.
   Timekeeper& clock = system_timekeeper();
   if (auto reset = reset_crash_loop(History(profile->name), "gpulaunch up", clock); !reset)
-    fmt::print(stderr, "warning: {}\n", reset.error().message);
+    logging::warning(fmt::format("warning: {}", reset.error().message));
   fmt::print("{} {} ({})\n", transition.action == UnitAction::restart ? "restarting" : "starting",
              unit, path.string());
   const auto started = clock.steady_now();
@@ -233,14 +237,14 @@ int up(const UpOptions& options, const CliContext& context) {
   if (!options.user) write_profile_metrics(profile->name, manager->get());
   if (!watched) return report(watched.error());
   if (!watched->job_result) {
-    fmt::print(stderr, "Failed to start {}: no progress for {}\n", unit,
-               format_duration(std::chrono::duration_cast<Seconds>(limit)));
+    logging::error(fmt::format("Failed to start {}: no progress for {}", unit,
+                               format_duration(std::chrono::duration_cast<Seconds>(limit))));
     print_journal_tail(unit);
     return 1;
   }
   if (*watched->job_result != "done") {
-    fmt::print(stderr, "Failed to start {}: job {}; {}\n", unit, *watched->job_result,
-               describe_state(watched->last));
+    logging::error(fmt::format("Failed to start {}: job {}; {}", unit, *watched->job_result,
+                               describe_state(watched->last)));
     print_journal_tail(unit);
     return 1;
   }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engines/engine_argv.hpp"
+#include "log/logger.hpp"
 #include "run/liveness.hpp"
 #include "run/readiness.hpp"
 #include "systemd/notify.hpp"
@@ -52,9 +53,14 @@ struct BridgeOptions {
   std::chrono::seconds stall_dump_grace{5};
 };
 
+// One of the bridge's own lines ("gpulaunch: ..."), with its level and journal fields.
+using BridgeLog =
+    std::function<void(logging::Level, std::string_view line, const logging::Fields& fields)>;
+
 // Runs until the engine has ended; returns the process exit status (supervise/exit_status.hpp).
-// `print` receives every output line, the engine's and the bridge's own.
+// `print` receives the engine's output lines, and the bridge's own where `log` is empty; `log`
+// receives the bridge's own (`run` hands them to log/logger: the journal with their fields).
 int run_bridge(const BridgeOptions& options, Notifier& notifier,
-               const std::function<void(std::string_view)>& print);
+               const std::function<void(std::string_view)>& print, const BridgeLog& log = {});
 
 }  // namespace gl

@@ -177,9 +177,11 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
   // and the notice to the other ranks names this one.
   if (profile.parallelism.nodes > 1)
     record_exit.push_back("--node-rank=" + std::to_string(plan.node_rank));
+  // JOURNAL_STREAM too: its lines become journal entries with their fields (log/logger) only
+  // where it sees that its stdout is the journal stream systemd connected (systemd.exec(5)).
   unit.add("Service", "ExecStopPost",
-           root_helper_command(record_exit,
-                               {"SERVICE_RESULT", "EXIT_CODE", "EXIT_STATUS", "INVOCATION_ID"}));
+           root_helper_command(record_exit, {"SERVICE_RESULT", "EXIT_CODE", "EXIT_STATUS",
+                                             "INVOCATION_ID", "JOURNAL_STREAM"}));
   if (profile.service.user) unit.add("Service", "User", *profile.service.user);
   if (profile.service.group) unit.add("Service", "Group", *profile.service.group);
   if (profile.service.memory_max) unit.add("Service", "MemoryMax", *profile.service.memory_max);

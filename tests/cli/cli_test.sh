@@ -36,6 +36,14 @@ check "a bad profile prints nothing on stdout" test ! -s stdout.txt
 check "a bad profile prints exactly one line" test "$(wc -l <stderr.txt)" -eq 1
 check "the line names file, line and column" grep -qx "$scratch/profiles/tp-zero.toml:8:6: 'parallelism.tp' must be between 1 and 1024, got 0" stderr.txt
 
+# -q keeps errors (the same line, word for word); -v and -q together are refused.
+"$gpulaunch" -q render tp-zero >/dev/null 2>stderr.txt
+check "-q still prints the error line" grep -qx "$scratch/profiles/tp-zero.toml:8:6: 'parallelism.tp' must be between 1 and 1024, got 0" stderr.txt
+"$gpulaunch" -v -q list >/dev/null 2>stderr.txt
+check "-v with -q is refused" test $? -ne 0
+JOURNAL_STREAM=1:1 "$gpulaunch" render tp-zero >/dev/null 2>stderr.txt
+check "a JOURNAL_STREAM naming another file leaves errors on stderr" test "$(wc -l <stderr.txt)" -eq 1
+
 "$gpulaunch" render no-such >/dev/null 2>stderr.txt
 check "an unknown profile exits non-zero" test $? -ne 0
 check "an unknown profile is named" grep -q "profile 'no-such' not found" stderr.txt

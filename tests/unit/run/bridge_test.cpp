@@ -4,6 +4,7 @@
 
 #include "run/bridge.hpp"
 
+#include "catalog/journal_messages.hpp"
 #include "supervise/exit_status.hpp"
 #include "supervise/stall_report.hpp"
 #include "support/listener.hpp"
@@ -243,9 +244,18 @@ if mode != 'wedged':
 http.server.ThreadingHTTPServer(('127.0.0.1', port), Handler).serve_forever()
 )";
 
+// One of the bridge's own lines as `run` hands it to the log.
+struct OwnLine {
+  logging::Level level;
+  std::string line;
+  std::string kind;  // catalog/journal_messages' kind; empty: none
+  bool precedes_output = false;
+};
+
 struct LivenessRun {
   int exit_status = -1;
   std::vector<std::string> lines;  // everything printed, the bridge's own lines included
+  std::vector<OwnLine> own;        // the bridge's own lines, as logged
   std::vector<std::string> notifications;
   std::chrono::steady_clock::duration ready_after{};
 };
@@ -283,8 +293,13 @@ LivenessRun run_fake_engine(const std::string& mode, LivenessMode liveness,
   const std::function<void(std::string_view)> print = [&run](std::string_view line) {
     run.lines.emplace_back(line);
   };
+  const BridgeLog log = [&run](logging::Level level, std::string_view line,
+                               const logging::Fields& fields) {
+    run.lines.emplace_back(line);
+    run.own.push_back({level, std::string(line), std::string(fields.kind), fields.precedes_output});
+  };
   const auto started = std::chrono::steady_clock::now();
-  run.exit_status = run_bridge(options, notifier, print);
+  run.exit_status = run_bridge(options, notifier, print, log);
   run.notifications = notifier.states;
   for (size_t i = 0; i < notifier.states.size(); ++i)
     if (notifier.states[i] == "READY=1") run.ready_after = notifier.times[i] - started;
@@ -316,6 +331,22 @@ TEST(BridgeLiveness, AWedgedEngineIsStalledDumpsItsThreadsAndExitsStalled) {
   EXPECT_THAT(run.lines, ::testing::Contains(::testing::HasSubstr("in do_POST")));
   EXPECT_EQ(parse_run_verdict(run.lines.back()), kExitStalled);
   EXPECT_THAT(run.notifications, ::testing::Contains(::testing::StartsWith("STATUS=stalled")));
+  // In the journal: the stall an error with its MESSAGE_ID, written before the dump that follows
+  // it; the serving line the "ready" event; the verdict of a failed engine a warning.
+  const auto stall = std::find_if(run.own.begin(), run.own.end(), [](const OwnLine& own) {
+    return parse_stall_line(own.line).has_value();
+  });
+  ASSERT_NE(stall, run.own.end());
+  EXPECT_EQ(stall->level, logging::Level::error);
+  EXPECT_EQ(stall->kind, kStallMessage);
+  EXPECT_TRUE(stall->precedes_output);
+  EXPECT_THAT(run.own, ::testing::Contains(::testing::Field(&OwnLine::kind, kReadyMessage)));
+  ASSERT_FALSE(run.own.empty());
+  EXPECT_EQ(parse_run_verdict(run.own.back().line), kExitStalled);
+  EXPECT_EQ(run.own.back().level, logging::Level::warning);
+  // The engine's own lines never pass through the log.
+  EXPECT_THAT(run.own, ::testing::Not(::testing::Contains(
+                           ::testing::Field(&OwnLine::line, "Fatal Python error: Aborted"))));
 }
 
 TEST(BridgeLiveness, TokensThatKeepFlowingAreNoStallWhileTheProbeWaits) {
