@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   gl::add_lock_command(app, context);
   gl::add_verify_command(app, context);
   gl::add_diff_command(app, context);
+  gl::add_exec_command(app, context);
   gl::add_man_command(app, context);
   try {
     app.parse(argc, argv);

@@ -72,6 +72,21 @@ class FakeManager final : public SystemdManager {
     for (const auto& [name, status] : units) names.push_back(name);
     return names;
   }
+  // How a transient service's command ends once its start job is done: the unit's state and
+  // ExecMainCode/ExecMainStatus.
+  struct TransientEnd {
+    std::string active_state = "inactive";
+    int32_t exec_main_code = 1;  // CLD_EXITED
+    int32_t exec_main_status = 0;
+  };
+  TransientEnd transient_end;
+  std::vector<TransientService> transients;  // what start_transient was given
+
+  Result<std::string> start_transient(const TransientService& service) override {
+    transients.push_back(service);
+    return enqueue("StartTransientUnit", service.unit);
+  }
+
   Result<void> wait(std::chrono::milliseconds timeout) override {
     ++waits;
     if (clock_) clock_->advance(timeout);
@@ -86,6 +101,12 @@ class FakeManager final : public SystemdManager {
           stop || job.script.result != "done" ? "inactive" : "active");
       status.sub_state = status.active_state == "active" ? "running" : "dead";
       if (!stop && job.script.result == "done") ++started;
+      if (job.method == "StartTransientUnit" && job.script.result == "done") {
+        status.active_state = transient_end.active_state;
+        status.sub_state = "dead";
+        status.exec_main_code = transient_end.exec_main_code;
+        status.exec_main_status = transient_end.exec_main_status;
+      }
     }
     return {};
   }
