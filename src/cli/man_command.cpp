@@ -187,8 +187,8 @@ std::string command_page(const CLI::App& app, std::string_view date) {
       "\\fINAME\\fR\\fB.quarantined\\-\\fR\\fIYYYYmmdd\\fR\\fBT\\fR\\fIHHMMSS\\fR beside it "
       "(kept for inspection, never deleted; only a cache under the cache root or one gpulaunch "
       "created), records a \\fBcache\\-quarantined\\fR event naming the frame and the copy, and "
-      "the restart comes without counting against \\fBrestart.budget\\fR or backing off. When "
-      "the next stop's traceback names the same cache again, it counts as usual. "
+      "the restart comes without counting against \\fBrestart.budget\\fR or backing off. The "
+      "stop right after a quarantine counts as usual, whichever cache it names. "
       "\\fBgpulaunch cache\\fR \\fIprofile\\fR lists the copies.\n";
   page +=
       ".SH \"REPRODUCE BY HAND\"\n"

@@ -64,10 +64,10 @@ std::optional<QuarantineCandidate> decide_quarantine(const std::vector<std::stri
     // Frames are printed outermost first: the last one inside a cache is nearest the error.
     if (deepest) found = QuarantineCandidate{*deepest, std::move(*frame)};
   }
-  if (!found || !previous || previous->kind != kCacheQuarantinedEventKind) return found;
-  auto before = parse_traceback_frame(previous->evidence);
-  if (before && is_inside(normal(before->path), normal(found->cache.directory)))
-    return std::nullopt;
+  // Right after a quarantine the stop counts, whichever cache it names: the same one was rebuilt
+  // and crashed again, and an engine (untrusted) naming each cache in turn must not stay outside
+  // the crash-loop budget. A second poisoned cache is moved at the stop after.
+  if (previous && previous->kind == kCacheQuarantinedEventKind) return std::nullopt;
   return found;
 }
 

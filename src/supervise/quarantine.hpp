@@ -38,8 +38,9 @@ struct QuarantineCandidate {
 
 // The cache whose directory holds the innermost frame of the stop's traceback lines (the
 // deepest cache directory when two nest). None when no frame is inside a cache, or when
-// `previous` (the profile's last stop event before this one, previous_stop_event) quarantined
-// that same cache: it was rebuilt and crashed again, so this stop counts as usual.
+// `previous` (the profile's last stop event before this one, previous_stop_event) was itself a
+// quarantine: the retry after one counts as usual, whichever cache it names (the same one was
+// rebuilt and crashed again; naming each cache in turn cannot escape the crash-loop budget).
 std::optional<QuarantineCandidate> decide_quarantine(const std::vector<std::string>& lines,
                                                      const std::vector<CachePlace>& places,
                                                      const SupervisorEvent* previous);
