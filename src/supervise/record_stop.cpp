@@ -142,8 +142,7 @@ void apply_quarantine(StopDecision& decision, std::string_view moved_to,
       restart.policy == "no"
           ? "stay down: restart.policy = no"
           : fmt::format(
-                "restart {}, not counted toward the crash-loop budget (the same cache "
-                "in the next stop's traceback counts)",
+                "restart {}, not counted toward the crash-loop budget (the next stop counts)",
                 delay.count() == 0 ? "at once" : "after " + format_duration(delay));
   decision.events.back() = quarantine_event(*decision.quarantine, moved_to, next, stop.time_usec,
                                             decision.state.gpu_level, decision.state.host_level);

@@ -345,8 +345,7 @@ TEST(RecordStop, ACrashThroughACacheIsQuarantinedAndNotCounted) {
   EXPECT_EQ(event.action,
             "moved /var/cache/gpulaunch/demo/torchinductor to "
             "/var/cache/gpulaunch/demo/torchinductor.quarantined-x (kept for inspection); "
-            "restart at once, not counted toward the crash-loop budget (the same cache in the "
-            "next stop's traceback counts)");
+            "restart at once, not counted toward the crash-loop budget (the next stop counts)");
 
   // It was rebuilt and crashed through it again: this stop counts, with its backoff.
   FakeJournal again;
