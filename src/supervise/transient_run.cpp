@@ -17,21 +17,20 @@ constexpr int32_t kDumped = 3;  // CLD_DUMPED
 Result<int> run_transient(SystemdManager& manager, const TransientService& service) {
   auto job = manager.start_transient(service);
   if (!job) return std::unexpected(job.error());
-  bool seen_loaded = false;
   for (;;) {
     GL_TRY_VOID(manager.wait(std::chrono::seconds(1)));
     const auto result = manager.job_result(*job);
     if (!result) continue;  // the start job still runs: the unit is not up yet
     auto status = manager.status(service.unit);
     if (!status) return std::unexpected(status.error());
+    // CollectMode=inactive removes a unit that ended well at once; a failed one stays.
     if (status->load_state != "loaded") {
-      if (seen_loaded || *result != "done")
-        return failf("Transient unit '{}' ended, but its exit status is gone ({})", service.unit,
-                     *result);
-      continue;
+      if (*result == "done") return 0;
+      return failf("Transient unit '{}' did not run the command: its start job {}", service.unit,
+                   *result);
     }
-    seen_loaded = true;
     if (status->active_state != "inactive" && status->active_state != "failed") continue;
+    if (status->active_state == "failed") GL_TRY_VOID(manager.reset_failed(service.unit));
     switch (status->exec_main_code) {
       case kExited:
         return status->exec_main_status;

@@ -174,6 +174,19 @@ class SdBusManager final : public SystemdManager {
     return path;
   }
 
+  Result<void> reset_failed(std::string_view unit) override {
+    sd_bus_error error = SD_BUS_ERROR_NULL;
+    const std::string name(unit);
+    int r = sd_bus_call_method(bus_, kService, kManagerPath, kManager, "ResetFailedUnit", &error,
+                               nullptr, "s", name.c_str());
+    if (r < 0) {
+      auto message = describe(error, r);
+      sd_bus_error_free(&error);
+      return failf("Failed to reset '{}': {}", name, message);
+    }
+    return {};
+  }
+
   Result<void> wait(std::chrono::milliseconds timeout) override {
     changed_ = false;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -303,8 +316,7 @@ class SdBusManager final : public SystemdManager {
       if (r >= 0) r = append_property(m, property.name, property.value);
     for (const auto& [name, value] : {std::pair<std::string, BusValue>{"Type", std::string("exec")},
                                       {"Description", service.description},
-                                      {"CollectMode", std::string("inactive-or-failed")},
-                                      {"AddRef", true}})
+                                      {"CollectMode", std::string("inactive")}})
       if (r >= 0) r = append_property(m, name, value);
     for (const auto& [name, fd] : {std::pair{"StandardInputFileDescriptor", service.stdin_fd},
                                    {"StandardOutputFileDescriptor", service.stdout_fd},

@@ -45,9 +45,11 @@ struct UnitStatus {
   bool running() const { return is_running_state(active_state); }
 };
 
-// A command run once as a transient service (`gpulaunch exec`): Type=exec, removed once it ended
-// (CollectMode=inactive-or-failed), pinned while this client is connected (AddRef=) so its exit
-// status can still be read, with the caller's stdin, stdout and stderr (as `systemd-run --pipe`).
+// A command run once as a transient service (`gpulaunch exec`): Type=exec, with the caller's
+// stdin, stdout and stderr (as `systemd-run --pipe`). CollectMode=inactive: systemd removes it
+// once it ended well, and keeps a failed one until reset_failed, so its exit status can be read.
+// (systemd-run pins the unit with AddRef= instead, which needs the bus daemon's sender names;
+// root talks to the manager's private socket, which has none.)
 struct TransientService {
   std::string unit;  // NAME.service
   std::string description;
@@ -66,6 +68,8 @@ class SystemdManager {
   virtual Result<std::vector<std::string>> list_units(std::string_view pattern) = 0;
   // StartTransientUnit: returns the start job's object path.
   virtual Result<std::string> start_transient(const TransientService& service) = 0;
+  // ResetFailedUnit: forgets a failed unit (a failed transient one is then removed).
+  virtual Result<void> reset_failed(std::string_view unit) = 0;
   // Processes signals (JobRemoved, PropertiesChanged) for up to `timeout`; returns early once
   // something arrived.
   virtual Result<void> wait(std::chrono::milliseconds timeout) = 0;

@@ -87,6 +87,13 @@ class FakeManager final : public SystemdManager {
     return enqueue("StartTransientUnit", service.unit);
   }
 
+  Result<void> reset_failed(std::string_view unit) override {
+    calls.push_back("ResetFailedUnit " + std::string(unit));
+    auto found = units.find(std::string(unit));
+    if (found != units.end() && found->second.active_state == "failed") units.erase(found);
+    return {};
+  }
+
   Result<void> wait(std::chrono::milliseconds timeout) override {
     ++waits;
     if (clock_) clock_->advance(timeout);
@@ -106,6 +113,8 @@ class FakeManager final : public SystemdManager {
         status.sub_state = "dead";
         status.exec_main_code = transient_end.exec_main_code;
         status.exec_main_status = transient_end.exec_main_status;
+        // CollectMode=inactive: one that ended well is gone before anyone looks.
+        if (status.active_state == "inactive") units.erase(job.unit);
       }
     }
     return {};

@@ -29,8 +29,11 @@ TEST(TransientRun, TheCommandsExitStatusIsReturnedAfterTheUnitEnds) {
   EXPECT_EQ(*status, 3);
   ASSERT_EQ(manager.transients.size(), 1u);
   EXPECT_EQ(manager.transients[0].properties, service().properties);
+  // Failed, it stayed for its status to be read; then it is removed.
   EXPECT_EQ(manager.calls,
-            std::vector<std::string>{"StartTransientUnit gpulaunch-demo-exec-42.service"});
+            (std::vector<std::string>{"StartTransientUnit gpulaunch-demo-exec-42.service",
+                                      "ResetFailedUnit gpulaunch-demo-exec-42.service"}));
+  EXPECT_FALSE(manager.units.contains("gpulaunch-demo-exec-42.service"));
   EXPECT_GE(manager.waits, 2);  // not before the start job ended
 }
 
@@ -40,6 +43,7 @@ TEST(TransientRun, ASignalIsReportedAsAShellDoes) {
   auto status = run_transient(manager, service());
   ASSERT_TRUE(status) << status.error().message;
   EXPECT_EQ(*status, 137);
+  // Ended well: systemd collected it before its status was read.
   manager.transient_end = {"inactive", 1, 0};
   EXPECT_EQ(run_transient(manager, service()).value_or(-1), 0);
 }
