@@ -14,7 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using MoveAside = test::TempTree;
-using Quarantine = test::RootTree;
+using CacheQuarantine = test::RootTree;
 
 // 2026-12-01 20:45:00 UTC.
 constexpr int64_t kWhen = 1796157900LL * 1'000'000;
@@ -83,7 +83,7 @@ TEST_F(MoveAside, AnOwnRootSwappedAfterItWasOpenedIsNotMoved) {
   EXPECT_EQ(read(base / "own/cache/other"), "someone else's");
 }
 
-TEST_F(Quarantine, OnlyExistingCachesUnderTheRootOrCreatedByGpulaunchAreMovable) {
+TEST_F(CacheQuarantine, OnlyExistingCachesUnderTheRootOrCreatedByGpulaunchAreMovable) {
   LaunchPlan plan = plan_under(base / "root");
   // inductor moved outside the root to a directory gpulaunch did not create.
   for (auto& cache : plan.caches)
@@ -100,7 +100,7 @@ TEST_F(Quarantine, OnlyExistingCachesUnderTheRootOrCreatedByGpulaunchAreMovable)
   EXPECT_TRUE(fs::exists(base / "someone/inductor/kernel.so"));
 }
 
-TEST_F(Quarantine, AQuarantinedCacheIsListedAndRecreatedAtTheNextPrepare) {
+TEST_F(CacheQuarantine, AQuarantinedCacheIsListedAndRecreatedAtTheNextPrepare) {
   const LaunchPlan plan = plan_under(base / "root");
   FingerprintInputs inputs;
   inputs.toolkit_version = "12.8.93";

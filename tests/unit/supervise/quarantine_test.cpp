@@ -29,7 +29,7 @@ std::vector<std::string> traceback_through(const std::string& path) {
   };
 }
 
-TEST(Quarantine, ParsesAFrameLineAsCPythonPrintsIt) {
+TEST(QuarantineDecision, ParsesAFrameLineAsCPythonPrintsIt) {
   auto frame = parse_traceback_frame(
       "  File \"/var/cache/gpulaunch/demo/torchinductor/fx/ab/cab.py\", line 41, in call");
   ASSERT_TRUE(frame);
@@ -45,7 +45,7 @@ TEST(Quarantine, ParsesAFrameLineAsCPythonPrintsIt) {
   EXPECT_FALSE(parse_traceback_frame("  File \"/a/b.py\", line 3"));
 }
 
-TEST(Quarantine, AFrameInsideACacheQuarantinesThatCache) {
+TEST(QuarantineDecision, AFrameInsideACacheQuarantinesThatCache) {
   auto found = decide_quarantine(
       traceback_through("/var/cache/gpulaunch/demo/torchinductor/fxgraph/xy/cxy.py"), kPlaces,
       nullptr);
@@ -54,7 +54,7 @@ TEST(Quarantine, AFrameInsideACacheQuarantinesThatCache) {
   EXPECT_EQ(found->frame.line, 41);
 }
 
-TEST(Quarantine, ATracebackOnlyThroughTheVenvOrASiblingNameQuarantinesNothing) {
+TEST(QuarantineDecision, ATracebackOnlyThroughTheVenvOrASiblingNameQuarantinesNothing) {
   EXPECT_FALSE(decide_quarantine(traceback_through("/opt/venv/lib/python3.12/site-packages/x.py"),
                                  kPlaces, nullptr));
   // `torchinductor2` is not inside `torchinductor`; `..` climbs out of it.
@@ -68,7 +68,7 @@ TEST(Quarantine, ATracebackOnlyThroughTheVenvOrASiblingNameQuarantinesNothing) {
       traceback_through("/var/cache/gpulaunch/demo/torchinductor/fx/a.py"), {}, nullptr));
 }
 
-TEST(Quarantine, TheDeepestCacheAndTheInnermostFrameWin) {
+TEST(QuarantineDecision, TheDeepestCacheAndTheInnermostFrameWin) {
   auto nested = decide_quarantine(traceback_through("/var/cache/gpulaunch/demo/sglang/jit/k.py"),
                                   kPlaces, nullptr);
   ASSERT_TRUE(nested);
@@ -82,7 +82,7 @@ TEST(Quarantine, TheDeepestCacheAndTheInnermostFrameWin) {
   EXPECT_EQ(inner->frame.function, "inner");
 }
 
-TEST(Quarantine, TheStopRightAfterAQuarantineCountsAsUsual) {
+TEST(QuarantineDecision, TheStopRightAfterAQuarantineCountsAsUsual) {
   const auto lines = traceback_through("/var/cache/gpulaunch/demo/torchinductor/fxgraph/xy/cxy.py");
   auto first = decide_quarantine(lines, kPlaces, nullptr);
   ASSERT_TRUE(first);
@@ -99,7 +99,7 @@ TEST(Quarantine, TheStopRightAfterAQuarantineCountsAsUsual) {
   EXPECT_TRUE(decide_quarantine(lines, kPlaces, &crash));
 }
 
-TEST(Quarantine, ThePreviousStopSkipsEventsThatOnlyReport) {
+TEST(QuarantineDecision, ThePreviousStopSkipsEventsThatOnlyReport) {
   const std::vector<SupervisorEvent> events{
       {1, "crash", "e", "a"},
       {2, std::string(kCacheQuarantinedEventKind), "e", "a"},
@@ -112,7 +112,7 @@ TEST(Quarantine, ThePreviousStopSkipsEventsThatOnlyReport) {
   EXPECT_EQ(previous_stop_event({}), nullptr);
 }
 
-TEST(Quarantine, TheEventNamesTheFrameAndTheCopy) {
+TEST(QuarantineDecision, TheEventNamesTheFrameAndTheCopy) {
   auto found = decide_quarantine(
       traceback_through("/var/cache/gpulaunch/demo/torchinductor/fxgraph/xy/cxy.py"), kPlaces,
       nullptr);
