@@ -84,7 +84,9 @@ TEST_F(ExecQuarantine, ExecRunsAsTheServiceWithItsEnvironmentAndSandbox) {
   auto added = host().systemd().exec(
       {"useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", "glexec"});
   ASSERT_EQ(added.exit_code, 0) << added.out;
-  host().write_profile("execd", 31202, "[service]\nuser = \"glexec\"\n");
+  // A toolkit that is not there: up --force installs it anyway, and the unit pins CUDA_HOME.
+  host().write_profile("execd", 31202,
+                       "[service]\nuser = \"glexec\"\n[toolkit]\ncuda_home = \"/opt/cuda-12.8\"\n");
   auto up = gpulaunch("up execd --runtime --force");
   ASSERT_EQ(up.exit_code, 0) << up.out;
   // What the service's own unit says.
@@ -92,14 +94,15 @@ TEST_F(ExecQuarantine, ExecRunsAsTheServiceWithItsEnvironmentAndSandbox) {
   const std::string assignments = " " + shown.out.substr(shown.out.find('=') + 1);
   auto unit_value = [&](const std::string& name) {
     const auto at = assignments.find(" " + name + "=");
-    if (at == std::string::npos) return std::string("<unset>");
+    if (at == std::string::npos) return std::string("<not in the unit>");
     const auto begin = at + name.size() + 2;
     return assignments.substr(begin, assignments.find_first_of(" \n", begin) - begin);
   };
-  auto seen = gpulaunch(
-      "exec execd -- sh -c 'echo CUDA_HOME=${CUDA_HOME-<unset>}; echo PATH=$PATH; id -un; pwd'");
+  auto seen =
+      gpulaunch("exec execd -- sh -c 'echo CUDA_HOME=$CUDA_HOME; echo PATH=$PATH; id -un; pwd'");
   ASSERT_EQ(seen.exit_code, 0) << seen.out;
-  EXPECT_NE(seen.out.find("CUDA_HOME=" + unit_value("CUDA_HOME") + "\n"), std::string::npos)
+  EXPECT_EQ(unit_value("CUDA_HOME"), "/opt/cuda-12.8") << shown.out;
+  EXPECT_NE(seen.out.find("CUDA_HOME=/opt/cuda-12.8\n"), std::string::npos)
       << seen.out << shown.out;
   EXPECT_NE(seen.out.find("PATH=" + unit_value("PATH") + "\n"), std::string::npos)
       << seen.out << shown.out;
