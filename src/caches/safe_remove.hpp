@@ -112,6 +112,19 @@ class ConfinedRoot {
   // Something other than a directory on the way is refused.
   Result<void> make_directories(std::string_view relative, const DirectoryOwner& owner) const;
 
+  // Renames the directory at `relative` to `new_leaf` in the same parent, in one rename that
+  // replaces nothing, and makes it durable: a poisoned cache kept for inspection. "" moves the
+  // root itself within its parent (a cache directory that is its own root), only while the name
+  // still holds the directory this root opened. No link is followed; anything but a directory on
+  // the same filesystem is refused. Returns the new path.
+  Result<std::filesystem::path> move_aside(std::string_view relative,
+                                           std::string_view new_leaf) const;
+
+  // The names beside `relative` (in its parent directory; for "" the root's parent) that start
+  // with `prefix`, as paths. None when the parent is missing.
+  Result<std::vector<std::filesystem::path>> names_beside(std::string_view relative,
+                                                          std::string_view prefix) const;
+
   // Makes the renames and unlinks done so far in the root durable.
   Result<void> sync() const;
 

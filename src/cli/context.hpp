@@ -43,6 +43,7 @@ void add_cache_command(CLI::App& app, CliContext& context);
 void add_lock_command(CLI::App& app, CliContext& context);
 void add_verify_command(CLI::App& app, CliContext& context);
 void add_diff_command(CLI::App& app, CliContext& context);
+void add_exec_command(CLI::App& app, CliContext& context);
 // Hidden build step: prints gpulaunch(1), read from every subcommand on `app`, or
 // gpulaunch.toml(5).
 void add_man_command(CLI::App& app, CliContext& context);

@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
   gl::add_verify_command(app, context);
   gl::add_diff_command(app, context);
   gl::add_metrics_command(app, context);
+  gl::add_exec_command(app, context);
   gl::add_man_command(app, context);
   gl::add_catalog_command(app, context);
   try {

@@ -214,7 +214,18 @@ std::string command_page(const CLI::App& app, std::string_view date) {
       "\\fBjournalctl \\-u gpulaunch\\-\\fR\\fIprofile\\fR\\fB.service "
       "\\-\\-cursor=\\fR\\fIcursor\\fR. A stall counts as a failure: it is restarted after the "
       "backoff and counts against \\fBrestart.budget\\fR, as a crash. \\fBstatus\\fR shows the "
-      "last stall and the same command.\n";
+      "last stall and the same command.\n"
+      ".PP\n"
+      "A crash whose Python traceback runs through a file inside one of the profile's caches "
+      "(a frame \\fBFile \"\\fR\\fIpath\\fR\\fB\", line\\fR \\fIN\\fR\\fB, in\\fR "
+      "\\fIname\\fR) is a poisoned cache: a corrupt torch.compile or JIT cache crashes every "
+      "start until it is removed. \\fBrecord\\-exit\\fR moves that cache directory aside to "
+      "\\fINAME\\fR\\fB.quarantined\\-\\fR\\fIYYYYmmdd\\fR\\fBT\\fR\\fIHHMMSS\\fR beside it "
+      "(kept for inspection, never deleted; only a cache under the cache root or one gpulaunch "
+      "created), records a \\fBcache\\-quarantined\\fR event naming the frame and the copy, and "
+      "the restart comes without counting against \\fBrestart.budget\\fR or backing off. The "
+      "stop right after a quarantine counts as usual, whichever cache it names. "
+      "\\fBgpulaunch cache\\fR \\fIprofile\\fR lists the copies.\n";
   page += metrics_section();
   page +=
       ".SH \"WARM THE PAGE CACHE\"\n"
@@ -251,6 +262,19 @@ std::string command_page(const CLI::App& app, std::string_view date) {
       "\\fBjournalctl \\-p warning GPULAUNCH_PROFILE=\\fR\\fIprofile\\fR lists them, and "
       "\\fBjournalctl \\-x\\fR explains each with its fix from "
       "\\fI/usr/lib/systemd/catalog/gpulaunch.catalog\\fR.\n";
+  page +=
+      ".SH \"REPRODUCE BY HAND\"\n"
+      "\\fBgpulaunch exec\\fR \\fIprofile\\fR \\fB\\-\\-\\fR \\fIcommand\\fR... runs "
+      "\\fIcommand\\fR as the installed profile's service runs: a transient service started over "
+      "D\\-Bus with the unit's environment (\\fBCUDA_HOME\\fR, \\fBPATH\\fR, every cache "
+      "variable), user and group, working directory, state directory and sandbox "
+      "(\\fBProtectSystem=strict\\fR, \\fBPrivateTmp=\\fR with a /tmp of its own, no "
+      "capabilities, the same devices and system calls), with the caller's standard input, "
+      "output and error; the command is looked up on the unit's \\fBPATH\\fR. It cannot write "
+      "where the "
+      "engine cannot. Root only; the profile must be installed (\\fBgpulaunch up\\fR). It exits "
+      "with the command's status, 128 + the signal that ended it, or 125 when gpulaunch could not "
+      "run it.\n";
   page +=
       ".SH \"EXIT STATUS\"\n"
       "0 on success; 1 when a profile is missing or invalid, with one line on standard error "
@@ -640,7 +664,8 @@ std::string caches_section() {
       "(\\fI/var/cache/gpulaunch/NAME\\fR by default; \\fBcaches.paths.NAME\\fR moves one). "
       "Before each start, root clears the caches whose entries the node's changed facts made "
       "stale (toolkit, driver, GPU architectures, torch, FlashInfer, Triton, engine), and lock "
-      "files a killed build or download left that no process holds.\n";
+      "files a killed build or download left that no process holds. A cache a crash's traceback "
+      "ran through is moved aside, not cleared (see \\fBSTOPS\\fR).\n";
   for (const JitCache& cache : jit_caches()) {
     std::string variables;
     for (const auto& variable : cache.variables)

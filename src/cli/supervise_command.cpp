@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "catalog/journal_messages.hpp"
+#include "caches/cache_records.hpp"
+#include "caches/quarantine.hpp"
 #include "cli/context.hpp"
 #include "cli/group_restart.hpp"
 #include "cli/metrics.hpp"
@@ -21,10 +23,13 @@
 #include "supervise/exit_class.hpp"
 #include "supervise/group_policy.hpp"
 #include "supervise/history.hpp"
+#include "supervise/quarantine.hpp"
 #include "supervise/record_stop.hpp"
 #include "supervise/stall_report.hpp"
 #include "systemd/journal.hpp"
 #include "systemd/manager.hpp"
+#include "util/safe_file.hpp"
+#include "util/state_paths.hpp"
 #include "util/timekeeper.hpp"
 
 namespace gl {
@@ -59,6 +64,23 @@ struct RecordExitOptions {
   std::string ssh = std::string(kSystemSsh);
 };
 
+// The launch plan of the installed profile, for the caches a crash may have poisoned; nullopt
+// (with the reason printed) when root cannot trust or read the snapshot.
+std::optional<LaunchPlan> installed_plan(const std::string& name, const std::string& snapshot) {
+  std::error_code error;
+  if (snapshot.empty() ||
+      !std::filesystem::exists(std::filesystem::symlink_status(snapshot, error)))
+    return std::nullopt;
+  if (auto reason = user_writable_reason(snapshot)) {
+    fmt::print("gpulaunch record-exit: caches not examined: the snapshot '{}' {}\n", snapshot,
+               *reason);
+    return std::nullopt;
+  }
+  auto profile = load_profile(DirectorySource({}), snapshot);
+  if (!profile || profile->name != name) return std::nullopt;
+  return make_launch_plan(*profile);
+}
+
 // Wires record-exit's decision (supervise/record_stop) to what systemd handed ExecStopPost=, the
 // real manager, journal, clock and cgroup, and tells a multi-node group.
 int record_exit(const RecordExitOptions& options) {
@@ -77,6 +99,18 @@ int record_exit(const RecordExitOptions& options) {
   auto current = history.state_to_update();
   if (!current.problem.empty())
     logging::warning(fmt::format("gpulaunch record-exit: {}", current.problem));
+  const std::optional<LaunchPlan> plan = installed_plan(name, options.snapshot);
+  const auto records = cache_records_directory(name, state_paths::kStateRoot);
+  if (plan) {
+    if (auto places = movable_caches(*plan, records))
+      input.caches = std::move(*places);
+    else
+      logging::warning(fmt::format("gpulaunch record-exit: caches not examined: {}",
+                                   places.error().message));
+  }
+  if (auto recent = history.events(50); recent)
+    if (const SupervisorEvent* previous = previous_stop_event(*recent))
+      input.previous_stop = *previous;
   auto manager = connect_systemd(ManagerScope::system);
   auto journal = open_journal();
   Timekeeper& clock = system_timekeeper();
@@ -88,10 +122,18 @@ int record_exit(const RecordExitOptions& options) {
     stable.kind = kStableMessage;
     logging::info(fmt::format("gpulaunch: stable: {}", *decision.stable_action), stable);
   }
+  if (decision.quarantine && plan) {
+    auto moved = quarantine_cache(*plan, decision.quarantine->cache.name,
+                                  decision.events.back().time_usec, records);
+    if (moved)
+      apply_quarantine(decision, moved->string(), supervised.restart);
+    else
+      note_quarantine_failed(decision, moved.error().message);
+  }
   SupervisorEvent& event = decision.events.back();
   logging::Fields stop;
-  stop.kind = event.kind;  // the class's own MESSAGE_ID
-  stop.exit_class = event.kind;
+  stop.kind = event.kind;  // the class's own MESSAGE_ID, or cache-quarantined's
+  stop.exit_class = std::string(exit_class_name(decision.stop.value));
   logging::write(stop_level(decision.stop.value),
                  fmt::format("gpulaunch: stop classified as {}: {}; action: {}", event.kind,
                              event.evidence, event.action),

@@ -362,12 +362,29 @@ TEST(ProfileNameCli, NamesThatAreNotNamesAreRefusedByEveryCommand) {
                                               "--from-host=h", "--class=crash", "--at=1"},
                                              {"run", "--profile=..", "--", "/bin/true"},
                                              {"cache", "clear", ".."},
+                                             {"exec", "..", "--", "/bin/true"},
                                              {"check", std::string(65, 'a')},
                                              {"lock", "a/.hidden.toml"}}) {
     run = gpulaunch_stderr(command);
     EXPECT_EQ(run.exit_code, 2) << command.front() << ": " << run.out;
     EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 1) << run.out;
   }
+}
+
+// exec runs what the installed service runs: without an installed snapshot there is nothing to
+// run, and its own failures (125) stay apart from any status the command may exit with.
+TEST(ExecCli, AProfileThatIsNotInstalledIsRefusedWith125) {
+  auto run = gpulaunch_stderr({"exec", "gl-never-installed", "--", "/bin/true"});
+  EXPECT_EQ(run.exit_code, 125);
+  if (::geteuid() != 0)
+    EXPECT_EQ(run.out,
+              "gpulaunch exec: must be run as root (it starts a transient service as the "
+              "service's user)\n");
+  else
+    EXPECT_EQ(run.out,
+              "Profile 'gl-never-installed' is not installed (no snapshot at "
+              "'/var/lib/gpulaunch/snapshots/gl-never-installed.toml'): run `gpulaunch up "
+              "gl-never-installed` first\n");
 }
 
 }  // namespace

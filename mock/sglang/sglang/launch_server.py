@@ -29,6 +29,11 @@ MOCK_GENERATE_FAILS_FOR apply too:
                              $HOME/mock-sglang-hostile.json)
   MOCK_SGLANG_FLOOD_BYTES    `hostile`: bytes printed without a newline before it crashes
                              (default 3 MiB)
+  MOCK_SGLANG_POISONED_CACHE 1: after the weights, load a "compiled graph" from
+                             $TORCHINDUCTOR_CACHE_DIR as torch.compile does; while the marker
+                             file fxgraph/mock/POISONED exists there, the module it loads from
+                             the cache raises, so the uncaught traceback's last frame is inside
+                             the cache (vLLM #24915), and the engine exits 1
 """
 
 import argparse
@@ -395,6 +400,26 @@ def hostile_start():
     os._exit(139)
 
 
+def load_compiled_graph():
+    """MOCK_SGLANG_POISONED_CACHE: import a module from the inductor cache and run it, as
+    torch._inductor's PyCodeCache does with a cached FX graph's output code."""
+    cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    if os.environ.get("MOCK_SGLANG_POISONED_CACHE") != "1" or not cache:
+        return
+    graphs = os.path.join(cache, "fxgraph", "mock")
+    if not os.path.exists(os.path.join(graphs, "POISONED")):
+        return
+    module_path = os.path.join(graphs, "cmockgraph.py")
+    with open(module_path, "w") as out:
+        out.write("def call(args):\n"
+                  "    raise RuntimeError('Triton Error [CUDA]: device kernel image is invalid')\n")
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("cmockgraph", module_path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.call([])  # uncaught: Python prints the traceback and exits 1
+
+
 def main(argv=None, recorded=None):
     record_argv(recorded)
     args = build_parser().parse_args(argv)
@@ -442,6 +467,7 @@ def main(argv=None, recorded=None):
             return 1
     log("Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=123.52 GB, "
         "mem usage=15.17 GB.")
+    load_compiled_graph()
     log("KV Cache is allocated. #tokens: 1000000, K size: 45.78 GB, V size: 45.78 GB")
     log("Memory pool end. avail mem=30.40 GB")
     log("Capture cuda graph begin. This can take up to several minutes. avail mem=30.10 GB")
