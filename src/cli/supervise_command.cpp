@@ -105,17 +105,18 @@ int record_start(const std::string& name) {
   Timekeeper& clock = system_timekeeper();
   const StartTimeline timeline =
       read_start_timeline(env_or_empty("INVOCATION_ID"), journal ? journal->get() : nullptr, clock);
-  const History history(name);
-  auto current = history.state_to_update();
-  if (!current.problem.empty()) fmt::print("gpulaunch record-start: {}\n", current.problem);
-  auto decision = decide_start(current.state, timeline, clock.now_usec());
-  if (!decision) {
+  if (timeline.process_start_usec == 0) {  // nothing to record: the history is not touched
     fmt::print(
         "gpulaunch record-start: no start phases in this invocation's journal{}; nothing "
         "recorded\n",
         journal ? "" : " (" + journal.error().message + ")");
     return 0;
   }
+  const History history(name);
+  auto current = history.state_to_update();
+  if (!current.problem.empty()) fmt::print("gpulaunch record-start: {}\n", current.problem);
+  auto decision = decide_start(current.state, timeline, clock.now_usec());
+  if (!decision) return 0;
   fmt::print("gpulaunch: start: {}\n", decision->event.evidence);
   if (auto saved = history.save(decision->state); !saved)
     fmt::print("gpulaunch record-start: {}\n", saved.error().message);

@@ -358,6 +358,7 @@ TEST(ProfileNameCli, NamesThatAreNotNamesAreRefusedByEveryCommand) {
                                              {"down", "../x.toml/.."},
                                              {"restart", ".x"},
                                              {"record-exit", "--profile=.."},
+                                             {"record-start", "--profile=.."},
                                              {"peer-failed", "--profile=..", "--from-rank=1",
                                               "--from-host=h", "--class=crash", "--at=1"},
                                              {"run", "--profile=..", "--", "/bin/true"},
@@ -368,6 +369,19 @@ TEST(ProfileNameCli, NamesThatAreNotNamesAreRefusedByEveryCommand) {
     EXPECT_EQ(run.exit_code, 2) << command.front() << ": " << run.out;
     EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 1) << run.out;
   }
+}
+
+// The unit's ExecStartPost=: outside a unit (no $INVOCATION_ID, so no journal to read) it says
+// there was nothing to record and exits 0, touching no history: it must never fail a start.
+TEST(RecordStartCli, WithNoInvocationItRecordsNothingAndSucceeds) {
+  std::vector<std::string> args{"-i", "PATH=/usr/bin:/bin", GPULAUNCH_BIN, "record-start",
+                                "--profile=never-installed-phases"};
+  auto result = run_process("/usr/bin/env", args, std::chrono::seconds(20));
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->exit_code, 0);
+  EXPECT_THAT(result->out, HasSubstr("gpulaunch record-start: no start phases in this "
+                                     "invocation's journal"));
+  EXPECT_FALSE(std::filesystem::exists("/var/lib/gpulaunch/never-installed-phases"));
 }
 
 }  // namespace
