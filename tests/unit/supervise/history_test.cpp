@@ -359,11 +359,11 @@ TEST(History, ABadStartTimelineIsRefusedNamingTheField) {
     return parsed ? std::string("accepted") : parsed.error().message;
   };
   const std::string times =
-      R"("last_start_process_usec": 1800000000000000, "last_start_ready_usec": 1800000250000000, )";
+      R"("last_start_process_start_usec": 1800000000000000, "last_start_ready_usec": 1800000250000000, )";
   EXPECT_EQ(refused(times + R"("last_start_phases": "weights:1800000003000000-1800000103000000")"),
             "accepted");
   EXPECT_EQ(refused(R"("last_start_phases": "")"),
-            "'last_start_process_usec', 'last_start_ready_usec' and 'last_start_phases' go "
+            "'last_start_process_start_usec', 'last_start_ready_usec' and 'last_start_phases' go "
             "together");
   EXPECT_EQ(refused(times + R"("last_start_phases": "compiling:1800000003000000-0")"),
             "'last_start_phases': 'compiling:1800000003000000-0' names no start phase");
@@ -379,21 +379,24 @@ TEST(History, ABadStartTimelineIsRefusedNamingTheField) {
   EXPECT_EQ(refused(times + R"("last_start_phases": "health:1800000003000000-1800000999000000")"),
             "'last_start_phases': 'health:1800000003000000-1800000999000000' is out of order");
   EXPECT_EQ(refused(times + R"("last_start_phases": 5)"), "'last_start_phases' is not a string");
-  EXPECT_EQ(refused(R"("last_start_process_usec": 1800000000000000, "last_start_ready_usec": 1, )"
-                    R"("last_start_phases": "")"),
-            "'last_start_phases': ready before the process started");
+  EXPECT_EQ(
+      refused(R"("last_start_process_start_usec": 1800000000000000, "last_start_ready_usec": 1, )"
+              R"("last_start_phases": "")"),
+      "'last_start_phases': ready before the process started");
   std::string many;
   for (size_t i = 0; i <= kMaxStartSpans; ++i)
     many += fmt::format("{}weights:{}-0", many.empty() ? "" : " ", kT0 + 1);
-  EXPECT_EQ(refused(R"("last_start_process_usec": 1800000000000000, "last_start_ready_usec": 0, )"
-                    R"("last_start_phases": ")" +
-                    many + "\""),
-            fmt::format("'last_start_phases': more than {} phases", kMaxStartSpans));
-  EXPECT_NE(refused(R"("last_start_process_usec": 1800000000000000, "last_start_ready_usec": 0, )"
-                    R"("last_start_phases": ")" +
-                    std::string(4000, 'x') + "\"")
-                .find("longer than"),
-            std::string::npos);
+  EXPECT_EQ(
+      refused(R"("last_start_process_start_usec": 1800000000000000, "last_start_ready_usec": 0, )"
+              R"("last_start_phases": ")" +
+              many + "\""),
+      fmt::format("'last_start_phases': more than {} phases", kMaxStartSpans));
+  EXPECT_NE(
+      refused(R"("last_start_process_start_usec": 1800000000000000, "last_start_ready_usec": 0, )"
+              R"("last_start_phases": ")" +
+              std::string(4000, 'x') + "\"")
+          .find("longer than"),
+      std::string::npos);
   // An event with half a timeline is skipped like any other bad line.
   EXPECT_FALSE(parse_event(R"({"time_usec": 1, "kind": "started", "phases": "x"})"));
 }
