@@ -182,9 +182,11 @@ std::string command_page(const CLI::App& app, std::string_view date) {
   page +=
       ".SH \"START PHASES\"\n"
       "\\fBrun\\fR prints a line at each change of the start's phase, read from the engine's own "
-      "start\\-up lines: \\fIprocess\\fR, \\fIweights\\fR, \\fIjit_compile\\fR (kernel JIT builds), "
+      "start\\-up lines: \\fIprocess\\fR, \\fIweights\\fR, \\fIjit_compile\\fR (kernel JIT "
+      "builds), "
       "\\fItorch_compile\\fR, \\fIcuda_graphs\\fR and \\fIhealth\\fR. After READY=1 the unit's "
-      "\\fBExecStartPost=\\fR runs the hidden \\fBgpulaunch record\\-start\\fR as root, which reads "
+      "\\fBExecStartPost=\\fR runs the hidden \\fBgpulaunch record\\-start\\fR as root, which "
+      "reads "
       "them back from the invocation's journal and keeps the timeline in the history: "
       "\\fBup\\fR prints it when it returns, \\fBstatus\\fR shows the last start's phases with "
       "their durations, \\fBevents \\-\\-json\\fR each \\fIstarted\\fR event's phases. It never "
