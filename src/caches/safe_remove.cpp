@@ -131,12 +131,16 @@ Result<void> remove_at(int dir_fd, const std::string& name, dev_t parent_device,
 }
 
 Result<void> add_usage(int dir_fd, const std::string& shown, dev_t device, int depth,
-                       TreeUsage& usage) {
+                       std::uint64_t max_entries, TreeUsage& usage) {
   if (depth >= kMaxDepth)
     return failf("Failed to measure '{}': nested deeper than {} directories", shown, kMaxDepth);
   auto names = list_names(dir_fd, shown);
   if (!names) return std::unexpected(names.error());
   for (const auto& name : *names) {
+    if (usage.entries >= max_entries) {
+      usage.truncated = true;
+      return {};
+    }
     auto info = stat_at(dir_fd, name, shown + "/" + name);
     if (!info) {
       if (info.error().message.ends_with(errno_text(ENOENT))) continue;  // gone meanwhile
@@ -148,7 +152,8 @@ Result<void> add_usage(int dir_fd, const std::string& shown, dev_t device, int d
     } else if (info->st_dev == device) {  // another mount is not the cache's to count
       auto child = open_directory_at(dir_fd, name, shown + "/" + name);
       if (!child) return std::unexpected(child.error());
-      if (auto added = add_usage(child->get(), shown + "/" + name, device, depth + 1, usage);
+      if (auto added =
+              add_usage(child->get(), shown + "/" + name, device, depth + 1, max_entries, usage);
           !added)
         return added;
     }
@@ -316,7 +321,7 @@ bool nothing_below(const Error& error) {
 
 }  // namespace
 
-Result<TreeUsage> ConfinedRoot::usage(std::string_view relative) const {
+Result<TreeUsage> ConfinedRoot::usage(std::string_view relative, std::uint64_t max_entries) const {
   auto parts = split_relative(relative);
   if (!parts) return std::unexpected(parts.error());
   TreeUsage usage;
@@ -345,7 +350,7 @@ Result<TreeUsage> ConfinedRoot::usage(std::string_view relative) const {
     return failf("Failed to stat '{}': {}", shown(relative), errno_text(errno));
   usage.exists = true;
   usage.is_directory = true;
-  GL_TRY_VOID(add_usage(dir.get(), shown(relative), info.st_dev, 0, usage));
+  GL_TRY_VOID(add_usage(dir.get(), shown(relative), info.st_dev, 0, max_entries, usage));
   return usage;
 }
 

@@ -29,6 +29,7 @@ struct TreeUsage {
   bool is_directory = false;  // false for a missing path, a file or a symlink
   std::uint64_t bytes = 0;    // apparent size of everything below, symlinks not followed
   std::uint64_t entries = 0;  // files, symlinks and directories below
+  bool truncated = false;     // the walk stopped at its entry bound: bytes and entries are partial
 };
 
 struct RemovedTree {
@@ -74,7 +75,8 @@ class ConfinedRoot {
   std::string shown(std::string_view relative) const;  // for messages: root/relative
 
   // `relative` is below the root: no "..", ".", empty components or leading '/'; "" is the root.
-  Result<TreeUsage> usage(std::string_view relative) const;
+  // At most `max_entries` entries are looked at (a bounded walk, for `run`'s growth checks).
+  Result<TreeUsage> usage(std::string_view relative, std::uint64_t max_entries = UINT64_MAX) const;
 
   // Replaces the directory at `relative` with an empty one of the same mode and owner: renamed
   // into a fresh `.trash-*` directory at the root in one step (so the cache is either whole or

@@ -74,43 +74,47 @@ constexpr std::array<JournalMessage, 21> kMessages{{
      "Its last lines: gpulaunch logs @GPULAUNCH_PROFILE@; the stop: gpulaunch events\n"
      "@GPULAUNCH_PROFILE@"},
     // gpulaunch run's own events.
-    {"ready", "4cd8d905dd7d462387765847ceeabc6f", "gpulaunch engine is serving",
+    {kReadyMessage, "4cd8d905dd7d462387765847ceeabc6f", "gpulaunch engine is serving",
      "The engine of profile @GPULAUNCH_PROFILE@ answered its health endpoint (or generated a\n"
      "token, server.ready = \"generate\"), and gpulaunch run told systemd READY=1."},
-    {"phase", "7960ba56474f4cc892195a25ac395263", "gpulaunch engine start phase",
+    {kPhaseMessage, "7960ba56474f4cc892195a25ac395263", "gpulaunch engine start phase",
      "The engine of profile @GPULAUNCH_PROFILE@ entered start phase @GPULAUNCH_PHASE@. The\n"
      "phases of the last start and their durations: gpulaunch status @GPULAUNCH_PROFILE@"},
-    {"stall", "ddb5bd18eaee4938a6b652ec896319a4", "gpulaunch found no forward progress",
+    {kStallMessage, "ddb5bd18eaee4938a6b652ec896319a4", "gpulaunch found no forward progress",
      "gpulaunch run saw no forward progress from the engine of profile @GPULAUNCH_PROFILE@ for\n"
      "server.liveness_timeout. Every engine process now writes its Python thread stacks to the\n"
      "journal (the lines after this one), then the engine is killed.\n\n"
      "The dump: the journalctl --cursor= command in gpulaunch events @GPULAUNCH_PROFILE@"},
-    {"step-down", "88f9517a638c47bb91865298d70d9faa", "gpulaunch lowered the engine's memory knobs",
+    {kStepDownMessage, "88f9517a638c47bb91865298d70d9faa",
+     "gpulaunch lowered the engine's memory knobs",
      "After out-of-memory stops of profile @GPULAUNCH_PROFILE@ (restart.step_down = true), this\n"
      "start runs with a memory or concurrency knob lowered from the engine's own default.\n\n"
      "The step-up follows after restart.stable_after of serving; to pin a value, set it in the\n"
      "profile. The stops that caused it: gpulaunch events @GPULAUNCH_PROFILE@"},
-    {"back-off", "5efd2db6f143439b85d833e2784f16e9", "gpulaunch waits before restarting the engine",
+    {kBackOffMessage, "5efd2db6f143439b85d833e2784f16e9",
+     "gpulaunch waits before restarting the engine",
      "Profile @GPULAUNCH_PROFILE@ failed recently, so this start waits (restart.delay, doubling\n"
      "up to restart.max_delay) before the engine starts.\n\n"
      "The failures: gpulaunch events @GPULAUNCH_PROFILE@; gpulaunch restart\n"
      "@GPULAUNCH_PROFILE@ starts at once."},
-    {"crash-loop-stop", "d3d35235ebb9401a933786ed007a49f0", "gpulaunch refused to start the engine",
+    {kCrashLoopStopMessage, "d3d35235ebb9401a933786ed007a49f0",
+     "gpulaunch refused to start the engine",
      "gpulaunch run stays down for profile @GPULAUNCH_PROFILE@: its crash-loop budget\n"
      "(restart.budget) is spent, or a stop could not be recorded.\n\n"
      "Fix the cause (gpulaunch events @GPULAUNCH_PROFILE@), then run gpulaunch restart\n"
      "@GPULAUNCH_PROFILE@."},
-    {"stable", "f3f9954818ad48b1ac05b5299200e2b1", "gpulaunch forgave earlier failures",
+    {kStableMessage, "f3f9954818ad48b1ac05b5299200e2b1", "gpulaunch forgave earlier failures",
      "The engine of profile @GPULAUNCH_PROFILE@ served for restart.stable_after: earlier failures\n"
      "no longer count, and stepped-down knobs go back up one level at the next start."},
-    {"operator-reset", "cac47468a5f74a5aad11b472967f8220", "gpulaunch history reset by an operator",
+    {kOperatorResetMessage, "cac47468a5f74a5aad11b472967f8220",
+     "gpulaunch history reset by an operator",
      "gpulaunch restart or up on profile @GPULAUNCH_PROFILE@ ended its crash loop: the failure\n"
      "count and the backoff start over."},
-    {"started", "80505b57c8a74bb6b0531cfa390d64e2", "gpulaunch engine start completed",
+    {kStartedMessage, "80505b57c8a74bb6b0531cfa390d64e2", "gpulaunch engine start completed",
      "A start of profile @GPULAUNCH_PROFILE@'s engine became ready. Where its time went (weights,\n"
      "JIT, torch.compile, CUDA graphs): gpulaunch status @GPULAUNCH_PROFILE@ and gpulaunch events\n"
      "--json @GPULAUNCH_PROFILE@"},
-    {"cache-quarantined", "544a06808f6d49d7b7e6d349101a48f1",
+    {kCacheQuarantinedMessage, "544a06808f6d49d7b7e6d349101a48f1",
      "gpulaunch quarantined a poisoned cache",
      "A stop of profile @GPULAUNCH_PROFILE@ named a file inside one of its caches, so that cache\n"
      "was moved aside (kept for inspection) and the engine retried once.\n\n"

@@ -16,7 +16,7 @@ namespace gl {
 
 struct JournalMessage {
   // The exit classes use supervise/exit_class's names ("cuda-oom"); the others the constants
-  // below, and "started" is supervise/start_timeline's kStartedEventKind.
+  // below, which the history's event kinds are too.
   std::string_view kind;
   std::string_view id;  // 32 lowercase hex digits: a 128-bit ID made once (python uuid4().hex)
   std::string_view subject;
@@ -33,6 +33,7 @@ inline constexpr std::string_view kCrashLoopStopMessage = "crash-loop-stop";  //
 inline constexpr std::string_view kStableMessage = "stable";  // earlier failures forgiven
 inline constexpr std::string_view kOperatorResetMessage = "operator-reset";  // restart/up reset
 inline constexpr std::string_view kCacheQuarantinedMessage = "cache-quarantined";
+inline constexpr std::string_view kStartedMessage = "started";  // a start became ready
 
 std::span<const JournalMessage> journal_messages();
 // The row of `kind`; nullopt for a kind the table lacks.

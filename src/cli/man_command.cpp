@@ -276,6 +276,23 @@ std::string command_page(const CLI::App& app, std::string_view date) {
       "with the command's status, 128 + the signal that ended it, or 125 when gpulaunch could not "
       "run it.\n";
   page +=
+      ".SH \"START PHASES\"\n"
+      "\\fBrun\\fR prints a line at each change of the start's phase, read from the engine's own "
+      "start\\-up lines: \\fIprocess\\fR, \\fIweights\\fR, \\fIjit_compile\\fR (kernel JIT "
+      "builds), "
+      "\\fItorch_compile\\fR, \\fIcuda_graphs\\fR and \\fIhealth\\fR. After READY=1 the unit's "
+      "\\fBExecStartPost=\\fR runs the hidden \\fBgpulaunch record\\-start\\fR as root, which "
+      "reads "
+      "them back from the invocation's journal and keeps the timeline in the history: "
+      "\\fBup\\fR prints it when it returns, \\fBstatus\\fR shows the last start's phases with "
+      "their durations, \\fBevents \\-\\-json\\fR each \\fIstarted\\fR event's phases. It never "
+      "fails the unit. While the engine starts, the JIT and compile caches the unit pins are "
+      "measured every few seconds (no link followed, a bounded walk): a cache that grows is "
+      "loading progress, as a progress line is (\\fBSTATUS=compiling kernels:\\fR \\fIcache\\fR "
+      "\\fB+\\fR\\fIsize\\fR, the start timeout extended), so a silent first\\-use JIT build is "
+      "not killed; an engine that neither prints nor grows a cache still is, at "
+      "\\fBserver.ready_timeout\\fR.\n";
+  page +=
       ".SH \"EXIT STATUS\"\n"
       "0 on success; 1 when a profile is missing or invalid, with one line on standard error "
       "naming the file, line and column; 70 on an internal error.\n";

@@ -289,8 +289,11 @@ void add_run_command(CLI::App& app, CliContext& context) {
       return;
     }
     prefetch_weights(snapshot, ready_timeout, *notifier);
-    // The JIT caches were prepared by root before this (ExecStartPre=+ prepare-caches).
+    // The JIT caches were prepared by root before this (ExecStartPre=+ prepare-caches). Those the
+    // engine compiles into are where the unit's environment pins them; their growth is progress.
     options.argv = argv;
+    options.cache_meter = directory_cache_meter(
+        compiling_cache_directories([](const char* name) { return std::getenv(name); }));
     // Output goes to the journal through stdout; flush per line so lines keep their order.
     std::function<void(std::string_view)> print = [](std::string_view line) {
       fmt::print("{}\n", line);

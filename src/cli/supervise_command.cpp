@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `record-exit` (ExecStopPost=: classify the stop, record it, decide; the decisions are
-// supervise/record_stop's) and `events PROFILE`.
+// supervise/record_stop's), `record-start` (ExecStartPost=: the ready start's phases;
+// supervise/record_start) and `events PROFILE`.
 
 #include "cli/supervise.hpp"
 
@@ -10,9 +11,9 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
-#include "catalog/journal_messages.hpp"
 #include "caches/cache_records.hpp"
 #include "caches/quarantine.hpp"
+#include "catalog/journal_messages.hpp"
 #include "cli/context.hpp"
 #include "cli/group_restart.hpp"
 #include "cli/metrics.hpp"
@@ -24,8 +25,10 @@
 #include "supervise/group_policy.hpp"
 #include "supervise/history.hpp"
 #include "supervise/quarantine.hpp"
+#include "supervise/record_start.hpp"
 #include "supervise/record_stop.hpp"
 #include "supervise/stall_report.hpp"
+#include "supervise/start_phases.hpp"
 #include "systemd/journal.hpp"
 #include "systemd/manager.hpp"
 #include "util/safe_file.hpp"
@@ -105,8 +108,8 @@ int record_exit(const RecordExitOptions& options) {
     if (auto places = movable_caches(*plan, records))
       input.caches = std::move(*places);
     else
-      logging::warning(fmt::format("gpulaunch record-exit: caches not examined: {}",
-                                   places.error().message));
+      logging::warning(
+          fmt::format("gpulaunch record-exit: caches not examined: {}", places.error().message));
   }
   if (auto recent = history.events(50); recent)
     if (const SupervisorEvent* previous = previous_stop_event(*recent))
@@ -158,6 +161,42 @@ int record_exit(const RecordExitOptions& options) {
   return 0;
 }
 
+// Wires record-start's decision (supervise/record_start) to the invocation systemd names, the
+// real journal and clock, and root's history. Never fails the unit (its ExecStartPost= line has
+// `-` too): whatever goes wrong is a line in the journal and exit 0.
+int record_start(const std::string& name) {
+  auto journal = open_journal();
+  Timekeeper& clock = system_timekeeper();
+  const StartTimeline timeline =
+      read_start_timeline(env_or_empty("INVOCATION_ID"), journal ? journal->get() : nullptr, clock);
+  if (timeline.process_start_usec == 0) {  // nothing to record: the history is not touched
+    logging::info(fmt::format(
+        "gpulaunch record-start: no start phases in this invocation's journal{}; nothing "
+        "recorded",
+        journal ? "" : " (" + journal.error().message + ")"));
+    return 0;
+  }
+  const History history(name);
+  auto current = history.state_to_update();
+  if (!current.problem.empty())
+    logging::warning(fmt::format("gpulaunch record-start: {}", current.problem));
+  auto decision = decide_start(current.state, timeline, clock.now_usec());
+  if (!decision) return 0;
+  logging::Fields started;
+  started.kind = kStartedEventKind;
+  logging::info(fmt::format("gpulaunch: start: {}", decision->event.evidence), started);
+  if (auto saved = history.save(decision->state); !saved)
+    logging::warning(fmt::format("gpulaunch record-start: {}", saved.error().message));
+  if (auto appended = history.append(decision->event); !appended)
+    logging::warning(fmt::format("gpulaunch record-start: {}", appended.error().message));
+  else if (!appended->empty())
+    logging::warning(fmt::format("gpulaunch record-start: {}", *appended));
+  // The phases of this start, and ready, for the textfile collector at once.
+  auto manager = connect_systemd(ManagerScope::system);
+  write_profile_metrics(name, manager ? manager->get() : nullptr);
+  return 0;
+}
+
 int show_events(const std::string& name, bool json, size_t count) {
   const History history(name);
   auto events = history.events(count);
@@ -186,6 +225,7 @@ int show_events(const std::string& name, bool json, size_t count) {
         one["journal_cursor"] = event.journal_cursor;
         one["thread_dump"] = thread_dump_command(unit_name_for(name), event.journal_cursor);
       }
+      if (event.start) one["start"] = start_timeline_json(*event.start);
       all.push_back(std::move(one));
     }
     fmt::print("{}\n", all.dump(2));
@@ -206,6 +246,23 @@ int show_events(const std::string& name, bool json, size_t count) {
 }
 
 }  // namespace
+
+nlohmann::ordered_json start_timeline_json(const StartTimeline& timeline) {
+  nlohmann::ordered_json phases = nlohmann::ordered_json::array();
+  for (const auto& span : timeline.phases)
+    phases.push_back({{"phase", start_phase_name(span.phase)},
+                      {"begin_usec", span.begin_usec},
+                      {"end_usec", span.end_usec},
+                      {"seconds", span_duration(span, timeline.ready_usec).count()}});
+  return {
+      {"process_start_usec", timeline.process_start_usec},
+      {"ready_usec", timeline.ready_usec},
+      {"seconds", timeline.ready_usec > timeline.process_start_usec
+                      ? (timeline.ready_usec - timeline.process_start_usec + 500'000) / 1'000'000
+                      : 0},
+      {"summary", describe_start(timeline)},
+      {"phases", std::move(phases)}};
+}
 
 int64_t now_usec() {
   return system_timekeeper().now_usec();
@@ -242,6 +299,16 @@ void add_supervise_commands(CLI::App& app, CliContext& context) {
     logging::configure({context.log_threshold, logging::Stream::out, record_options.profile});
     context.exit_code = record_exit(record_options);
   });
+
+  auto* record_started = app.add_subcommand(
+      "record-start", "ExecStartPost=: record the phases of the start that just became ready");
+  record_started->group("");  // units call it
+  static std::string started_profile, started_snapshot;
+  record_started->add_option("--profile", started_profile, "Profile name")
+      ->required()
+      ->check(profile_name_check());
+  record_started->add_option("--snapshot", started_snapshot, "The merged profile `up` wrote");
+  record_started->callback([&context] { context.exit_code = record_start(started_profile); });
 
   auto* events = app.add_subcommand("events", "Why a profile's engine stopped and what was done");
   static std::string events_profile;

@@ -23,6 +23,7 @@
 #include "rules/check.hpp"
 #include "rules/node_probe.hpp"
 #include "supervise/history.hpp"
+#include "supervise/start_phases.hpp"
 #include "supervise/unit_transition.hpp"
 #include "systemd/journal.hpp"
 #include "util/atomic_file.hpp"
@@ -222,6 +223,7 @@ int up(const UpOptions& options, const CliContext& context) {
   fmt::print("{} {} ({})\n", transition.action == UnitAction::restart ? "restarting" : "starting",
              unit, path.string());
   const auto started = clock.steady_now();
+  const int64_t started_usec = clock.now_usec();
   auto job = (*manager)->enqueue(job_method(transition.action), unit);
   if (!job) return report(job.error());
 
@@ -257,6 +259,10 @@ int up(const UpOptions& options, const CliContext& context) {
   else
     fmt::print("ready: {} serves at {} after {:.1f}s\n", profile->name,
                plan.health_url.substr(0, plan.health_url.rfind('/')), elapsed.count() / 1000.0);
+  // The start's phases, as record-start (ExecStartPost=, done before the job) kept them.
+  if (auto recorded = History(profile->name).state();
+      recorded && recorded->last_start && recorded->last_start->process_start_usec >= started_usec)
+    fmt::print("{}\n", describe_start(*recorded->last_start));
   const std::string where = options.user ? " --user" : options.runtime ? " --runtime" : "";
   fmt::print(
       "status: gpulaunch status {0}   logs: gpulaunch logs {0} -f   stop: gpulaunch down {0}{1}\n",

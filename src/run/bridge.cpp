@@ -20,6 +20,7 @@
 #include "run/rendezvous.hpp"
 #include "supervise/exit_status.hpp"
 #include "supervise/stall_report.hpp"
+#include "supervise/start_phases.hpp"
 
 namespace gl::bridge_detail {
 
@@ -216,6 +217,7 @@ class Bridge {
       say(fmt::format("headless rank: ready once the engine holds a connection to rank 0 at {}{}",
                       rendezvous_text(*options_.rendezvous),
                       options_.rendezvous->any_port ? " (any port)" : ""));
+    measure_caches();
     flush_notifications();
     read_output();
     watch_signals();
@@ -308,6 +310,17 @@ class Bridge {
     }
   }
 
+  // The JIT caches' sizes now, then again every interval until the engine is ready or gone.
+  void measure_caches() {
+    if (!options_.cache_meter || readiness_.ready() || engine_ended_) return;
+    readiness_.on_cache_sizes(options_.cache_meter->measure(), Clock::now());
+    flush_notifications();
+    cache_timer_.expires_after(options_.cache_interval);
+    cache_timer_.async_wait([this](beast::error_code error) {
+      if (!error) measure_caches();
+    });
+  }
+
   void watch_signals() {
     signals_.async_wait([this](beast::error_code error, int signal) {
       if (error) return;
@@ -345,6 +358,7 @@ class Bridge {
       wait_status_ = status;
       probe_timer_.cancel();
       liveness_timer_.cancel();
+      cache_timer_.cancel();
       if (!stalling_) kill_timer_.cancel();
       // Workers may keep the output pipe open; do not wait for them long (after a stall, until
       // they had the grace to write their stacks).
@@ -372,6 +386,7 @@ class Bridge {
     probe_timer_.cancel();
     stable_timer_.cancel();
     liveness_timer_.cancel();
+    cache_timer_.cancel();
     kill_timer_.cancel();
     io_.stop();
   }
@@ -658,7 +673,9 @@ class Bridge {
                                                        : options_.probe_interval);
   }
 
+  // sd_notify, and the start's phase changes as lines (root's record-start reads them back).
   void flush_notifications() {
+    for (const auto& mark : readiness_.take_phase_marks()) print_(phase_line(mark));
     for (const auto& line : readiness_.take_notifications()) notifier_.notify(line);
   }
 
@@ -693,6 +710,7 @@ class Bridge {
   asio::steady_timer drain_timer_{io_};
   asio::steady_timer stable_timer_{io_};
   asio::steady_timer liveness_timer_{io_};
+  asio::steady_timer cache_timer_{io_};
   pid_t pid_ = -1;
   int wait_status_ = 0;
   bool engine_ended_ = false;

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,7 @@
 
 #include "engines/engine_argv.hpp"
 #include "log/logger.hpp"
+#include "run/cache_meter.hpp"
 #include "run/liveness.hpp"
 #include "run/readiness.hpp"
 #include "systemd/notify.hpp"
@@ -51,6 +53,10 @@ struct BridgeOptions {
   std::string tokens_metric;
   // After a stall's SIGABRT, how long the engine's processes get to write their stacks.
   std::chrono::seconds stall_dump_grace{5};
+  // The compiling JIT caches, measured at the engine's start and every cache_interval until it
+  // is ready (run/readiness reads growth as progress); null: none watched.
+  std::shared_ptr<CacheMeter> cache_meter;
+  std::chrono::milliseconds cache_interval{5000};
 };
 
 // One of the bridge's own lines ("gpulaunch: ..."), with its level and journal fields.

@@ -33,6 +33,8 @@ struct SupervisorEvent {
   // A stall: the journal cursor of `run`'s stall line (the evidence), where the thread dump
   // starts; empty otherwise ({}: the events written before it need not name it).
   std::string journal_cursor{};
+  // A `started` event (kStartedEventKind): the start's phases; nullopt for every other kind.
+  std::optional<StartTimeline> start{};
 };
 
 struct SupervisorState {
@@ -51,6 +53,13 @@ struct SupervisorState {
   // `status` and the metrics); nullopt before the first.
   std::optional<StartTimeline> last_start{};
 };
+
+// A start's timeline in the flat history files: its process and ready times as integers, its
+// spans as one string, "weights:1764600000000000-1764600100000000 health:...-..." (at most
+// kMaxStartSpans, in order, within the start; an open span ends at 0).
+std::string start_spans_text(const StartTimeline& timeline);
+Result<StartTimeline> parse_start_timeline(int64_t process_start_usec, int64_t ready_usec,
+                                           std::string_view spans);
 
 std::string event_to_json(const SupervisorEvent& event);
 std::string supervisor_state_to_json(const SupervisorState& state);

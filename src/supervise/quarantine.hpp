@@ -11,12 +11,13 @@
 #include <vector>
 
 #include "caches/quarantine.hpp"
+#include "catalog/journal_messages.hpp"
 #include "supervise/history.hpp"
 
 namespace gl {
 
 // The history event of a quarantine; spelled here once.
-inline constexpr std::string_view kCacheQuarantinedEventKind = "cache-quarantined";
+inline constexpr std::string_view kCacheQuarantinedEventKind = kCacheQuarantinedMessage;
 
 // One frame line of a Python traceback as CPython prints it (Lib/traceback.py,
 // StackSummary.format_frame_summary, and Python/traceback.c's tb_displayline, 3.12):

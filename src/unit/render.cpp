@@ -123,6 +123,14 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
                                  "--profile=" + profile.name, "--snapshot=" + plan.snapshot_path},
                                 {}));
   unit.add("Service", "ExecStart", exec_command_line(exec));
+  // After READY=1 (Type=notify), root records the start's phases from `run`'s lines in the
+  // invocation's journal (the service user cannot write the history). `-`: it must never fail
+  // the start; it reads the journal a bounded number of times and exits 0.
+  unit.add(
+      "Service", "ExecStartPost",
+      "-" + root_helper_command({options.gpulaunch_binary, "record-start",
+                                 "--profile=" + profile.name, "--snapshot=" + plan.snapshot_path},
+                                {"INVOCATION_ID", "JOURNAL_STREAM"}));
   // The environment is spelled once (unit/unit_environment), which `gpulaunch env` prints too.
   // [secrets]: systemd reads each file as root into the credentials directory, readable by the
   // service's user only; the unit names the file, never the value.

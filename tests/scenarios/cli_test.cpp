@@ -358,6 +358,7 @@ TEST(ProfileNameCli, NamesThatAreNotNamesAreRefusedByEveryCommand) {
                                              {"down", "../x.toml/.."},
                                              {"restart", ".x"},
                                              {"record-exit", "--profile=.."},
+                                             {"record-start", "--profile=.."},
                                              {"peer-failed", "--profile=..", "--from-rank=1",
                                               "--from-host=h", "--class=crash", "--at=1"},
                                              {"run", "--profile=..", "--", "/bin/true"},
@@ -385,6 +386,19 @@ TEST(ExecCli, AProfileThatIsNotInstalledIsRefusedWith125) {
               "Profile 'gl-never-installed' is not installed (no snapshot at "
               "'/var/lib/gpulaunch/snapshots/gl-never-installed.toml'): run `gpulaunch up "
               "gl-never-installed` first\n");
+}
+
+// The unit's ExecStartPost=: outside a unit (no $INVOCATION_ID, so no journal to read) it says
+// there was nothing to record and exits 0, touching no history: it must never fail a start.
+TEST(RecordStartCli, WithNoInvocationItRecordsNothingAndSucceeds) {
+  std::vector<std::string> args{"-i", "PATH=/usr/bin:/bin", GPULAUNCH_BIN, "record-start",
+                                "--profile=never-installed-phases"};
+  auto result = run_process("/usr/bin/env", args, std::chrono::seconds(20));
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->exit_code, 0);
+  EXPECT_THAT(result->out, HasSubstr("gpulaunch record-start: no start phases in this "
+                                     "invocation's journal"));
+  EXPECT_FALSE(std::filesystem::exists("/var/lib/gpulaunch/never-installed-phases"));
 }
 
 }  // namespace

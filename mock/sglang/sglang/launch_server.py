@@ -7,8 +7,8 @@ way argparse does (exit 2, usage on stderr), records the argv it was given, prin
 start-up lines and serves /health, /health_generate, /generate, /v1/models, /v1/completions,
 /get_model_info and, with --enable-metrics, /metrics (mock_scheduler's token counter and running
 requests under SGLang's names). Behaviour is chosen by environment only (real SGLang would reject a
-mock flag); mock_scheduler's MOCK_WEDGE_*, MOCK_SLOW_SECONDS, MOCK_BACKGROUND_REQUESTS and
-MOCK_GENERATE_FAILS_FOR apply too:
+mock flag); mock_scheduler's MOCK_WEDGE_*, MOCK_SLOW_SECONDS, MOCK_BACKGROUND_REQUESTS,
+MOCK_GENERATE_FAILS_FOR and MOCK_JIT_GROW_* (a silent JIT build after the weights) apply too:
 
   MOCK_SGLANG_ARGV_FILE      where to record argv (default $HOME/mock-sglang-argv.json)
   MOCK_SGLANG_LOAD_SECONDS   fake weight-loading time (default 4)
@@ -48,7 +48,7 @@ import time
 import warnings
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from mock_scheduler import NotReady, Scheduler, prometheus
+from mock_scheduler import NotReady, Scheduler, prometheus, silent_jit_build
 
 MODES = ("normal", "leak", "cuda-oom", "hang", "crash", "never-ready", "hostile")
 SHARDS = 8
@@ -468,6 +468,7 @@ def main(argv=None, recorded=None):
     log("Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=123.52 GB, "
         "mem usage=15.17 GB.")
     load_compiled_graph()
+    silent_jit_build()
     log("KV Cache is allocated. #tokens: 1000000, K size: 45.78 GB, V size: 45.78 GB")
     log("Memory pool end. avail mem=30.40 GB")
     log("Capture cuda graph begin. This can take up to several minutes. avail mem=30.10 GB")
