@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Weight prefetch (`gpulaunch warm`, model.prefetch): a mock engine's weight load after a cache
 # drop, cold and after `warm`; and `warm`'s parallel read against what a user would otherwise
 # run, one sequential `cat shards > /dev/null`.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A mock engine's weight load, for bench/prefetch_bench.sh: reads every *.safetensors file of a
 directory the way a loader does (the 8-byte little-endian header length, the JSON header, then
 each tensor's bytes in the header's order) and prints the seconds it took. Pure stdlib."""

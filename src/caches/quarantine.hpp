@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Moving a poisoned cache aside (`record-exit`, as root) and finding the copies kept: only a
 // cache gpulaunch may touch (cache_state: under the cache root, or a directory it created and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The kinds of event gpulaunch writes to the journal, each with its fixed MESSAGE_ID= and the
 // journal catalog entry (`journalctl -x`) that explains it and its fix. The catalog file the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hidden `internal-catalog`: prints the journal catalog (catalog/journal_messages' table) that the
 // package installs as /usr/lib/systemd/catalog/gpulaunch.catalog. A build step, like
 // `internal-man`.

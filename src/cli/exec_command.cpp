@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gpulaunch exec PROFILE -- CMD...`: CMD as a transient service with the installed service's
 // environment, user and sandbox (unit/transient from the same unit model `up` renders), the
 // caller's terminal or pipes as its stdin, stdout and stderr; exits with CMD's status.

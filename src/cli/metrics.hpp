@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // `gpulaunch metrics`, and the one write of a profile's metrics file that every state change root
 // sees calls (record-exit after each stop, up, down, restart, the start's record at ready, and the

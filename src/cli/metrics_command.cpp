@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gpulaunch metrics [PROFILE] [--write]` and write_profile_metrics(): what root reads about a
 // profile (the manager's view of its unit, its history, its caches) into supervise/metrics' text.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // gpulaunch's own lines (never the engine's output, never data on stdout), with a level and the
 // journal fields that let an operator find them: `journalctl -p warning GPULAUNCH_PROFILE=NAME`,

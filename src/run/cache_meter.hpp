@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // How big the profile's compiling JIT caches are, for `run` to tell a silent first-use JIT build
 // from a hang (run/readiness decides). The walk is the side effect, behind this interface: a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Weight prefetch: a model's weight files read into the page cache before the engine reads them
 // (`gpulaunch warm`, and `run` before each start with model.prefetch = true). The decisions live

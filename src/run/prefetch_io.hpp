@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The real PrefetchIo (run/prefetch.hpp): a model's weight files found and opened the way root
 // opens what others can write (util/safe_file's rules: no link followed on the way, O_NOFOLLOW,

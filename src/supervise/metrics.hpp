@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A profile's state as Prometheus metrics, in the text exposition format node_exporter's textfile
 // collector reads (prometheus/common expfmt; node_exporter collector/textfile.go, v1.5.0): one

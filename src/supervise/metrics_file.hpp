@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One profile's metrics file in node_exporter's textfile directory (state_paths), written by root
 // only: replaced atomically (a scrape never reads half a file), in a directory only root can

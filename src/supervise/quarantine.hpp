@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A poisoned cache (vLLM #24915: a corrupt torch.compile cache crashes every restart until it is
 // deleted): a crash whose Python traceback runs through a file inside one of the profile's

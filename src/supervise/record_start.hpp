@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What root's `record-start` (ExecStartPost=, after READY=1) decides about the start that just
 // became ready: its timeline from `run`'s phase lines in the invocation's journal, the `started`

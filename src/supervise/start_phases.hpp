@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The lines `run` prints as a start moves from phase to phase, and the timeline root's
 // `record-start` (ExecStartPost=) builds back from them and their journal timestamps. The text

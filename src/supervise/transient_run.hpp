@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // `gpulaunch exec`'s wait: the transient service started over the manager's interface, followed
 // until it ends (JobRemoved, then PropertiesChanged to inactive or failed), and its command's

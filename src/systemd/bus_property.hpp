@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A unit property as StartTransientUnit takes it: a name and a value of one of the D-Bus types
 // systemd's unit properties use (org.freedesktop.systemd1(5)).

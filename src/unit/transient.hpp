@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The service's environment, identity and sandbox as the properties of a transient unit
 // (StartTransientUnit, org.freedesktop.systemd1(5)), read from the same unit model the service

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "unit/unit_environment.hpp"
 
 #include "profile/profile_name.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The environment the unit's engine gets, spelled once: render writes it as Environment= lines,
 // `gpulaunch env` prints it as shell exports, and `gpulaunch exec` can start a command with it.

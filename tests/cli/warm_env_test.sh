@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `gpulaunch env` and `gpulaunch warm` as users meet them: the exports a POSIX shell sources back
 # to the exact values the unit sets (quotes, spaces, $, newlines), no secret's value, and the
 # page cache filled from a model directory.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A poisoned cache and `gpulaunch exec` on a real systemd 252 booted privately
 // (tests/integration/harness), with the mock SGLang: a start whose traceback runs through its
 // torchinductor cache gets that cache moved aside and starts once more, serving; `exec` runs a

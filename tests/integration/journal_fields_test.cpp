@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gpulaunch's own lines as native journal entries, on a real systemd 252 and journald booted
 // privately (tests/integration/harness), with the mock SGLang driven into a CUDA OOM: the
 // classified stop is found by priority and profile, carries its class and MESSAGE_ID, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Prometheus metrics on a real systemd 252 booted privately (tests/integration/harness): after
 // the mock SGLang's CUDA OOM and its restart, the profile's .prom file in node_exporter's textfile
 // directory counts the stop by class, passes `promtool check metrics` (Debian's prometheus), and

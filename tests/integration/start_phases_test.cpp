@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Start phases and silent JIT on a real systemd 252 booted privately (tests/integration/harness):
 // root's record-start (ExecStartPost=, after READY=1) keeps the mock's start phases from `run`'s
 // phase lines in the journal; a start whose JIT cache keeps growing while it prints nothing

@@ -391,13 +391,11 @@ TEST(ExecCli, AProfileThatIsNotInstalledIsRefusedWith125) {
 // The unit's ExecStartPost=: outside a unit (no $INVOCATION_ID, so no journal to read) it says
 // there was nothing to record and exits 0, touching no history: it must never fail a start.
 TEST(RecordStartCli, WithNoInvocationItRecordsNothingAndSucceeds) {
-  std::vector<std::string> args{"-i", "PATH=/usr/bin:/bin", GPULAUNCH_BIN, "record-start",
-                                "--profile=never-installed-phases"};
-  auto result = run_process("/usr/bin/env", args, std::chrono::seconds(20));
-  ASSERT_TRUE(result);
-  EXPECT_EQ(result->exit_code, 0);
-  EXPECT_THAT(result->out, HasSubstr("gpulaunch record-start: no start phases in this "
-                                     "invocation's journal"));
+  // Outside the journal, gpulaunch's own lines go to stderr (log/logger).
+  auto run = gpulaunch_stderr({"record-start", "--profile=never-installed-phases"});
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_THAT(run.out, HasSubstr("gpulaunch record-start: no start phases in this "
+                                 "invocation's journal"));
   EXPECT_FALSE(std::filesystem::exists("/var/lib/gpulaunch/never-installed-phases"));
 }
 

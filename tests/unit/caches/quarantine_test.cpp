@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Moving a poisoned cache aside: renamed beside itself, kept whole, never through a link, only a
 // cache gpulaunch may touch; `cache PROFILE` lists the copy.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The MESSAGE_ID table, the kinds that use it and the catalog file generated from it stay in
 // step: every exit class and event kind has a well-formed ID of its own, the binary prints the
 // same file, and journalctl reads that file back into its catalog database.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The logger's choices: which lines pass the threshold (-v/-q), the journal fields each carries,
 // the priority of each level; the records reach a fake sink in place of the journal.
 

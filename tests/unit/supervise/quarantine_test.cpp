@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which cache a crash's traceback poisoned, if any: the frame lines as CPython prints them
 // (Lib/traceback.py, StackSummary.format_frame_summary, 3.12: `  File "{}", line {}, in {}`),
 // the caches gpulaunch may move aside, and the stop before.

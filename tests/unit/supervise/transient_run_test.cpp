@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gpulaunch exec`'s wait on a fake manager: it exits with the command's status, 128 + a signal,
 // or fails when the command never ran.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which sink the logger picks: the journal only where the stream is the one systemd connected
 // (JOURNAL_STREAM=DEVICE:INODE naming the fd's own fstat), lines on the stream anywhere else.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gpulaunch exec`'s transient unit: the properties come from the unit the service is rendered
 // from, each with the D-Bus type systemd-run sends for its directive (bus-unit-util.c), and a
 // directive that cannot be mapped is refused by name.
