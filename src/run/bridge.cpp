@@ -675,7 +675,12 @@ class Bridge {
 
   // sd_notify, and the start's phase changes as lines (root's record-start reads them back).
   void flush_notifications() {
-    for (const auto& mark : readiness_.take_phase_marks()) print_(phase_line(mark));
+    for (const auto& mark : readiness_.take_phase_marks()) {
+      logging::Fields fields;
+      fields.kind = kPhaseMessage;
+      fields.phase = std::string(start_phase_name(mark.phase));
+      own_line(Level::info, phase_line(mark), fields);
+    }
     for (const auto& line : readiness_.take_notifications()) notifier_.notify(line);
   }
 

@@ -7,6 +7,7 @@
 #include "catalog/journal_messages.hpp"
 #include "supervise/exit_status.hpp"
 #include "supervise/stall_report.hpp"
+#include "supervise/start_phases.hpp"
 #include "support/listener.hpp"
 
 #include <algorithm>
@@ -250,6 +251,7 @@ struct OwnLine {
   std::string line;
   std::string kind;  // catalog/journal_messages' kind; empty: none
   bool precedes_output = false;
+  std::string phase{};  // GPULAUNCH_PHASE=
 };
 
 struct LivenessRun {
@@ -296,7 +298,8 @@ LivenessRun run_fake_engine(const std::string& mode, LivenessMode liveness,
   const BridgeLog log = [&run](logging::Level level, std::string_view line,
                                const logging::Fields& fields) {
     run.lines.emplace_back(line);
-    run.own.push_back({level, std::string(line), std::string(fields.kind), fields.precedes_output});
+    run.own.push_back(
+        {level, std::string(line), std::string(fields.kind), fields.precedes_output, fields.phase});
   };
   const auto started = std::chrono::steady_clock::now();
   run.exit_status = run_bridge(options, notifier, print, log);
@@ -358,6 +361,23 @@ TEST(BridgeLiveness, TokensThatKeepFlowingAreNoStallWhileTheProbeWaits) {
 TEST(BridgeLiveness, HealthModeNeverStalls) {
   const LivenessRun run = run_fake_engine("flowing", LivenessMode::health, false);
   EXPECT_FALSE(stall_in(run.lines));
+}
+
+// Each start phase change is one of run's own lines, with the phase as GPULAUNCH_PHASE= and the
+// phase kind's MESSAGE_ID: `journalctl GPULAUNCH_PHASE=health` finds when each start got there.
+TEST(BridgeLiveness, PhaseChangesAreLoggedWithTheirPhase) {
+  const LivenessRun run = run_fake_engine("flowing", LivenessMode::health, false);
+  std::vector<OwnLine> phases;
+  for (const auto& own : run.own)
+    if (parse_phase_line(own.line)) phases.push_back(own);
+  ASSERT_FALSE(phases.empty());
+  for (const auto& own : phases) {
+    EXPECT_EQ(own.kind, kPhaseMessage) << own.line;
+    EXPECT_EQ(own.level, logging::Level::info) << own.line;
+    auto mark = parse_phase_line(own.line);
+    EXPECT_EQ(own.phase, start_phase_name(mark->phase)) << own.line;
+  }
+  EXPECT_EQ(parse_phase_line(phases.back().line)->kind, PhaseMark::Kind::ready);
 }
 
 TEST(BridgeLiveness, ReadyGenerateWaitsForTheFirstGeneration) {
