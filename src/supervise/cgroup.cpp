@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace gl {
 namespace {
@@ -27,14 +28,15 @@ std::optional<unsigned long long> number_in(const std::string& path) {
 // v1 writes "no limit" as the largest page-aligned 63-bit number.
 constexpr unsigned long long kUnlimitedV1 = 1ULL << 62;
 
-// The own cgroup's directory for the memory controller (v1) or the unified hierarchy (v2),
-// with the names of its limit and usage files.
-struct MemoryFiles {
-  std::string limit;
-  std::string usage;
+// The own cgroup's directories for memory, in /proc/self/cgroup's order ("N:controllers:/path"):
+// v1 names the memory controller, v2 has an empty controller list.
+struct MemoryCgroup {
+  bool v1 = false;
+  std::string directory;
 };
 
-std::optional<MemoryFiles> own_memory_files() {
+std::vector<MemoryCgroup> own_memory_cgroups() {
+  std::vector<MemoryCgroup> found;
   std::ifstream cgroups("/proc/self/cgroup");
   std::string line;
   while (std::getline(cgroups, line)) {
@@ -43,43 +45,30 @@ std::optional<MemoryFiles> own_memory_files() {
     if (first == std::string::npos || second == std::string::npos) continue;
     const std::string controllers = line.substr(first + 1, second - first - 1);
     const std::string path = line.substr(second + 1);
-    if (controllers == "memory")
-      return MemoryFiles{"/sys/fs/cgroup/memory" + path + "/memory.limit_in_bytes",
-                         "/sys/fs/cgroup/memory" + path + "/memory.usage_in_bytes"};
-    if (controllers.empty())
-      return MemoryFiles{"/sys/fs/cgroup" + path + "/memory.max",
-                         "/sys/fs/cgroup" + path + "/memory.current"};
+    if (controllers == "memory") found.push_back({true, "/sys/fs/cgroup/memory" + path});
+    if (controllers.empty()) found.push_back({false, "/sys/fs/cgroup" + path});
   }
-  return std::nullopt;
+  return found;
 }
 
 }  // namespace
 
 std::optional<unsigned long long> own_cgroup_memory_room() {
-  auto files = own_memory_files();
-  if (!files) return std::nullopt;
-  auto limit = number_in(files->limit);
-  auto usage = number_in(files->usage);
+  const auto cgroups = own_memory_cgroups();
+  if (cgroups.empty()) return std::nullopt;
+  const auto& cgroup = cgroups.front();
+  auto limit = number_in(cgroup.directory + (cgroup.v1 ? "/memory.limit_in_bytes" : "/memory.max"));
+  auto usage =
+      number_in(cgroup.directory + (cgroup.v1 ? "/memory.usage_in_bytes" : "/memory.current"));
   if (!limit || !usage || *limit >= kUnlimitedV1) return std::nullopt;
   return *limit > *usage ? *limit - *usage : 0;
 }
 
 std::optional<long long> own_cgroup_oom_kills() {
-  std::ifstream cgroups("/proc/self/cgroup");
-  std::string line;
-  while (std::getline(cgroups, line)) {
-    // "N:controllers:/path": v1 names the memory controller, v2 has an empty list.
-    auto first = line.find(':');
-    auto second = line.find(':', first + 1);
-    if (first == std::string::npos || second == std::string::npos) continue;
-    const std::string controllers = line.substr(first + 1, second - first - 1);
-    const std::string path = line.substr(second + 1);
-    if (controllers == "memory")
-      if (auto value = counter_in("/sys/fs/cgroup/memory" + path + "/memory.oom_control"))
-        return value;
-    if (controllers.empty())
-      if (auto value = counter_in("/sys/fs/cgroup" + path + "/memory.events")) return value;
-  }
+  for (const auto& cgroup : own_memory_cgroups())
+    if (auto value =
+            counter_in(cgroup.directory + (cgroup.v1 ? "/memory.oom_control" : "/memory.events")))
+      return value;
   return std::nullopt;
 }
 
