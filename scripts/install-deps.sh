@@ -5,16 +5,21 @@
 # openssh-server is there for the multi-node integration test, which runs its own sshd inside
 # network namespaces; installing it must not start one on this machine, so the install runs under
 # a policy-rc.d that forbids service starts (an existing policy-rc.d is left as it is).
+# prometheus (for promtool) and prometheus-node-exporter are there for the metrics integration
+# test, which runs promtool and its own node_exporter on loopback; the same policy keeps their
+# postinst from starting the packages' own services (enabled, never started here; on a machine
+# without a running systemd the start is skipped the same way).
 set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git
-  libtomlplusplus-dev libcli11-dev libfmt-dev nlohmann-json3-dev
+  libtomlplusplus-dev libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev
   libsystemd-dev libboost-dev libboost-filesystem-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev clang-format-14
   systemd dbus util-linux iproute2 python3 python3-venv procps
   openssh-client openssh-server
+  prometheus prometheus-node-exporter
   debhelper dpkg-dev fakeroot lintian man-db bash-completion
 )
 

@@ -20,6 +20,12 @@ Environment (the same names for both mocks; never flags, the real engines would 
   MOCK_GENERATE_FAILS_FOR   seconds after ready during which generation answers 503 while
                             /health is 200 (an engine that is up before it can generate)
   MOCK_STEP_SECONDS         one forward step (default 0.05)
+  MOCK_JIT_GROW_SECONDS     after the weights, a first-use JIT build this long that prints
+                            nothing (vLLM #38246) while it writes into the JIT cache
+  MOCK_JIT_GROW_KIB_PER_SECOND  what that build writes (default 256); 0: it writes nothing
+                            either, a start that is dead rather than compiling
+  MOCK_JIT_CACHE_VARIABLE   the variable naming the cache it writes to (default
+                            FLASHINFER_WORKSPACE_BASE: FlashInfer's .cache/flashinfer below it)
 """
 
 import os
@@ -171,6 +177,29 @@ class Scheduler:
         print("mock: wedged: /health stays 200, generation hangs, the token counter stops",
               flush=True)
         wait_for_gpu_kernel()
+
+
+def silent_jit_build():
+    """A first-use JIT build as FlashInfer (v0.2.6 and later) runs one: nothing printed for
+    MOCK_JIT_GROW_SECONDS, objects appearing in the cache meanwhile."""
+    seconds = env_float("MOCK_JIT_GROW_SECONDS", 0)
+    if seconds <= 0:
+        return
+    rate = env_float("MOCK_JIT_GROW_KIB_PER_SECOND", 256) * 1024
+    variable = os.environ.get("MOCK_JIT_CACHE_VARIABLE", "FLASHINFER_WORKSPACE_BASE")
+    root = os.environ.get(variable, "")
+    directory = os.path.join(root, ".cache", "flashinfer", "mock-jit", "cached_ops") if root else ""
+    if directory and rate > 0:
+        os.makedirs(directory, exist_ok=True)
+    step = 0.5
+    deadline = time.monotonic() + seconds
+    number = 0
+    while time.monotonic() < deadline:
+        time.sleep(step)
+        if directory and rate > 0:
+            number += 1
+            with open(os.path.join(directory, f"kernel_{number}.o"), "wb") as out:
+                out.write(b"\0" * int(rate * step))
 
 
 def wait_for_gpu_kernel():

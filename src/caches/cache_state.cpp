@@ -3,6 +3,8 @@
 
 #include <system_error>
 
+#include "caches/quarantine.hpp"
+
 namespace gl {
 namespace {
 
@@ -176,6 +178,10 @@ Result<CacheReport> inspect_caches(const LaunchPlan& plan, const FingerprintInpu
       auto usage = cache_usage(*confined, target);
       if (!usage) return std::unexpected(usage.error());
       status.usage = *usage;
+      const std::string leaf = std::filesystem::path(target.location.directory).filename().string();
+      auto copies = confined->names_beside(target.relative, leaf + std::string(kQuarantinedInfix));
+      if (!copies) return std::unexpected(copies.error());
+      for (const auto& copy : *copies) status.quarantined.push_back(copy.string());
     }
     status.state =
         classify(status.usage, status.keys_itself,

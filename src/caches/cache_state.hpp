@@ -66,6 +66,8 @@ struct CacheStatus {
   TreeUsage usage;
   CacheState state = CacheState::missing;
   std::vector<std::string> stale_on;  // the catalog's, for one that does not key itself
+  // Copies a poisoned-cache quarantine moved aside beside it (caches/quarantine), oldest first.
+  std::vector<std::string> quarantined = {};
 };
 
 struct CacheReport {

@@ -4,8 +4,10 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdlib>
@@ -129,12 +131,16 @@ Result<void> remove_at(int dir_fd, const std::string& name, dev_t parent_device,
 }
 
 Result<void> add_usage(int dir_fd, const std::string& shown, dev_t device, int depth,
-                       TreeUsage& usage) {
+                       std::uint64_t max_entries, TreeUsage& usage) {
   if (depth >= kMaxDepth)
     return failf("Failed to measure '{}': nested deeper than {} directories", shown, kMaxDepth);
   auto names = list_names(dir_fd, shown);
   if (!names) return std::unexpected(names.error());
   for (const auto& name : *names) {
+    if (usage.entries >= max_entries) {
+      usage.truncated = true;
+      return {};
+    }
     auto info = stat_at(dir_fd, name, shown + "/" + name);
     if (!info) {
       if (info.error().message.ends_with(errno_text(ENOENT))) continue;  // gone meanwhile
@@ -146,7 +152,8 @@ Result<void> add_usage(int dir_fd, const std::string& shown, dev_t device, int d
     } else if (info->st_dev == device) {  // another mount is not the cache's to count
       auto child = open_directory_at(dir_fd, name, shown + "/" + name);
       if (!child) return std::unexpected(child.error());
-      if (auto added = add_usage(child->get(), shown + "/" + name, device, depth + 1, usage);
+      if (auto added =
+              add_usage(child->get(), shown + "/" + name, device, depth + 1, max_entries, usage);
           !added)
         return added;
     }
@@ -314,7 +321,7 @@ bool nothing_below(const Error& error) {
 
 }  // namespace
 
-Result<TreeUsage> ConfinedRoot::usage(std::string_view relative) const {
+Result<TreeUsage> ConfinedRoot::usage(std::string_view relative, std::uint64_t max_entries) const {
   auto parts = split_relative(relative);
   if (!parts) return std::unexpected(parts.error());
   TreeUsage usage;
@@ -343,7 +350,7 @@ Result<TreeUsage> ConfinedRoot::usage(std::string_view relative) const {
     return failf("Failed to stat '{}': {}", shown(relative), errno_text(errno));
   usage.exists = true;
   usage.is_directory = true;
-  GL_TRY_VOID(add_usage(dir.get(), shown(relative), info.st_dev, 0, usage));
+  GL_TRY_VOID(add_usage(dir.get(), shown(relative), info.st_dev, 0, max_entries, usage));
   return usage;
 }
 
@@ -508,6 +515,72 @@ Result<UniqueFd> ConfinedRoot::open_file(std::string_view relative, FileIdentity
 
 Result<void> ConfinedRoot::sync() const {
   return sync_directory(fd_.get(), shown(""));
+}
+
+namespace {
+
+// A single name in a directory: no '/', not "." or "..", not empty.
+bool plain_leaf(std::string_view leaf) {
+  return !leaf.empty() && leaf != "." && leaf != ".." && leaf.find('/') == std::string_view::npos;
+}
+
+// The parent of `relative` below the root, or (for "") the root's own parent as the
+// administrator laid it out, with the leaf to act on there.
+Result<Parent> parent_of(int root_fd, std::string_view relative, const ConfinedRoot& root) {
+  if (!relative.empty()) return open_parent(root_fd, relative, root);
+  const std::filesystem::path parent = root.path().parent_path();
+  int fd = ::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return failf("Failed to open '{}': {}", parent.string(), errno_text(errno));
+  return Parent{UniqueFd(fd), root.path().filename().string()};
+}
+
+}  // namespace
+
+Result<std::filesystem::path> ConfinedRoot::move_aside(std::string_view relative,
+                                                       std::string_view new_leaf) const {
+  if (!plain_leaf(new_leaf))
+    return failf("Refusing to move '{}' to '{}'", shown(relative), new_leaf);
+  auto parent = parent_of(fd_.get(), relative, *this);
+  if (!parent) return std::unexpected(parent.error());
+  auto info = stat_at(parent->dir.get(), parent->leaf, shown(relative));
+  if (!info) return std::unexpected(info.error());
+  if (!S_ISDIR(info->st_mode))
+    return failf("Refusing to move '{}' aside: {}", shown(relative), kNotFollowed);
+  struct stat root_info {};
+  if (::fstat(fd_.get(), &root_info) != 0)
+    return failf("Failed to stat '{}': {}", shown(""), errno_text(errno));
+  if (relative.empty()) {
+    // The name may have been swapped since the root was opened: move only the same directory.
+    if (info->st_dev != root_info.st_dev || info->st_ino != root_info.st_ino)
+      return failf("Refusing to move '{}' aside: it is no longer the directory that was opened",
+                   shown(""));
+  } else {
+    GL_TRY_VOID(check_same_mount(*info, root_info.st_dev, shown(relative)));
+  }
+  const std::string leaf(new_leaf);
+  if (::renameat2(parent->dir.get(), parent->leaf.c_str(), parent->dir.get(), leaf.c_str(),
+                  RENAME_NOREPLACE) != 0)
+    return failf("Failed to move '{}' aside: {}", shown(relative), errno_text(errno));
+  const std::filesystem::path moved = std::filesystem::path(shown(relative)).parent_path() / leaf;
+  GL_TRY_VOID(sync_directory(parent->dir.get(), moved.parent_path().string()));
+  return moved;
+}
+
+Result<std::vector<std::filesystem::path>> ConfinedRoot::names_beside(
+    std::string_view relative, std::string_view prefix) const {
+  std::vector<std::filesystem::path> found;
+  auto parent = parent_of(fd_.get(), relative, *this);
+  if (!parent) {
+    if (nothing_below(parent.error())) return found;
+    return std::unexpected(parent.error());
+  }
+  const std::filesystem::path directory = std::filesystem::path(shown(relative)).parent_path();
+  auto names = list_names(parent->dir.get(), directory.string());
+  if (!names) return std::unexpected(names.error());
+  for (const auto& name : *names)
+    if (name.starts_with(prefix)) found.push_back(directory / name);
+  std::sort(found.begin(), found.end());
+  return found;
 }
 
 Result<FileIdentity> ConfinedRoot::identity() const {

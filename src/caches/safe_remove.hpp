@@ -29,6 +29,7 @@ struct TreeUsage {
   bool is_directory = false;  // false for a missing path, a file or a symlink
   std::uint64_t bytes = 0;    // apparent size of everything below, symlinks not followed
   std::uint64_t entries = 0;  // files, symlinks and directories below
+  bool truncated = false;     // the walk stopped at its entry bound: bytes and entries are partial
 };
 
 struct RemovedTree {
@@ -74,7 +75,8 @@ class ConfinedRoot {
   std::string shown(std::string_view relative) const;  // for messages: root/relative
 
   // `relative` is below the root: no "..", ".", empty components or leading '/'; "" is the root.
-  Result<TreeUsage> usage(std::string_view relative) const;
+  // At most `max_entries` entries are looked at (a bounded walk, for `run`'s growth checks).
+  Result<TreeUsage> usage(std::string_view relative, std::uint64_t max_entries = UINT64_MAX) const;
 
   // Replaces the directory at `relative` with an empty one of the same mode and owner: renamed
   // into a fresh `.trash-*` directory at the root in one step (so the cache is either whole or
@@ -111,6 +113,19 @@ class ConfinedRoot {
   // Creates the missing directories of `relative` (mode 0755, owned by `owner`), none followed.
   // Something other than a directory on the way is refused.
   Result<void> make_directories(std::string_view relative, const DirectoryOwner& owner) const;
+
+  // Renames the directory at `relative` to `new_leaf` in the same parent, in one rename that
+  // replaces nothing, and makes it durable: a poisoned cache kept for inspection. "" moves the
+  // root itself within its parent (a cache directory that is its own root), only while the name
+  // still holds the directory this root opened. No link is followed; anything but a directory on
+  // the same filesystem is refused. Returns the new path.
+  Result<std::filesystem::path> move_aside(std::string_view relative,
+                                           std::string_view new_leaf) const;
+
+  // The names beside `relative` (in its parent directory; for "" the root's parent) that start
+  // with `prefix`, as paths. None when the parent is missing.
+  Result<std::vector<std::filesystem::path>> names_beside(std::string_view relative,
+                                                          std::string_view prefix) const;
 
   // Makes the renames and unlinks done so far in the root durable.
   Result<void> sync() const;

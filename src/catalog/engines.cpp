@@ -12,6 +12,7 @@ namespace gl {
 namespace {
 
 using Pct = ProgressMarker::Percent;
+using Edge = ProgressMarker::Edge;
 
 constexpr unsigned long long kGiB = 1024;  // MiB
 
@@ -109,12 +110,31 @@ KnobDefault vllm_max_num_seqs(const GpuContext& gpus) {
 // loader's tqdm says "Multi-thread loading shards: N% Completed | k/n [...]"; older ones and the
 // single-thread loaders say "Loading safetensors checkpoint shards" (or "... pt checkpoint
 // shards"). tqdm leads each update with '\r'; run's bridge reads every update as a line.
+// Where a phase ends: model_runner.py load_model (sgl-project/sglang 0005834) logs "Load weight
+// begin. avail mem=..." and, once loaded, "Load weight end. elapsed=..."; device_graphs.py
+// init_device_graphs (2867a68) "Capture cuda graph begin. This can take up to several
+// minutes. ..." and "Capture cuda graph end. Time elapsed: ..." (the EAGLE draft's "Capture draft
+// cuda graph begin/end" the same way); later main (2026, read in indexed copies of the model
+// runner, commit not pinned) spells it "Capture target decode CUDA graph begin. backend=..." and
+// "Capture target prefill CUDA graph end. elapsed=...". Kernel JIT: the DeepGEMM wrapper
+// (python/sglang/srt/layers/deep_gemm_wrapper/compile_utils.py, 93d0487) warns "Entering DeepGEMM
+// JIT Pre-Compile session. It may take a long time (typically 10-20 mins) ..." before compiling
+// for every M, inside the graph capture; FlashInfer up to v0.2.5 logged "Loading JIT ops: NAME"
+// and "Finished loading JIT ops: NAME" around each build (flashinfer/jit/core.py,
+// load_cuda_ops; v0.2.6 and later, through fb28d72, build in silence: run watches the JIT caches
+// grow instead).
 constexpr std::array kSglangProgress{
     ProgressMarker{"Load weight begin", Phase::loading_weights, Pct::in_line},
-    ProgressMarker{"Load weight end", Phase::loading_weights, Pct::complete},
+    ProgressMarker{"Load weight end", Phase::loading_weights, Pct::complete, Edge::ends},
     ProgressMarker{"Multi-thread loading shards", Phase::loading_weights, Pct::in_line},
     ProgressMarker{"checkpoint shards", Phase::loading_weights, Pct::in_line},
-    ProgressMarker{"Capture cuda graph begin", Phase::capturing_graphs},
+    ProgressMarker{"cuda graph begin", Phase::capturing_graphs},
+    ProgressMarker{"CUDA graph begin", Phase::capturing_graphs},
+    ProgressMarker{"cuda graph end. ", Phase::capturing_graphs, Pct::none, Edge::ends},
+    ProgressMarker{"CUDA graph end. ", Phase::capturing_graphs, Pct::none, Edge::ends},
+    ProgressMarker{"Entering DeepGEMM JIT Pre-Compile session", Phase::compiling_kernels},
+    ProgressMarker{"Finished loading JIT ops: ", Phase::compiling_kernels, Pct::none, Edge::ends},
+    ProgressMarker{"Loading JIT ops: ", Phase::compiling_kernels},
     ProgressMarker{"fired up and ready to roll", Phase::waiting_for_health},
     // uvicorn, which SGLang and vLLM both serve through.
     ProgressMarker{"Application startup complete", Phase::waiting_for_health},
@@ -151,15 +171,30 @@ constexpr std::array kSglangNotOom{
 // lines below).
 // vllm/model_executor/model_loader/weight_utils.py (vLLM 0.11): "Loading safetensors checkpoint
 // shards", and "Multi-thread loading shards" with enable_multithread_load.
+// Where a phase ends: the weights with default_loader.py's "Loading weights took %.2f seconds"
+// (info in vLLM 0.11, debug in later main) and the GPU model runner's "Model loading took %s GiB
+// memory and %.6f seconds" (vllm/v1/worker/gpu_model_runner.py, both read in indexed copies);
+// torch.compile begins with vllm/compilation/backends.py's "Using cache directory: %s for vLLM's
+// torch.compile" (or "Dynamo bytecode transform time"), reports "Compiling a graph for dynamic
+// shape takes %.2f s" per graph and ends with vllm/compilation/monitor.py's "torch.compile takes
+// %.2f s in total" (vllm-project/vllm 0015838); the graph capture's tqdm bar is "Capturing CUDA
+// graphs (mixed prefill-decode, PIECEWISE)" and it ends with gpu_model_runner.py's "Graph
+// capturing finished in %.0f secs, took %.2f GiB". First match wins: each ending line comes
+// before the shorter marker it contains.
 constexpr std::array kVllmProgress{
+    ProgressMarker{"Loading weights took", Phase::loading_weights, Pct::complete, Edge::ends},
+    ProgressMarker{"Model loading took", Phase::loading_weights, Pct::complete, Edge::ends},
     ProgressMarker{"Loading weights", Phase::loading_weights, Pct::in_line},
     ProgressMarker{"checkpoint shards", Phase::loading_weights, Pct::in_line},
     ProgressMarker{"Multi-thread loading shards", Phase::loading_weights, Pct::in_line},
     ProgressMarker{"Starting to load model", Phase::loading_weights, Pct::in_line},
+    ProgressMarker{"Graph capturing finished", Phase::capturing_graphs, Pct::none, Edge::ends},
     ProgressMarker{"Capturing CUDA graph", Phase::capturing_graphs},
     ProgressMarker{"Capturing CUDA graphs", Phase::capturing_graphs},
-    ProgressMarker{"Compiling a graph", Phase::compiling},
-    ProgressMarker{"torch.compile", Phase::compiling},
+    ProgressMarker{"torch.compile takes", Phase::torch_compiling, Pct::none, Edge::ends},
+    ProgressMarker{"Compiling a graph", Phase::torch_compiling},
+    ProgressMarker{"Dynamo bytecode transform time", Phase::torch_compiling},
+    ProgressMarker{"torch.compile", Phase::torch_compiling},
     ProgressMarker{"Application startup complete", Phase::waiting_for_health},
 };
 // Multi-node, from vllm-project/vllm docs/serving/parallelism_scaling.md (096bd6a: "--nnodes 2

@@ -20,12 +20,14 @@ namespace gl {
 
 enum class EngineKind { sglang, vllm, trtllm, llamacpp, command };
 
-// What an engine's start-up output says it is doing.
+// What an engine's start-up output says it is doing. Kernel JIT builds (FlashInfer, DeepGEMM)
+// and torch.compile are told apart where the engine's lines tell them apart.
 enum class Phase {
   starting,
   loading_weights,
   capturing_graphs,
-  compiling,
+  compiling_kernels,
+  torch_compiling,
   waiting_for_health,
   serving
 };
@@ -105,6 +107,9 @@ struct ProgressMarker {
   std::string_view text;  // substring of one output line
   Phase phase;
   enum class Percent { none, in_line, complete } percent = Percent::none;
+  // `ends`: the line says the phase is over (SGLang's "Load weight end", vLLM's "torch.compile
+  // takes"); otherwise it is in progress (it begins, or goes on).
+  enum class Edge { within, ends } edge = Edge::within;
 };
 
 // A multi-node group's flags, where the engine's builder reads them from the row (vLLM's). Two

@@ -58,7 +58,9 @@ std::span<const JitCache> jit_caches() {
        {{"TRITON_HOME", ""}},
        true,
        "kernel dumps and overrides the operator asked for; compiled kernels go to TRITON_CACHE_DIR",
-       ""},
+       "",
+       {},
+       false},
       // tilelang/env.py and cache/kernel_cache.py (tile-ai/tilelang v0.1.13-82-ga35008a4): kernels
       // under <dir>/<tilelang version>/<platform>, keyed on the kernel's source, target string
       // ("auto" unless given) and pass configs, not on nvcc or the GPU. SGLang compiles its DSA

@@ -36,6 +36,10 @@ struct JitCache {
   // For a cache that does not key itself: the fingerprint facts (caches/fingerprint's field
   // names) whose change makes its entries stale. Empty: a change of any of them does.
   std::vector<std::string_view> stale_on = {};
+  // Whether JIT or compile output lands here while an engine starts (`run` watches it grow, so
+  // a silent first-use build is not taken for a hang). TRITON_HOME holds only dumps and
+  // overrides the operator asked for.
+  bool compiles = true;
 };
 
 std::span<const JitCache> jit_caches();

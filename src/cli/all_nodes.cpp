@@ -9,6 +9,7 @@
 #include "cli/context.hpp"
 #include "engines/engine_argv.hpp"
 #include "group/remote.hpp"
+#include "log/logger.hpp"
 
 namespace gl {
 namespace {
@@ -86,8 +87,8 @@ int start_every_rank(const Profile& profile, const AllNodesOptions& options) {
     print_indented(result.output);
   }
   if (failed) {
-    fmt::print(stderr, "Failed to bring up '{}': {} of {} node(s) failed (above).\n", profile.name,
-               failed, ranks);
+    logging::error(fmt::format("Failed to bring up '{}': {} of {} node(s) failed (above).",
+                               profile.name, failed, ranks));
     return 1;
   }
   // Each rank's `up` returned once its unit said READY=1: health 200 where the rank serves, its
@@ -133,14 +134,15 @@ int up_all_nodes(const Profile& profile, const AllNodesOptions& options) {
   }
   std::fflush(stdout);
   if (unchecked) {
-    fmt::print(stderr, "Refusing to start '{}': not every node could be checked.\n", profile.name);
+    logging::error(
+        fmt::format("Refusing to start '{}': not every node could be checked.", profile.name));
     return 1;
   }
   if (check_errors && !options.force) {
-    fmt::print(stderr,
-               "Refusing to start '{}': the check found errors on a node above. Fix them, or pass "
-               "--force to start anyway.\n",
-               profile.name);
+    logging::error(fmt::format(
+        "Refusing to start '{}': the check found errors on a node above. Fix them, or pass "
+        "--force to start anyway.",
+        profile.name));
     return 1;
   }
 
@@ -200,7 +202,8 @@ int restart_all_nodes(const Profile& profile, const AllNodesOptions& options) {
   std::fflush(stdout);
   if (int stopped = down_all_nodes(profile, AllNodesOptions{options.ssh, false, false});
       stopped != 0) {
-    fmt::print(stderr, "Failed to restart '{}': not every rank stopped (above).\n", profile.name);
+    logging::error(
+        fmt::format("Failed to restart '{}': not every rank stopped (above).", profile.name));
     return stopped;
   }
   return start_every_rank(profile, AllNodesOptions{options.ssh, false, false});

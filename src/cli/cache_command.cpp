@@ -73,6 +73,12 @@ int list_caches(const CliContext& context, const std::string& name) {
             ? std::string("no")
             : fmt::format("no (stale on {})", fmt::join(cache.stale_on, ", ")));
   for (const auto& cache : state->caches)
+    for (const auto& copy : cache.quarantined)
+      fmt::print(
+          "{}: quarantined copy {} (a crash's traceback ran through it; inspect, then "
+          "remove it by hand)\n",
+          cache.name, copy);
+  for (const auto& cache : state->caches)
     if (cache.state == CacheState::foreign)
       fmt::print(
           "{}: '{}' was not created by gpulaunch and is outside the cache root: starts and "

@@ -35,7 +35,7 @@ const CLI::Validator& profile_argument_check() {
 }
 
 int report(const Error& error, int exit_code) {
-  fmt::print(stderr, "{}\n", error.message);
+  logging::error(error.message);
   return exit_code;
 }
 

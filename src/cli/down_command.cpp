@@ -7,7 +7,9 @@
 #include "cli/all_nodes.hpp"
 #include "cli/context.hpp"
 #include "cli/lifecycle.hpp"
+#include "cli/metrics.hpp"
 #include "cli/supervise.hpp"
+#include "log/logger.hpp"
 #include "profile/loader.hpp"
 #include "profile/profile_name.hpp"
 #include "profile/validate.hpp"
@@ -36,6 +38,7 @@ int down(const DownOptions& options) {
   if (!manager) return report(manager.error());
   auto stop = stop_unit(**manager, system_timekeeper(), unit, std::chrono::seconds(300));
   if (!stop) return report(stop.error());
+  if (!options.user) write_profile_metrics(*name, manager->get());  // kept, up 0, until --purge
   if (stop->was_running) {
     fmt::print("stopped {} ({})\n", unit, stop->job_result);
   } else {
@@ -51,6 +54,7 @@ int down(const DownOptions& options) {
     std::error_code error;
     if (std::filesystem::remove(file, error)) {
       fmt::print("removed {}\n", file.string());
+      if (!options.user) remove_profile_metrics(*name);
       if (auto reloaded = (*manager)->reload(); !reloaded) return report(reloaded.error());
     } else if (error) {
       return report(
@@ -68,12 +72,13 @@ int restart(const std::string& profile, bool user) {
   if (!manager) return report(manager.error());
   auto restarted =
       restart_unit(**manager, system_timekeeper(), History(*name), unit, std::chrono::hours(2));
+  if (!user) write_profile_metrics(*name, manager->get());
   if (!restarted) return report(restarted.error());
-  if (!restarted->warning.empty()) fmt::print(stderr, "warning: {}\n", restarted->warning);
+  if (!restarted->warning.empty()) logging::warning(fmt::format("warning: {}", restarted->warning));
   const auto& status = restarted->after;
   if (restarted->job_result != "done") {
-    fmt::print(stderr, "Failed to restart {}: job {}; {}\n", unit, restarted->job_result,
-               status ? describe_state(*status) : status.error().message);
+    logging::error(fmt::format("Failed to restart {}: job {}; {}", unit, restarted->job_result,
+                               status ? describe_state(*status) : status.error().message));
     return 1;
   }
   fmt::print("restarted {}: {}\n", unit, status ? describe_state(*status) : "");

@@ -8,6 +8,7 @@
 #include "facts/gather.hpp"
 #include "facts/python_env.hpp"
 #include "lock/drift.hpp"
+#include "log/logger.hpp"
 #include "profile/validate.hpp"
 #include "rules/check.hpp"
 #include "util/atomic_file.hpp"
@@ -72,9 +73,9 @@ int lock(const CliContext& context, const std::string& name, const std::string& 
                     facts->has_infiniband()});
   auto build = make_lock(loaded->merged, loaded->profile, plan, *facts, NodeFs(options.root));
   if (!build.problems.empty()) {
-    for (const auto& problem : build.problems) fmt::print(stderr, "{}\n", problem);
-    fmt::print(stderr, "Refusing to write a lock for '{}': it would not pin the above.\n",
-               loaded->profile.name);
+    for (const auto& problem : build.problems) logging::error(problem);
+    logging::error(fmt::format("Refusing to write a lock for '{}': it would not pin the above.",
+                               loaded->profile.name));
     return 2;
   }
   const std::string text = lock_text(build.lock);

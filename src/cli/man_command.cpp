@@ -21,6 +21,8 @@
 #include "profile/schema.hpp"
 #include "profile/unsafe_directives.hpp"
 #include "run/bridge.hpp"
+#include "supervise/metrics.hpp"
+#include "util/state_paths.hpp"
 
 namespace gl {
 namespace {
@@ -103,6 +105,30 @@ std::vector<const CLI::App*> visible_subcommands(const CLI::App& app) {
 
 std::string gpu_health_section();
 
+// What `gpulaunch metrics` prints and node_exporter serves, from supervise/metrics' own table.
+std::string metrics_section() {
+  std::string page =
+      ".SH METRICS\n"
+      "\\fBgpulaunch metrics\\fR [\\fIprofile\\fR] prints Prometheus metrics in the text "
+      "exposition format, for one profile or every installed one. As root, \\fB\\-\\-write\\fR "
+      "writes each profile's file, \\fI" +
+      literal(state_paths::metrics_file_name("PROFILE")) +
+      "\\fR, into node_exporter's textfile "
+      "directory \\fI" +
+      literal(state_paths::kTextfileDirectory) +
+      "\\fR (Debian's \\fBprometheus\\-node\\-exporter\\fR reads it by default), replaced "
+      "atomically, and only where that directory exists and only root can write it. Root "
+      "rewrites the file at every stop (\\fBrecord\\-exit\\fR), \\fBup\\fR, \\fBdown\\fR "
+      "and \\fBrestart\\fR, and \\fIgpulaunch\\-metrics.timer\\fR every 15 seconds; "
+      "\\fBdown\\fR keeps it (with \\fBgpulaunch_up\\fR 0), \\fBdown \\-\\-purge\\fR "
+      "removes it. Labels: \\fBprofile\\fR, \\fBclass\\fR (the stop classes of STOPS), "
+      "\\fBphase\\fR (a start's phases), \\fBcache\\fR and \\fBstate\\fR.\n";
+  for (const auto& family : metric_families())
+    page += fmt::format(".TP\n\\fB{}\\fR ({})\n{}\n", literal(family.name), family.type,
+                        sentence(family.help));
+  return page;
+}
+
 std::string command_page(const CLI::App& app, std::string_view date) {
   std::string page = header("GPULAUNCH", 1, date);
   page += ".SH NAME\ngpulaunch \\- run LLM inference servers as hardened systemd services\n";
@@ -164,6 +190,16 @@ std::string command_page(const CLI::App& app, std::string_view date) {
       ".TP\n\\fI/usr/share/gpulaunch/profiles/\\fR\nExample profiles shipped with gpulaunch.\n"
       ".TP\n\\fI/usr/lib/systemd/system/gpulaunch\\-check@.service\\fR\n"
       "Runs \\fBgpulaunch check\\fR \\fIprofile\\fR once, to re-validate a node at boot.\n"
+      ".TP\n\\fI/usr/lib/systemd/system/gpulaunch\\-metrics.timer\\fR\n"
+      "Runs \\fBgpulaunch metrics \\-\\-write\\fR every 15 seconds (see METRICS).\n"
+      ".TP\n\\fI" +
+      literal(state_paths::kTextfileDirectory) + "/" +
+      literal(state_paths::metrics_file_name("PROFILE")) +
+      "\\fR\nA profile's metrics, for node_exporter's textfile collector.\n"
+      ".TP\n\\fI/usr/share/gpulaunch/grafana/gpulaunch.json\\fR\n"
+      "A Grafana dashboard over those metrics.\n"
+      ".TP\n\\fI/usr/lib/systemd/catalog/gpulaunch.catalog\\fR\n"
+      "What \\fBjournalctl \\-x\\fR says about each gpulaunch event and its fix.\n"
       ".PP\n"
       "A profile found earlier on the search path shadows one of the same name further down, as "
       "\\fI/etc\\fR shadows \\fI/usr\\fR for systemd units.\n";
@@ -178,7 +214,84 @@ std::string command_page(const CLI::App& app, std::string_view date) {
       "\\fBjournalctl \\-u gpulaunch\\-\\fR\\fIprofile\\fR\\fB.service "
       "\\-\\-cursor=\\fR\\fIcursor\\fR. A stall counts as a failure: it is restarted after the "
       "backoff and counts against \\fBrestart.budget\\fR, as a crash. \\fBstatus\\fR shows the "
-      "last stall and the same command.\n";
+      "last stall and the same command.\n"
+      ".PP\n"
+      "A crash whose Python traceback runs through a file inside one of the profile's caches "
+      "(a frame \\fBFile \"\\fR\\fIpath\\fR\\fB\", line\\fR \\fIN\\fR\\fB, in\\fR "
+      "\\fIname\\fR) is a poisoned cache: a corrupt torch.compile or JIT cache crashes every "
+      "start until it is removed. \\fBrecord\\-exit\\fR moves that cache directory aside to "
+      "\\fINAME\\fR\\fB.quarantined\\-\\fR\\fIYYYYmmdd\\fR\\fBT\\fR\\fIHHMMSS\\fR beside it "
+      "(kept for inspection, never deleted; only a cache under the cache root or one gpulaunch "
+      "created), records a \\fBcache\\-quarantined\\fR event naming the frame and the copy, and "
+      "the restart comes without counting against \\fBrestart.budget\\fR or backing off. The "
+      "stop right after a quarantine counts as usual, whichever cache it names. "
+      "\\fBgpulaunch cache\\fR \\fIprofile\\fR lists the copies.\n";
+  page += metrics_section();
+  page +=
+      ".SH \"WARM THE PAGE CACHE\"\n"
+      "\\fBgpulaunch warm\\fR \\fIprofile\\fR reads the model's weight files "
+      "(\\fI*.safetensors\\fR, \\fI*.bin\\fR, \\fI*.gguf\\fR of \\fBmodel.path\\fR, or of "
+      "a hub id's snapshot in the hub cache the unit's environment names) into the page cache "
+      "on \\fB\\-\\-threads\\fR threads, with progress on standard error. Files already wholly "
+      "cached (mincore) are skipped; it stops before the first file that would not fit "
+      "MemAvailable (in the unit, its cgroup's room under \\fBMemoryMax=\\fR where smaller) less 2 "
+      "GiB, and says so. Links are followed only inside the model (a "
+      "snapshot's links into its \\fIblobs/\\fR), never a FIFO or device; nothing is written. "
+      "A model that is not local yet is one line on standard error saying what to run, and "
+      "exit 1. With \\fBmodel.prefetch = true\\fR, \\fBrun\\fR does the same before each start, "
+      "as the service user inside the unit's sandbox, with \\fBSTATUS=\\fR progress and the start "
+      "timeout extended while it reads; a prefetch that cannot read is a warning line, never a "
+      "failed start.\n"
+      ".SH \"THE UNIT'S ENVIRONMENT\"\n"
+      "\\fBgpulaunch env\\fR \\fIprofile\\fR prints every variable the unit sets for its "
+      "engine (\\fBCUDA_HOME\\fR, \\fBPATH\\fR, \\fBCUDA_VISIBLE_DEVICES\\fR, the caches, "
+      "\\fB[env]\\fR) as \\fBexport\\fR lines a POSIX shell sources back to the same values: "
+      "\\fBeval \"$(gpulaunch env\\fR \\fIprofile\\fB)\"\\fR. A \\fB[secrets]\\fR entry is its "
+      "\\fINAME\\fB_PATH\\fR in the unit's credentials directory, which exists only while the unit "
+      "runs; no secret's value is printed. systemd's own per-start variables "
+      "(\\fBINVOCATION_ID\\fR, \\fBNOTIFY_SOCKET\\fR) are not among them.\n";
+  page +=
+      ".SH \"LOGS AND THE JOURNAL\"\n"
+      "gpulaunch's own lines have a level: \\fB\\-v\\fR adds debug lines, \\fB\\-q\\fR keeps "
+      "warnings and errors; data on standard output is never touched. Where standard output or "
+      "error is the journal (\\fBJOURNAL_STREAM\\fR), each of these lines is a native entry "
+      "with \\fBPRIORITY=\\fR and the fields \\fBGPULAUNCH_PROFILE=\\fR, "
+      "\\fBGPULAUNCH_CLASS=\\fR (a classified stop), \\fBGPULAUNCH_PHASE=\\fR (a start phase) "
+      "and a \\fBMESSAGE_ID=\\fR per kind of event; the engine's output passes through as it "
+      "is. A retried failure is a warning, a stop that stays down an error: "
+      "\\fBjournalctl \\-p warning GPULAUNCH_PROFILE=\\fR\\fIprofile\\fR lists them, and "
+      "\\fBjournalctl \\-x\\fR explains each with its fix from "
+      "\\fI/usr/lib/systemd/catalog/gpulaunch.catalog\\fR.\n";
+  page +=
+      ".SH \"REPRODUCE BY HAND\"\n"
+      "\\fBgpulaunch exec\\fR \\fIprofile\\fR \\fB\\-\\-\\fR \\fIcommand\\fR... runs "
+      "\\fIcommand\\fR as the installed profile's service runs: a transient service started over "
+      "D\\-Bus with the unit's environment (\\fBCUDA_HOME\\fR, \\fBPATH\\fR, every cache "
+      "variable), user and group, working directory, state directory and sandbox "
+      "(\\fBProtectSystem=strict\\fR, \\fBPrivateTmp=\\fR with a /tmp of its own, no "
+      "capabilities, the same devices and system calls), with the caller's standard input, "
+      "output and error; the command is looked up on the unit's \\fBPATH\\fR. It cannot write "
+      "where the "
+      "engine cannot. Root only; the profile must be installed (\\fBgpulaunch up\\fR). It exits "
+      "with the command's status, 128 + the signal that ended it, or 125 when gpulaunch could not "
+      "run it.\n";
+  page +=
+      ".SH \"START PHASES\"\n"
+      "\\fBrun\\fR prints a line at each change of the start's phase, read from the engine's own "
+      "start\\-up lines: \\fIprocess\\fR, \\fIweights\\fR, \\fIjit_compile\\fR (kernel JIT "
+      "builds), "
+      "\\fItorch_compile\\fR, \\fIcuda_graphs\\fR and \\fIhealth\\fR. After READY=1 the unit's "
+      "\\fBExecStartPost=\\fR runs the hidden \\fBgpulaunch record\\-start\\fR as root, which "
+      "reads "
+      "them back from the invocation's journal and keeps the timeline in the history: "
+      "\\fBup\\fR prints it when it returns, \\fBstatus\\fR shows the last start's phases with "
+      "their durations, \\fBevents \\-\\-json\\fR each \\fIstarted\\fR event's phases. It never "
+      "fails the unit. While the engine starts, the JIT and compile caches the unit pins are "
+      "measured every few seconds (no link followed, a bounded walk): a cache that grows is "
+      "loading progress, as a progress line is (\\fBSTATUS=compiling kernels:\\fR \\fIcache\\fR "
+      "\\fB+\\fR\\fIsize\\fR, the start timeout extended), so a silent first\\-use JIT build is "
+      "not killed; an engine that neither prints nor grows a cache still is, at "
+      "\\fBserver.ready_timeout\\fR.\n";
   page +=
       ".SH \"EXIT STATUS\"\n"
       "0 on success; 1 when a profile is missing or invalid, with one line on standard error "
@@ -568,7 +681,8 @@ std::string caches_section() {
       "(\\fI/var/cache/gpulaunch/NAME\\fR by default; \\fBcaches.paths.NAME\\fR moves one). "
       "Before each start, root clears the caches whose entries the node's changed facts made "
       "stale (toolkit, driver, GPU architectures, torch, FlashInfer, Triton, engine), and lock "
-      "files a killed build or download left that no process holds.\n";
+      "files a killed build or download left that no process holds. A cache a crash's traceback "
+      "ran through is moved aside, not cleared (see \\fBSTOPS\\fR).\n";
   for (const JitCache& cache : jit_caches()) {
     std::string variables;
     for (const auto& variable : cache.variables)

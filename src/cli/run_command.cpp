@@ -2,6 +2,7 @@
 #include <unistd.h>
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -10,13 +11,17 @@
 
 #include <fmt/core.h>
 
+#include "catalog/journal_messages.hpp"
 #include "cli/context.hpp"
 #include "cli/supervise.hpp"
 #include "facts/gpu_probe.hpp"
+#include "log/logger.hpp"
 #include "plan/gpu_assignment.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/validate.hpp"
 #include "run/bridge.hpp"
+#include "run/prefetch.hpp"
+#include "run/prefetch_io.hpp"
 #include "supervise/exit_status.hpp"
 #include "supervise/history.hpp"
 #include "supervise/start_gate.hpp"
@@ -28,9 +33,12 @@
 namespace gl {
 namespace {
 
-void say(const std::string& line) {
-  fmt::print("gpulaunch: {}\n", line);
-  std::fflush(stdout);
+// `run`'s own lines (log/logger: native journal entries with their fields under systemd).
+void say(const std::string& line, logging::Level level = logging::Level::info,
+         std::string_view kind = {}) {
+  logging::Fields fields;
+  fields.kind = kind;
+  logging::write(level, fmt::format("{}{}", kRunLinePrefix, line), fields);
 }
 
 // GPUs this unit may use, as NVML indices from the assignment the unit pins; empty means all
@@ -94,7 +102,12 @@ std::optional<int> supervise_start(const std::string& name, const std::string& s
       GpuHolders{[gpus] { return nvml_compute_processes(gpus); }, process_name,
                  static_cast<unsigned>(::getpid()),
                  [&gpus, &supervised] { return unit_gpus(gpus, supervised.parallelism); }},
-      say};
+      [](const std::string& line) { say(line); },
+      [](std::string_view kind, const std::string& line) {
+        // Staying down is the budget's stop; a back-off or a step-down follows a failure.
+        say(line, kind == kCrashLoopStopMessage ? logging::Level::error : logging::Level::warning,
+            kind);
+      }};
   // Only root writes the history (record-exit); the service user reads it.
   const StartGate gate =
       gate_start(StartGateInput{name, supervised.restart, supervised.kind, ready_timeout, argv},
@@ -104,6 +117,51 @@ std::optional<int> supervise_start(const std::string& name, const std::string& s
   options.stable_after = gate.stable_after;
   options.on_stable = [message = gate.stable_message] { return message; };
   return std::nullopt;
+}
+
+// model.prefetch: the weights into the page cache before the engine reads them. It runs here,
+// in `run`, rather than in root's ExecStartPre=+ prepare-caches: `run` is the service user inside
+// the unit's sandbox, so it reads exactly what the engine may read and root opens nothing more of
+// the engine's; it is the unit's main process, the only one whose STATUS= and
+// EXTEND_TIMEOUT_USEC= systemd takes (NotifyAccess=main), so a long read pushes the start timeout
+// back while it progresses (and a stuck one is not kept alive); and it runs after the backoff
+// and the wait for GPU memory, so the pages are fresh when the engine opens the files. Nothing it
+// meets stops the start: each problem is a warning line and the engine starts anyway.
+void prefetch_weights(const std::string& snapshot, long long ready_timeout, Notifier& notifier) {
+  if (snapshot.empty()) return;
+  auto profile = load_profile(DirectorySource({}), snapshot);
+  if (!profile || !profile->model.prefetch) return;
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  // The hub cache the engine reads is named by the unit's environment, spelled by the plan.
+  auto io = open_model_weights(profile->model.path, profile->model.revision,
+                               make_launch_plan(*profile).environment);
+  if (!io) {
+    say(fmt::format("warning: prefetch skipped: {}", io.error().message));
+    return;
+  }
+  const PrefetchOptions options;
+  const PrefetchPlan plan = plan_prefetch(**io, options);
+  notifier.notify(
+      fmt::format("STATUS=prefetching weights: {} to read", format_bytes(plan.bytes_to_read)));
+  auto last = start;
+  const PrefetchResult result =
+      run_prefetch(**io, plan, options, [&](const PrefetchProgress& progress) {
+        const auto now = Clock::now();
+        if (now - last < std::chrono::seconds{5}) return;
+        last = now;
+        notifier.notify(fmt::format("STATUS=prefetching weights: {} of {}, {}/{} file(s)",
+                                    format_bytes(progress.bytes_done),
+                                    format_bytes(progress.bytes_total), progress.files_done,
+                                    progress.files_total));
+        notifier.notify(fmt::format("EXTEND_TIMEOUT_USEC={}", kPrefetchExtendUsec));
+      });
+  for (const auto& problem : result.problems) say("warning: prefetch: " + problem);
+  if (auto stop = prefetch_stop_reason(**io, plan)) say("prefetch " + *stop);
+  say("prefetch: " +
+      prefetch_summary(result, std::chrono::duration<double>(Clock::now() - start).count()));
+  // The engine gets its whole start window from here, as if the read had taken no time.
+  notifier.notify(fmt::format("EXTEND_TIMEOUT_USEC={}", (ready_timeout + 60) * 1'000'000LL));
 }
 
 }  // namespace
@@ -177,6 +235,8 @@ void add_run_command(CLI::App& app, CliContext& context) {
       ->check(CLI::IsMember({"health", "generate"}));
   command->add_option("engine_argv", argv, "The engine's command line, after --")->required();
   command->callback([&context] {
+    // Under systemd stdout is the journal: the engine's lines pass through it, ours are entries.
+    logging::configure({context.log_threshold, logging::Stream::out, profile});
     BridgeOptions options;
     options.health_url = health_url;
     options.probe_timeout = std::chrono::seconds{health_timeout};
@@ -197,7 +257,8 @@ void add_run_command(CLI::App& app, CliContext& context) {
     options.stall_dump_grace = kStallDumpGrace;
     options.readiness.ready_on_generation = ready == "generate";
     if (options.readiness.ready_on_generation && probe_path.empty()) {
-      say(fmt::format("{}=generate needs {}", kRunReadyOption, kRunLivenessProbeOption));
+      say(fmt::format("{}=generate needs {}", kRunReadyOption, kRunLivenessProbeOption),
+          logging::Level::error);
       context.exit_code = kExitConfig;
       return;
     }
@@ -206,7 +267,8 @@ void add_run_command(CLI::App& app, CliContext& context) {
       long long number = 0;
       const auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), number);
       if (host.empty() || error != std::errc{} || end != port.data() + port.size()) {
-        say(fmt::format("invalid {} '{}': expected HOST:PORT", kRunRendezvousOption, rendezvous));
+        say(fmt::format("invalid {} '{}': expected HOST:PORT", kRunRendezvousOption, rendezvous),
+            logging::Level::error);
         context.exit_code = kExitConfig;
         return;
       }
@@ -216,7 +278,8 @@ void add_run_command(CLI::App& app, CliContext& context) {
     auto notifier = systemd_notifier();
     if (auto refused = caches_refused(profile)) {
       say(fmt::format("{}; not starting (a configuration error: fix it, then `gpulaunch up {}`)",
-                      *refused, profile));
+                      *refused, profile),
+          logging::Level::error);
       notifier->notify("STATUS=" + *refused);
       context.exit_code = kExitConfig;
       return;
@@ -225,14 +288,22 @@ void add_run_command(CLI::App& app, CliContext& context) {
       context.exit_code = *stop;
       return;
     }
-    // The JIT caches were prepared by root before this (ExecStartPre=+ prepare-caches).
+    prefetch_weights(snapshot, ready_timeout, *notifier);
+    // The JIT caches were prepared by root before this (ExecStartPre=+ prepare-caches). Those the
+    // engine compiles into are where the unit's environment pins them; their growth is progress.
     options.argv = argv;
+    options.cache_meter = directory_cache_meter(
+        compiling_cache_directories([](const char* name) { return std::getenv(name); }));
     // Output goes to the journal through stdout; flush per line so lines keep their order.
     std::function<void(std::string_view)> print = [](std::string_view line) {
       fmt::print("{}\n", line);
       std::fflush(stdout);
     };
-    context.exit_code = run_bridge(options, *notifier, print);
+    const BridgeLog log = [](logging::Level level, std::string_view line,
+                             const logging::Fields& fields) {
+      logging::write(level, line, fields);
+    };
+    context.exit_code = run_bridge(options, *notifier, print, log);
   });
 }
 

@@ -11,6 +11,7 @@
 #include "cli/context.hpp"
 #include "cli/lifecycle.hpp"
 #include "cli/supervise.hpp"
+#include "log/logger.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/profile_name.hpp"
 #include "profile/validate.hpp"
@@ -18,6 +19,7 @@
 #include "supervise/policy.hpp"
 #include "supervise/record_stop.hpp"
 #include "supervise/stall_report.hpp"
+#include "supervise/start_phases.hpp"
 #include "util/duration.hpp"
 #include "util/state_paths.hpp"
 
@@ -84,7 +86,7 @@ int status(const std::string& profile, bool json, bool user) {
     if (!state) return report(state.error());
     if (state->load_state != "loaded") {
       if (!profile.empty()) {
-        fmt::print(stderr, "{} is not installed (run 'gpulaunch up {}')\n", unit, name);
+        logging::error(fmt::format("{} is not installed (run 'gpulaunch up {}')", unit, name));
         exit_code = 3;  // as `systemctl status` for a unit that is not there
       }
       continue;
@@ -142,6 +144,9 @@ int status(const std::string& profile, bool json, bool user) {
                      {"unrecorded", unrecorded ? nlohmann::json(*unrecorded) : nlohmann::json()},
                      {"last_event", last_event},
                      {"thread_dump", dump},
+                     {"last_start", supervisor.last_start ? nlohmann::json(start_timeline_json(
+                                                                *supervisor.last_start))
+                                                          : nlohmann::json()},
                      {"unit_file", state->fragment_path}});
       continue;
     }
@@ -165,6 +170,12 @@ int status(const std::string& profile, bool json, bool user) {
     if (unrecorded) fmt::print("  history: a stop went unrecorded: {}\n", *unrecorded);
     fmt::print("  last event: {}\n", last_event.empty() ? "-" : last_event);
     if (!thread_dump.empty()) fmt::print("  thread dump: {}\n", thread_dump);
+    if (supervisor.last_start) {
+      fmt::print("  last start: {}\n", describe_start(*supervisor.last_start));
+      for (const auto& span : supervisor.last_start->phases)
+        fmt::print("    {:<14}{:>10}\n", start_phase_name(span.phase),
+                   format_duration(span_duration(span, supervisor.last_start->ready_usec)));
+    }
     fmt::print("  unit file: {}\n", state->fragment_path);
     if (state->active_state != "active") exit_code = std::max(exit_code, 3);
   }

@@ -6,8 +6,10 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "profile/profile.hpp"
+#include "supervise/start_timeline.hpp"
 #include "util/error.hpp"
 
 namespace gl {
@@ -25,6 +27,8 @@ struct SupervisedProfile {
 int64_t now_usec();
 SupervisedProfile load_supervised(const std::string& name, const std::string& snapshot);
 void add_supervise_commands(CLI::App& app, CliContext& context);
+// A start's phases as `status --json` and `events --json` show them.
+nlohmann::ordered_json start_timeline_json(const StartTimeline& timeline);
 // `peer-failed`: what a rank does when another rank of its group failed (cli/group_restart.cpp).
 void add_group_commands(CLI::App& app, CliContext& context);
 

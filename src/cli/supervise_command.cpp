@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `record-exit` (ExecStopPost=: classify the stop, record it, decide; the decisions are
-// supervise/record_stop's) and `events PROFILE`.
+// supervise/record_stop's), `record-start` (ExecStartPost=: the ready start's phases;
+// supervise/record_start) and `events PROFILE`.
 
 #include "cli/supervise.hpp"
 
@@ -10,18 +11,28 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "caches/cache_records.hpp"
+#include "caches/quarantine.hpp"
+#include "catalog/journal_messages.hpp"
 #include "cli/context.hpp"
 #include "cli/group_restart.hpp"
+#include "cli/metrics.hpp"
 #include "group/remote.hpp"
+#include "log/logger.hpp"
 #include "profile/validate.hpp"
 #include "supervise/cgroup.hpp"
 #include "supervise/exit_class.hpp"
 #include "supervise/group_policy.hpp"
 #include "supervise/history.hpp"
+#include "supervise/quarantine.hpp"
+#include "supervise/record_start.hpp"
 #include "supervise/record_stop.hpp"
 #include "supervise/stall_report.hpp"
+#include "supervise/start_phases.hpp"
 #include "systemd/journal.hpp"
 #include "systemd/manager.hpp"
+#include "util/safe_file.hpp"
+#include "util/state_paths.hpp"
 #include "util/timekeeper.hpp"
 
 namespace gl {
@@ -41,12 +52,37 @@ std::string format_time(int64_t usec) {
   return fmt::format("{}.{:03}Z", text, (usec / 1000) % 1000);
 }
 
+// How loud a classified stop is: a failure the restart policy retries is a warning, a stop that
+// stays down (configuration, set-up, spent budget) an error, a clean one news.
+logging::Level stop_level(ExitClass value) {
+  if (value == ExitClass::clean) return logging::Level::info;
+  return is_terminal(value) || !counts_as_failure(value) ? logging::Level::error
+                                                         : logging::Level::warning;
+}
+
 struct RecordExitOptions {
   std::string profile;
   std::string snapshot;
   long long node_rank = -1;  // multi-node profiles: this node's rank
   std::string ssh = std::string(kSystemSsh);
 };
+
+// The launch plan of the installed profile, for the caches a crash may have poisoned; nullopt
+// (with the reason printed) when root cannot trust or read the snapshot.
+std::optional<LaunchPlan> installed_plan(const std::string& name, const std::string& snapshot) {
+  std::error_code error;
+  if (snapshot.empty() ||
+      !std::filesystem::exists(std::filesystem::symlink_status(snapshot, error)))
+    return std::nullopt;
+  if (auto reason = user_writable_reason(snapshot)) {
+    fmt::print("gpulaunch record-exit: caches not examined: the snapshot '{}' {}\n", snapshot,
+               *reason);
+    return std::nullopt;
+  }
+  auto profile = load_profile(DirectorySource({}), snapshot);
+  if (!profile || profile->name != name) return std::nullopt;
+  return make_launch_plan(*profile);
+}
 
 // Wires record-exit's decision (supervise/record_stop) to what systemd handed ExecStopPost=, the
 // real manager, journal, clock and cgroup, and tells a multi-node group.
@@ -64,17 +100,47 @@ int record_exit(const RecordExitOptions& options) {
   input.kind = supervised.kind;
   const History history(name);
   auto current = history.state_to_update();
-  if (!current.problem.empty()) fmt::print("gpulaunch record-exit: {}\n", current.problem);
+  if (!current.problem.empty())
+    logging::warning(fmt::format("gpulaunch record-exit: {}", current.problem));
+  const std::optional<LaunchPlan> plan = installed_plan(name, options.snapshot);
+  const auto records = cache_records_directory(name, state_paths::kStateRoot);
+  if (plan) {
+    if (auto places = movable_caches(*plan, records))
+      input.caches = std::move(*places);
+    else
+      logging::warning(
+          fmt::format("gpulaunch record-exit: caches not examined: {}", places.error().message));
+  }
+  if (auto recent = history.events(50); recent)
+    if (const SupervisorEvent* previous = previous_stop_event(*recent))
+      input.previous_stop = *previous;
   auto manager = connect_systemd(ManagerScope::system);
   auto journal = open_journal();
   Timekeeper& clock = system_timekeeper();
   StopDecision decision =
       decide_stop(current.state, std::move(input), manager ? manager->get() : nullptr,
                   journal ? journal->get() : nullptr, clock);
-  if (decision.stable_action) fmt::print("gpulaunch: stable: {}\n", *decision.stable_action);
+  if (decision.stable_action) {
+    logging::Fields stable;
+    stable.kind = kStableMessage;
+    logging::info(fmt::format("gpulaunch: stable: {}", *decision.stable_action), stable);
+  }
+  if (decision.quarantine && plan) {
+    auto moved = quarantine_cache(*plan, decision.quarantine->cache.name,
+                                  decision.events.back().time_usec, records);
+    if (moved)
+      apply_quarantine(decision, moved->string(), supervised.restart);
+    else
+      note_quarantine_failed(decision, moved.error().message);
+  }
   SupervisorEvent& event = decision.events.back();
-  fmt::print("gpulaunch: stop classified as {}: {}; action: {}\n", event.kind, event.evidence,
-             event.action);
+  logging::Fields stop;
+  stop.kind = event.kind;  // the class's own MESSAGE_ID, or cache-quarantined's
+  stop.exit_class = std::string(exit_class_name(decision.stop.value));
+  logging::write(stop_level(decision.stop.value),
+                 fmt::format("gpulaunch: stop classified as {}: {}; action: {}", event.kind,
+                             event.evidence, event.action),
+                 stop);
   StopRecord record(history);
   record.save(decision.state);
   if (supervised.nodes.hosts.size() > 1 && group_must_know(decision.stop.value)) {
@@ -87,10 +153,47 @@ int record_exit(const RecordExitOptions& options) {
       event.action += "; the group: " + notify_group(name, supervised.nodes, options.node_rank,
                                                      decision.stop, event.time_usec, options.ssh);
     }
-    fmt::print("gpulaunch: {}\n", event.action);
+    logging::info(fmt::format("gpulaunch: {}", event.action));
   }
   for (const auto& line : record.finish(decision.events))
-    fmt::print("gpulaunch record-exit: {}\n", line);
+    logging::error(fmt::format("gpulaunch record-exit: {}", line));
+  write_profile_metrics(name, manager ? manager->get() : nullptr);
+  return 0;
+}
+
+// Wires record-start's decision (supervise/record_start) to the invocation systemd names, the
+// real journal and clock, and root's history. Never fails the unit (its ExecStartPost= line has
+// `-` too): whatever goes wrong is a line in the journal and exit 0.
+int record_start(const std::string& name) {
+  auto journal = open_journal();
+  Timekeeper& clock = system_timekeeper();
+  const StartTimeline timeline =
+      read_start_timeline(env_or_empty("INVOCATION_ID"), journal ? journal->get() : nullptr, clock);
+  if (timeline.process_start_usec == 0) {  // nothing to record: the history is not touched
+    logging::info(fmt::format(
+        "gpulaunch record-start: no start phases in this invocation's journal{}; nothing "
+        "recorded",
+        journal ? "" : " (" + journal.error().message + ")"));
+    return 0;
+  }
+  const History history(name);
+  auto current = history.state_to_update();
+  if (!current.problem.empty())
+    logging::warning(fmt::format("gpulaunch record-start: {}", current.problem));
+  auto decision = decide_start(current.state, timeline, clock.now_usec());
+  if (!decision) return 0;
+  logging::Fields started;
+  started.kind = kStartedEventKind;
+  logging::info(fmt::format("gpulaunch: start: {}", decision->event.evidence), started);
+  if (auto saved = history.save(decision->state); !saved)
+    logging::warning(fmt::format("gpulaunch record-start: {}", saved.error().message));
+  if (auto appended = history.append(decision->event); !appended)
+    logging::warning(fmt::format("gpulaunch record-start: {}", appended.error().message));
+  else if (!appended->empty())
+    logging::warning(fmt::format("gpulaunch record-start: {}", *appended));
+  // The phases of this start, and ready, for the textfile collector at once.
+  auto manager = connect_systemd(ManagerScope::system);
+  write_profile_metrics(name, manager ? manager->get() : nullptr);
   return 0;
 }
 
@@ -98,7 +201,7 @@ int show_events(const std::string& name, bool json, size_t count) {
   const History history(name);
   auto events = history.events(count);
   if (!events) {
-    fmt::print(stderr, "{}\n", events.error().message);
+    logging::error(events.error().message);
     return 1;
   }
   if (json) {
@@ -122,6 +225,7 @@ int show_events(const std::string& name, bool json, size_t count) {
         one["journal_cursor"] = event.journal_cursor;
         one["thread_dump"] = thread_dump_command(unit_name_for(name), event.journal_cursor);
       }
+      if (event.start) one["start"] = start_timeline_json(*event.start);
       all.push_back(std::move(one));
     }
     fmt::print("{}\n", all.dump(2));
@@ -142,6 +246,23 @@ int show_events(const std::string& name, bool json, size_t count) {
 }
 
 }  // namespace
+
+nlohmann::ordered_json start_timeline_json(const StartTimeline& timeline) {
+  nlohmann::ordered_json phases = nlohmann::ordered_json::array();
+  for (const auto& span : timeline.phases)
+    phases.push_back({{"phase", start_phase_name(span.phase)},
+                      {"begin_usec", span.begin_usec},
+                      {"end_usec", span.end_usec},
+                      {"seconds", span_duration(span, timeline.ready_usec).count()}});
+  return {
+      {"process_start_usec", timeline.process_start_usec},
+      {"ready_usec", timeline.ready_usec},
+      {"seconds", timeline.ready_usec > timeline.process_start_usec
+                      ? (timeline.ready_usec - timeline.process_start_usec + 500'000) / 1'000'000
+                      : 0},
+      {"summary", describe_start(timeline)},
+      {"phases", std::move(phases)}};
+}
 
 int64_t now_usec() {
   return system_timekeeper().now_usec();
@@ -173,7 +294,21 @@ void add_supervise_commands(CLI::App& app, CliContext& context) {
   record->add_option("--node-rank", record_options.node_rank,
                      "This node's rank (multi-node: the other ranks are told of a failure)");
   record->add_option("--ssh", record_options.ssh, "ssh client (tests)");
-  record->callback([&context] { context.exit_code = record_exit(record_options); });
+  record->callback([&context] {
+    // Its lines go to the journal (ExecStopPost='s stdout), with the class as a field.
+    logging::configure({context.log_threshold, logging::Stream::out, record_options.profile});
+    context.exit_code = record_exit(record_options);
+  });
+
+  auto* record_started = app.add_subcommand(
+      "record-start", "ExecStartPost=: record the phases of the start that just became ready");
+  record_started->group("");  // units call it
+  static std::string started_profile, started_snapshot;
+  record_started->add_option("--profile", started_profile, "Profile name")
+      ->required()
+      ->check(profile_name_check());
+  record_started->add_option("--snapshot", started_snapshot, "The merged profile `up` wrote");
+  record_started->callback([&context] { context.exit_code = record_start(started_profile); });
 
   auto* events = app.add_subcommand("events", "Why a profile's engine stopped and what was done");
   static std::string events_profile;

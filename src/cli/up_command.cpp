@@ -11,17 +11,20 @@
 #include "cli/findings_report.hpp"
 #include "cli/lifecycle.hpp"
 #include "cli/locked.hpp"
+#include "cli/metrics.hpp"
 #include "cli/supervise.hpp"
 #include "cli/unit_diff.hpp"
 #include "facts/node_os.hpp"
 #include "facts/python_env.hpp"
 #include "facts/routes.hpp"
+#include "log/logger.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/secret_files.hpp"
 #include "profile/validate.hpp"
 #include "rules/check.hpp"
 #include "rules/node_probe.hpp"
 #include "supervise/history.hpp"
+#include "supervise/start_phases.hpp"
 #include "supervise/unit_transition.hpp"
 #include "systemd/journal.hpp"
 #include "util/atomic_file.hpp"
@@ -54,8 +57,8 @@ void print_journal_tail(const std::string& unit) {
   if (!journal) return;
   auto entries = (*journal)->tail(unit, 15);
   if (!entries || entries->empty()) return;
-  fmt::print(stderr, "last lines of {}:\n", unit);
-  for (const auto& entry : *entries) fmt::print(stderr, "  {}\n", entry.message);
+  logging::error(fmt::format("last lines of {}:", unit));
+  for (const auto& entry : *entries) logging::error(fmt::format("  {}", entry.message));
 }
 
 // Progress on a terminal redraws one line; elsewhere each change is its own line.
@@ -134,13 +137,16 @@ int up(const UpOptions& options, const CliContext& context) {
     if (interface)
       launch.socket_interface = *interface;
     else
-      fmt::print(stderr,
-                 "warning: NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME left to NCCL and Gloo: {}\n",
-                 interface.error().message);
+      logging::warning(
+          fmt::format("NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME left to NCCL and Gloo: {}",
+                      interface.error().message));
   }
   const LaunchPlan plan = make_launch_plan(*profile, launch);
   const std::string text = render_for_install(*profile, plan);
   const std::string existing = read_existing(path);
+  logging::debug(fmt::format("unit {} at {}; engine version in the venv: {}; InfiniBand: {}", unit,
+                             path.string(), launch.engine_version.value_or("unknown"),
+                             launch.infiniband ? "yes" : "no"));
 
   // --locked: the node, profile, model and unit must be what the lock recorded; --force does not
   // override this (a lock is the operator's explicit promise of what runs).
@@ -157,10 +163,10 @@ int up(const UpOptions& options, const CliContext& context) {
       fmt::print("DRIFT: {} field(s) differ from {} (profile '{}')\n\n{}", rows->size(),
                  options.locked, profile->name, drift_table(*rows));
       std::fflush(stdout);
-      fmt::print(stderr,
-                 "Refusing to start {}: this node drifted from the lock {}. Re-lock with "
-                 "`gpulaunch lock {} -o {}` if the change is intended.\n",
-                 unit, options.locked, profile->name, options.locked);
+      logging::error(
+          fmt::format("Refusing to start {}: this node drifted from the lock {}. Re-lock with "
+                      "`gpulaunch lock {} -o {}` if the change is intended.",
+                      unit, options.locked, profile->name, options.locked));
       return 1;
     }
   }
@@ -192,17 +198,17 @@ int up(const UpOptions& options, const CliContext& context) {
   }
   std::fflush(stdout);
   if (check.refuse) {
-    fmt::print(stderr,
-               "Refusing to start {}: the check found {} error(s) above. Fix them, or "
-               "pass --force to start anyway.\n",
-               unit, check.errors);
+    logging::error(
+        fmt::format("Refusing to start {}: the check found {} error(s) above. Fix them, or "
+                    "pass --force to start anyway.",
+                    unit, check.errors));
     return 1;
   }
   if (check.errors > 0)
-    fmt::print(stderr,
-               "WARNING: --force: starting {} DESPITE {} CHECK ERROR(S); expect the "
-               "failures they predict.\n",
-               unit, check.errors);
+    logging::warning(
+        fmt::format("WARNING: --force: starting {} DESPITE {} CHECK ERROR(S); expect the "
+                    "failures they predict.",
+                    unit, check.errors));
 
   if (transition.changed) {
     fmt::print("{} changed:\n{}", path.string(), unit_diff(existing, text, path.string()));
@@ -225,10 +231,11 @@ int up(const UpOptions& options, const CliContext& context) {
   // Starting by hand is the operator's word: an earlier crash loop no longer holds it down.
   Timekeeper& clock = system_timekeeper();
   if (auto reset = reset_crash_loop(History(profile->name), "gpulaunch up", clock); !reset)
-    fmt::print(stderr, "warning: {}\n", reset.error().message);
+    logging::warning(fmt::format("warning: {}", reset.error().message));
   fmt::print("{} {} ({})\n", transition.action == UnitAction::restart ? "restarting" : "starting",
              unit, path.string());
   const auto started = clock.steady_now();
+  const int64_t started_usec = clock.now_usec();
   auto job = (*manager)->enqueue(job_method(transition.action), unit);
   if (!job) return report(job.error());
 
@@ -241,16 +248,17 @@ int up(const UpOptions& options, const CliContext& context) {
                     progress.show(phase, elapsed);
                   });
   progress.finish();
+  if (!options.user) write_profile_metrics(profile->name, manager->get());
   if (!watched) return report(watched.error());
   if (!watched->job_result) {
-    fmt::print(stderr, "Failed to start {}: no progress for {}\n", unit,
-               format_duration(std::chrono::duration_cast<Seconds>(limit)));
+    logging::error(fmt::format("Failed to start {}: no progress for {}", unit,
+                               format_duration(std::chrono::duration_cast<Seconds>(limit))));
     print_journal_tail(unit);
     return 1;
   }
   if (*watched->job_result != "done") {
-    fmt::print(stderr, "Failed to start {}: job {}; {}\n", unit, *watched->job_result,
-               describe_state(watched->last));
+    logging::error(fmt::format("Failed to start {}: job {}; {}", unit, *watched->job_result,
+                               describe_state(watched->last)));
     print_journal_tail(unit);
     return 1;
   }
@@ -263,6 +271,10 @@ int up(const UpOptions& options, const CliContext& context) {
   else
     fmt::print("ready: {} serves at {} after {:.1f}s\n", profile->name,
                plan.health_url.substr(0, plan.health_url.rfind('/')), elapsed.count() / 1000.0);
+  // The start's phases, as record-start (ExecStartPost=, done before the job) kept them.
+  if (auto recorded = History(profile->name).state();
+      recorded && recorded->last_start && recorded->last_start->process_start_usec >= started_usec)
+    fmt::print("{}\n", describe_start(*recorded->last_start));
   const std::string where = options.user ? " --user" : options.runtime ? " --runtime" : "";
   fmt::print(
       "status: gpulaunch status {0}   logs: gpulaunch logs {0} -f   stop: gpulaunch down {0}{1}\n",

@@ -28,8 +28,10 @@ std::string_view phase_name(Phase phase) {
       return "loading weights";
     case Phase::capturing_graphs:
       return "capturing CUDA graphs";
-    case Phase::compiling:
-      return "compiling";
+    case Phase::compiling_kernels:
+      return "compiling kernels";
+    case Phase::torch_compiling:
+      return "torch.compile";
     case Phase::waiting_for_health:
       return "waiting for health";
     case Phase::serving:
@@ -43,7 +45,7 @@ std::optional<ProgressUpdate> parse_progress_line(std::string_view line) {
   for (const EngineRow& row : engine_rows())
     for (const ProgressMarker& marker : row.progress) {
       if (line.find(marker.text) == std::string_view::npos) continue;
-      ProgressUpdate update{marker.phase, std::nullopt};
+      ProgressUpdate update{marker.phase, std::nullopt, marker.edge == ProgressMarker::Edge::ends};
       if (marker.percent == ProgressMarker::Percent::complete)
         update.percent = 100;
       else if (marker.percent == ProgressMarker::Percent::in_line)

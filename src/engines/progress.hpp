@@ -15,6 +15,7 @@ std::string_view phase_name(Phase phase);
 struct ProgressUpdate {
   Phase phase;
   std::optional<int> percent;  // weight loading, where the engine prints one
+  bool ends = false;           // the line says the phase is over
 };
 
 // nullopt for lines that say nothing about progress.

@@ -79,13 +79,13 @@ void read_config(const fs::path& directory, ModelFact& fact) {
     if (auto hidden = integer(*config, "hidden_size")) fact.head_dim = *hidden / *heads;
 }
 
-bool weight_file(std::string_view name) {
+}  // namespace
+
+bool is_weight_file(std::string_view name) {
   for (auto suffix : weight_file_suffixes())
     if (name.ends_with(suffix)) return true;
   return false;
 }
-
-}  // namespace
 
 ModelFact probe_model(const NodeFs& node, const std::string& model_path) {
   ModelFact fact;
@@ -114,7 +114,7 @@ ModelFact probe_model(const NodeFs& node, const std::string& model_path) {
   long long files = 0;
   for (fs::directory_iterator it(where, error), end; !error && it != end; it.increment(error)) {
     const std::string name = it->path().filename().string();
-    if (!weight_file(name)) continue;
+    if (!is_weight_file(name)) continue;
     auto entry_status = it->symlink_status(error);
     if (error) break;
     if (fs::is_symlink(entry_status)) {

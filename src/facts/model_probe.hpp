@@ -5,6 +5,7 @@
 // a weight file that is a link is counted as skipped, not measured.
 
 #include <string>
+#include <string_view>
 
 #include "facts/facts.hpp"
 #include "facts/node_fs.hpp"
@@ -14,6 +15,10 @@ namespace gl {
 // The weights: model.safetensors.index.json's metadata.total_size, else the sizes of the
 // directory's *.safetensors, *.bin and *.gguf files; the shape from config.json (its text_config
 // for a multimodal model). A path that is one file (a GGUF) is its own size.
+// Whether a file in a model directory holds weights, by its name (*.safetensors, *.bin,
+// *.gguf): what the fit rule sums and `gpulaunch warm` reads.
+bool is_weight_file(std::string_view name);
+
 ModelFact probe_model(const NodeFs& node, const std::string& model_path);
 
 }  // namespace gl

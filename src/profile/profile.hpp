@@ -30,6 +30,8 @@ struct ModelSettings {
   std::string path;  // an absolute local path or a hub id ("org/name")
   std::optional<std::string> served_name;
   std::optional<std::string> revision;
+  // `run` reads the weight files into the page cache before each start (run/prefetch).
+  bool prefetch = false;
 
   bool is_local() const { return !path.empty() && path.front() == '/'; }
 };

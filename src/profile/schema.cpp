@@ -91,6 +91,8 @@ constexpr std::array kSchema{
            "Absolute local path or hub id"),
     string("model.served_name", kHost, Shape::text, R"("chat")", "Name clients ask for"),
     string("model.revision", kHost, Shape::text, R"("v2")", "Hub revision to pin"),
+    boolean("model.prefetch", "true",
+            "Read the weight files into the page cache before each start (gpulaunch warm)"),
 
     section("parallelism", "How ranks are laid out"),
     integer("parallelism.tp", 1, 1024, "2", "Tensor parallel size"),

@@ -65,6 +65,7 @@ Result<void> read_model(const ValueReader& r, Profile& profile) {
   profile.model.path = *path;
   profile.model.served_name = r.string_at("model.served_name");
   profile.model.revision = r.string_at("model.revision");
+  profile.model.prefetch = r.boolean_at("model.prefetch").value_or(profile.model.prefetch);
   return {};
 }
 

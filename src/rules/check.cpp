@@ -570,9 +570,12 @@ void check_toolkit(const Context& context, const LaunchPlan& plan, const ShellEn
                      toolkit_label(*unit_pick.toolkit), unit_pick.how),
          "reproducing a failure by hand needs the unit's toolkit",
          {{"shell", shell_pick.root}, {"unit", unit_pick.root}},
-         unit_is_root ? "export CUDA_HOME=" + unit_pick.root + " before running the engine by hand"
+         // `gpulaunch exec` runs the command with the unit's whole environment, user and
+         // sandbox, not only its CUDA_HOME.
+         unit_is_root ? "reproduce it as the unit runs: gpulaunch exec " + profile.name + " -- CMD"
          : best       ? "pin the unit's toolkit first (" + pin_fix(best->root) +
-                      "), then export CUDA_HOME=" + best->root + " by hand"
+                      "), then reproduce it as the unit runs: gpulaunch exec " + profile.name +
+                      " -- CMD"
                 : fix});
   }
 

@@ -15,10 +15,12 @@
 #include <boost/process.hpp>
 #include <boost/process/extend.hpp>
 
+#include "catalog/journal_messages.hpp"
 #include "run/prometheus_text.hpp"
 #include "run/rendezvous.hpp"
 #include "supervise/exit_status.hpp"
 #include "supervise/stall_report.hpp"
+#include "supervise/start_phases.hpp"
 
 namespace gl::bridge_detail {
 
@@ -177,6 +179,14 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
   http::response_parser<http::string_body> parser_;
 };
 
+// A line's fields: the kind of event it says (catalog/journal_messages).
+logging::Fields event(std::string_view kind, bool precedes_output = false) {
+  logging::Fields fields;
+  fields.kind = kind;
+  fields.precedes_output = precedes_output;
+  return fields;
+}
+
 bool is_2xx(const std::optional<int>& status) {
   return status && *status >= 200 && *status < 300;
 }
@@ -184,10 +194,11 @@ bool is_2xx(const std::optional<int>& status) {
 class Bridge {
  public:
   Bridge(const BridgeOptions& options, Notifier& notifier,
-         const std::function<void(std::string_view)>& print)
+         const std::function<void(std::string_view)>& print, const BridgeLog& log)
       : options_(options),
         notifier_(notifier),
         print_(print),
+        log_(log),
         readiness_(options.readiness, Clock::now()) {
     // Installed before the engine exists, so no SIGCHLD is missed. SIGABRT is systemd's
     // watchdog signal (WatchdogSignal= default).
@@ -206,6 +217,7 @@ class Bridge {
       say(fmt::format("headless rank: ready once the engine holds a connection to rank 0 at {}{}",
                       rendezvous_text(*options_.rendezvous),
                       options_.rendezvous->any_port ? " (any port)" : ""));
+    measure_caches();
     flush_notifications();
     read_output();
     watch_signals();
@@ -215,11 +227,23 @@ class Bridge {
   }
 
  private:
-  void say(std::string_view message) { print_(fmt::format("{}{}", kRunLinePrefix, message)); }
+  using Level = logging::Level;
+
+  void own_line(Level level, const std::string& line, const logging::Fields& fields = {}) {
+    if (log_)
+      log_(level, line, fields);
+    else
+      print_(line);
+  }
+
+  void say(std::string_view message, Level level = Level::info,
+           const logging::Fields& fields = {}) {
+    own_line(level, fmt::format("{}{}", kRunLinePrefix, message), fields);
+  }
 
   // The verdict, `run`'s last line: record-exit knows the output is complete once it is in.
   int exit_with(std::string_view why, int status) {
-    print_(run_verdict_line(why, status));
+    own_line(status == 0 ? Level::info : Level::warning, run_verdict_line(why, status));
     return status;
   }
 
@@ -231,7 +255,8 @@ class Bridge {
         bp::exe = options_.argv.front(), bp::args = args, (bp::std_out & bp::std_err) > pipe_,
         bp::std_in < bp::null, bp::extend::on_exec_setup = [](auto&) { ::setpgid(0, 0); }, error);
     if (error) {
-      say(fmt::format("Failed to start '{}': {}", options_.argv.front(), error.message()));
+      say(fmt::format("Failed to start '{}': {}", options_.argv.front(), error.message()),
+          Level::error);
       return false;
     }
     pid_ = child.id();
@@ -285,6 +310,17 @@ class Bridge {
     }
   }
 
+  // The JIT caches' sizes now, then again every interval until the engine is ready or gone.
+  void measure_caches() {
+    if (!options_.cache_meter || readiness_.ready() || engine_ended_) return;
+    readiness_.on_cache_sizes(options_.cache_meter->measure(), Clock::now());
+    flush_notifications();
+    cache_timer_.expires_after(options_.cache_interval);
+    cache_timer_.async_wait([this](beast::error_code error) {
+      if (!error) measure_caches();
+    });
+  }
+
   void watch_signals() {
     signals_.async_wait([this](beast::error_code error, int signal) {
       if (error) return;
@@ -296,7 +332,8 @@ class Bridge {
       } else if (signal == SIGABRT) {
         // systemd's watchdog fired: the engine stopped answering while alive. Waiting for it
         // to exit on SIGTERM would only delay the restart.
-        say("watchdog expired: the engine stopped answering health checks; killing it");
+        say("watchdog expired: the engine stopped answering health checks; killing it",
+            Level::error);
         notifier_.notify("STATUS=watchdog expired, killing the engine");
         kill_group(SIGKILL);
         forced_exit_ = kExitSignalBase + SIGABRT;
@@ -321,6 +358,7 @@ class Bridge {
       wait_status_ = status;
       probe_timer_.cancel();
       liveness_timer_.cancel();
+      cache_timer_.cancel();
       if (!stalling_) kill_timer_.cancel();
       // Workers may keep the output pipe open; do not wait for them long (after a stall, until
       // they had the grace to write their stacks).
@@ -348,6 +386,7 @@ class Bridge {
     probe_timer_.cancel();
     stable_timer_.cancel();
     liveness_timer_.cancel();
+    cache_timer_.cancel();
     kill_timer_.cancel();
     io_.stop();
   }
@@ -358,7 +397,8 @@ class Bridge {
     stable_timer_.expires_after(options_.stable_after);
     stable_timer_.async_wait([this](beast::error_code error) {
       if (error || engine_ended_ || stopping_) return;
-      if (auto message = options_.on_stable(); !message.empty()) say(message);
+      if (auto message = options_.on_stable(); !message.empty())
+        say(message, Level::info, event(kStableMessage));
     });
   }
 
@@ -370,7 +410,7 @@ class Bridge {
     kill_timer_.expires_after(after);
     kill_timer_.async_wait([this](beast::error_code error) {
       if (error || engine_ended_) return;
-      say("the engine did not stop in time; killing it");
+      say("the engine did not stop in time; killing it", Level::warning);
       kill_group(SIGKILL);
     });
   }
@@ -387,7 +427,8 @@ class Bridge {
                               rendezvous_text(*options_.rendezvous), readiness_.status_text())
                 : fmt::format(
                       "the engine did not answer 200 on {} in time (last phase: {}); stopping it",
-                      options_.health_url, readiness_.status_text()));
+                      options_.health_url, readiness_.status_text()),
+            Level::error);
         notifier_.notify("STATUS=ready timeout, stopping the engine");
         forced_exit_ = kExitReadyTimeout;
         forced_why_ = options_.rendezvous ? "the engine did not join rank 0 in time"
@@ -412,7 +453,8 @@ class Bridge {
     if (!was_ready && readiness_.ready()) {
       auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_);
       say(fmt::format("engine is serving: {} answered 200 after {:.1f}s", options_.health_url,
-                      elapsed.count() / 1000.0));
+                      elapsed.count() / 1000.0),
+          Level::info, event(kReadyMessage));
       on_serving();
     }
     if (!was_awaiting && readiness_.awaiting_generation())
@@ -423,7 +465,8 @@ class Bridge {
       const bool healthy = status == 200;
       if (!healthy && last_healthy_)
         say(status ? fmt::format("health check answered {}", *status)
-                   : std::string("health check got no answer"));
+                   : std::string("health check got no answer"),
+            Level::warning);
       if (healthy && !last_healthy_) say("health check answers 200 again");
       last_healthy_ = healthy;
     }
@@ -464,18 +507,19 @@ class Bridge {
           if (engine_ended_ || stalling_) return;
           const bool generated = is_2xx(answer.status);
           if (!generated)
-            say(answer.status
-                    ? fmt::format("first generation: {} answered {}", options_.probe_path,
-                                  *answer.status)
-                    : fmt::format("first generation: {} gave no answer within {}s",
-                                  options_.probe_path, options_.liveness.timeout.count()));
+            say(answer.status ? fmt::format("first generation: {} answered {}", options_.probe_path,
+                                            *answer.status)
+                              : fmt::format("first generation: {} gave no answer within {}s",
+                                            options_.probe_path, options_.liveness.timeout.count()),
+                Level::warning);
           const bool was_ready = readiness_.ready();
           readiness_.on_generation(generated, Clock::now());
           if (!was_ready && readiness_.ready()) {
             auto elapsed =
                 std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_);
             say(fmt::format("engine is serving: {} generated a token after {:.1f}s",
-                            options_.probe_path, elapsed.count() / 1000.0));
+                            options_.probe_path, elapsed.count() / 1000.0),
+                Level::info, event(kReadyMessage));
             on_serving();
           }
           flush_notifications();
@@ -523,7 +567,8 @@ class Bridge {
       if (!sample->tokens && !said_no_tokens_) {
         said_no_tokens_ = true;
         say(fmt::format("liveness: {} has no {}; the metrics signal waits for it",
-                        options_.metrics_path, options_.tokens_metric));
+                        options_.metrics_path, options_.tokens_metric),
+            Level::warning);
       }
     }
     if (liveness_->on_metrics(sample, Clock::now())) send_liveness_probe();
@@ -532,24 +577,24 @@ class Bridge {
 
   void send_liveness_probe() {
     liveness_->on_probe_sent(Clock::now());
-    http_exchange(
-        options_.probe_path, options_.probe_body, options_.liveness.timeout,
-        [this](HttpAnswer answer) {
-          if (engine_ended_ || stalling_ || !liveness_) return;
-          const bool generated = is_2xx(answer.status);
-          const bool was_failing = !liveness_->feed_watchdog();
-          liveness_->on_probe(generated, Clock::now());
-          if (!generated && !was_failing && !liveness_->feed_watchdog())
-            say(answer.status
-                    ? fmt::format("liveness: {} answered {}; the watchdog is no longer "
-                                  "fed",
-                                  options_.probe_path, *answer.status)
-                    : fmt::format("liveness: {} gave no answer within {}s", options_.probe_path,
-                                  options_.liveness.timeout.count()));
-          if (was_failing && liveness_->feed_watchdog())
-            say("liveness: the engine generates again");
-          after_liveness_event();
-        });
+    http_exchange(options_.probe_path, options_.probe_body, options_.liveness.timeout,
+                  [this](HttpAnswer answer) {
+                    if (engine_ended_ || stalling_ || !liveness_) return;
+                    const bool generated = is_2xx(answer.status);
+                    const bool was_failing = !liveness_->feed_watchdog();
+                    liveness_->on_probe(generated, Clock::now());
+                    if (!generated && !was_failing && !liveness_->feed_watchdog())
+                      say(answer.status
+                              ? fmt::format("liveness: {} answered {}; the watchdog is no longer "
+                                            "fed",
+                                            options_.probe_path, *answer.status)
+                              : fmt::format("liveness: {} gave no answer within {}s",
+                                            options_.probe_path, options_.liveness.timeout.count()),
+                          Level::warning);
+                    if (was_failing && liveness_->feed_watchdog())
+                      say("liveness: the engine generates again");
+                    after_liveness_event();
+                  });
   }
 
   void after_liveness_event() {
@@ -563,7 +608,8 @@ class Bridge {
   void on_stall(const StallReport& report) {
     if (stalling_ || engine_ended_) return;
     stalling_ = true;
-    print_(stall_line(report));
+    // Its thread dump follows in the engine's output: the line must be in the journal first.
+    own_line(Level::error, stall_line(report), event(kStallMessage, true));
     notifier_.notify("STATUS=stalled: no forward progress, dumping stacks and killing the engine");
     forced_exit_ = kExitStalled;
     forced_why_ = fmt::format("the engine made no forward progress for {}s (signal {})",
@@ -609,13 +655,15 @@ class Bridge {
     if (!was_ready && readiness_.ready()) {
       auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_);
       say(fmt::format("engine joined rank 0: it holds a connection to {} after {:.1f}s",
-                      rendezvous_text(*options_.rendezvous), elapsed.count() / 1000.0));
+                      rendezvous_text(*options_.rendezvous), elapsed.count() / 1000.0),
+          Level::info, event(kReadyMessage));
       arm_stable_timer();
     }
     if (was_ready) {
       if (!joined && last_healthy_)
         say(fmt::format("the engine holds no connection to rank 0 at {} any more",
-                        rendezvous_text(*options_.rendezvous)));
+                        rendezvous_text(*options_.rendezvous)),
+            Level::warning);
       if (joined && !last_healthy_) say("the engine holds its connection to rank 0 again");
       last_healthy_ = joined;
     }
@@ -625,7 +673,14 @@ class Bridge {
                                                        : options_.probe_interval);
   }
 
+  // sd_notify, and the start's phase changes as lines (root's record-start reads them back).
   void flush_notifications() {
+    for (const auto& mark : readiness_.take_phase_marks()) {
+      logging::Fields fields;
+      fields.kind = kPhaseMessage;
+      fields.phase = std::string(start_phase_name(mark.phase));
+      own_line(Level::info, phase_line(mark), fields);
+    }
     for (const auto& line : readiness_.take_notifications()) notifier_.notify(line);
   }
 
@@ -646,6 +701,7 @@ class Bridge {
   const BridgeOptions& options_;
   Notifier& notifier_;
   const std::function<void(std::string_view)>& print_;
+  const BridgeLog& log_;
   Readiness readiness_;
   Clock::time_point started_ = Clock::now();
   Url url_;
@@ -659,6 +715,7 @@ class Bridge {
   asio::steady_timer drain_timer_{io_};
   asio::steady_timer stable_timer_{io_};
   asio::steady_timer liveness_timer_{io_};
+  asio::steady_timer cache_timer_{io_};
   pid_t pid_ = -1;
   int wait_status_ = 0;
   bool engine_ended_ = false;
@@ -685,8 +742,8 @@ class Bridge {
 }  // namespace
 
 int run_bridge(const BridgeOptions& options, Notifier& notifier,
-               const std::function<void(std::string_view)>& print) {
-  Bridge bridge(options, notifier, print);
+               const std::function<void(std::string_view)>& print, const BridgeLog& log) {
+  Bridge bridge(options, notifier, print, log);
   return bridge.run();
 }
 

@@ -8,12 +8,15 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "engines/engine_argv.hpp"
+#include "log/logger.hpp"
+#include "run/cache_meter.hpp"
 #include "run/liveness.hpp"
 #include "run/readiness.hpp"
 #include "systemd/notify.hpp"
@@ -50,11 +53,20 @@ struct BridgeOptions {
   std::string tokens_metric;
   // After a stall's SIGABRT, how long the engine's processes get to write their stacks.
   std::chrono::seconds stall_dump_grace{5};
+  // The compiling JIT caches, measured at the engine's start and every cache_interval until it
+  // is ready (run/readiness reads growth as progress); null: none watched.
+  std::shared_ptr<CacheMeter> cache_meter;
+  std::chrono::milliseconds cache_interval{5000};
 };
 
+// One of the bridge's own lines ("gpulaunch: ..."), with its level and journal fields.
+using BridgeLog =
+    std::function<void(logging::Level, std::string_view line, const logging::Fields& fields)>;
+
 // Runs until the engine has ended; returns the process exit status (supervise/exit_status.hpp).
-// `print` receives every output line, the engine's and the bridge's own.
+// `print` receives the engine's output lines, and the bridge's own where `log` is empty; `log`
+// receives the bridge's own (`run` hands them to log/logger: the journal with their fields).
 int run_bridge(const BridgeOptions& options, Notifier& notifier,
-               const std::function<void(std::string_view)>& print);
+               const std::function<void(std::string_view)>& print, const BridgeLog& log = {});
 
 }  // namespace gl

@@ -23,18 +23,90 @@ void Readiness::on_output_line(std::string_view line, Clock::time_point now) {
   if (ready_) return;
   auto update = parse_progress_line(line);
   if (!update) return;
-  const bool advanced = update->phase != phase_ || (update->percent && update->percent != percent_);
+  const bool advanced =
+      update->phase != phase_ || update->ends || (update->percent && update->percent != percent_);
   if (update->phase != phase_) percent_.reset();
   phase_ = update->phase;
   if (update->percent) percent_ = update->percent;
-  if (!advanced) return;
-  if (deadline_ - now < config_.progress_grace) {
-    deadline_ = now + config_.progress_grace;
-    // systemd's own start timeout, a minute behind ours so our message comes first.
-    auto extend = std::chrono::duration_cast<std::chrono::microseconds>(deadline_ - now) +
-                  std::chrono::minutes(1);
-    notifications_.push_back(fmt::format("EXTEND_TIMEOUT_USEC={}", extend.count()));
+  if (auto phase = start_phase_of(update->phase)) {
+    if (update->ends)
+      end_phase(*phase);
+    else
+      begin_phase(*phase);
   }
+  if (!advanced) return;
+  growth_status_.clear();
+  note_progress(now);
+  publish_status();
+}
+
+void Readiness::note_progress(Clock::time_point now) {
+  if (deadline_ - now >= config_.progress_grace) return;
+  deadline_ = now + config_.progress_grace;
+  // systemd's own start timeout, a minute behind ours so our message comes first.
+  auto extend = std::chrono::duration_cast<std::chrono::microseconds>(deadline_ - now) +
+                std::chrono::minutes(1);
+  notifications_.push_back(fmt::format("EXTEND_TIMEOUT_USEC={}", extend.count()));
+}
+
+void Readiness::begin_phase(StartPhase phase) {
+  if (open_phase_ == phase) return;
+  // A JIT session inside a phase the engine named: that phase resumes when the session ends.
+  interrupted_.reset();
+  if (phase == StartPhase::jit_compile && open_phase_ && open_phase_ != StartPhase::process)
+    interrupted_ = open_phase_;
+  open_phase_ = phase;
+  marks_.push_back({PhaseMark::Kind::begins, phase});
+}
+
+void Readiness::end_phase(StartPhase phase) {
+  if (open_phase_ == phase) {
+    marks_.push_back({PhaseMark::Kind::ends, phase});
+    open_phase_.reset();
+    if (phase == StartPhase::jit_compile && interrupted_) begin_phase(*interrupted_);
+  } else if (open_phase_ == StartPhase::jit_compile && interrupted_ == phase) {
+    // The phase the JIT session ran inside ended: so did the session.
+    marks_.push_back({PhaseMark::Kind::ends, StartPhase::jit_compile});
+    open_phase_.reset();
+    interrupted_.reset();
+  }
+}
+
+namespace {
+
+std::string size_text(std::uint64_t bytes) {
+  constexpr std::uint64_t kMiB = 1024 * 1024;
+  if (bytes < kMiB) return fmt::format("{} KiB", (bytes + 512) / 1024);
+  return fmt::format("{} MiB", (bytes + kMiB / 2) / kMiB);
+}
+
+}  // namespace
+
+void Readiness::on_cache_sizes(const std::vector<CacheSize>& sizes, Clock::time_point now) {
+  if (ready_) return;
+  if (!have_cache_baseline_) {
+    have_cache_baseline_ = true;
+    for (const auto& size : sizes) cache_baseline_[size.name] = cache_last_[size.name] = size.bytes;
+    return;
+  }
+  const CacheSize* grown = nullptr;
+  std::uint64_t largest = 0;
+  for (const auto& size : sizes) {
+    const std::uint64_t last = cache_last_[size.name];  // 0: not there before
+    if (size.bytes > last && size.bytes - last > largest) {
+      largest = size.bytes - last;
+      grown = &size;
+    }
+    cache_last_[size.name] = size.bytes;
+  }
+  if (!grown) return;
+  const std::uint64_t baseline = cache_baseline_[grown->name];
+  growth_status_ = fmt::format("{}: {} +{}", phase_name(Phase::compiling_kernels), grown->name,
+                               size_text(grown->bytes > baseline ? grown->bytes - baseline : 0));
+  // Growth with no phase the engine named in progress is a JIT build of its own; inside one it
+  // named (weights, graph capture, torch.compile) it is that phase's.
+  if (!open_phase_ || open_phase_ == StartPhase::process) begin_phase(StartPhase::jit_compile);
+  note_progress(now);
   publish_status();
 }
 
@@ -69,6 +141,9 @@ void Readiness::on_answer(bool good) {
     ready_ = true;
     phase_ = Phase::serving;
     percent_.reset();
+    growth_status_.clear();
+    marks_.push_back({PhaseMark::Kind::ready, open_phase_.value_or(StartPhase::health)});
+    open_phase_.reset();
     publish_status();
     notifications_.push_back("READY=1");
     return;
@@ -80,6 +155,7 @@ std::string Readiness::status_text() const {
   // A headless rank serves no requests itself: what it does once ready is hold its place.
   if (ready_ && config_.headless) return std::string(kHeadlessJoinedStatus);
   if (awaiting_generation()) return std::string(kWaitingForGenerationStatus);
+  if (!ready_ && !growth_status_.empty()) return growth_status_;
   std::string text{phase_name(phase_)};
   if (percent_) text += fmt::format(" {}%", *percent_);
   return text;
@@ -90,6 +166,12 @@ void Readiness::publish_status() {
   if (text == last_status_) return;
   last_status_ = text;
   notifications_.push_back("STATUS=" + text);
+}
+
+std::vector<PhaseMark> Readiness::take_phase_marks() {
+  std::vector<PhaseMark> taken;
+  taken.swap(marks_);
+  return taken;
 }
 
 std::vector<std::string> Readiness::take_notifications() {

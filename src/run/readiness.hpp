@@ -4,12 +4,15 @@
 // clock go in; sd_notify messages and "give up" come out. bridge.cpp feeds it real events.
 
 #include <chrono>
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "engines/progress.hpp"
+#include "supervise/start_phases.hpp"
 #include "util/duration.hpp"
 
 namespace gl {
@@ -30,6 +33,12 @@ struct ReadinessConfig {
   bool ready_on_generation = false;
 };
 
+// How big one of the profile's compiling JIT caches is now (run/cache_meter measures it).
+struct CacheSize {
+  std::string name;  // the catalog/jit_caches row
+  std::uint64_t bytes = 0;
+};
+
 // STATUS= while health answers 200 and READY=1 waits for the first generation.
 inline constexpr std::string_view kWaitingForGenerationStatus = "waiting for a first generation";
 
@@ -44,6 +53,12 @@ class Readiness {
   Readiness(ReadinessConfig config, Clock::time_point started);
 
   void on_output_line(std::string_view line, Clock::time_point now);
+  // The compiling JIT caches' sizes now, measured every few seconds while the engine starts.
+  // The first call is the baseline. A cache larger than at the last call is loading progress,
+  // like a progress line (first-use JIT builds may print nothing for minutes): STATUS= names
+  // it, the deadline is pushed back by the same rule, and where no phase the engine named is
+  // in progress the timeline enters jit_compile. No growth and no output: no extension.
+  void on_cache_sizes(const std::vector<CacheSize>& sizes, Clock::time_point now);
   // A health answer: HTTP status, or nullopt when the endpoint did not answer at all. Once
   // ready, a 200 feeds the watchdog only where `feed_watchdog` (liveness not failing).
   void on_health(std::optional<int> http_status, Clock::time_point now, bool feed_watchdog = true);
@@ -63,10 +78,17 @@ class Readiness {
 
   // sd_notify lines produced since the last call.
   std::vector<std::string> take_notifications();
+  // The start's phase changes since the last call, for `run` to print as phase lines (the first
+  // is `process begins`, the last `ready`).
+  std::vector<PhaseMark> take_phase_marks();
 
  private:
   void publish_status();
   void on_answer(bool good);
+  // The same decision for a progress line and a growing cache.
+  void note_progress(Clock::time_point now);
+  void begin_phase(StartPhase phase);
+  void end_phase(StartPhase phase);
 
   ReadinessConfig config_;
   Clock::time_point started_;
@@ -77,6 +99,15 @@ class Readiness {
   bool health_ok_ = false;  // health answered 200 before READY=1 (ready_on_generation)
   std::string last_status_;
   std::vector<std::string> notifications_;
+  // The timeline: the phase in progress (none after an engine's "... end" line), and the one a
+  // JIT session interrupted (DeepGEMM compiles inside the graph capture), which resumes after it.
+  std::optional<StartPhase> open_phase_ = StartPhase::process;
+  std::optional<StartPhase> interrupted_;
+  std::vector<PhaseMark> marks_{PhaseMark{PhaseMark::Kind::begins, StartPhase::process}};
+  bool have_cache_baseline_ = false;
+  std::map<std::string, std::uint64_t> cache_baseline_;
+  std::map<std::string, std::uint64_t> cache_last_;
+  std::string growth_status_;  // "compiling kernels: flashinfer +12 MiB" until the next line
 };
 
 }  // namespace gl

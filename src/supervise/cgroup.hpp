@@ -12,4 +12,10 @@ namespace gl {
 // neither is readable.
 std::optional<long long> own_cgroup_oom_kills();
 
+// What the calling process's own memory cgroup still lets it use: memory.max less
+// memory.current (v2), memory.limit_in_bytes less memory.usage_in_bytes (v1); nullopt when
+// unlimited or unreadable. The page cache a process reads is charged to its cgroup, so a unit's
+// MemoryMax= bounds what a prefetch in `run` can keep.
+std::optional<unsigned long long> own_cgroup_memory_room();
+
 }  // namespace gl

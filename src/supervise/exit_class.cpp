@@ -52,6 +52,12 @@ std::string_view exit_class_name(ExitClass value) {
   return name_in(kNames, value, "crash");
 }
 
+std::vector<ExitClass> all_exit_classes() {
+  std::vector<ExitClass> all;
+  for (const auto& [value, name] : kNames) all.push_back(value);
+  return all;
+}
+
 std::optional<ExitClass> parse_exit_class(std::string_view name) {
   return value_in(kNames, name);
 }

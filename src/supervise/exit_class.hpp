@@ -29,6 +29,8 @@ enum class ExitClass {
 
 std::string_view exit_class_name(ExitClass value);
 std::optional<ExitClass> parse_exit_class(std::string_view name);
+// Every class, in the enum's order (the history's per-class counters, the metrics' class label).
+std::vector<ExitClass> all_exit_classes();
 // Failures count against the crash-loop budget and grow the backoff.
 bool counts_as_failure(ExitClass value);
 // systemd will not restart these (RestartPreventExitStatus=).

@@ -11,11 +11,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "supervise/exit_class.hpp"
 #include "supervise/start_timeline.hpp"
 #include "util/error.hpp"
 
@@ -31,6 +33,8 @@ struct SupervisorEvent {
   // A stall: the journal cursor of `run`'s stall line (the evidence), where the thread dump
   // starts; empty otherwise ({}: the events written before it need not name it).
   std::string journal_cursor{};
+  // A `started` event (kStartedEventKind): the start's phases; nullopt for every other kind.
+  std::optional<StartTimeline> start{};
 };
 
 struct SupervisorState {
@@ -41,10 +45,21 @@ struct SupervisorState {
   int64_t last_stable_usec = 0;
   std::string last_class;
   long long cgroup_oom_kills = 0;  // the v1 memory.oom_control counter at the last stop
+  // Every stop record-exit classified, by class, since the history began: never reset (the
+  // metrics' counter, which must survive restarts and reboots). Kept flat, one field per class
+  // that has stops: "stops_cuda-oom": 2.
+  std::map<ExitClass, long long> stops_by_class{};
   // The phases of the last start that became ready (written by the start's record, read by
   // `status` and the metrics); nullopt before the first.
   std::optional<StartTimeline> last_start{};
 };
+
+// A start's timeline in the flat history files: its process and ready times as integers, its
+// spans as one string, "weights:1764600000000000-1764600100000000 health:...-..." (at most
+// kMaxStartSpans, in order, within the start; an open span ends at 0).
+std::string start_spans_text(const StartTimeline& timeline);
+Result<StartTimeline> parse_start_timeline(int64_t process_start_usec, int64_t ready_usec,
+                                           std::string_view spans);
 
 std::string event_to_json(const SupervisorEvent& event);
 std::string supervisor_state_to_json(const SupervisorState& state);

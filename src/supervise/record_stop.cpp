@@ -117,14 +117,43 @@ StopDecision decide_stop(SupervisorState state, StopInput input, SystemdManager*
                                     format_duration(input.restart.stable_after)),
                         stable->action, state.gpu_level, state.host_level});
   }
+  decision.uncounted = state;
+  if (decision.stop.value == ExitClass::crash)
+    decision.quarantine = decide_quarantine(report.lines, input.caches,
+                                            input.previous_stop ? &*input.previous_stop : nullptr);
   auto outcome = after_stop(state, decision.stop, input.restart, now, max_gpu_level(input.kind),
                             max_host_level(input.kind));
   decision.state = outcome.state;
+  ++decision.state.stops_by_class[decision.stop.value];  // every stop counts, never forgiven
   decision.events.push_back(SupervisorEvent{now, std::string(exit_class_name(decision.stop.value)),
                                             decision.stop.evidence, outcome.action,
                                             outcome.state.gpu_level, outcome.state.host_level,
                                             decision.stop.journal_cursor});
   return decision;
+}
+
+void apply_quarantine(StopDecision& decision, std::string_view moved_to,
+                      const RestartSettings& restart) {
+  if (!decision.quarantine) return;
+  decision.state = decision.uncounted;
+  const SupervisorEvent& stop = decision.events.back();
+  // Earlier failures of other causes still count: their backoff stays.
+  const Seconds delay = backoff_delay(decision.state.consecutive_failures, restart);
+  const std::string next =
+      restart.policy == "no"
+          ? "stay down: restart.policy = no"
+          : fmt::format(
+                "restart {}, not counted toward the crash-loop budget (the next stop counts)",
+                delay.count() == 0 ? "at once" : "after " + format_duration(delay));
+  decision.events.back() = quarantine_event(*decision.quarantine, moved_to, next, stop.time_usec,
+                                            decision.state.gpu_level, decision.state.host_level);
+}
+
+void note_quarantine_failed(StopDecision& decision, std::string_view why) {
+  if (!decision.quarantine) return;
+  decision.events.back().action +=
+      fmt::format("; cache '{}' not moved aside: {}", decision.quarantine->cache.name, why);
+  decision.quarantine.reset();
 }
 
 void StopRecord::save(const SupervisorState& state) {

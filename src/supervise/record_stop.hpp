@@ -14,6 +14,7 @@
 #include "supervise/exit_class.hpp"
 #include "supervise/history.hpp"
 #include "supervise/policy.hpp"
+#include "supervise/quarantine.hpp"
 #include "supervise/stall_report.hpp"
 #include "systemd/journal.hpp"
 #include "systemd/manager.hpp"
@@ -44,6 +45,10 @@ struct StopInput {
   std::optional<long long> cgroup_oom_kills;  // the unit cgroup's counter now, when readable
   RestartSettings restart;
   EngineKind kind = EngineKind::command;
+  // The caches gpulaunch may move aside (caches/quarantine's movable_caches), and the last stop
+  // event before this one (previous_stop_event): a crash through a cache quarantines it.
+  std::vector<CachePlace> caches{};
+  std::optional<SupervisorEvent> previous_stop{};
 };
 
 struct StopDecision {
@@ -51,7 +56,19 @@ struct StopDecision {
   std::optional<std::string> stable_action;  // it served restart.stable_after: what was forgiven
   SupervisorState state;                     // to save
   std::vector<SupervisorEvent> events;       // to append, oldest first; the stop's own is last
+  // A crash whose traceback runs through a cache: the cache to move aside before recording.
+  // Until apply_quarantine, `state` and the events count it as usual (the move may fail).
+  std::optional<QuarantineCandidate> quarantine;
+  SupervisorState uncounted;  // the state as it would be if this stop did not count
 };
+
+// The cache was moved to `moved_to`: the stop does not count toward the crash-loop budget and
+// backs off no further (the state before it), and its event becomes kCacheQuarantinedEventKind,
+// naming the frame and the copy. Under restart.policy = no it still stays down.
+void apply_quarantine(StopDecision& decision, std::string_view moved_to,
+                      const RestartSettings& restart);
+// The move failed: the stop counts as usual, and its event says why nothing was moved.
+void note_quarantine_failed(StopDecision& decision, std::string_view why);
 
 // `state` is the history's at the last stop; `manager` and `journal` may be null (unreachable).
 StopDecision decide_stop(SupervisorState state, StopInput input, SystemdManager* manager,

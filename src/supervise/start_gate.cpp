@@ -3,6 +3,7 @@
 
 #include <fmt/core.h>
 
+#include "catalog/journal_messages.hpp"
 #include "supervise/exit_status.hpp"
 #include "supervise/policy.hpp"
 #include "supervise/step_down.hpp"
@@ -43,6 +44,13 @@ bool wait_for_gpu_residue(StartGateIo& io, std::chrono::seconds limit) {
   }
 }
 
+void tell(StartGateIo& io, std::string_view kind, const std::string& line) {
+  if (io.event)
+    io.event(kind, line);
+  else
+    io.say(line);
+}
+
 }  // namespace
 
 StartGate gate_start(const StartGateInput& input, const History& history, StartGateIo& io) {
@@ -63,17 +71,17 @@ StartGate gate_start(const StartGateInput& input, const History& history, StartG
     decision = decide_start(*state, input.restart);
   }
   if (decision.stay_down) {
-    io.say(
-        fmt::format("{}; staying down. Fix the cause (`gpulaunch events {}`), then "
-                    "`gpulaunch restart {}` to try again",
-                    decision.reason, input.profile, input.profile));
+    tell(io, kCrashLoopStopMessage,
+         fmt::format("{}; staying down. Fix the cause (`gpulaunch events {}`), then "
+                     "`gpulaunch restart {}` to try again",
+                     decision.reason, input.profile, input.profile));
     io.notifier.notify(fmt::format("STATUS={}; gpulaunch restart {} to try again", decision.reason,
                                    input.profile));
     gate.exit_code = kExitCrashLoop;
     return gate;
   }
   if (decision.delay.count() > 0) {
-    io.say(decision.reason);
+    tell(io, kBackOffMessage, decision.reason);
     io.notifier.notify("STATUS=" + decision.reason);
     // The start job's timeout keeps running while we wait: push it past wait + load.
     const long long extend = (decision.delay.count() + input.ready_timeout_s + 60) * 1'000'000LL;
@@ -88,8 +96,9 @@ StartGate gate_start(const StartGateInput& input, const History& history, StartG
     const GpuContext gpus = io.gpus.describe ? io.gpus.describe() : GpuContext{};
     auto stepped = step_down(gate.argv, input.kind, state->gpu_level, state->host_level, gpus);
     for (const auto& change : stepped.changes)
-      io.say(fmt::format("step-down (GPU memory level {}, concurrency level {}): {}",
-                         state->gpu_level, state->host_level, change));
+      tell(io, kStepDownMessage,
+           fmt::format("step-down (GPU memory level {}, concurrency level {}): {}",
+                       state->gpu_level, state->host_level, change));
     gate.argv = std::move(stepped.argv);
   }
   gate.stable_after = std::chrono::duration_cast<Seconds>(input.restart.stable_after);

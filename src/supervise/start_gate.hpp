@@ -10,6 +10,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "facts/gpu_probe.hpp"
@@ -40,6 +41,9 @@ struct StartGateIo {
   Timekeeper& clock;
   GpuHolders gpus;
   std::function<void(const std::string&)> say;  // one line for the journal
+  // A line that reports an event of a kind catalog/journal_messages lists (kBackOffMessage,
+  // kStepDownMessage, kCrashLoopStopMessage); `say` takes it where this is unset.
+  std::function<void(std::string_view kind, const std::string&)> event{};
 };
 
 struct StartGateInput {

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "catalog/journal_messages.hpp"
+
 namespace gl {
 
 enum class StartPhase {
@@ -39,6 +41,6 @@ struct StartTimeline {
 };
 
 // The kind of the history event that records a start that became ready (with its timeline).
-inline constexpr std::string_view kStartedEventKind = "started";
+inline constexpr std::string_view kStartedEventKind = kStartedMessage;
 
 }  // namespace gl

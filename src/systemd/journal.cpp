@@ -1,8 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "systemd/journal.hpp"
 
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include <systemd/sd-journal.h>
 
@@ -122,6 +129,42 @@ Result<std::unique_ptr<Journal>> open_journal() {
   int r = sd_journal_open(&journal, SD_JOURNAL_LOCAL_ONLY);
   if (r < 0) return failf("Failed to open the journal: {}", std::strerror(-r));
   return std::unique_ptr<Journal>(std::make_unique<SdJournal>(journal));
+}
+
+Result<void> journal_send(const std::vector<std::string>& fields) {
+  std::vector<iovec> parts;
+  parts.reserve(fields.size());
+  for (const std::string& field : fields)
+    parts.push_back({const_cast<char*>(field.data()), field.size()});
+  const int r = sd_journal_sendv(parts.data(), static_cast<int>(parts.size()));
+  if (r < 0) return failf("Failed to write to the journal: {}", std::strerror(-r));
+  return {};
+}
+
+bool stream_is_journal(int fd) {
+  const char* value = std::getenv("JOURNAL_STREAM");
+  if (!value) return false;
+  const std::string_view text(value);
+  const auto colon = text.find(':');
+  if (colon == std::string_view::npos) return false;
+  unsigned long long device = 0, inode = 0;
+  const auto [device_end, device_error] = std::from_chars(text.data(), text.data() + colon, device);
+  const auto [inode_end, inode_error] =
+      std::from_chars(text.data() + colon + 1, text.data() + text.size(), inode);
+  if (device_error != std::errc{} || device_end != text.data() + colon ||
+      inode_error != std::errc{} || inode_end != text.data() + text.size() || colon == 0)
+    return false;
+  struct stat status {};
+  if (::fstat(fd, &status) != 0) return false;
+  return status.st_dev == device && status.st_ino == inode;
+}
+
+void wait_journal_stream_read(int fd, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  int unread = 0;
+  while (::ioctl(fd, SIOCOUTQ, &unread) == 0 && unread > 0 &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
 }  // namespace gl

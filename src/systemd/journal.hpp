@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// A unit's journal: its own output plus what systemd said about it. journal.cpp is the only
-// file that includes sd-journal.
+// A unit's journal: its own output plus what systemd said about it, read; and gpulaunch's own
+// entries, written. journal.cpp is the only file that includes sd-journal.
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -41,5 +42,19 @@ class Journal {
 };
 
 Result<std::unique_ptr<Journal>> open_journal();
+
+// Writing. One native entry (sd_journal_sendv): each of `fields` is "NAME=value".
+Result<void> journal_send(const std::vector<std::string>& fields);
+
+// Whether `fd` is connected to the journal: systemd sets JOURNAL_STREAM=DEVICE:INODE for the
+// stdout/stderr it connects there (systemd.exec(5), "$JOURNAL_STREAM"); a shell redirect or a
+// pipe leaves the variable but changes the fd, so the fd's fstat must match it.
+bool stream_is_journal(int fd);
+
+// Waits, at most `limit`, until journald has read everything written to `fd` (a stream socket
+// connected to it: SIOCOUTQ, the bytes it has not read, is 0). journald writes a line as it reads
+// it, and one process's native entry and its stream lines come over different sockets: an entry
+// sent after this is stored after those lines.
+void wait_journal_stream_read(int fd, std::chrono::milliseconds limit);
 
 }  // namespace gl

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <variant>
 
 #include <systemd/sd-bus.h>
 
@@ -107,6 +108,7 @@ class SdBusManager final : public SystemdManager {
             trivial(*path, kServiceIface, "ExecMainStartTimestamp", 't', &status.main_start_usec);
         !ok)
       return std::unexpected(ok.error());
+    GL_TRY_VOID(trivial(*path, kServiceIface, "WatchdogTimestamp", 't', &status.watchdog_usec));
     GL_TRY_VOID(trivial(*path, kServiceIface, "ExecMainCode", 'i', &status.exec_main_code));
     if (auto ok = trivial(*path, kServiceIface, "ExecMainStatus", 'i', &status.exec_main_status);
         !ok)
@@ -141,6 +143,49 @@ class SdBusManager final : public SystemdManager {
     sd_bus_message_unref(reply);
     if (r < 0) return failf("Failed to read the unit list: {}", std::strerror(-r));
     return names;
+  }
+
+  Result<std::string> start_transient(const TransientService& service) override {
+    sd_bus_message* request = nullptr;
+    int r = sd_bus_message_new_method_call(bus_, &request, kService, kManagerPath, kManager,
+                                           "StartTransientUnit");
+    if (r >= 0) r = sd_bus_message_append(request, "ss", service.unit.c_str(), "fail");
+    if (r >= 0) r = sd_bus_message_open_container(request, 'a', "(sv)");
+    if (r >= 0) r = append_transient_properties(request, service);
+    if (r >= 0) r = sd_bus_message_close_container(request);
+    if (r >= 0) r = sd_bus_message_append(request, "a(sa(sv))", 0);
+    if (r < 0) {
+      sd_bus_message_unref(request);
+      return failf("Failed to build the transient unit '{}': {}", service.unit, std::strerror(-r));
+    }
+    sd_bus_error error = SD_BUS_ERROR_NULL;
+    sd_bus_message* reply = nullptr;
+    r = sd_bus_call(bus_, request, 0, &error, &reply);
+    sd_bus_message_unref(request);
+    if (r < 0) {
+      auto message = describe(error, r);
+      sd_bus_error_free(&error);
+      return failf("Failed to start transient unit '{}': {}", service.unit, message);
+    }
+    const char* job = nullptr;
+    r = sd_bus_message_read(reply, "o", &job);
+    std::string path = r >= 0 && job ? job : "";
+    sd_bus_message_unref(reply);
+    if (r < 0) return failf("Failed to read the job for '{}': {}", service.unit, std::strerror(-r));
+    return path;
+  }
+
+  Result<void> reset_failed(std::string_view unit) override {
+    sd_bus_error error = SD_BUS_ERROR_NULL;
+    const std::string name(unit);
+    int r = sd_bus_call_method(bus_, kService, kManagerPath, kManager, "ResetFailedUnit", &error,
+                               nullptr, "s", name.c_str());
+    if (r < 0) {
+      auto message = describe(error, r);
+      sd_bus_error_free(&error);
+      return failf("Failed to reset '{}': {}", name, message);
+    }
+    return {};
   }
 
   Result<void> wait(std::chrono::milliseconds timeout) override {
@@ -218,6 +263,84 @@ class SdBusManager final : public SystemdManager {
       return failf("Failed to read {}: {}", property, message);
     }
     return {};
+  }
+
+  // One (sv) of a BusValue, in the type its signature names.
+  static int append_value(sd_bus_message* m, const BusValue& value) {
+    struct Append {
+      sd_bus_message* m;
+      int operator()(const std::string& text) const {
+        return sd_bus_message_append(m, "s", text.c_str());
+      }
+      int operator()(bool flag) const {
+        return sd_bus_message_append(m, "b", static_cast<int>(flag));
+      }
+      int operator()(uint64_t number) const { return sd_bus_message_append(m, "t", number); }
+      int operator()(int32_t number) const { return sd_bus_message_append(m, "i", number); }
+      int operator()(uint32_t number) const { return sd_bus_message_append(m, "u", number); }
+      int operator()(const std::vector<std::string>& words) const { return strings(words); }
+      int operator()(const BusPairs& pairs) const {
+        int r = sd_bus_message_open_container(m, 'a', "(ss)");
+        for (const auto& [first, second] : pairs)
+          if (r >= 0) r = sd_bus_message_append(m, "(ss)", first.c_str(), second.c_str());
+        return r >= 0 ? sd_bus_message_close_container(m) : r;
+      }
+      int operator()(const BusFilter& filter) const {
+        int r = sd_bus_message_open_container(m, 'r', "bas");
+        if (r >= 0) r = sd_bus_message_append(m, "b", static_cast<int>(filter.allow));
+        if (r >= 0) r = strings(filter.entries);
+        return r >= 0 ? sd_bus_message_close_container(m) : r;
+      }
+      int strings(const std::vector<std::string>& words) const {
+        int r = sd_bus_message_open_container(m, 'a', "s");
+        for (const auto& word : words)
+          if (r >= 0) r = sd_bus_message_append(m, "s", word.c_str());
+        return r >= 0 ? sd_bus_message_close_container(m) : r;
+      }
+    };
+    return std::visit(Append{m}, value);
+  }
+
+  static int append_property(sd_bus_message* m, const std::string& name, const BusValue& value) {
+    const std::string signature(bus_signature(value));
+    int r = sd_bus_message_open_container(m, 'r', "sv");
+    if (r >= 0) r = sd_bus_message_append(m, "s", name.c_str());
+    if (r >= 0) r = sd_bus_message_open_container(m, 'v', signature.c_str());
+    if (r >= 0) r = append_value(m, value);
+    if (r >= 0) r = sd_bus_message_close_container(m);
+    return r >= 0 ? sd_bus_message_close_container(m) : r;
+  }
+
+  static int append_transient_properties(sd_bus_message* m, const TransientService& service) {
+    int r = 0;
+    for (const auto& property : service.properties)
+      if (r >= 0) r = append_property(m, property.name, property.value);
+    for (const auto& [name, value] : {std::pair<std::string, BusValue>{"Type", std::string("exec")},
+                                      {"Description", service.description},
+                                      {"CollectMode", std::string("inactive")}})
+      if (r >= 0) r = append_property(m, name, value);
+    for (const auto& [name, fd] : {std::pair{"StandardInputFileDescriptor", service.stdin_fd},
+                                   {"StandardOutputFileDescriptor", service.stdout_fd},
+                                   {"StandardErrorFileDescriptor", service.stderr_fd}}) {
+      if (r >= 0) r = sd_bus_message_open_container(m, 'r', "sv");
+      if (r >= 0) r = sd_bus_message_append(m, "sv", name, "h", fd);
+      if (r >= 0) r = sd_bus_message_close_container(m);
+    }
+    if (service.argv.empty()) return -EINVAL;
+    if (r >= 0) r = sd_bus_message_open_container(m, 'r', "sv");
+    if (r >= 0) r = sd_bus_message_append(m, "s", "ExecStart");
+    if (r >= 0) r = sd_bus_message_open_container(m, 'v', "a(sasb)");
+    if (r >= 0) r = sd_bus_message_open_container(m, 'a', "(sasb)");
+    if (r >= 0) r = sd_bus_message_open_container(m, 'r', "sasb");
+    if (r >= 0) r = sd_bus_message_append(m, "s", service.argv.front().c_str());
+    if (r >= 0) r = append_strings(m, service.argv);
+    if (r >= 0) r = sd_bus_message_append(m, "b", 0);  // a failing status fails the unit
+    for (int level = 0; level < 4 && r >= 0; ++level) r = sd_bus_message_close_container(m);
+    return r;
+  }
+
+  static int append_strings(sd_bus_message* m, const std::vector<std::string>& words) {
+    return append_value(m, BusValue(words));
   }
 
   static int on_job_removed(sd_bus_message* message, void* user, sd_bus_error*) {

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "systemd/bus_property.hpp"
 #include "util/error.hpp"
 
 namespace gl {
@@ -40,8 +41,25 @@ struct UnitStatus {
   uint64_t active_exit_usec = 0;   // realtime the unit last left the active state
   uint64_t state_change_usec = 0;  // realtime of the last state change
   uint64_t main_start_usec = 0;    // realtime the current (or last) main process started
+  // WatchdogTimestamp (org.freedesktop.systemd1.Service; systemd src/core/dbus-service.c, v252):
+  // realtime of the last WATCHDOG=1 the service sent, or of its start finishing (READY=1 for
+  // Type=notify; service.c's service_enter_start_post resets it too); 0 when never.
+  uint64_t watchdog_usec = 0;
 
   bool running() const { return is_running_state(active_state); }
+};
+
+// A command run once as a transient service (`gpulaunch exec`): Type=exec, with the caller's
+// stdin, stdout and stderr (as `systemd-run --pipe`). CollectMode=inactive: systemd removes it
+// once it ended well, and keeps a failed one until reset_failed, so its exit status can be read.
+// (systemd-run pins the unit with AddRef= instead, which needs the bus daemon's sender names;
+// root talks to the manager's private socket, which has none.)
+struct TransientService {
+  std::string unit;  // NAME.service
+  std::string description;
+  std::vector<std::string> argv;        // ExecStart=; argv[0] an absolute path
+  std::vector<BusProperty> properties;  // unit/transient's, from the service's unit
+  int stdin_fd = 0, stdout_fd = 1, stderr_fd = 2;
 };
 
 class SystemdManager {
@@ -52,6 +70,10 @@ class SystemdManager {
   virtual Result<std::string> enqueue(std::string_view method, std::string_view unit) = 0;
   virtual Result<UnitStatus> status(std::string_view unit) = 0;
   virtual Result<std::vector<std::string>> list_units(std::string_view pattern) = 0;
+  // StartTransientUnit: returns the start job's object path.
+  virtual Result<std::string> start_transient(const TransientService& service) = 0;
+  // ResetFailedUnit: forgets a failed unit (a failed transient one is then removed).
+  virtual Result<void> reset_failed(std::string_view unit) = 0;
   // Processes signals (JobRemoved, PropertiesChanged) for up to `timeout`; returns early once
   // something arrived.
   virtual Result<void> wait(std::chrono::milliseconds timeout) = 0;

@@ -6,6 +6,7 @@
 #include "catalog/exit_codes.hpp"
 #include "catalog/node_requirements.hpp"
 #include "unit/escape.hpp"
+#include "unit/unit_environment.hpp"
 #include "util/state_paths.hpp"
 
 namespace gl {
@@ -122,14 +123,27 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
                                  "--profile=" + profile.name, "--snapshot=" + plan.snapshot_path},
                                 {}));
   unit.add("Service", "ExecStart", exec_command_line(exec));
-  for (const auto& [name, value] : plan.environment)
-    unit.add("Service", "Environment", quote_environment(name, value));
+  // After READY=1 (Type=notify), root records the start's phases from `run`'s lines in the
+  // invocation's journal (the service user cannot write the history). `-`: it must never fail
+  // the start; it reads the journal a bounded number of times and exits 0.
+  unit.add(
+      "Service", "ExecStartPost",
+      "-" + root_helper_command({options.gpulaunch_binary, "record-start",
+                                 "--profile=" + profile.name, "--snapshot=" + plan.snapshot_path},
+                                {"INVOCATION_ID", "JOURNAL_STREAM"}));
+  // The environment is spelled once (unit/unit_environment), which `gpulaunch env` prints too.
   // [secrets]: systemd reads each file as root into the credentials directory, readable by the
-  // service's user only; the unit names the file, never the value. NAME_PATH points at it
-  // (huggingface_hub reads its token from HF_TOKEN_PATH).
-  for (const auto& [name, file] : profile.secrets) {
-    unit.add("Service", "LoadCredential", name + ":" + escape_specifiers(file));
-    unit.add("Service", "Environment", credential_path_environment(name + "_PATH", name));
+  // service's user only; the unit names the file, never the value.
+  for (const auto& variable : unit_environment(profile, plan)) {
+    if (!variable.credential) {
+      unit.add("Service", "Environment", quote_environment(variable.name, variable.value));
+      continue;
+    }
+    unit.add(
+        "Service", "LoadCredential",
+        *variable.credential + ":" + escape_specifiers(profile.secrets.at(*variable.credential)));
+    unit.add("Service", "Environment",
+             credential_path_environment(variable.name, *variable.credential));
   }
   // The engine's own directory; systemd creates its parents root-owned, and the history root
   // keeps there is out of the engine's reach.
@@ -171,9 +185,11 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
   // and the notice to the other ranks names this one.
   if (profile.parallelism.nodes > 1)
     record_exit.push_back("--node-rank=" + std::to_string(plan.node_rank));
+  // JOURNAL_STREAM too: its lines become journal entries with their fields (log/logger) only
+  // where it sees that its stdout is the journal stream systemd connected (systemd.exec(5)).
   unit.add("Service", "ExecStopPost",
-           root_helper_command(record_exit,
-                               {"SERVICE_RESULT", "EXIT_CODE", "EXIT_STATUS", "INVOCATION_ID"}));
+           root_helper_command(record_exit, {"SERVICE_RESULT", "EXIT_CODE", "EXIT_STATUS",
+                                             "INVOCATION_ID", "JOURNAL_STREAM"}));
   if (profile.service.user) unit.add("Service", "User", *profile.service.user);
   if (profile.service.group) unit.add("Service", "Group", *profile.service.group);
   if (profile.service.memory_max) unit.add("Service", "MemoryMax", *profile.service.memory_max);

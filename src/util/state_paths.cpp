@@ -74,4 +74,8 @@ std::string cache_directory_setting(std::string_view profile) {
   return under_var_cache(kCacheRoot) + "/" + std::string(profile);
 }
 
+std::string metrics_file_name(std::string_view profile) {
+  return "gpulaunch_" + std::string(profile) + ".prom";
+}
+
 }  // namespace gl::state_paths

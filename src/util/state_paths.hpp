@@ -50,6 +50,13 @@ std::filesystem::path snapshot_directory();
 // answered, keyed by the file they were; root-owned. The dot keeps it apart from profile names.
 std::filesystem::path probe_cache_file();
 
+// node_exporter's textfile collector directory as Debian's prometheus-node-exporter sets it (its
+// --collector.textfile.directory default, /etc/default/prometheus-node-exporter's ARGS empty):
+// root-owned; every *.prom file in it is served at the next scrape.
+inline constexpr std::string_view kTextfileDirectory = "/var/lib/prometheus/node-exporter";
+// gpulaunch_NAME.prom: one profile's metrics file's name in a textfile directory.
+std::string metrics_file_name(std::string_view profile);
+
 // /var/cache/gpulaunch/NAME: the default cache root (CacheDirectory=, owned by service.user).
 std::filesystem::path default_cache_root(std::string_view profile);
 // The CacheDirectory= value for default_cache_root().

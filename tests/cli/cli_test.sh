@@ -36,6 +36,14 @@ check "a bad profile prints nothing on stdout" test ! -s stdout.txt
 check "a bad profile prints exactly one line" test "$(wc -l <stderr.txt)" -eq 1
 check "the line names file, line and column" grep -qx "$scratch/profiles/tp-zero.toml:8:6: 'parallelism.tp' must be between 1 and 1024, got 0" stderr.txt
 
+# -q keeps errors (the same line, word for word); -v and -q together are refused.
+"$gpulaunch" -q render tp-zero >/dev/null 2>stderr.txt
+check "-q still prints the error line" grep -qx "$scratch/profiles/tp-zero.toml:8:6: 'parallelism.tp' must be between 1 and 1024, got 0" stderr.txt
+"$gpulaunch" -v -q list >/dev/null 2>stderr.txt
+check "-v with -q is refused" test $? -ne 0
+JOURNAL_STREAM=1:1 "$gpulaunch" render tp-zero >/dev/null 2>stderr.txt
+check "a JOURNAL_STREAM naming another file leaves errors on stderr" test "$(wc -l <stderr.txt)" -eq 1
+
 "$gpulaunch" render no-such >/dev/null 2>stderr.txt
 check "an unknown profile exits non-zero" test $? -ne 0
 check "an unknown profile is named" grep -q "profile 'no-such' not found" stderr.txt
@@ -44,6 +52,27 @@ show=$("$gpulaunch" -P "$src/profiles" show k26-eagle3)
 check "show lists both source files" grep -q "#   $src/profiles/k26-ar.toml" <<<"$show"
 check "show has the child's override" grep -q "port = 30001" <<<"$show"
 check "show prints a float as written" grep -qx "mem_fraction = 0.85" <<<"$show"
+
+# metrics: a profile that was never installed is down, with no stops; --write needs the textfile
+# directory (node_exporter's) and writes gpulaunch_NAME.prom there whole.
+metrics=$("$gpulaunch" metrics cli-metrics-none 2>/dev/null)
+check "metrics prints the profile down" grep -qx 'gpulaunch_up{profile="cli-metrics-none"} 0' <<<"$metrics"
+check "metrics counts stops by class" grep -qx 'gpulaunch_stops_total{profile="cli-metrics-none",class="cuda-oom"} 0' <<<"$metrics"
+check "metrics names each family's type once" test "$(grep -c '^# TYPE gpulaunch_stops_total counter$' <<<"$metrics")" -eq 1
+"$gpulaunch" metrics 'bad/name' >/dev/null 2>stderr.txt
+check "metrics refuses a bad profile name (exit 2)" test $? -eq 2
+if [[ $(id -u) -eq 0 ]]; then
+  "$gpulaunch" metrics cli-metrics-none --write --textfile-directory "$scratch/no-exporter" 2>stderr.txt
+  check "metrics --write without node_exporter's directory succeeds" test $? -eq 0
+  check "metrics --write says it wrote nothing" grep -q "does not exist (node_exporter is not installed)" stderr.txt
+  mkdir -m 0755 "$scratch/exporter"
+  "$gpulaunch" metrics cli-metrics-none --write --textfile-directory "$scratch/exporter" 2>/dev/null
+  check "metrics --write writes gpulaunch_NAME.prom" cmp -s <(printf '%s\n' "$metrics") "$scratch/exporter/gpulaunch_cli-metrics-none.prom"
+  mkdir -m 0777 "$scratch/open"
+  "$gpulaunch" metrics cli-metrics-none --write --textfile-directory "$scratch/open" 2>stderr.txt
+  check "metrics --write refuses a world-writable directory" test $? -eq 1
+  check "the refusal says why" grep -q "Refusing to write metrics into '$scratch/open'" stderr.txt
+fi
 
 version=$("$gpulaunch" --version)
 check "--version names gpulaunch" grep -qE '^gpulaunch [0-9]' <<<"$version"

@@ -138,3 +138,44 @@ class MockLivenessTest(MockVenvTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class MockSilentJitTest(MockVenvTestCase):
+    """MOCK_JIT_GROW_*: a first-use JIT build after the weights that prints nothing while its
+    cache grows (or, at 0 KiB/s, does not)."""
+
+    def serve_after_silent_jit(self, seconds, rate):
+        port = free_port()
+        workspace = os.path.join(self.tmp, "flashinfer")
+        environment = dict(os.environ, HOME=self.tmp, MOCK_SGLANG_LOAD_SECONDS="0.2",
+                           MOCK_JIT_GROW_SECONDS=str(seconds), MOCK_JIT_GROW_KIB_PER_SECOND=rate,
+                           FLASHINFER_WORKSPACE_BASE=workspace)
+        argv = [os.path.join(self.venv, "bin", "sglang"), "serve", "--model-path", "/m", "--port",
+                str(port)]
+        proc = subprocess.Popen(argv, env=environment, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+        self.procs.append(proc)
+        lines = []
+        while True:
+            line = proc.stdout.readline()
+            self.assertTrue(line, "the mock ended before serving")
+            lines.append((time.monotonic(), line))
+            if "fired up and ready to roll" in line:
+                break
+        return workspace, lines
+
+    def quiet_seconds_after_weights(self, lines):
+        ends = [i for i, (_, line) in enumerate(lines) if "Load weight end" in line][0]
+        return lines[ends + 1][0] - lines[ends][0]
+
+    def test_the_cache_grows_while_nothing_is_printed(self):
+        workspace, lines = self.serve_after_silent_jit(2, "256")
+        self.assertGreaterEqual(self.quiet_seconds_after_weights(lines), 1.8)
+        written = sum(os.path.getsize(os.path.join(root, name))
+                      for root, _, names in os.walk(workspace) for name in names)
+        self.assertGreaterEqual(written, 256 * 1024)
+
+    def test_at_zero_rate_nothing_is_written_either(self):
+        workspace, lines = self.serve_after_silent_jit(1, "0")
+        self.assertGreaterEqual(self.quiet_seconds_after_weights(lines), 0.9)
+        self.assertFalse(os.path.exists(workspace))

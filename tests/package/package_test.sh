@@ -51,6 +51,8 @@ has() { grep -qxF "$1" "$scratch/files.txt"; }
 for path in /usr/bin/gpulaunch /usr/share/man/man1/gpulaunch.1.gz \
   /usr/share/man/man5/gpulaunch.toml.5.gz /usr/share/bash-completion/completions/gpulaunch \
   /usr/lib/systemd/system/gpulaunch-check@.service /usr/lib/sysusers.d/gpulaunch.conf \
+  /usr/lib/systemd/system/gpulaunch-metrics.service /usr/lib/systemd/system/gpulaunch-metrics.timer \
+  /usr/share/gpulaunch/grafana/gpulaunch.json /usr/lib/systemd/catalog/gpulaunch.catalog \
   /etc/gpulaunch/profiles/ /usr/share/doc/gpulaunch/copyright; do
   check "ships $path" has "$path"
 done
@@ -64,7 +66,7 @@ check "copyright states Apache-2.0 for every file" \
 check "lintian has nothing to say about the copyright file" \
   bash -c "! grep -E '^[EWI]: .*copyright' '$scratch/lintian.txt'"
 # Anything else (headers, static libraries, test binaries) would be a packaging mistake.
-own='^/($|etc/(gpulaunch/.*)?$|usr/(bin/(gpulaunch)?|lib/(systemd/(system/.*)?|sysusers.d/.*)?|share/((man|doc|gpulaunch|bash-completion|lintian)/.*)?)?$)'
+own='^/($|etc/(gpulaunch/.*)?$|usr/(bin/(gpulaunch)?|lib/(systemd/((system|catalog)/.*)?|sysusers.d/.*)?|share/((man|doc|gpulaunch|bash-completion|lintian)/.*)?)?$)'
 stray=$(grep -vE "$own" "$scratch/files.txt")
 check "ships nothing outside its own paths${stray:+: $stray}" test -z "$stray"
 depends=$(dpkg-deb -f "$deb" Depends)
@@ -90,6 +92,8 @@ unit=$("$gl" -P "$root/usr/share/gpulaunch/profiles" render k26-ar)
 check "render k26-ar pins CUDA_HOME" grep -qx 'Environment="CUDA_HOME=/usr/local/cuda-13.0"' <<<"$unit"
 check "render k26-ar runs the extracted binary" grep -q "^ExecStart=\"$gl\" \"run\"" <<<"$unit"
 check "internal-man is hidden from --help" bash -c "! '$gl' --help | grep -q internal-man"
+check "the journal catalog is the binary's own" \
+  bash -c "'$gl' internal-catalog | cmp -s - '$root/usr/lib/systemd/catalog/gpulaunch.catalog'"
 
 for page in man1/gpulaunch.1.gz man5/gpulaunch.toml.5.gz; do
   # What lintian runs, shown directly: groff warnings would otherwise be a lintian tag away.
@@ -186,6 +190,9 @@ check "systemd-analyze verify on the rendered k26-ar.service" verify "$scratch/u
 cp /usr/lib/systemd/system/gpulaunch-check@.service "$scratch/units/gpulaunch-check@k26-ar.service"
 check "systemd-analyze verify on gpulaunch-check@k26-ar.service" \
   verify "$scratch/units/gpulaunch-check@k26-ar.service"
+for unit in gpulaunch-metrics.service gpulaunch-metrics.timer; do
+  check "systemd-analyze verify on $unit" verify "/usr/lib/systemd/system/$unit"
+done
 check "man finds gpulaunch(1)" bash -c 'man -w gpulaunch >/dev/null'
 check "man finds gpulaunch.toml(5)" bash -c 'man -w 5 gpulaunch.toml >/dev/null'
 

@@ -358,16 +358,45 @@ TEST(ProfileNameCli, NamesThatAreNotNamesAreRefusedByEveryCommand) {
                                              {"down", "../x.toml/.."},
                                              {"restart", ".x"},
                                              {"record-exit", "--profile=.."},
+                                             {"record-start", "--profile=.."},
                                              {"peer-failed", "--profile=..", "--from-rank=1",
                                               "--from-host=h", "--class=crash", "--at=1"},
                                              {"run", "--profile=..", "--", "/bin/true"},
                                              {"cache", "clear", ".."},
+                                             {"exec", "..", "--", "/bin/true"},
                                              {"check", std::string(65, 'a')},
                                              {"lock", "a/.hidden.toml"}}) {
     run = gpulaunch_stderr(command);
     EXPECT_EQ(run.exit_code, 2) << command.front() << ": " << run.out;
     EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 1) << run.out;
   }
+}
+
+// exec runs what the installed service runs: without an installed snapshot there is nothing to
+// run, and its own failures (125) stay apart from any status the command may exit with.
+TEST(ExecCli, AProfileThatIsNotInstalledIsRefusedWith125) {
+  auto run = gpulaunch_stderr({"exec", "gl-never-installed", "--", "/bin/true"});
+  EXPECT_EQ(run.exit_code, 125);
+  if (::geteuid() != 0)
+    EXPECT_EQ(run.out,
+              "gpulaunch exec: must be run as root (it starts a transient service as the "
+              "service's user)\n");
+  else
+    EXPECT_EQ(run.out,
+              "Profile 'gl-never-installed' is not installed (no snapshot at "
+              "'/var/lib/gpulaunch/snapshots/gl-never-installed.toml'): run `gpulaunch up "
+              "gl-never-installed` first\n");
+}
+
+// The unit's ExecStartPost=: outside a unit (no $INVOCATION_ID, so no journal to read) it says
+// there was nothing to record and exits 0, touching no history: it must never fail a start.
+TEST(RecordStartCli, WithNoInvocationItRecordsNothingAndSucceeds) {
+  // Outside the journal, gpulaunch's own lines go to stderr (log/logger).
+  auto run = gpulaunch_stderr({"record-start", "--profile=never-installed-phases"});
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_THAT(run.out, HasSubstr("gpulaunch record-start: no start phases in this "
+                                 "invocation's journal"));
+  EXPECT_FALSE(std::filesystem::exists("/var/lib/gpulaunch/never-installed-phases"));
 }
 
 }  // namespace

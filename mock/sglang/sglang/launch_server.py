@@ -7,8 +7,8 @@ way argparse does (exit 2, usage on stderr), records the argv it was given, prin
 start-up lines and serves /health, /health_generate, /generate, /v1/models, /v1/completions,
 /get_model_info and, with --enable-metrics, /metrics (mock_scheduler's token counter and running
 requests under SGLang's names). Behaviour is chosen by environment only (real SGLang would reject a
-mock flag); mock_scheduler's MOCK_WEDGE_*, MOCK_SLOW_SECONDS, MOCK_BACKGROUND_REQUESTS and
-MOCK_GENERATE_FAILS_FOR apply too:
+mock flag); mock_scheduler's MOCK_WEDGE_*, MOCK_SLOW_SECONDS, MOCK_BACKGROUND_REQUESTS,
+MOCK_GENERATE_FAILS_FOR and MOCK_JIT_GROW_* (a silent JIT build after the weights) apply too:
 
   MOCK_SGLANG_ARGV_FILE      where to record argv (default $HOME/mock-sglang-argv.json)
   MOCK_SGLANG_LOAD_SECONDS   fake weight-loading time (default 4)
@@ -29,6 +29,11 @@ MOCK_GENERATE_FAILS_FOR apply too:
                              $HOME/mock-sglang-hostile.json)
   MOCK_SGLANG_FLOOD_BYTES    `hostile`: bytes printed without a newline before it crashes
                              (default 3 MiB)
+  MOCK_SGLANG_POISONED_CACHE 1: after the weights, load a "compiled graph" from
+                             $TORCHINDUCTOR_CACHE_DIR as torch.compile does; while the marker
+                             file fxgraph/mock/POISONED exists there, the module it loads from
+                             the cache raises, so the uncaught traceback's last frame is inside
+                             the cache (vLLM #24915), and the engine exits 1
 """
 
 import argparse
@@ -43,7 +48,7 @@ import time
 import warnings
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from mock_scheduler import NotReady, Scheduler, prometheus
+from mock_scheduler import NotReady, Scheduler, prometheus, silent_jit_build
 
 MODES = ("normal", "leak", "cuda-oom", "hang", "crash", "never-ready", "hostile")
 SHARDS = 8
@@ -395,6 +400,26 @@ def hostile_start():
     os._exit(139)
 
 
+def load_compiled_graph():
+    """MOCK_SGLANG_POISONED_CACHE: import a module from the inductor cache and run it, as
+    torch._inductor's PyCodeCache does with a cached FX graph's output code."""
+    cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    if os.environ.get("MOCK_SGLANG_POISONED_CACHE") != "1" or not cache:
+        return
+    graphs = os.path.join(cache, "fxgraph", "mock")
+    if not os.path.exists(os.path.join(graphs, "POISONED")):
+        return
+    module_path = os.path.join(graphs, "cmockgraph.py")
+    with open(module_path, "w") as out:
+        out.write("def call(args):\n"
+                  "    raise RuntimeError('Triton Error [CUDA]: device kernel image is invalid')\n")
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("cmockgraph", module_path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.call([])  # uncaught: Python prints the traceback and exits 1
+
+
 def main(argv=None, recorded=None):
     record_argv(recorded)
     args = build_parser().parse_args(argv)
@@ -442,6 +467,8 @@ def main(argv=None, recorded=None):
             return 1
     log("Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=123.52 GB, "
         "mem usage=15.17 GB.")
+    load_compiled_graph()
+    silent_jit_build()
     log("KV Cache is allocated. #tokens: 1000000, K size: 45.78 GB, V size: 45.78 GB")
     log("Memory pool end. avail mem=30.40 GB")
     log("Capture cuda graph begin. This can take up to several minutes. avail mem=30.10 GB")

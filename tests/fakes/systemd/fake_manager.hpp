@@ -72,6 +72,28 @@ class FakeManager final : public SystemdManager {
     for (const auto& [name, status] : units) names.push_back(name);
     return names;
   }
+  // How a transient service's command ends once its start job is done: the unit's state and
+  // ExecMainCode/ExecMainStatus.
+  struct TransientEnd {
+    std::string active_state = "inactive";
+    int32_t exec_main_code = 1;  // CLD_EXITED
+    int32_t exec_main_status = 0;
+  };
+  TransientEnd transient_end;
+  std::vector<TransientService> transients;  // what start_transient was given
+
+  Result<std::string> start_transient(const TransientService& service) override {
+    transients.push_back(service);
+    return enqueue("StartTransientUnit", service.unit);
+  }
+
+  Result<void> reset_failed(std::string_view unit) override {
+    calls.push_back("ResetFailedUnit " + std::string(unit));
+    auto found = units.find(std::string(unit));
+    if (found != units.end() && found->second.active_state == "failed") units.erase(found);
+    return {};
+  }
+
   Result<void> wait(std::chrono::milliseconds timeout) override {
     ++waits;
     if (clock_) clock_->advance(timeout);
@@ -86,6 +108,14 @@ class FakeManager final : public SystemdManager {
           stop || job.script.result != "done" ? "inactive" : "active");
       status.sub_state = status.active_state == "active" ? "running" : "dead";
       if (!stop && job.script.result == "done") ++started;
+      if (job.method == "StartTransientUnit" && job.script.result == "done") {
+        status.active_state = transient_end.active_state;
+        status.sub_state = "dead";
+        status.exec_main_code = transient_end.exec_main_code;
+        status.exec_main_status = transient_end.exec_main_status;
+        // CollectMode=inactive: one that ended well is gone before anyone looks.
+        if (status.active_state == "inactive") units.erase(job.unit);
+      }
     }
     return {};
   }

@@ -38,6 +38,7 @@ std::string dump(const Profile& p) {
   line("engine.cuda_graph_max_bs", opt(e.cuda_graph_max_bs));
   line("model.path", p.model.path);
   line("model.served_name", opt(p.model.served_name));
+  line("model.prefetch", fmt::format("{}", p.model.prefetch));
   line("model.revision", opt(p.model.revision));
   const auto& l = p.parallelism;
   line("parallelism",

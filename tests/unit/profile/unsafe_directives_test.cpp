@@ -56,6 +56,7 @@ TEST(UnsafeDirectives, CoverEverythingTheRendererHardens) {
                                           "RestartSec",
                                           "RestartPreventExitStatus",
                                           "ExecStartPre",
+                                          "ExecStartPost",
                                           "ExecStopPost",
                                           "MemoryMax",
                                           "LimitMEMLOCK",

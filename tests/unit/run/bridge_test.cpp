@@ -4,8 +4,10 @@
 
 #include "run/bridge.hpp"
 
+#include "catalog/journal_messages.hpp"
 #include "supervise/exit_status.hpp"
 #include "supervise/stall_report.hpp"
+#include "supervise/start_phases.hpp"
 #include "support/listener.hpp"
 
 #include <algorithm>
@@ -243,9 +245,19 @@ if mode != 'wedged':
 http.server.ThreadingHTTPServer(('127.0.0.1', port), Handler).serve_forever()
 )";
 
+// One of the bridge's own lines as `run` hands it to the log.
+struct OwnLine {
+  logging::Level level;
+  std::string line;
+  std::string kind;  // catalog/journal_messages' kind; empty: none
+  bool precedes_output = false;
+  std::string phase{};  // GPULAUNCH_PHASE=
+};
+
 struct LivenessRun {
   int exit_status = -1;
   std::vector<std::string> lines;  // everything printed, the bridge's own lines included
+  std::vector<OwnLine> own;        // the bridge's own lines, as logged
   std::vector<std::string> notifications;
   std::chrono::steady_clock::duration ready_after{};
 };
@@ -283,8 +295,14 @@ LivenessRun run_fake_engine(const std::string& mode, LivenessMode liveness,
   const std::function<void(std::string_view)> print = [&run](std::string_view line) {
     run.lines.emplace_back(line);
   };
+  const BridgeLog log = [&run](logging::Level level, std::string_view line,
+                               const logging::Fields& fields) {
+    run.lines.emplace_back(line);
+    run.own.push_back(
+        {level, std::string(line), std::string(fields.kind), fields.precedes_output, fields.phase});
+  };
   const auto started = std::chrono::steady_clock::now();
-  run.exit_status = run_bridge(options, notifier, print);
+  run.exit_status = run_bridge(options, notifier, print, log);
   run.notifications = notifier.states;
   for (size_t i = 0; i < notifier.states.size(); ++i)
     if (notifier.states[i] == "READY=1") run.ready_after = notifier.times[i] - started;
@@ -316,6 +334,22 @@ TEST(BridgeLiveness, AWedgedEngineIsStalledDumpsItsThreadsAndExitsStalled) {
   EXPECT_THAT(run.lines, ::testing::Contains(::testing::HasSubstr("in do_POST")));
   EXPECT_EQ(parse_run_verdict(run.lines.back()), kExitStalled);
   EXPECT_THAT(run.notifications, ::testing::Contains(::testing::StartsWith("STATUS=stalled")));
+  // In the journal: the stall an error with its MESSAGE_ID, written before the dump that follows
+  // it; the serving line the "ready" event; the verdict of a failed engine a warning.
+  const auto stall = std::find_if(run.own.begin(), run.own.end(), [](const OwnLine& own) {
+    return parse_stall_line(own.line).has_value();
+  });
+  ASSERT_NE(stall, run.own.end());
+  EXPECT_EQ(stall->level, logging::Level::error);
+  EXPECT_EQ(stall->kind, kStallMessage);
+  EXPECT_TRUE(stall->precedes_output);
+  EXPECT_THAT(run.own, ::testing::Contains(::testing::Field(&OwnLine::kind, kReadyMessage)));
+  ASSERT_FALSE(run.own.empty());
+  EXPECT_EQ(parse_run_verdict(run.own.back().line), kExitStalled);
+  EXPECT_EQ(run.own.back().level, logging::Level::warning);
+  // The engine's own lines never pass through the log.
+  EXPECT_THAT(run.own, ::testing::Not(::testing::Contains(
+                           ::testing::Field(&OwnLine::line, "Fatal Python error: Aborted"))));
 }
 
 TEST(BridgeLiveness, TokensThatKeepFlowingAreNoStallWhileTheProbeWaits) {
@@ -327,6 +361,23 @@ TEST(BridgeLiveness, TokensThatKeepFlowingAreNoStallWhileTheProbeWaits) {
 TEST(BridgeLiveness, HealthModeNeverStalls) {
   const LivenessRun run = run_fake_engine("flowing", LivenessMode::health, false);
   EXPECT_FALSE(stall_in(run.lines));
+}
+
+// Each start phase change is one of run's own lines, with the phase as GPULAUNCH_PHASE= and the
+// phase kind's MESSAGE_ID: `journalctl GPULAUNCH_PHASE=health` finds when each start got there.
+TEST(BridgeLiveness, PhaseChangesAreLoggedWithTheirPhase) {
+  const LivenessRun run = run_fake_engine("flowing", LivenessMode::health, false);
+  std::vector<OwnLine> phases;
+  for (const auto& own : run.own)
+    if (parse_phase_line(own.line)) phases.push_back(own);
+  ASSERT_FALSE(phases.empty());
+  for (const auto& own : phases) {
+    EXPECT_EQ(own.kind, kPhaseMessage) << own.line;
+    EXPECT_EQ(own.level, logging::Level::info) << own.line;
+    auto mark = parse_phase_line(own.line);
+    EXPECT_EQ(own.phase, start_phase_name(mark->phase)) << own.line;
+  }
+  EXPECT_EQ(parse_phase_line(phases.back().line)->kind, PhaseMark::Kind::ready);
 }
 
 TEST(BridgeLiveness, ReadyGenerateWaitsForTheFirstGeneration) {

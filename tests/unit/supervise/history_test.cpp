@@ -7,10 +7,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include "../temp_dir.hpp"
 #include "supervise/policy.hpp"
+#include "supervise/start_phases.hpp"
 
 using gl::testing::TempDir;
 
@@ -99,6 +101,31 @@ TEST(History, StrictParsingRefusesNegativeNestedAndNonObjectStates) {
   auto ok = parse_supervisor_state(R"({"consecutive_failures": 3, "unknown": "x"})");
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->consecutive_failures, 3);
+}
+
+TEST(History, StopsByClassAreFlatFieldsParsedStrictly) {
+  SupervisorState state;
+  state.stops_by_class[ExitClass::cuda_oom] = 3;
+  state.stops_by_class[ExitClass::stalled] = 1;
+  const std::string json = supervisor_state_to_json(state);
+  EXPECT_NE(json.find(R"("stops_cuda-oom": 3)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("stops_stalled": 1)"), std::string::npos) << json;
+  EXPECT_EQ(json.find("stops_crash"), std::string::npos) << json;  // none: no field
+  auto parsed = parse_supervisor_state(json);
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->stops_by_class, state.stops_by_class);
+  // Written before the counters existed: none.
+  auto old = parse_supervisor_state(R"({"consecutive_failures": 1})");
+  ASSERT_TRUE(old);
+  EXPECT_TRUE(old->stops_by_class.empty());
+  auto negative = parse_supervisor_state(R"({"stops_crash": -1})");
+  ASSERT_FALSE(negative);
+  EXPECT_EQ(negative.error().message,
+            "'stops_crash' is not an integer from 0 to 9223372036854775807");
+  EXPECT_FALSE(parse_supervisor_state(R"({"stops_crash": "2"})"));
+  auto unknown = parse_supervisor_state(R"({"stops_meteor": 2})");
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().message, "'stops_meteor' names no stop class");
 }
 
 TEST(History, AFifoOrLinkIsNeverOpenedForReadingAndIsReplacedOnAppend) {
@@ -282,6 +309,121 @@ TEST_F(LegacyLayout, ABadOrLinkedHistoryIsRefusedAndNothingMoves) {
   struct stat info {};
   ASSERT_EQ(::lstat(old_.c_str(), &info), 0);
   EXPECT_EQ(info.st_uid, 12345u);
+}
+
+}  // namespace
+}  // namespace gl
+
+namespace gl {
+namespace {
+
+constexpr int64_t kT0 = 1'800'000'000'000'000;
+constexpr int64_t kS = 1'000'000;
+
+StartTimeline a_start() {
+  return StartTimeline{kT0,
+                       kT0 + 250 * kS,
+                       {{StartPhase::process, kT0, kT0 + 3 * kS},
+                        {StartPhase::weights, kT0 + 3 * kS, kT0 + 103 * kS},
+                        {StartPhase::jit_compile, kT0 + 110 * kS, kT0 + 225 * kS},
+                        {StartPhase::health, kT0 + 247 * kS, kT0 + 250 * kS}}};
+}
+
+void expect_same(const StartTimeline& a, const StartTimeline& b) {
+  EXPECT_EQ(a.process_start_usec, b.process_start_usec);
+  EXPECT_EQ(a.ready_usec, b.ready_usec);
+  ASSERT_EQ(a.phases.size(), b.phases.size());
+  for (size_t i = 0; i < a.phases.size(); ++i) {
+    EXPECT_EQ(a.phases[i].phase, b.phases[i].phase) << i;
+    EXPECT_EQ(a.phases[i].begin_usec, b.phases[i].begin_usec) << i;
+    EXPECT_EQ(a.phases[i].end_usec, b.phases[i].end_usec) << i;
+  }
+}
+
+TEST(History, TheLastStartRoundTripsInTheFlatState) {
+  TempDir dir;
+  const History history(place_in(dir));
+  SupervisorState state;
+  state.consecutive_failures = 1;
+  state.last_start = a_start();
+  ASSERT_TRUE(history.save(state));
+  const std::string text = slurp(dir.path() / "state" / "supervisor.json");
+  EXPECT_NE(text.find(R"("last_start_phases": "process:1800000000000000-1800000003000000 )"),
+            std::string::npos)
+      << text;
+  auto loaded = history.state();
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  ASSERT_TRUE(loaded->last_start);
+  expect_same(*loaded->last_start, a_start());
+  EXPECT_EQ(loaded->consecutive_failures, 1);
+  // Before the first start: none, and none written.
+  ASSERT_TRUE(history.save(SupervisorState{}));
+  EXPECT_EQ(slurp(dir.path() / "state" / "supervisor.json").find("last_start"), std::string::npos);
+  EXPECT_FALSE(history.state()->last_start);
+}
+
+TEST(History, AStartedEventCarriesItsPhases) {
+  TempDir dir;
+  const History history(place_in(dir));
+  SupervisorEvent started{
+      kT0 + 250 * kS, std::string(kStartedEventKind), "ready in 4m10s", "", 0, 0};
+  started.start = a_start();
+  ASSERT_TRUE(history.append(started));
+  ASSERT_TRUE(history.append(SupervisorEvent{kT0 + 300 * kS, "crash", "x", "restart", 0, 0}));
+  auto events = history.events(10);
+  ASSERT_TRUE(events);
+  ASSERT_EQ(events->size(), 2u);
+  ASSERT_TRUE(events->at(0).start);
+  expect_same(*events->at(0).start, a_start());
+  EXPECT_FALSE(events->at(1).start);
+}
+
+TEST(History, ABadStartTimelineIsRefusedNamingTheField) {
+  auto refused = [](const std::string& fields) {
+    auto parsed = parse_supervisor_state("{" + fields + "}");
+    return parsed ? std::string("accepted") : parsed.error().message;
+  };
+  const std::string times =
+      R"("last_start_process_start_usec": 1800000000000000, "last_start_ready_usec": 1800000250000000, )";
+  EXPECT_EQ(refused(times + R"("last_start_phases": "weights:1800000003000000-1800000103000000")"),
+            "accepted");
+  EXPECT_EQ(refused(R"("last_start_phases": "")"),
+            "'last_start_process_start_usec', 'last_start_ready_usec' and 'last_start_phases' go "
+            "together");
+  EXPECT_EQ(refused(times + R"("last_start_phases": "compiling:1800000003000000-0")"),
+            "'last_start_phases': 'compiling:1800000003000000-0' names no start phase");
+  EXPECT_EQ(refused(times + R"("last_start_phases": "weights:1800000003000000")"),
+            "'last_start_phases': 'weights:1800000003000000' is not PHASE:BEGIN-END");
+  EXPECT_EQ(refused(times + R"("last_start_phases": "weights:-5-0")"),
+            "'last_start_phases': 'weights:-5-0' is not PHASE:BEGIN-END");
+  EXPECT_EQ(refused(times + R"("last_start_phases": "weights:1800000003000000-1800000002000000")"),
+            "'last_start_phases': 'weights:1800000003000000-1800000002000000' is out of order");
+  // Before the process started, or after ready.
+  EXPECT_EQ(refused(times + R"("last_start_phases": "weights:1-2")"),
+            "'last_start_phases': 'weights:1-2' is out of order");
+  EXPECT_EQ(refused(times + R"("last_start_phases": "health:1800000003000000-1800000999000000")"),
+            "'last_start_phases': 'health:1800000003000000-1800000999000000' is out of order");
+  EXPECT_EQ(refused(times + R"("last_start_phases": 5)"), "'last_start_phases' is not a string");
+  EXPECT_EQ(
+      refused(R"("last_start_process_start_usec": 1800000000000000, "last_start_ready_usec": 1, )"
+              R"("last_start_phases": "")"),
+      "'last_start_phases': ready before the process started");
+  std::string many;
+  for (size_t i = 0; i <= kMaxStartSpans; ++i)
+    many += fmt::format("{}weights:{}-0", many.empty() ? "" : " ", kT0 + 1);
+  EXPECT_EQ(
+      refused(R"("last_start_process_start_usec": 1800000000000000, "last_start_ready_usec": 0, )"
+              R"("last_start_phases": ")" +
+              many + "\""),
+      fmt::format("'last_start_phases': more than {} phases", kMaxStartSpans));
+  EXPECT_NE(
+      refused(R"("last_start_process_start_usec": 1800000000000000, "last_start_ready_usec": 0, )"
+              R"("last_start_phases": ")" +
+              std::string(4000, 'x') + "\"")
+          .find("longer than"),
+      std::string::npos);
+  // An event with half a timeline is skipped like any other bad line.
+  EXPECT_FALSE(parse_event(R"({"time_usec": 1, "kind": "started", "phases": "x"})"));
 }
 
 }  // namespace

@@ -173,6 +173,26 @@ TEST(RecordStop, AnInvocationThatServedStableAfterIsForgivenBeforeItsStopCounts)
   EXPECT_EQ(decision.events[1].action, "restart after 10s");  // the first failure again
   EXPECT_EQ(decision.state.consecutive_failures, 1);
   EXPECT_EQ(decision.state.gpu_level, 1);
+  // The stable period forgives failures; the per-class stop count (the metrics' counter) stays.
+  EXPECT_EQ(decision.state.stops_by_class.at(ExitClass::crash), 1);
+}
+
+TEST(RecordStop, EveryStopCountsByItsClassAndTheCountSurvivesTheHistoryFile) {
+  TempDir dir;
+  const History history(place_in(dir));
+  FakeTimekeeper clock;
+  SupervisorState state;
+  state.stops_by_class[ExitClass::crash] = 2;
+  state.stops_by_class[ExitClass::cuda_oom] = 1;
+  const StopDecision decision = decide_stop(state, killed(), nullptr, nullptr, clock);
+  EXPECT_EQ(decision.state.stops_by_class.at(ExitClass::crash), 3);
+  EXPECT_EQ(decision.state.stops_by_class.at(ExitClass::cuda_oom), 1);
+  StopRecord record(history);
+  record.save(decision.state);
+  EXPECT_TRUE(record.finish(decision.events).empty());
+  auto read = history.state();
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(read->stops_by_class, decision.state.stops_by_class);
 }
 
 TEST(RecordStop, WhatIsRecordedIsWhatTheNextStartDecidesFrom) {
@@ -305,6 +325,87 @@ TEST(RecordStop, AStopThatCannotBeRecordedKeepsTheNextStartDown) {
   ASSERT_TRUE(gate.exit_code);
   EXPECT_EQ(*gate.exit_code, kExitCrashLoop);
   EXPECT_NE(notifier.last("STATUS=").find("history unrecorded"), std::string::npos);
+}
+
+// vLLM #24915: a corrupt torch.compile cache crashes every start until it is deleted.
+std::vector<std::string> crash_through_inductor_cache() {
+  return {"Traceback (most recent call last):",
+          "  File \"/venv/lib/python3.12/site-packages/torch/_inductor/codecache.py\", line "
+          "1215, in _load_graph",
+          "  File \"/var/cache/gpulaunch/demo/torchinductor/fxgraph/xy/cxy.py\", line 41, in "
+          "<module>",
+          "RuntimeError: Triton Error [CUDA]: device kernel image is invalid",
+          run_verdict_line("engine exited with status 1", 1)};
+}
+
+StopInput crash_with_caches() {
+  StopInput input = exited("1");
+  input.caches = {{"inductor", "/var/cache/gpulaunch/demo/torchinductor"},
+                  {"vllm", "/var/cache/gpulaunch/demo/vllm"}};
+  return input;
+}
+
+TEST(RecordStop, ACrashThroughACacheIsQuarantinedAndNotCounted) {
+  FakeTimekeeper clock;
+  FakeJournal journal;
+  journal.invocation_reads = {FakeJournal::lines(crash_through_inductor_cache())};
+  StopDecision decision = decide_stop({}, crash_with_caches(), nullptr, &journal, clock);
+  ASSERT_TRUE(decision.quarantine);
+  EXPECT_EQ(decision.quarantine->cache.name, "inductor");
+  EXPECT_EQ(decision.state.consecutive_failures, 1);  // counted until the move is done
+  apply_quarantine(decision, "/var/cache/gpulaunch/demo/torchinductor.quarantined-x",
+                   RestartSettings{});
+  EXPECT_EQ(decision.state.consecutive_failures, 0);
+  ASSERT_EQ(decision.events.size(), 1u);
+  const SupervisorEvent& event = decision.events.back();
+  EXPECT_EQ(event.kind, kCacheQuarantinedEventKind);
+  EXPECT_NE(event.evidence.find("torchinductor/fxgraph/xy/cxy.py\", line 41, in <module>"),
+            std::string::npos)
+      << event.evidence;
+  EXPECT_EQ(event.action,
+            "moved /var/cache/gpulaunch/demo/torchinductor to "
+            "/var/cache/gpulaunch/demo/torchinductor.quarantined-x (kept for inspection); "
+            "restart at once, not counted toward the crash-loop budget (the next stop counts)");
+
+  // It was rebuilt and crashed through it again: this stop counts, with its backoff.
+  FakeJournal again;
+  again.invocation_reads = {FakeJournal::lines(crash_through_inductor_cache())};
+  StopInput next = crash_with_caches();
+  next.previous_stop = event;
+  const StopDecision second = decide_stop(decision.state, next, nullptr, &again, clock);
+  EXPECT_FALSE(second.quarantine);
+  EXPECT_EQ(second.events.back().kind, "crash");
+  EXPECT_EQ(second.state.consecutive_failures, 1);
+}
+
+TEST(RecordStop, AMoveThatFailsCountsTheCrashAsUsual) {
+  FakeTimekeeper clock;
+  FakeJournal journal;
+  journal.invocation_reads = {FakeJournal::lines(crash_through_inductor_cache())};
+  StopDecision decision = decide_stop({}, crash_with_caches(), nullptr, &journal, clock);
+  note_quarantine_failed(decision, "Failed to stat 'x': Permission denied");
+  EXPECT_FALSE(decision.quarantine);
+  EXPECT_EQ(decision.state.consecutive_failures, 1);
+  EXPECT_EQ(decision.events.back().kind, "crash");
+  EXPECT_EQ(decision.events.back().action,
+            "restart after 10s; cache 'inductor' not moved aside: Failed to stat 'x': "
+            "Permission denied");
+}
+
+TEST(RecordStop, OnlyACrashQuarantines) {
+  // A CUDA OOM raised inside a kernel the cache holds is the memory's fault, not the cache's.
+  FakeTimekeeper clock;
+  FakeJournal journal;
+  auto lines = crash_through_inductor_cache();
+  lines[3] =
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+      "capacity of 79.19 GiB of which 1.12 GiB is free.";
+  journal.invocation_reads = {FakeJournal::lines(lines)};
+  StopInput input = crash_with_caches();
+  input.kind = EngineKind::vllm;
+  const StopDecision decision = decide_stop({}, input, nullptr, &journal, clock);
+  EXPECT_EQ(decision.stop.value, ExitClass::cuda_oom);
+  EXPECT_FALSE(decision.quarantine);
 }
 
 }  // namespace

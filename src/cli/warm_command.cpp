@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include <fmt/core.h>
+
+#include "cli/context.hpp"
+#include "plan/launch_plan.hpp"
+#include "profile/validate.hpp"
+#include "run/prefetch.hpp"
+#include "run/prefetch_io.hpp"
+
+namespace gl {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string progress_line(const PrefetchProgress& progress, double seconds) {
+  return fmt::format(
+      "warm: {} of {}, {}/{} file(s), {}/s", format_bytes(progress.bytes_done),
+      format_bytes(progress.bytes_total), progress.files_done, progress.files_total,
+      format_bytes(seconds > 0 ? static_cast<uint64_t>(progress.bytes_done / seconds) : 0));
+}
+
+}  // namespace
+
+void add_warm_command(CLI::App& app, CliContext& context) {
+  auto* command = app.add_subcommand(
+      "warm",
+      "Read the model's weight files into the page cache, so the next start loads from memory");
+  static std::string name;
+  static unsigned threads = kPrefetchDefaultThreads;
+  command->add_option("profile", name, "Profile name or path to a .toml file")
+      ->required()
+      ->check(profile_argument_check());
+  command->add_option("--threads", threads, "Files (and pieces of large ones) read at once")
+      ->check(CLI::Range(1U, kPrefetchMaxThreads));
+  command->callback([&context] {
+    auto profile = load_profile(context.profile_source(), name);
+    if (!profile) {
+      context.exit_code = report(profile.error());
+      return;
+    }
+    // The hub cache the engine reads is the one in the unit's environment.
+    const LaunchPlan plan = make_launch_plan(*profile);
+    auto io = open_model_weights(profile->model.path, profile->model.revision, plan.environment);
+    if (!io) {
+      context.exit_code = report(io.error());
+      return;
+    }
+    const PrefetchOptions options{threads, kPrefetchMemoryMargin};
+    const PrefetchPlan decided = plan_prefetch(**io, options);
+    const bool tty = ::isatty(STDERR_FILENO) == 1;
+    const auto start = Clock::now();
+    auto last = start;
+    const PrefetchResult result =
+        run_prefetch(**io, decided, options, [&](const PrefetchProgress& progress) {
+          // Called once a piece (64 MiB): a line a second on a terminal, every 10 s otherwise.
+          const auto now = Clock::now();
+          if (now - last < (tty ? std::chrono::seconds{1} : std::chrono::seconds{10}) &&
+              progress.files_done != progress.files_total)
+            return;
+          last = now;
+          const std::string line = progress_line(progress, seconds_since(start));
+          if (tty)
+            fmt::print(stderr, "\r{}\033[K", line);
+          else
+            fmt::print(stderr, "{}\n", line);
+          std::fflush(stderr);
+        });
+    if (tty && result.progress.files_total > 0) fmt::print(stderr, "\n");
+    for (const auto& problem : result.problems) fmt::print(stderr, "warning: {}\n", problem);
+    if (auto stop = prefetch_stop_reason(**io, decided)) fmt::print(stderr, "warm: {}\n", *stop);
+    fmt::print("{}: {}\n", profile->model.path, prefetch_summary(result, seconds_since(start)));
+  });
+}
+
+}  // namespace gl

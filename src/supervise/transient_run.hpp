@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// `gpulaunch exec`'s wait: the transient service started over the manager's interface, followed
+// until it ends (JobRemoved, then PropertiesChanged to inactive or failed), and its command's
+// exit status read back (ExecMainCode/ExecMainStatus) as a shell reports it.
+
+#include "systemd/manager.hpp"
+#include "util/error.hpp"
+
+namespace gl {
+
+// The command's status, or 128 + the signal that ended it. An error when the unit never ran the
+// command (the job failed before it started) or vanished before its status was read.
+Result<int> run_transient(SystemdManager& manager, const TransientService& service);
+
+}  // namespace gl

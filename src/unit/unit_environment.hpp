@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The environment the unit's engine gets, spelled once: render writes it as Environment= lines,
+// `gpulaunch env` prints it as shell exports, and `gpulaunch exec` can start a command with it.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "plan/launch_plan.hpp"
+#include "profile/profile.hpp"
+
+namespace gl {
+
+// systemd puts a unit's credentials in /run/credentials/UNIT (its %d specifier and
+// $CREDENTIALS_DIRECTORY; systemd v252 src/core/execute.c, get_credential_directory).
+inline constexpr std::string_view kCredentialsRoot = "/run/credentials";
+
+struct UnitVariable {
+  std::string name;
+  // What the engine sees. For a [secrets] entry: the path of the credential's file, which
+  // exists only while the unit runs; the secret's value is never part of the environment.
+  std::string value;
+  // A [secrets] entry's credential name (the unit writes the value as "%d/NAME").
+  std::optional<std::string> credential;
+};
+
+// The launch plan's environment, then one NAME_PATH per [secrets] entry, in the unit's order.
+std::vector<UnitVariable> unit_environment(const Profile& profile, const LaunchPlan& plan);
+
+}  // namespace gl

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: Apache-2.0
+// A poisoned cache and `gpulaunch exec` on a real systemd 252 booted privately
+// (tests/integration/harness), with the mock SGLang: a start whose traceback runs through its
+// torchinductor cache gets that cache moved aside and starts once more, serving; `exec` runs a
+// command with the unit's environment, user and sandbox.
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/mock_engine_suite.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using gpulaunch::testing::event_of;
+using gpulaunch::testing::MockEngineHost;
+using gpulaunch::testing::MockEngineSuite;
+using namespace std::chrono_literals;
+
+const std::string kGpulaunch = GL_GPULAUNCH_BINARY;
+const std::string kRestart = "[restart]\ndelay = \"1s\"\nmax_delay = \"4s\"\n";
+
+class ExecQuarantine : public MockEngineSuite<ExecQuarantine> {
+ public:
+  static MockEngineHost* new_host() {
+    return new MockEngineHost(fs::path(GL_BINARY_DIR) / "exec-quarantine-work", kGpulaunch,
+                              GL_SOURCE_DIR);
+  }
+
+ protected:
+  static gpulaunch::testing::ExecResult in_host(const std::string& command) {
+    return host().systemd().exec({"sh", "-c", command + " 2>&1"});
+  }
+};
+
+TEST_F(ExecQuarantine, APoisonedInductorCacheIsMovedAsideAndTheEngineStartsOnce) {
+  host().write_profile("poison", 31201, kRestart, "MOCK_SGLANG_POISONED_CACHE = \"1\"\n");
+  // What a corrupt torch.compile cache does to every start until it is deleted (vLLM #24915):
+  // the mock's compiled graph in it raises while the marker is there.
+  const std::string cache = "/var/cache/gpulaunch/poison/torchinductor";
+  ASSERT_EQ(
+      in_host("mkdir -p " + cache + "/fxgraph/mock && touch " + cache + "/fxgraph/mock/POISONED")
+          .exit_code,
+      0);
+  gpulaunch("up poison --runtime --force");  // the first start crashes; up may say so
+  nlohmann::json events;
+  ASSERT_TRUE(eventually(
+      [&] {
+        events = events_of("poison");
+        auto status = status_of("poison");
+        return has_event(events, "cache-quarantined") && status.value("state", "") == "active";
+      },
+      90s))
+      << events.dump(2) << "\n"
+      << gpulaunch("logs poison -n 80").out;
+  const auto event = event_of(events, "cache-quarantined");
+  EXPECT_NE(event["evidence"].get<std::string>().find(
+                "File \"" + cache + "/fxgraph/mock/cmockgraph.py\", line 2, in call"),
+            std::string::npos)
+      << event.dump(2);
+  EXPECT_NE(event["action"].get<std::string>().find(
+                "to /var/cache/gpulaunch/poison/torchinductor.quarantined-"),
+            std::string::npos)
+      << event.dump(2);
+  // Retried once: one restart, no crash counted.
+  EXPECT_FALSE(has_event(events, "crash")) << events.dump(2);
+  EXPECT_EQ(status_of("poison").value("restarts", -1), 1) << status_of("poison").dump(2);
+  // Kept for inspection, and listed; the cache itself is a fresh one.
+  auto listed = in_host("ls /var/cache/gpulaunch/poison");
+  EXPECT_NE(listed.out.find("torchinductor.quarantined-"), std::string::npos) << listed.out;
+  EXPECT_EQ(in_host("test -e " + cache + "/fxgraph/mock/POISONED").exit_code, 1);
+  auto caches = gpulaunch("cache poison");
+  EXPECT_NE(caches.out.find("inductor: quarantined copy /var/cache/gpulaunch/poison/"
+                            "torchinductor.quarantined-"),
+            std::string::npos)
+      << caches.out;
+  gpulaunch("down poison --runtime --purge");
+}
+
+TEST_F(ExecQuarantine, ExecRunsAsTheServiceWithItsEnvironmentAndSandbox) {
+  auto added = host().systemd().exec(
+      {"useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", "glexec"});
+  ASSERT_EQ(added.exit_code, 0) << added.out;
+  // A toolkit that is not there: up --force installs it anyway, and the unit pins CUDA_HOME.
+  host().write_profile("execd", 31202,
+                       "[service]\nuser = \"glexec\"\n[toolkit]\ncuda_home = \"/opt/cuda-12.8\"\n");
+  auto up = gpulaunch("up execd --runtime --force");
+  ASSERT_EQ(up.exit_code, 0) << up.out;
+  // What the service's own unit says.
+  auto shown = in_host("systemctl show -p Environment gpulaunch-execd.service");
+  const std::string assignments = " " + shown.out.substr(shown.out.find('=') + 1);
+  auto unit_value = [&](const std::string& name) {
+    const auto at = assignments.find(" " + name + "=");
+    if (at == std::string::npos) return std::string("<not in the unit>");
+    const auto begin = at + name.size() + 2;
+    return assignments.substr(begin, assignments.find_first_of(" \n", begin) - begin);
+  };
+  auto seen =
+      gpulaunch("exec execd -- sh -c 'echo CUDA_HOME=$CUDA_HOME; echo PATH=$PATH; id -un; pwd'");
+  ASSERT_EQ(seen.exit_code, 0) << seen.out;
+  EXPECT_EQ(unit_value("CUDA_HOME"), "/opt/cuda-12.8") << shown.out;
+  EXPECT_NE(seen.out.find("CUDA_HOME=/opt/cuda-12.8\n"), std::string::npos)
+      << seen.out << shown.out;
+  EXPECT_NE(seen.out.find("PATH=" + unit_value("PATH") + "\n"), std::string::npos)
+      << seen.out << shown.out;
+  EXPECT_NE(seen.out.find("\nglexec\n/var/lib/gpulaunch/execd/engine\n"), std::string::npos)
+      << seen.out;
+  // ProtectSystem=strict: /usr and /etc are read-only to it, as to the engine; its state
+  // directory is its own.
+  EXPECT_NE(gpulaunch("exec execd -- touch /usr/gl-exec-probe").exit_code, 0);
+  EXPECT_NE(gpulaunch("exec execd -- touch /etc/gl-exec-probe").exit_code, 0);
+  EXPECT_EQ(in_host("test -e /usr/gl-exec-probe || test -e /etc/gl-exec-probe").exit_code, 1);
+  auto wrote = gpulaunch("exec execd -- touch /var/lib/gpulaunch/execd/engine/probe");
+  EXPECT_EQ(wrote.exit_code, 0) << wrote.out;
+  // The command's status is gpulaunch's; the transient unit is gone afterwards.
+  EXPECT_EQ(gpulaunch("exec execd -- sh -c 'exit 7'").exit_code, 7);
+  auto left = in_host("systemctl list-units --all --no-legend 'gpulaunch-execd-exec-*'");
+  EXPECT_EQ(left.out, "") << left.out;
+  gpulaunch("down execd --runtime --purge");
+}
+
+}  // namespace
