@@ -42,6 +42,7 @@ struct UpOptions {
   long long node_rank = 0;
   bool all_nodes = false;
   std::string ssh = "/usr/bin/ssh";
+  bool no_rollback = false;  // a changed unit that fails to start stays as it failed
 };
 
 std::string read_existing(const std::filesystem::path& path) {
@@ -100,6 +101,74 @@ Result<void> write_snapshot(const MergedProfile& merged, const LaunchPlan& plan)
   if (error)
     return failf("Failed to create '{}': {}", path.parent_path().string(), error.message());
   return write_file_atomically(path, text);
+}
+
+// What a changed `up` replaced, to put back when the new unit does not become ready.
+struct Previous {
+  std::string unit_text;      // the unit file as it was
+  std::string snapshot_text;  // the profile snapshot `run` read ("" when there was none)
+  bool was_running = false;
+};
+
+void print_ready(const Profile& profile, const LaunchPlan& plan, std::chrono::milliseconds elapsed,
+                 std::string_view what) {
+  if (plan.rendezvous)
+    fmt::print("{}: {} rank {} runs headless, joined rank 0 at {} after {:.1f}s\n", what,
+               profile.name, plan.node_rank, rendezvous_text(*plan.rendezvous),
+               elapsed.count() / 1000.0);
+  else
+    fmt::print("{}: {} serves at {} after {:.1f}s\n", what, profile.name,
+               plan.health_url.substr(0, plan.health_url.rfind('/')), elapsed.count() / 1000.0);
+}
+
+// As `podman auto-update` does: the previous unit and snapshot go back, and the previous version
+// runs again if it ran before. Always exit 1: what the operator asked for did not happen.
+int roll_back(SystemdManager& manager, Timekeeper& clock, const Profile& profile,
+              const LaunchPlan& plan, const std::filesystem::path& path, const Previous& previous,
+              std::chrono::seconds limit) {
+  const std::string unit = profile.unit_name();
+  logging::error(fmt::format(
+      "Rolling back {}: the changed unit did not become ready; restoring the previous unit and "
+      "profile snapshot (pass --no-rollback to keep the failed state for inspection).",
+      unit));
+  auto failed = [&](const Error& error) {
+    logging::error(fmt::format("Failed to roll back {}: {}", unit, error.message));
+    return 1;
+  };
+  if (auto written = write_file_atomically(path, previous.unit_text); !written)
+    return failed(written.error());
+  if (previous.snapshot_text.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove(plan.snapshot_path, ignored);
+  } else if (auto written = write_file_atomically(plan.snapshot_path, previous.snapshot_text);
+             !written) {
+    return failed(written.error());
+  }
+  if (auto reloaded = manager.reload(); !reloaded) return failed(reloaded.error());
+  // The failed version's stops are not the previous version's: its budget starts afresh.
+  if (auto reset = reset_crash_loop(History(profile.name), "gpulaunch up: rollback", clock); !reset)
+    logging::warning(fmt::format("warning: {}", reset.error().message));
+  if (!previous.was_running) {
+    auto stopped = stop_unit(manager, clock, unit, limit);
+    if (!stopped) return failed(stopped.error());
+    fmt::print("rolled back: {} has its previous unit again and is stopped, as it was before\n",
+               unit);
+    return 1;
+  }
+  const auto started = clock.steady_now();
+  auto job = manager.enqueue(job_method(UnitAction::restart), unit);
+  if (!job) return failed(job.error());
+  auto watched = watch_start(manager, clock, *job, unit, limit, [](auto&&...) {});
+  if (!watched) return failed(watched.error());
+  if (watched->job_result != "done")
+    return failed(Error{fmt::format(
+        "the previous unit did not become ready either: {}",
+        watched->job_result ? "job " + *watched->job_result : std::string("no progress"))});
+  const auto elapsed =
+      std::chrono::duration_cast<std::chrono::milliseconds>(clock.steady_now() - started);
+  fmt::print("rolled back: {} runs its previous unit again, ready after {:.1f}s\n", unit,
+             elapsed.count() / 1000.0);
+  return 1;
 }
 
 int up(const UpOptions& options, const CliContext& context) {
@@ -220,6 +289,7 @@ int up(const UpOptions& options, const CliContext& context) {
     if (*migrated) fmt::print("{}\n", **migrated);
     if (auto created = History(profile->name).create(); !created) return report(created.error());
   }
+  const Previous previous{existing, read_existing(plan.snapshot_path), transition.running};
   if (auto written = write_snapshot(*merged, plan); !written) return report(written.error());
   if (transition.install) {
     std::error_code ignored;
@@ -250,27 +320,27 @@ int up(const UpOptions& options, const CliContext& context) {
   progress.finish();
   if (!options.user) write_profile_metrics(profile->name, manager->get());
   if (!watched) return report(watched.error());
-  if (!watched->job_result) {
-    logging::error(fmt::format("Failed to start {}: no progress for {}", unit,
-                               format_duration(std::chrono::duration_cast<Seconds>(limit))));
+  if (watched->job_result != "done") {
+    if (!watched->job_result)
+      logging::error(fmt::format("Failed to start {}: no progress for {}", unit,
+                                 format_duration(std::chrono::duration_cast<Seconds>(limit))));
+    else
+      logging::error(fmt::format("Failed to start {}: job {}; {}", unit, *watched->job_result,
+                                 describe_state(watched->last)));
     print_journal_tail(unit);
-    return 1;
-  }
-  if (*watched->job_result != "done") {
-    logging::error(fmt::format("Failed to start {}: job {}; {}", unit, *watched->job_result,
-                               describe_state(watched->last)));
-    print_journal_tail(unit);
-    return 1;
+    if (!transition.changed) return 1;
+    if (options.no_rollback) {
+      logging::error(fmt::format(
+          "--no-rollback: {} keeps the changed unit, as it failed; `gpulaunch up` of the previous "
+          "profile puts the previous version back.",
+          unit));
+      return 1;
+    }
+    return roll_back(**manager, clock, *profile, plan, path, previous, limit);
   }
   auto elapsed =
       std::chrono::duration_cast<std::chrono::milliseconds>(clock.steady_now() - started);
-  if (plan.rendezvous)
-    fmt::print("ready: {} rank {} runs headless, joined rank 0 at {} after {:.1f}s\n",
-               profile->name, plan.node_rank, rendezvous_text(*plan.rendezvous),
-               elapsed.count() / 1000.0);
-  else
-    fmt::print("ready: {} serves at {} after {:.1f}s\n", profile->name,
-               plan.health_url.substr(0, plan.health_url.rfind('/')), elapsed.count() / 1000.0);
+  print_ready(*profile, plan, elapsed, "ready");
   // The start's phases, as record-start (ExecStartPost=, done before the job) kept them.
   if (auto recorded = History(profile->name).state();
       recorded && recorded->last_start && recorded->last_start->process_start_usec >= started_usec)
@@ -306,6 +376,9 @@ void add_up_command(CLI::App& app, CliContext& context) {
       ->add_option("--locked", options.locked,
                    "Refuse to start unless this node matches the lockfile (`gpulaunch verify`)")
       ->excludes(all);
+  command->add_flag("--no-rollback", options.no_rollback,
+                    "Keep a changed unit that does not become ready as it failed, for inspection "
+                    "(default: roll back to the previous unit and restart it)");
   command->callback([&context] { context.exit_code = up(options, context); });
 }
 
