@@ -88,6 +88,10 @@ void print_facts(const Facts& facts) {
     if (!facts.infiniband->devices.empty())
       fmt::print("  peer memory: {}\n", peer.empty() ? "none loaded" : peer);
   }
+  if (facts.rendezvous_route)
+    fmt::print("rendezvous route: {} via {}\n", facts.rendezvous_route->host,
+               facts.rendezvous_route->interface.empty() ? facts.rendezvous_route->problem
+                                                         : facts.rendezvous_route->interface);
   if (facts.shm)
     fmt::print("shm: {} {}\n", facts.shm->path,
                facts.shm->exists ? fmt::format("{} MiB", facts.shm->size_bytes >> 20) : "missing");

@@ -70,7 +70,7 @@ int lock(const CliContext& context, const std::string& name, const std::string& 
   const LaunchPlan plan = make_launch_plan(
       loaded->profile,
       LaunchOptions{node_rank, installed_engine_version(*facts, loaded->profile.engine.kind),
-                    facts->has_infiniband()});
+                    facts->has_infiniband(), facts->socket_interface()});
   auto build = make_lock(loaded->merged, loaded->profile, plan, *facts, NodeFs(options.root));
   if (!build.problems.empty()) {
     for (const auto& problem : build.problems) logging::error(problem);
@@ -112,7 +112,7 @@ int verify(const CliContext& context, const std::string& lock_path,
   const LaunchPlan plan = make_launch_plan(
       loaded->profile,
       LaunchOptions{rank, installed_engine_version(*facts, loaded->profile.engine.kind),
-                    facts->has_infiniband()});
+                    facts->has_infiniband(), facts->socket_interface()});
   auto live = make_lock(loaded->merged, loaded->profile, plan, *facts, NodeFs(options.root));
   auto rows = drift(*locked, live.lock);
   if (rows.empty()) {

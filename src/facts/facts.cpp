@@ -51,6 +51,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PathFact, path, exists, director
                                                 has_entries)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PortFact, host, port, taken, problem)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProgramFact, path, user_writable)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RouteFact, host, interface, problem)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(InfinibandFact, devices, peer_memory, modules_read)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ShmFact, path, exists, size_bytes, problem)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(InstalledProfileFact, name, snapshot, engine, gpus,
@@ -59,7 +60,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ModelFact, path, weights_bytes, 
                                                 links_skipped, layers, kv_heads, head_dim,
                                                 kv_lora_rank, rope_head_dim, context, problems)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Facts, root, driver, gpus, toolkits, python, paths,
-                                                ports, gpulaunch, infiniband, shm,
+                                                ports, gpulaunch, infiniband, rendezvous_route, shm,
                                                 installed_profiles, model, node_health)
 
 std::string ToolkitFact::not_toolkit_root_reason() const {
@@ -91,6 +92,11 @@ const ToolkitFact* Facts::toolkit_with_nvcc(const std::string& nvcc) const {
 
 bool Facts::has_infiniband() const {
   return infiniband && !infiniband->devices.empty();
+}
+
+std::optional<std::string> Facts::socket_interface() const {
+  if (!rendezvous_route || rendezvous_route->interface.empty()) return std::nullopt;
+  return rendezvous_route->interface;
 }
 
 const PathFact* Facts::path(const std::string& wanted) const {

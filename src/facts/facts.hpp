@@ -118,6 +118,13 @@ struct PortFact {
 // ---- Node preflight, the OS side (issue 16): RDMA, shared memory, other profiles, the model ----
 
 // InfiniBand and GPUDirect RDMA: whether NCCL's IB transport can read and write GPU memory.
+// The interface this node routes a multi-node group's rendezvous host through (facts/routes).
+struct RouteFact {
+  std::string host;
+  std::string interface;  // "" when there is no route; `problem` says why
+  std::string problem;
+};
+
 struct InfinibandFact {
   std::vector<std::string> devices;  // /sys/class/infiniband entries: "mlx5_0"
   // What says a peer-memory client is loaded, each "NAME (where)": the modules in /proc/modules
@@ -191,11 +198,15 @@ struct Facts {
   std::optional<ProgramFact> gpulaunch;
   // Node preflight, OS side (issue 16); nullopt in facts gathered before gpulaunch read them.
   std::optional<InfinibandFact> infiniband;
+  // Multi-node profiles: the route to dist_init_addr's host (LaunchOptions::socket_interface).
+  std::optional<RouteFact> rendezvous_route;
   std::optional<ShmFact> shm;
   std::optional<std::vector<InstalledProfileFact>> installed_profiles;
   std::optional<ModelFact> model;
   // InfiniBand devices were seen: the plan (LaunchOptions::infiniband) opens them to the unit.
   bool has_infiniband() const;
+  // The interface NCCL and Gloo are pinned to: the rendezvous route's, when there is one.
+  std::optional<std::string> socket_interface() const;
   NodeHealthFact node_health{};
 
   const ToolkitFact* toolkit_at(const std::string& root) const;

@@ -8,6 +8,7 @@
 #include "facts/model_probe.hpp"
 #include "facts/node_os.hpp"
 #include "facts/python_env.hpp"
+#include "facts/routes.hpp"
 #include "facts/toolkit_probe.hpp"
 #include "util/port_probe.hpp"
 #include "util/safe_file.hpp"
@@ -145,6 +146,11 @@ Facts gather_facts(const NodeFs& node, const FactsRequest& request) {
   // Node preflight, OS side: files and statvfs only.
   facts.infiniband = probe_infiniband(node);
   facts.shm = probe_shm(node);
+  if (request.rendezvous_host) {
+    auto interface = probe_route_interface(node, *request.rendezvous_host);
+    facts.rendezvous_route = RouteFact{*request.rendezvous_host, interface.value_or(""),
+                                       interface ? std::string() : interface.error().message};
+  }
   if (request.model_directory) facts.model = probe_model(node, *request.model_directory);
   if (request.installed_profiles) facts.installed_profiles = request.installed_profiles(node);
 

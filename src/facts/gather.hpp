@@ -41,6 +41,8 @@ struct FactsRequest {
   // Node preflight, OS side (issue 16). A local model.path: its weights and config.json
   // (facts/model_probe).
   std::optional<std::string> model_directory;
+  // A multi-node profile's rendezvous host (dist_init_addr's): which interface routes to it.
+  std::optional<std::string> rendezvous_host;
   // Every profile installed on the node and its GPUs: rules/installed_profiles reads them (it
   // needs the plan's GPU assignment, which facts/ sits below); nullptr: not gathered.
   std::vector<InstalledProfileFact> (*installed_profiles)(const NodeFs& node) = nullptr;

@@ -10,6 +10,7 @@
 #include "catalog/engines.hpp"
 #include "catalog/flashinfer_arch_list.hpp"
 #include "catalog/flashinfer_packages.hpp"
+#include "engines/engine_argv.hpp"
 #include "facts/node_fs.hpp"
 #include "plan/gpu_assignment.hpp"
 #include "plan/launch_plan.hpp"
@@ -797,6 +798,8 @@ FactsRequest facts_request(const Profile& profile, const LaunchPlan& plan,
   if (profile.server.port > 0) request.ports.emplace_back(profile.server.host, profile.server.port);
   // Node preflight, OS side (rules/node_checks): the model's size, the other installed profiles.
   if (profile.model.is_local()) request.model_directory = profile.model.path;
+  if (profile.parallelism.nodes > 1 && profile.parallelism.dist_init_addr)
+    request.rendezvous_host = split_host_port(*profile.parallelism.dist_init_addr).first;
   request.installed_profiles = probe_installed_profiles;
   return request;
 }

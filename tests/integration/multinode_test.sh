@@ -8,6 +8,7 @@
 # share down alike, and `down --all-nodes`. Then a two-node vLLM group (the mock vLLM): rank 0
 # serves, rank 1 runs --headless with no HTTP server and its unit is ready once its engine holds
 # its connection to rank 0's master port; `status --all-nodes` shows each rank's role.
+# Each rank's engine has NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME naming its own veth.
 #
 #   multinode_test.sh GPULAUNCH_BINARY SOURCE_DIR WORK_DIR
 #
@@ -251,6 +252,20 @@ for flag in want:
 sys.exit(0 if got == want else 1)
 PY
   echo "rank $i argv: --nnodes 2 --node-rank $i --dist-init-addr ${addr[0]}:5000"
+done
+
+# --- each rank's NCCL and Gloo sockets are pinned to the veth its route to rank 0 uses -------------
+# Rank 0's own address lies in its veth's /24: that interface, not loopback, is the one the other
+# ranks reach it on, so NCCL and Gloo there must bind it too.
+want_interface=(gl-mn0 gl-mn1)
+for i in 0 1; do
+  pid=$(inside "${nodes[i]}" pgrep -f -o "$engine_pattern") || fail "no engine process on ${nodes[i]}"
+  inside "${nodes[i]}" cat "/proc/$pid/environ" | tr '\0' '\n' >"$work/environ$i"
+  for variable in NCCL_SOCKET_IFNAME GLOO_SOCKET_IFNAME; do
+    grep -qxF "$variable=${want_interface[i]}" "$work/environ$i" ||
+      fail "rank $i's engine: want $variable=${want_interface[i]}, got: $(grep "^$variable=" "$work/environ$i" || echo unset)"
+  done
+  echo "rank $i engine: NCCL_SOCKET_IFNAME=GLOO_SOCKET_IFNAME=${want_interface[i]}"
 done
 
 # --- status --all-nodes ----------------------------------------------------------------------------

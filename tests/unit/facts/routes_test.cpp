@@ -5,7 +5,9 @@
 #include <fstream>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
+#include "facts/facts.hpp"
 #include "temp_dir.hpp"
 
 namespace gl {
@@ -80,6 +82,19 @@ TEST(Routes, WithoutAMatchingRouteTheProbeSaysSo) {
   ASSERT_FALSE(none);
   EXPECT_EQ(none.error().message, "No route to '172.16.0.1' in " + root.path().string() +
                                       "/proc/net/route or /proc/net/ipv6_route");
+}
+
+// A facts file recorded on a rank carries its route, so `lock --facts` renders that rank's unit
+// with that rank's interface, as `up` there does.
+TEST(Routes, TheRendezvousRouteTravelsInTheFactsAndPinsTheSocketInterface) {
+  Facts facts;
+  EXPECT_EQ(facts.socket_interface(), std::nullopt);
+  facts.rendezvous_route = RouteFact{"10.0.0.1", "ens1f1", ""};
+  auto back = facts_from_json(facts_to_json(facts));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->socket_interface(), "ens1f1");
+  back->rendezvous_route = RouteFact{"172.16.0.1", "", "No route to '172.16.0.1'"};
+  EXPECT_EQ(back->socket_interface(), std::nullopt);
 }
 
 }  // namespace
