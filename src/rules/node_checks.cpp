@@ -12,6 +12,7 @@
 
 #include "catalog/engines.hpp"
 #include "catalog/node_requirements.hpp"
+#include "facts/environment.hpp"
 #include "plan/gpu_assignment.hpp"
 #include "unit/render.hpp"
 
@@ -163,6 +164,45 @@ void check_shm(const Profile& profile, const Facts& facts, std::vector<Finding>&
        fmt::format("enlarge it: mount -o remount,size=16G {} (and the same size in /etc/fstab); "
                    "in a container, run it with --shm-size=16g or --ipc=host",
                    facts.shm->path)});
+}
+
+// A multi-node group meets at rank 0's rendezvous; a node with no route there never joins, and one
+// whose profile pins NCCL or Gloo to another interface sends from an address rank 0 may not reach.
+void check_rendezvous_route(const LaunchPlan& plan, const Facts& facts,
+                            std::vector<Finding>& findings) {
+  if (!facts.rendezvous_route) return;
+  const auto& route = *facts.rendezvous_route;
+  if (route.interface.empty()) {
+    findings.push_back(
+        {Severity::error,
+         "rendezvous-unroutable",
+         fmt::format("this node has no route to the group's rendezvous host {}: it cannot join "
+                     "the group, and the other ranks wait until their collective times out",
+                     route.host),
+         "every rank connects to rank 0's dist_init_addr before the first collective",
+         {{"dist_init_addr host", route.host}, {"routing table", route.problem}},
+         fmt::format("add a route to {} on this node, or set [parallelism] dist_init_addr (or "
+                     "[nodes] hosts) to an address of rank 0 this node reaches",
+                     route.host)});
+    return;
+  }
+  for (std::string_view variable : {kNcclSocketInterfaceVariable, kGlooSocketInterfaceVariable}) {
+    auto value = lookup(plan.environment, variable);
+    // Only a plain name is judged: NCCL also takes prefixes, "^" exclusions and "=" exact lists.
+    if (!value || value->empty() || value->find_first_of("^=,") != std::string::npos) continue;
+    if (route.interface.starts_with(*value)) continue;
+    findings.push_back(
+        {Severity::warning,
+         "socket-interface-not-routed",
+         fmt::format("{}={} (the profile's [env]) but this node reaches the rendezvous host {} "
+                     "through {}: the rank binds an interface rank 0 may not reach",
+                     variable, *value, route.host, route.interface),
+         "NCCL and Gloo send from the interface these variables name",
+         {{std::string(variable), *value},
+          {"route to " + route.host, route.interface + " (/proc/net/route)"}},
+         fmt::format("remove {} from [env] (gpulaunch then sets {}), or set it to {}", variable,
+                     route.interface, route.interface)});
+  }
 }
 
 // The GPU a device string names on this node, as "index"; the string itself when unknown.
@@ -334,6 +374,7 @@ void check_node_os(const Profile& profile, const LaunchPlan& plan, const Facts& 
                    std::vector<Finding>& findings) {
   check_infiniband(profile, plan, facts, findings);
   check_shm(profile, facts, findings);
+  check_rendezvous_route(plan, facts, findings);
   check_other_profiles(profile, plan, facts, findings);
   check_model_fit(profile, plan, facts, findings);
 }

@@ -136,5 +136,42 @@ TEST(InfinibandDevices, NoInfinibandNoFinding) {
   EXPECT_THAT(codes(node_findings(profile, facts)), ::testing::IsEmpty());
 }
 
+Profile two_node_profile() {
+  Profile profile = example("k26-ar");
+  profile.parallelism.nodes = 2;
+  profile.parallelism.tp = 16;
+  profile.parallelism.dist_init_addr = "10.0.0.1:5000";
+  return profile;
+}
+
+TEST(RendezvousRoute, ANodeWithoutARouteToRankZeroCannotJoin) {
+  Facts facts = seed_node();
+  facts.rendezvous_route = RouteFact{"10.0.0.1", "", "No route to '10.0.0.1' in /proc/net/route"};
+  auto findings = node_findings(two_node_profile(), facts);
+  ASSERT_THAT(codes(findings), ::testing::ElementsAre("rendezvous-unroutable"));
+  EXPECT_EQ(findings.front().severity, Severity::error);
+  EXPECT_EQ(findings.front().summary,
+            "this node has no route to the group's rendezvous host 10.0.0.1: it cannot join the "
+            "group, and the other ranks wait until their collective times out");
+  facts.rendezvous_route->interface = "ens1f1";
+  EXPECT_THAT(codes(node_findings(two_node_profile(), facts)), ::testing::IsEmpty());
+}
+
+TEST(RendezvousRoute, AnInterfaceTheProfilePinsElsewhereIsAWarningAPrefixIsNot) {
+  Facts facts = seed_node();
+  facts.rendezvous_route = RouteFact{"10.0.0.1", "ens1f1", ""};
+  Profile profile = two_node_profile();
+  profile.env["NCCL_SOCKET_IFNAME"] = "eth0";
+  auto findings = node_findings(profile, facts);
+  ASSERT_THAT(codes(findings), ::testing::ElementsAre("socket-interface-not-routed"));
+  EXPECT_EQ(findings.front().fix,
+            "remove NCCL_SOCKET_IFNAME from [env] (gpulaunch then sets ens1f1), or set it to "
+            "ens1f1");
+  profile.env["NCCL_SOCKET_IFNAME"] = "ens1";  // NCCL's prefix match
+  EXPECT_THAT(codes(node_findings(profile, facts)), ::testing::IsEmpty());
+  profile.env["NCCL_SOCKET_IFNAME"] = "^docker,lo";
+  EXPECT_THAT(codes(node_findings(profile, facts)), ::testing::IsEmpty());
+}
+
 }  // namespace
 }  // namespace gl
