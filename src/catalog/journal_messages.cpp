@@ -10,7 +10,7 @@ namespace {
 
 // IDs made once with python3 -c 'import uuid; print(uuid.uuid4().hex)'; never change one: it
 // is how a journal reader matches the event across versions.
-constexpr std::array<JournalMessage, 21> kMessages{{
+constexpr std::array<JournalMessage, 22> kMessages{{
     // The exit classes (supervise/exit_class's names), as record-exit classifies a stop.
     {"clean", "a1a78217f62347f5a78fa87d8aef154a", "gpulaunch engine stopped cleanly",
      "The engine of profile @GPULAUNCH_PROFILE@ stopped on request, or exited with status 0.\n"
@@ -120,6 +120,14 @@ constexpr std::array<JournalMessage, 21> kMessages{{
      "A stop of profile @GPULAUNCH_PROFILE@ named a file inside one of its caches, so that cache\n"
      "was moved aside (kept for inspection) and the engine retried once.\n\n"
      "Where it went: gpulaunch events @GPULAUNCH_PROFILE@"},
+    {kRolledBackMessage, "65fcf9dde3434e7a8a4b90ba0eadf2ed",
+     "gpulaunch rolled back a change that did not become ready",
+     "gpulaunch up installed a changed unit for profile @GPULAUNCH_PROFILE@ that did not become\n"
+     "ready, so it put the previous unit and profile snapshot back and restarted the previous\n"
+     "version if it was running.\n\n"
+     "Why the change failed: gpulaunch events @GPULAUNCH_PROFILE@ and gpulaunch logs\n"
+     "@GPULAUNCH_PROFILE@. Fix the profile and run gpulaunch up again, or pass --no-rollback to\n"
+     "keep a failed change for inspection."},
 }};
 
 }  // namespace

@@ -34,7 +34,8 @@ inline constexpr std::string_view kCrashLoopStopMessage = "crash-loop-stop";  //
 inline constexpr std::string_view kStableMessage = "stable";  // earlier failures forgiven
 inline constexpr std::string_view kOperatorResetMessage = "operator-reset";  // restart/up reset
 inline constexpr std::string_view kCacheQuarantinedMessage = "cache-quarantined";
-inline constexpr std::string_view kStartedMessage = "started";  // a start became ready
+inline constexpr std::string_view kStartedMessage = "started";         // a start became ready
+inline constexpr std::string_view kRolledBackMessage = "rolled-back";  // up put the previous back
 
 std::span<const JournalMessage> journal_messages();
 // The row of `kind`; nullopt for a kind the table lacks.

@@ -6,6 +6,7 @@
 
 #include <fmt/core.h>
 
+#include "catalog/journal_messages.hpp"
 #include "cli/all_nodes.hpp"
 #include "cli/context.hpp"
 #include "cli/findings_report.hpp"
@@ -108,6 +109,7 @@ struct Previous {
   std::string unit_text;      // the unit file as it was
   std::string snapshot_text;  // the profile snapshot `run` read ("" when there was none)
   bool was_running = false;
+  std::string failure;  // why the changed unit did not become ready, for the event
 };
 
 void print_ready(const Profile& profile, const LaunchPlan& plan, std::chrono::milliseconds elapsed,
@@ -127,10 +129,12 @@ int roll_back(SystemdManager& manager, Timekeeper& clock, const Profile& profile
               const LaunchPlan& plan, const std::filesystem::path& path, const Previous& previous,
               std::chrono::seconds limit) {
   const std::string unit = profile.unit_name();
-  logging::error(fmt::format(
-      "Rolling back {}: the changed unit did not become ready; restoring the previous unit and "
-      "profile snapshot (pass --no-rollback to keep the failed state for inspection).",
-      unit));
+  logging::error(
+      fmt::format(
+          "Rolling back {}: the changed unit did not become ready; restoring the previous unit and "
+          "profile snapshot (pass --no-rollback to keep the failed state for inspection).",
+          unit),
+      logging::Fields{.kind = kRolledBackMessage});
   auto failed = [&](const Error& error) {
     logging::error(fmt::format("Failed to roll back {}: {}", unit, error.message));
     return 1;
@@ -146,8 +150,17 @@ int roll_back(SystemdManager& manager, Timekeeper& clock, const Profile& profile
   }
   if (auto reloaded = manager.reload(); !reloaded) return failed(reloaded.error());
   // The failed version's stops are not the previous version's: its budget starts afresh.
-  if (auto reset = reset_crash_loop(History(profile.name), "gpulaunch up: rollback", clock); !reset)
+  const History history(profile.name);
+  if (auto reset = reset_crash_loop(history, "gpulaunch up: rollback", clock); !reset)
     logging::warning(fmt::format("warning: {}", reset.error().message));
+  const auto levels = history.state();
+  if (auto appended = history.append(SupervisorEvent{
+          clock.now_usec(), std::string(kRolledBackMessage), previous.failure,
+          previous.was_running ? "previous unit and profile snapshot restored; restarting it"
+                               : "previous unit and profile snapshot restored; left stopped",
+          levels ? levels->gpu_level : 0, levels ? levels->host_level : 0});
+      !appended)
+    logging::warning(fmt::format("warning: {}", appended.error().message));
   if (!previous.was_running) {
     auto stopped = stop_unit(manager, clock, unit, limit);
     if (!stopped) return failed(stopped.error());
@@ -289,7 +302,7 @@ int up(const UpOptions& options, const CliContext& context) {
     if (*migrated) fmt::print("{}\n", **migrated);
     if (auto created = History(profile->name).create(); !created) return report(created.error());
   }
-  const Previous previous{existing, read_existing(plan.snapshot_path), transition.running};
+  Previous previous{existing, read_existing(plan.snapshot_path), transition.running, ""};
   if (auto written = write_snapshot(*merged, plan); !written) return report(written.error());
   if (transition.install) {
     std::error_code ignored;
@@ -321,12 +334,12 @@ int up(const UpOptions& options, const CliContext& context) {
   if (!options.user) write_profile_metrics(profile->name, manager->get());
   if (!watched) return report(watched.error());
   if (watched->job_result != "done") {
-    if (!watched->job_result)
-      logging::error(fmt::format("Failed to start {}: no progress for {}", unit,
-                                 format_duration(std::chrono::duration_cast<Seconds>(limit))));
-    else
-      logging::error(fmt::format("Failed to start {}: job {}; {}", unit, *watched->job_result,
-                                 describe_state(watched->last)));
+    previous.failure =
+        watched->job_result
+            ? fmt::format("job {}; {}", *watched->job_result, describe_state(watched->last))
+            : fmt::format("no progress for {}",
+                          format_duration(std::chrono::duration_cast<Seconds>(limit)));
+    logging::error(fmt::format("Failed to start {}: {}", unit, previous.failure));
     print_journal_tail(unit);
     if (!transition.changed) return 1;
     if (options.no_rollback) {

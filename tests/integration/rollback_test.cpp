@@ -78,6 +78,12 @@ TEST_F(Rollback, AChangedProfileThatNeverBecomesReadyIsRolledBackToTheRunningPre
                        "urllib.request.urlopen('http://127.0.0.1:31301/health', timeout=5)"})
                 .exit_code,
             0);
+  // The history says what happened and why.
+  const auto rolled = gpulaunch::testing::event_of(events_of("roll"), "rolled-back");
+  ASSERT_FALSE(rolled.empty()) << events_of("roll").dump(2);
+  EXPECT_EQ(rolled.value("action", ""),
+            "previous unit and profile snapshot restored; restarting it");
+  EXPECT_NE(rolled.value("evidence", "").find("job failed"), std::string::npos) << rolled.dump(2);
   // Nothing to redo: the rolled-back unit is what `up` of the previous profile installs.
   write_version("roll", 31301, "MOCK_SGLANG_PROGRESS = \"1\"\n");
   auto again = gpulaunch("up roll --runtime --force");
