@@ -141,6 +141,22 @@ class ServiceTest(ModuleTest):
         self.assertEqual(self.calls(), [])
 
 
+class ProfileTest(ModuleTest):
+    def test_lock_templated_into_a_dict_is_written_as_gpulaunch_writes_it(self):
+        self.answers(show=(0, "", ""))
+        lock = {"gpulaunch_lock": 1, "profile": {"name": "mna", "merged": "[a]\n"},
+                "model": {"files": {}}}
+        profiles = os.path.join(self.dir, "etc", "profiles")
+        args = dict(name="mna", content="[engine]\nkind = \"sglang\"\n", lockfile=lock,
+                    profiles_dir=profiles, lockfile_path=os.path.join(self.dir, "mna.lock"))
+        first = self.run_module("gpulaunch_profile", **args)
+        self.assertTrue(first["changed"], first)
+        with open(os.path.join(self.dir, "mna.lock")) as written:
+            self.assertEqual(written.read(), json.dumps(lock, indent=2) + "\n")
+        again = self.run_module("gpulaunch_profile", **args)
+        self.assertFalse(again["changed"], again)
+
+
 class VerifyTest(ModuleTest):
     DRIFT = dict(lock="/l.lock", profile="mna", ok=False, notes=[], drift=[
         dict(field="node.toolkit.version", locked="13.0", node="12.9", why="nvcc")])
