@@ -22,15 +22,15 @@ const std::string kGpulaunch = GL_GPULAUNCH_BINARY;
 class UpDryRun : public MockEngineSuite<UpDryRun> {
  public:
   static MockEngineHost* new_host() { return new MockEngineHost(kWork, kGpulaunch, GL_SOURCE_DIR); }
-};
 
-// `gpulaunch ARGUMENTS` with stdout only (the suite's gpulaunch() joins stderr to it).
-gpulaunch::testing::ExecResult stdout_of(const std::string& arguments) {
-  return UpDryRun::host().systemd().exec({"sh", "-c",
-                                          "'" + kGpulaunch + "' -P '" +
-                                              (kWork / "profiles").string() + "' " + arguments +
-                                              " 2>/dev/null"});
-}
+ protected:
+  // `gpulaunch ARGUMENTS` with stdout only (the suite's gpulaunch() joins stderr to it).
+  static gpulaunch::testing::ExecResult stdout_of(const std::string& arguments) {
+    return host().systemd().exec({"sh", "-c",
+                                  "'" + kGpulaunch + "' -P '" + (kWork / "profiles").string() +
+                                      "' " + arguments + " 2>/dev/null"});
+  }
+};
 
 nlohmann::json parsed(const std::string& out) {
   auto json = nlohmann::json::parse(out, nullptr, false);

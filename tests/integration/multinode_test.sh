@@ -448,7 +448,9 @@ echo "ansible: without gpulaunch_force_check the play fails at node0's check, no
 
 playbook 150 gpulaunch_force_check=true
 ((code == 0)) || fail "ansible: rollout.yml (forced check) exited $code: $out"
-grep -q "Verify the node against the lock" <<<"$out" || fail "ansible: no verify task ran: $out"
+# Under serial 1 each batch's task header is followed by its one host's result.
+verified=$(grep -A1 "Verify the node against the lock" <<<"$out" | grep -c "^ok: \[node[01]\]" || true)
+((verified == 2)) || fail "ansible: the lock was not verified on both nodes: $out"
 [[ $(recap node0) =~ changed=[1-9] ]] || fail "ansible: node 0 reports no change on the first run: $out"
 for node in "${nodes[@]}"; do
   state=$(inside "$node" systemctl show -p ActiveState --value gpulaunch-mna.service)
