@@ -464,6 +464,27 @@ for node in "${nodes[@]}"; do
   [[ $(recap "$node") =~ changed=0\  ]] || fail "ansible: second run changed something on $node: $(recap "$node")"
 done
 echo "ansible: second run: $(recap node0 | tr -s ' '); $(recap node1 | tr -s ' ')"
+# What the modules read, straight from the CLI: each rank's dry run and status, over ssh.
+inside node0 "$binary" up mna --all-nodes --dry-run --json --force >"$ans/dry-run.json" 2>"$ans/dry-run.err" ||
+  fail "ansible: up --all-nodes --dry-run --json: $(cat "$ans/dry-run.err")"
+inside node0 "$binary" status mna --all-nodes --json >"$ans/status.json" 2>"$ans/status.err" ||
+  fail "ansible: status --all-nodes --json: $(cat "$ans/status.err")"
+python3 - "$ans/dry-run.json" "$ans/status.json" "${addr[@]}" <<'PY' || fail "ansible: the group's JSON: $(cat "$ans/dry-run.json" "$ans/status.json")"
+import json, sys
+plan, status = (json.load(open(path)) for path in sys.argv[1:3])
+hosts = sys.argv[3:]
+assert plan["profile"] == "mna" and plan["changed"] is False, plan
+assert [(r["rank"], r["host"], r["action"], r["unit_changed"], r["diff"]) for r in plan["ranks"]] == \
+    [(i, h, "none", False, "") for i, h in enumerate(hosts)], plan
+assert [(r["rank"], r["installed"], r["state"]) for r in status["ranks"]] == \
+    [(i, True, "active") for i in range(len(hosts))], status
+PY
+operator 60 up mna --all-nodes --dry-run --force
+((code == 0)) || fail "ansible: up --all-nodes --dry-run exited $code"
+for i in 0 1; do
+  grep -qF "rank $i (${addr[i]}): action none, unit unchanged, check " <<<"$out" ||
+    fail "ansible: up --all-nodes --dry-run: no line for rank $i"
+done
 
 playbook 90 gpulaunch_force_check=true gpulaunch_state=stopped
 ((code == 0)) || fail "ansible: state=stopped exited $code: $out"
