@@ -98,8 +98,9 @@ EXAMPLES = r"""
 
 RETURN = r"""
 action:
-  description: What was (or in check mode would be) done, C(none), C(start), C(restart),
-    C(stop) or C(restart).
+  description: What was (or in check mode would be) done, C(none), C(start), C(restart) or
+    C(stop). With I(all_nodes), C(start) stands for the group's C(up --all-nodes), which starts
+    or restarts each rank as that rank's dry run said.
   returned: always
   type: str
   sample: restart
