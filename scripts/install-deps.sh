@@ -9,6 +9,8 @@
 # test, which runs promtool and its own node_exporter on loopback; the same policy keeps their
 # postinst from starting the packages' own services (enabled, never started here; on a machine
 # without a running systemd the start is skipped the same way).
+# ansible-core (ansible-playbook, ansible-doc, ansible-test) is there for the Ansible collection
+# under ansible/: its ctest and the multi-node test's playbook.
 set -euo pipefail
 
 packages=(
@@ -20,6 +22,7 @@ packages=(
   systemd dbus util-linux iproute2 python3 python3-venv procps
   openssh-client openssh-server
   prometheus prometheus-node-exporter
+  ansible-core
   debhelper dpkg-dev fakeroot lintian man-db bash-completion
 )
 

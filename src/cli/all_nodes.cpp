@@ -2,9 +2,11 @@
 #include "cli/all_nodes.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 
 #include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/context.hpp"
 #include "engines/engine_argv.hpp"
@@ -58,6 +60,58 @@ bool has_nodes(const Profile& profile) {
 std::vector<std::vector<std::string>> same_for_every_rank(const Profile& profile,
                                                           const std::vector<std::string>& args) {
   return std::vector<std::vector<std::string>>(profile.nodes.hosts.size(), args);
+}
+
+// A rank's `--json` answer. ssh joins its stderr to stdout, so warnings may come before it: the
+// document is the first one a line starts, read up to its end (what follows it is ignored).
+std::optional<nlohmann::ordered_json> json_answer(const std::string& output) {
+  for (size_t at = 0; at < output.size();) {
+    const size_t end = output.find('\n', at);
+    if (output[at] == '{' || output[at] == '[') {
+      std::istringstream rest(output.substr(at));
+      nlohmann::ordered_json answer;
+      try {
+        rest >> answer;
+        return answer;
+      } catch (const nlohmann::json::exception&) {
+        // not this line: a log line that happens to start with a bracket
+      }
+    }
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  return std::nullopt;
+}
+
+// Every rank's answer to `args_per_rank` (commands that print JSON), as {"rank", "host", ...}
+// with the answer's own members (an object) or under "answer" (anything else), or "error" where
+// a rank gave none. `answered` exit codes count as answers (e.g. 1: a refusal, still JSON).
+struct RankAnswers {
+  nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
+  bool all_answered = true;
+};
+RankAnswers json_from_every_rank(const Profile& profile, const AllNodesOptions& options,
+                                 const std::vector<std::vector<std::string>>& args_per_rank,
+                                 const std::vector<int>& answered) {
+  RankAnswers answers;
+  for (const auto& result :
+       run_on_all_ranks(profile.nodes, options.ssh, args_per_rank, kQuickTimeout)) {
+    nlohmann::ordered_json entry{{"rank", result.rank}, {"host", result.host}};
+    std::optional<nlohmann::ordered_json> answer;
+    if (result.error.empty() && std::ranges::find(answered, result.exit_code) != answered.end())
+      answer = json_answer(result.output);
+    if (!answer) {
+      const std::string said = last_line(result.output);
+      entry["error"] = said.empty() ? failure(result) : failure(result) + ": " + said;
+      answers.all_answered = false;
+    } else if (answer->is_object()) {
+      for (const auto& [key, value] : answer->items()) entry[key] = value;
+    } else {
+      entry["answer"] = *answer;
+    }
+    answers.ranks.push_back(std::move(entry));
+  }
+  return answers;
 }
 
 int start_every_rank(const Profile& profile, const AllNodesOptions& options) {
@@ -147,6 +201,67 @@ int up_all_nodes(const Profile& profile, const AllNodesOptions& options) {
   }
 
   return start_every_rank(profile, options);
+}
+
+int up_all_nodes_dry_run(const Profile& profile, const AllNodesOptions& options, bool json) {
+  if (!has_nodes(profile)) return 2;
+  std::vector<std::vector<std::string>> args;
+  for (size_t rank = 0; rank < profile.nodes.hosts.size(); ++rank) {
+    args.push_back(
+        {"up", profile.name, "--node-rank", std::to_string(rank), "--dry-run", "--json"});
+    if (options.force) args.back().push_back("--force");
+  }
+  // Exit 1 is a rank whose check would refuse: it still answers.
+  const auto answers = json_from_every_rank(profile, options, args, {0, 1});
+  bool changed = false;
+  bool refused = false;
+  for (const auto& rank : answers.ranks) {
+    if (rank.contains("error")) continue;
+    changed = changed || rank.value("action", "none") != "none";
+    refused = refused || rank.value("/check/refuse"_json_pointer, false);
+  }
+  if (json) {
+    const nlohmann::ordered_json answer{
+        {"profile", profile.name}, {"ranks", answers.ranks}, {"changed", changed}};
+    fmt::print("{}\n", answer.dump(2));
+  } else {
+    fmt::print("dry run: nothing is changed on any of {} node(s)\n", answers.ranks.size());
+    for (const auto& rank : answers.ranks) {
+      const std::string where = fmt::format("rank {} ({})", rank["rank"].get<long long>(),
+                                            rank["host"].get<std::string>());
+      if (rank.contains("error")) {
+        fmt::print("  {}: FAILED: {}\n", where, rank["error"].get<std::string>());
+        continue;
+      }
+      fmt::print("  {}: action {}, unit {}, check {} error(s), {} warning(s){}\n", where,
+                 rank.value("action", "?"),
+                 rank.value("unit_changed", false) ? "changed" : "unchanged",
+                 rank.value("/check/errors"_json_pointer, 0LL),
+                 rank.value("/check/warnings"_json_pointer, 0LL),
+                 rank.value("/check/refuse"_json_pointer, false) ? "; up would refuse" : "");
+    }
+  }
+  if (!answers.all_answered) return 2;
+  return refused ? 1 : 0;
+}
+
+int status_all_nodes_json(const Profile& profile, const AllNodesOptions& options) {
+  if (!has_nodes(profile)) return 2;
+  // Exit 3: not installed there (an empty list).
+  auto answers = json_from_every_rank(
+      profile, options, same_for_every_rank(profile, {"status", profile.name, "--json"}), {0, 3});
+  for (auto& rank : answers.ranks) {
+    // `status --json` answers a list: this profile's unit, or none when it is not installed.
+    if (!rank.contains("answer")) continue;
+    const auto list = rank["answer"];
+    rank.erase("answer");
+    rank["installed"] = !list.empty();
+    if (!list.empty() && list.front().is_object())
+      for (const auto& [key, value] : list.front().items()) rank[key] = value;
+  }
+  const nlohmann::ordered_json answer{{"profile", profile.name}, {"ranks", answers.ranks}};
+  fmt::print("{}\n", answer.dump(2));
+  return answers.all_answered ? 0 : 1;
 }
 
 int status_all_nodes(const Profile& profile, const AllNodesOptions& options) {

@@ -16,7 +16,12 @@ struct AllNodesOptions {
 };
 
 int up_all_nodes(const Profile& profile, const AllNodesOptions& options);
+// `up --all-nodes --dry-run [--json]`: every rank's `up --node-rank N --dry-run --json`, nothing
+// changed anywhere; exit 0, 1 where a rank would refuse on its check, 2 where one did not answer.
+int up_all_nodes_dry_run(const Profile& profile, const AllNodesOptions& options, bool json);
 int status_all_nodes(const Profile& profile, const AllNodesOptions& options);
+// `status --all-nodes --json`: every rank's `status --json` object, side by side.
+int status_all_nodes_json(const Profile& profile, const AllNodesOptions& options);
 int down_all_nodes(const Profile& profile, const AllNodesOptions& options);
 // The group together: every rank stopped, then every rank brought up (a multi-node engine
 // cannot take a rank back into a running group).

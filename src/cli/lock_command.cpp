@@ -2,6 +2,7 @@
 // `gpulaunch lock PROFILE`, `gpulaunch verify LOCK`, and the drift check `up --locked` shares.
 
 #include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/context.hpp"
 #include "cli/locked.hpp"
@@ -91,8 +92,22 @@ int lock(const CliContext& context, const std::string& name, const std::string& 
   return 0;
 }
 
+// `verify --json`: one object, the drift rows under the names `drift_table` gives its columns.
+void print_verify_json(const std::string& lock_path, const std::string& profile,
+                       const std::vector<FieldRow>& rows, const std::vector<std::string>& notes) {
+  auto drifted = nlohmann::ordered_json::array();
+  for (const auto& row : rows)
+    drifted.push_back({{"field", row.key}, {"locked", row.a}, {"node", row.b}, {"why", row.why}});
+  const nlohmann::ordered_json answer{{"lock", lock_path},
+                                      {"profile", profile},
+                                      {"ok", rows.empty()},
+                                      {"drift", drifted},
+                                      {"notes", rows.empty() ? std::vector<std::string>{} : notes}};
+  fmt::print("{}\n", answer.dump(2));
+}
+
 int verify(const CliContext& context, const std::string& lock_path,
-           const std::string& profile_override, const NodeOptions& options) {
+           const std::string& profile_override, const NodeOptions& options, bool json) {
   auto locked = load_lock_file(lock_path);
   if (!locked) return report(locked.error(), kVerifyCouldNotRun);
   std::string name = profile_override;
@@ -115,6 +130,10 @@ int verify(const CliContext& context, const std::string& lock_path,
                     facts->has_infiniband(), facts->socket_interface()});
   auto live = make_lock(loaded->merged, loaded->profile, plan, *facts, NodeFs(options.root));
   auto rows = drift(*locked, live.lock);
+  if (json) {
+    print_verify_json(lock_path, loaded->profile.name, rows, live.problems);
+    return rows.empty() ? kVerifyOk : kVerifyDrift;
+  }
   if (rows.empty()) {
     fmt::print("OK: this node matches {} (profile '{}')\n", lock_path, loaded->profile.name);
     return kVerifyOk;
@@ -160,14 +179,16 @@ void add_verify_command(CLI::App& app, CliContext& context) {
   static std::string lock_path;
   static std::string profile;
   static NodeOptions options;
+  static bool json = false;
   command->add_option("lock", lock_path, "Lockfile written by `gpulaunch lock`")->required();
+  command->add_flag("--json", json, "Machine-readable output: ok and the drift rows");
   command
       ->add_option("--profile", profile,
                    "Profile to compare (default: the lock's file if present, else its name)")
       ->check(profile_argument_check());
   add_node_options(command, options);
   command->callback(
-      [&context] { context.exit_code = verify(context, lock_path, profile, options); });
+      [&context] { context.exit_code = verify(context, lock_path, profile, options, json); });
 }
 
 }  // namespace gl

@@ -154,6 +154,17 @@ std::string command_page(const CLI::App& app, std::string_view date) {
       "runs headless (vLLM's ranks 1 and up, which serve no HTTP), once its engine holds a TCP "
       "connection to rank 0, which also feeds its watchdog. \\fBstatus\\fR shows each rank's "
       "role, \\fIserving\\fR or \\fIheadless\\fR.\n";
+  page +=
+      ".SH \"DRY RUN AND ANSIBLE\"\n"
+      "\\fBup \\-\\-dry\\-run\\fR renders the unit, decides what \\fBup\\fR would do "
+      "(\\fInone\\fR for a running unit that did not change, \\fIstart\\fR, or "
+      "\\fIrestart\\fR for a running one whose unit changed) and evaluates the check, then "
+      "prints that and the unit's diff and changes nothing; it exits 1 where \\fBup\\fR "
+      "would refuse on the check. With \\fB\\-\\-json\\fR it prints one object, and with "
+      "\\fB\\-\\-all\\-nodes\\fR each rank's. \\fBverify \\-\\-json\\fR and "
+      "\\fBstatus \\-\\-all\\-nodes \\-\\-json\\fR answer in JSON too. The Ansible "
+      "collection \\fBgpulaunch.fleet\\fR (in the source tree under \\fIansible/\\fR) wraps "
+      "these answers: a task is changed only when \\fBup\\fR would start or restart.\n";
   page += ".SH COMMANDS\n";
   for (const CLI::App* sub : visible_subcommands(app)) {
     std::string usage = "\\fB" + literal(sub->get_name()) + "\\fR";

@@ -204,7 +204,9 @@ void add_status_command(CLI::App& app, CliContext& context) {
   command->callback([&context] {
     if (on_all_nodes) {
       auto loaded = load_profile(context.profile_source(), profile);
-      context.exit_code = loaded ? status_all_nodes(*loaded, all_nodes) : report(loaded.error());
+      context.exit_code = !loaded ? report(loaded.error())
+                          : json  ? status_all_nodes_json(*loaded, all_nodes)
+                                  : status_all_nodes(*loaded, all_nodes);
       return;
     }
     context.exit_code = status(profile, json, user);

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 #include "catalog/journal_messages.hpp"
 #include "cli/all_nodes.hpp"
@@ -44,6 +45,8 @@ struct UpOptions {
   bool all_nodes = false;
   std::string ssh = "/usr/bin/ssh";
   bool no_rollback = false;  // a changed unit that fails to start stays as it failed
+  bool dry_run = false;      // decide, print, change nothing
+  bool json = false;         // with --dry-run
 };
 
 std::string read_existing(const std::filesystem::path& path) {
@@ -184,6 +187,54 @@ int roll_back(SystemdManager& manager, Timekeeper& clock, const Profile& profile
   return 1;
 }
 
+// `up --dry-run`: the unit rendered, the transition decided and the check gate evaluated, as `up`
+// would, then printed instead of done. Exit 1 where `up` would refuse on the check.
+struct DryRun {
+  const Profile& profile;
+  std::string unit;
+  std::string path;
+  const std::string& installed;
+  const std::string& rendered;
+  UpTransition transition;
+  CheckGate check;
+};
+
+int print_dry_run(const DryRun& dry, bool json) {
+  const char* action = dry.transition.action == UnitAction::none      ? "none"
+                       : dry.transition.action == UnitAction::restart ? "restart"
+                                                                      : "start";
+  const std::string diff =
+      dry.transition.install ? unit_diff(dry.installed, dry.rendered, dry.path) : std::string();
+  const auto warnings =
+      std::ranges::count(dry.check.findings, Severity::warning, &Finding::severity);
+  // An unchanged running unit is left alone: `up` does not consult the check then.
+  const bool refuse = dry.check.refuse && dry.transition.action != UnitAction::none;
+  if (json) {
+    const nlohmann::ordered_json answer{
+        {"profile", dry.profile.name},
+        {"unit", dry.unit},
+        {"path", dry.path},
+        {"action", action},
+        {"unit_changed", dry.transition.install},
+        {"diff", diff},
+        {"check", {{"errors", dry.check.errors}, {"warnings", warnings}, {"refuse", refuse}}}};
+    // One line: `up --all-nodes --dry-run` finds it among a rank's stderr lines.
+    fmt::print("{}\n", answer.dump());
+    return refuse ? 1 : 0;
+  }
+  fmt::print("dry run: nothing is changed\n");
+  fmt::print("profile: {}\nunit: {}\npath: {}\naction: {}\nunit changed: {}\n", dry.profile.name,
+             dry.unit, dry.path, action, dry.transition.install ? "yes" : "no");
+  fmt::print("check: {} error(s), {} warning(s){}\n", dry.check.errors, warnings,
+             refuse ? "; up would refuse (pass --force to start anyway)" : "");
+  if (!dry.check.findings.empty()) {
+    print_findings(dry.check.findings);
+    fmt::print("\n");
+  }
+  if (!diff.empty()) fmt::print("{}", diff);
+  return refuse ? 1 : 0;
+}
+
 int up(const UpOptions& options, const CliContext& context) {
   auto source = context.profile_source();
   auto merged = load_merged(source, options.profile);
@@ -192,6 +243,9 @@ int up(const UpOptions& options, const CliContext& context) {
   if (!profile) return report(profile.error());
   if (!options.all_nodes)
     if (auto secrets = check_secret_files(*profile); !secrets) return report(secrets.error());
+  if (options.all_nodes && options.dry_run)
+    return up_all_nodes_dry_run(*profile, AllNodesOptions{options.ssh, options.force, false},
+                                options.json);
   if (options.all_nodes)
     return up_all_nodes(*profile, AllNodesOptions{options.ssh, options.force, false});
   if (options.node_rank >= profile->parallelism.nodes)
@@ -258,6 +312,11 @@ int up(const UpOptions& options, const CliContext& context) {
   auto before = (*manager)->status(unit);
   if (!before) return report(before.error());
   const UpTransition transition = decide_up(existing, text, *before, path.string());
+  if (options.dry_run)
+    return print_dry_run(DryRun{*profile, unit, path.string(), existing, text, transition,
+                                gate_on_check(evaluate(*profile, plan, node_facts(), shell),
+                                              transition, options.force)},
+                         options.json);
 
   if (transition.action == UnitAction::none) {
     fmt::print("{} is running and unchanged: nothing to do.\n", unit);
@@ -385,10 +444,19 @@ void add_up_command(CLI::App& app, CliContext& context) {
       command->add_flag("--all-nodes", options.all_nodes,
                         "Check every node of 'nodes.hosts', then bring each rank up over ssh");
   command->add_option("--ssh", options.ssh, "ssh client for --all-nodes (default /usr/bin/ssh)");
+  auto* locked =
+      command
+          ->add_option("--locked", options.locked,
+                       "Refuse to start unless this node matches the lockfile (`gpulaunch verify`)")
+          ->excludes(all);
+  auto* dry = command->add_flag(
+      "--dry-run", options.dry_run,
+      "Decide (the unit, start or restart, the check) and print it; change nothing");
   command
-      ->add_option("--locked", options.locked,
-                   "Refuse to start unless this node matches the lockfile (`gpulaunch verify`)")
-      ->excludes(all);
+      ->add_flag("--json", options.json,
+                 "With --dry-run: one JSON object (with --all-nodes, one per rank)")
+      ->needs(dry)
+      ->excludes(locked);
   command->add_flag("--no-rollback", options.no_rollback,
                     "Keep a changed unit that does not become ready as it failed, for inspection "
                     "(default: roll back to the previous unit and restart it)");

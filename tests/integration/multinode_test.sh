@@ -392,6 +392,123 @@ for node in "${nodes[@]}"; do
   [[ $state == inactive ]] || fail "$node: $unit is '$state' after down --all-nodes"
 done
 echo "down: $unit inactive on both nodes"
+# --- ansible: the collection from the controller --------------------------------------------------
+# Node 0 is the Ansible controller: the collection's own playbooks/rollout.yml (role
+# gpulaunch.fleet.gpulaunch, serial 1) over ssh to both hosts with the keys above. A profile `mna`
+# like `mn` with a model directory a lock can pin, each rank's lock made there by `gpulaunch lock`;
+# without forcing the check (no GPUs here) the play fails at node 0's check and starts nothing;
+# forced, it places, verifies against the lock and starts the group once (all_nodes); run again,
+# it changes nothing (changed=0); then state=stopped brings the group down.
+ans=$work/ansible
+mkdir -p "$ans/model" "$ans/host_vars"
+echo '{"architectures": ["MockForCausalLM"], "num_hidden_layers": 2}' >"$ans/model/config.json"
+sed -e "s|^path = .*|path = \"$ans/model\"|" -e 's/^port = 31400/port = 31600/' \
+  -e 's|/var/lib/gpulaunch/mn/|/var/lib/gpulaunch/mna/|g' "$work/mn.toml" >"$ans/mna.toml"
+for i in 0 1; do
+  # The lock of rank i, from the profile where the role will place it, which it then leaves.
+  inside "${nodes[i]}" sh -c 'cat >/etc/gpulaunch/profiles/mna.toml' <"$ans/mna.toml"
+  inside "${nodes[i]}" "$binary" lock mna --node-rank "$i" >"$ans/mna-$i.lock" ||
+    fail "ansible: gpulaunch lock mna on ${nodes[i]}"
+  inside "${nodes[i]}" rm /etc/gpulaunch/profiles/mna.toml
+  printf 'gpulaunch_node_rank: %s\ngpulaunch_lockfile_content: "{{ lookup('"'file'"', '"'%s'"', rstrip=False) }}"\n' \
+    "$i" "$ans/mna-$i.lock" >"$ans/host_vars/${nodes[i]}.yml"
+done
+cat >"$ans/inventory" <<EOF
+[gpu_nodes]
+node0 ansible_host=${addr[0]}
+node1 ansible_host=${addr[1]}
+[gpu_nodes:vars]
+ansible_user=root
+ansible_python_interpreter=/usr/bin/python3
+ansible_ssh_private_key_file=$keys/id_ed25519
+ansible_ssh_common_args='-o BatchMode=yes -o IdentitiesOnly=yes -o UserKnownHostsFile=$keys/known_hosts -o StrictHostKeyChecking=yes'
+EOF
+cat >"$ans/vars.yml" <<EOF
+gpulaunch_profile_name: mna
+gpulaunch_profile_content: "{{ lookup('file', '$ans/mna.toml', rstrip=False) }}"
+gpulaunch_bin: $binary
+gpulaunch_all_nodes: true
+EOF
+# playbook LIMIT EXTRA_VARS...: ansible-playbook on node 0; output in $out, exit status in $code.
+playbook() {
+  local limit=$1
+  shift
+  local extra=()
+  for var in "$@"; do extra+=(-e "$var"); done
+  set +e
+  out=$(timeout "$limit" "$harness" exec "$work/node0" -- env HOME="$ans" \
+    ANSIBLE_COLLECTIONS_PATH="$source_dir/ansible" ANSIBLE_LOCAL_TEMP="$ans/tmp" \
+    ANSIBLE_REMOTE_TEMP=/tmp/.ansible-remote ANSIBLE_PIPELINING=true ANSIBLE_NOCOLOR=1 \
+    ANSIBLE_SSH_CONTROL_PATH_DIR=/tmp/.ansible-cp ANSIBLE_FORKS=2 LC_ALL=C.UTF-8 \
+    ansible-playbook -i "$ans/inventory" -e "@$ans/vars.yml" "${extra[@]}" \
+    "$source_dir/ansible/ansible_collections/gpulaunch/fleet/playbooks/rollout.yml" 2>&1)
+  code=$?
+  set -e
+  echo "$ out of ansible-playbook rollout.yml $* (exit $code)" >"$ans/last.txt"
+  echo "$out" >>"$ans/last.txt"
+}
+recap() {  # recap HOST: the PLAY RECAP line of HOST
+  grep -E "^$1 +: ok=" <<<"$out" || true
+}
+ansible_started=$SECONDS
+playbook 60 gpulaunch_force_check=false
+((code != 0)) || fail "ansible: the play succeeded with the check failing and not forced: $out"
+grep -q "gpulaunch check mna found errors on node0" <<<"$out" ||
+  fail "ansible: the failed play does not name node 0's check: $out"
+for node in "${nodes[@]}"; do
+  state=$(inside "$node" systemctl show -p ActiveState --value gpulaunch-mna.service)
+  [[ $state != active && $state != activating ]] || fail "ansible: refused, yet $node runs mna ($state)"
+done
+echo "ansible: without gpulaunch_force_check the play fails at node0's check, nothing started"
+
+playbook 150 gpulaunch_force_check=true
+((code == 0)) || fail "ansible: rollout.yml (forced check) exited $code: $out"
+# Under serial 1 each batch's task header is followed by its one host's result.
+verified=$(grep -A1 "Verify the node against the lock" <<<"$out" | grep -c "^ok: \[node[01]\]" || true)
+((verified == 2)) || fail "ansible: the lock was not verified on both nodes: $out"
+[[ $(recap node0) =~ changed=[1-9] ]] || fail "ansible: node 0 reports no change on the first run: $out"
+for node in "${nodes[@]}"; do
+  state=$(inside "$node" systemctl show -p ActiveState --value gpulaunch-mna.service)
+  [[ $state == active ]] || fail "ansible: $node's gpulaunch-mna.service is '$state' after the play: $out"
+done
+echo "ansible: placed, verified against each rank's lock, group up on both nodes"
+
+playbook 90 gpulaunch_force_check=true
+((code == 0)) || fail "ansible: second run exited $code: $out"
+for node in "${nodes[@]}"; do
+  [[ $(recap "$node") =~ changed=0\  ]] || fail "ansible: second run changed something on $node: $(recap "$node")"
+done
+echo "ansible: second run: $(recap node0 | tr -s ' '); $(recap node1 | tr -s ' ')"
+# What the modules read, straight from the CLI: each rank's dry run and status, over ssh.
+inside node0 "$binary" up mna --all-nodes --dry-run --json --force >"$ans/dry-run.json" 2>"$ans/dry-run.err" ||
+  fail "ansible: up --all-nodes --dry-run --json: $(cat "$ans/dry-run.err")"
+inside node0 "$binary" status mna --all-nodes --json >"$ans/status.json" 2>"$ans/status.err" ||
+  fail "ansible: status --all-nodes --json: $(cat "$ans/status.err")"
+python3 - "$ans/dry-run.json" "$ans/status.json" "${addr[@]}" <<'PY' || fail "ansible: the group's JSON: $(cat "$ans/dry-run.json" "$ans/status.json")"
+import json, sys
+plan, status = (json.load(open(path)) for path in sys.argv[1:3])
+hosts = sys.argv[3:]
+assert plan["profile"] == "mna" and plan["changed"] is False, plan
+assert [(r["rank"], r["host"], r["action"], r["unit_changed"], r["diff"]) for r in plan["ranks"]] == \
+    [(i, h, "none", False, "") for i, h in enumerate(hosts)], plan
+assert [(r["rank"], r["installed"], r["state"]) for r in status["ranks"]] == \
+    [(i, True, "active") for i in range(len(hosts))], status
+PY
+operator 60 up mna --all-nodes --dry-run --force
+((code == 0)) || fail "ansible: up --all-nodes --dry-run exited $code"
+for i in 0 1; do
+  grep -qF "rank $i (${addr[i]}): action none, unit unchanged, check " <<<"$out" ||
+    fail "ansible: up --all-nodes --dry-run: no line for rank $i"
+done
+
+playbook 90 gpulaunch_force_check=true gpulaunch_state=stopped
+((code == 0)) || fail "ansible: state=stopped exited $code: $out"
+for node in "${nodes[@]}"; do
+  state=$(inside "$node" systemctl show -p ActiveState --value gpulaunch-mna.service)
+  [[ $state == inactive ]] || fail "ansible: $node's gpulaunch-mna.service is '$state' after state=stopped"
+done
+echo "ansible: state=stopped: gpulaunch-mna.service inactive on both nodes ($((SECONDS - ansible_started)) s in all)"
+
 # --- vLLM over two nodes: rank 0 serves, rank 1 runs headless -------------------------------------
 # The mock vLLM (mock/vllm, `VENV/bin/vllm serve` as the catalog launches vLLM) takes vLLM's flags
 # only: rank 0 listens on the master port and serves once rank 1 has joined; rank 1 serves no HTTP.

@@ -8,6 +8,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "scenarios/scenario.hpp"
 #include "util/process.hpp"
@@ -201,6 +202,45 @@ TEST(VerifyCli, ToolkitChangedSinceTheLockIsNamedAsTheDrift) {
                                  "node.toolkit.version  13.0    12.9  JIT kernels compile with "
                                  "this nvcc: FlashInfer gates GPU architectures on its version "
                                  "and the JIT caches are keyed to it\n"));
+}
+
+// `verify --json`, what the Ansible collection's gpulaunch_verify reads: the same verdict and exit
+// status as the table, each drifted field with the lock's value and the node's.
+TEST(VerifyCli, JsonNamesEachDriftedFieldWithBothValues) {
+  FixtureNode node;
+  auto profile = build_scenario(scenario_named("seed-fixed-cuda-home-pinned"), node, 30000);
+  const std::string root = node.root().string();
+  const std::string lock = (node.scratch() / "node.lock").string();
+  ASSERT_EQ(gpulaunch(node, {"lock", profile, "--root", root, "-o", lock}).exit_code, 0);
+  auto same = gpulaunch(node, {"verify", lock, "--root", root, "--json"});
+  EXPECT_EQ(same.exit_code, 0) << same.out;
+  auto answer = nlohmann::json::parse(same.out, nullptr, false);
+  ASSERT_TRUE(answer.is_object()) << same.out;
+  EXPECT_EQ(answer["lock"], lock);
+  EXPECT_EQ(answer["ok"], true);
+  EXPECT_EQ(answer["drift"], nlohmann::json::array());
+
+  node.toolkit("/usr/local/cuda-13.0", "12.9");
+  auto drifted = gpulaunch(node, {"verify", lock, "--root", root, "--json"});
+  EXPECT_EQ(drifted.exit_code, 1) << drifted.out;
+  answer = nlohmann::json::parse(drifted.out, nullptr, false);
+  ASSERT_TRUE(answer.is_object()) << drifted.out;
+  EXPECT_EQ(answer["ok"], false);
+  EXPECT_EQ(answer["profile"], std::filesystem::path(profile).stem().string());
+  ASSERT_EQ(answer["drift"].size(), 1u) << drifted.out;
+  EXPECT_EQ(answer["drift"][0]["field"], "node.toolkit.version");
+  EXPECT_EQ(answer["drift"][0]["locked"], "13.0");
+  EXPECT_EQ(answer["drift"][0]["node"], "12.9");
+  EXPECT_THAT(answer["drift"][0]["why"].get<std::string>(), HasSubstr("JIT kernels compile"));
+
+  // Could not run: exit 2, nothing on stdout, the one-line reason on stderr.
+  const std::string missing = (node.scratch() / "missing.lock").string();
+  auto broken = gpulaunch(node, {"verify", missing, "--json"});
+  EXPECT_EQ(broken.exit_code, 2);
+  EXPECT_EQ(broken.out, "");
+  auto said = gpulaunch_stderr({"verify", missing, "--json"});
+  EXPECT_THAT(said.out, HasSubstr("Failed to"));
+  EXPECT_EQ(std::ranges::count(said.out, '\n'), 1) << said.out;
 }
 
 TEST(VerifyCli, LockWrittenTwiceIsTheSameBytes) {

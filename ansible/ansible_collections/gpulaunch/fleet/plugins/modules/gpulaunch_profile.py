@@ -35,8 +35,12 @@ options:
     type: dict
     default: {}
   lockfile:
-    description: The lockfile's text, as C(gpulaunch lock) wrote it on the controller.
-    type: str
+    description:
+      - The lockfile's text, as C(gpulaunch lock) wrote it on the controller.
+      - Ansible's templating turns a JSON text such as C(lookup('file', 'k26-ar.lock')) into a
+        dictionary; the module then writes it back as JSON indented by two spaces, as
+        C(gpulaunch lock) does, so both give the same file.
+    type: raw
   lockfile_path:
     description: Where the lockfile goes on the node. Defaults to C(/etc/gpulaunch/locks/NAME.lock).
     type: path
@@ -88,6 +92,7 @@ lockfile_path:
   type: str
 """
 
+import json
 import os
 import shutil
 import tempfile
@@ -111,6 +116,13 @@ def read_existing(path):
         return None, "not a regular file"
     with open(path, "rb") as existing:
         return to_text(existing.read(), errors="surrogate_or_strict"), None
+
+
+def lock_text(lockfile):
+    """The lock as text: a dictionary (templating parsed the JSON) is dumped as gpulaunch does."""
+    if isinstance(lockfile, dict):
+        return json.dumps(lockfile, indent=2, ensure_ascii=False) + "\n"
+    return to_text(lockfile)
 
 
 def dropin_names_valid(module, dropins):
@@ -193,7 +205,7 @@ def main():
         name=dict(type="str", required=True),
         content=dict(type="str"),
         dropins=dict(type="dict", default={}),
-        lockfile=dict(type="str"),
+        lockfile=dict(type="raw"),
         lockfile_path=dict(type="path"),
         profiles_dir=dict(type="path", default="/etc/gpulaunch/profiles"),
         state=dict(type="str", choices=["present", "absent"], default="present"),
@@ -232,7 +244,7 @@ def main():
                 if present.endswith(".toml") and present not in dropins:
                     placement.remove(os.path.join(dropin_dir, present))
         if module.params["lockfile"] is not None:
-            placement.place(lockfile_path, module.params["lockfile"])
+            placement.place(lockfile_path, lock_text(module.params["lockfile"]))
 
     result.update(changed=placement.changed, files=placement.files)
     if module._diff:
