@@ -3,6 +3,8 @@
 
 #include <fmt/core.h>
 
+#include "caches/cache_digest.hpp"
+#include "caches/fingerprint_facts.hpp"
 #include "cli/context.hpp"
 #include "cli/locked.hpp"
 #include "facts/gather.hpp"
@@ -12,6 +14,7 @@
 #include "profile/validate.hpp"
 #include "rules/check.hpp"
 #include "util/atomic_file.hpp"
+#include "util/state_paths.hpp"
 
 namespace gl {
 namespace {
@@ -39,6 +42,19 @@ Result<Facts> node_facts(const Profile& profile, const LaunchPlan& plan,
   auto request = facts_request(profile, plan, ShellEnvironment::current());
   request.probe_ports = false;  // a lock does not record ports
   return gather_facts(NodeFs(options.root), request);
+}
+
+// The caches' fingerprints and content digests, when the lock describes this node (not another
+// root or another node's facts, whose caches are not here). Reads every cache file (as root,
+// confined: caches/cache_digest).
+Result<void> add_caches(LockBuild& build, const Profile& profile, const LaunchPlan& plan,
+                        const Facts& facts, const NodeOptions& options) {
+  if (options.root != "/" || !options.facts_file.empty()) return {};
+  auto digests = cache_digests(plan, fingerprint_inputs(profile, plan, facts),
+                               state_paths::cache_stamp_directory(profile.name));
+  if (!digests) return std::unexpected(digests.error());
+  build.lock["caches"] = cache_digests_json(*digests);
+  return {};
 }
 
 struct LoadedProfile {
@@ -72,6 +88,8 @@ int lock(const CliContext& context, const std::string& name, const std::string& 
       LaunchOptions{node_rank, installed_engine_version(*facts, loaded->profile.engine.kind),
                     facts->has_infiniband()});
   auto build = make_lock(loaded->merged, loaded->profile, plan, *facts, NodeFs(options.root));
+  if (auto added = add_caches(build, loaded->profile, plan, *facts, options); !added)
+    return report(added.error(), 2);
   if (!build.problems.empty()) {
     for (const auto& problem : build.problems) logging::error(problem);
     logging::error(fmt::format("Refusing to write a lock for '{}': it would not pin the above.",
@@ -114,14 +132,24 @@ int verify(const CliContext& context, const std::string& lock_path,
       LaunchOptions{rank, installed_engine_version(*facts, loaded->profile.engine.kind),
                     facts->has_infiniband()});
   auto live = make_lock(loaded->merged, loaded->profile, plan, *facts, NodeFs(options.root));
+  if (auto added = add_caches(live, loaded->profile, plan, *facts, options); !added)
+    return report(added.error(), kVerifyCouldNotRun);
   auto rows = drift(*locked, live.lock);
+  const auto notes = cache_notes(*locked, live.lock);
+  const auto print_notes = [&notes] {
+    for (const auto& note : notes)
+      fmt::print("note: {} changed since the lock: {} -> {} ({})\n", note.key, note.a, note.b,
+                 note.why);
+  };
   if (rows.empty()) {
     fmt::print("OK: this node matches {} (profile '{}')\n", lock_path, loaded->profile.name);
+    print_notes();
     return kVerifyOk;
   }
   fmt::print("DRIFT: {} field(s) differ from {} (profile '{}')\n\n{}", rows.size(), lock_path,
              loaded->profile.name, drift_table(rows));
   for (const auto& problem : live.problems) fmt::print("note: {}\n", problem);
+  print_notes();
   return kVerifyDrift;
 }
 

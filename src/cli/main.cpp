@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   gl::add_facts_command(app, context);
   gl::add_check_command(app, context);
   gl::add_cache_command(app, context);
+  gl::add_rendezvous_probe_command(app, context);
   gl::add_lock_command(app, context);
   gl::add_verify_command(app, context);
   gl::add_diff_command(app, context);
