@@ -12,6 +12,7 @@
 #include "cli/context.hpp"
 #include "engines/engine_argv.hpp"
 #include "group/remote.hpp"
+#include "group/rendezvous_probe.hpp"
 #include "log/logger.hpp"
 
 namespace gl {
@@ -142,6 +143,10 @@ bool ranks_reach_rendezvous(const Profile& profile, const AllNodesOptions& optio
   }
   std::fflush(stdout);
   if (failed.empty()) return true;
+  if (!results.empty() && !results.front().ok())
+    fmt::print(
+        "  (a running group holds the port on rank 0 itself: `restart --all-nodes` stops every "
+        "rank before it tests)\n");
   logging::error(
       fmt::format("Refusing to start '{}': {} did not pass the rendezvous test of {} "
                   "(above); the engines would wait for each other there until their "

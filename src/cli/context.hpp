@@ -40,7 +40,6 @@ void add_logs_command(CLI::App& app, CliContext& context);
 void add_facts_command(CLI::App& app, CliContext& context);
 void add_check_command(CLI::App& app, CliContext& context);
 void add_cache_command(CLI::App& app, CliContext& context);
-void add_rendezvous_probe_command(CLI::App& app, CliContext& context);
 void add_lock_command(CLI::App& app, CliContext& context);
 void add_verify_command(CLI::App& app, CliContext& context);
 void add_diff_command(CLI::App& app, CliContext& context);

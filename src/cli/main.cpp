@@ -5,6 +5,7 @@
 
 #include <fmt/core.h>
 
+#include "cli/all_nodes.hpp"
 #include "cli/context.hpp"
 #include "cli/metrics.hpp"
 #include "cli/supervise.hpp"

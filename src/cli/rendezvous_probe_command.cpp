@@ -7,8 +7,8 @@
 
 #include <fmt/core.h>
 
+#include "cli/all_nodes.hpp"
 #include "cli/context.hpp"
-#include "engines/engine_argv.hpp"
 #include "group/rendezvous_probe.hpp"
 #include "profile/validate.hpp"
 

@@ -109,15 +109,11 @@ std::pair<std::string, std::string> split_host_port(const std::string& address) 
 std::optional<Rendezvous> headless_rendezvous(const Profile& profile,
                                               const LaunchOptions& options) {
   if (rank_role(profile, options.node_rank) != RankRole::headless) return std::nullopt;
-  return group_rendezvous(profile);
-}
-
-std::optional<Rendezvous> group_rendezvous(const Profile& profile) {
   const auto& p = profile.parallelism;
   if (!p.dist_init_addr) return std::nullopt;
   auto [host, port] = split_host_port(*p.dist_init_addr);
-  const MultiNodeFlags* flags = engine_row(profile.engine.kind).multi_node_flags;
-  Rendezvous rendezvous{host, 0, p.dp > 1 && flags && flags->dp_joins_any_port};
+  const MultiNodeFlags& flags = *engine_row(profile.engine.kind).multi_node_flags;
+  Rendezvous rendezvous{host, 0, p.dp > 1 && flags.dp_joins_any_port};
   const auto [end, error] =
       std::from_chars(port.data(), port.data() + port.size(), rendezvous.port);
   // Validation has refused such an address already.

@@ -46,10 +46,6 @@ struct Rendezvous {
   long long port = 0;
   bool any_port = false;
 };
-// Rank 0's rendezvous as every engine of the group meets it (SGLang --dist-init-addr, vLLM
-// --master-addr/--master-port or its data-parallel address and RPC port: all spelled from
-// parallelism.dist_init_addr); nullopt for a profile without one.
-std::optional<Rendezvous> group_rendezvous(const Profile& profile);
 // nullopt for a serving rank.
 std::optional<Rendezvous> headless_rendezvous(const Profile& profile, const LaunchOptions& options);
 // "host:port", IPv6 in brackets: how `run`'s option and people's messages write it.

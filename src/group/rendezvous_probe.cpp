@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <thread>
 
@@ -88,6 +89,17 @@ ReachResult connect_once(const addrinfo& address, Clock::time_point deadline, lo
 }
 
 }  // namespace
+
+std::optional<Rendezvous> group_rendezvous(const Profile& profile) {
+  if (!profile.parallelism.dist_init_addr) return std::nullopt;
+  const auto [host, port] = split_host_port(*profile.parallelism.dist_init_addr);
+  Rendezvous rendezvous{host, 0, false};
+  const auto [end, error] =
+      std::from_chars(port.data(), port.data() + port.size(), rendezvous.port);
+  // Validation has refused such an address already.
+  if (error != std::errc{} || end != port.data() + port.size()) return std::nullopt;
+  return rendezvous;
+}
 
 std::string_view reach_failure_name(ReachFailure failure) {
   switch (failure) {

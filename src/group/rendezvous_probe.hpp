@@ -6,13 +6,21 @@
 // rendezvous_probe.cpp.
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "engines/engine_argv.hpp"
+#include "profile/profile.hpp"
 #include "util/error.hpp"
 
 namespace gl {
+
+// Rank 0's rendezvous as every engine of the group meets it (SGLang --dist-init-addr, vLLM
+// --master-addr/--master-port or its data-parallel address and RPC port: all spelled from
+// parallelism.dist_init_addr); nullopt for a profile without one.
+std::optional<Rendezvous> group_rendezvous(const Profile& profile);
 
 enum class ReachFailure { none, refused, timeout, no_route, not_the_probe, other };
 // "refused", "timeout", "no route", "something else answers", "error".
