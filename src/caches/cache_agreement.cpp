@@ -59,7 +59,7 @@ Result<std::vector<CacheVerdict>> compare_rank_caches(const std::vector<RankCach
   if (ranks.empty()) return verdicts;
   const RankCaches& first = ranks.front();
   for (const auto& name : names) {
-    CacheVerdict verdict{name, false, {}};
+    CacheVerdict verdict{name, false, false, {}};
     const CacheDigest* base = find_cache(first, name);
     bool any_files = false;
     for (const auto& rank : ranks)
@@ -67,6 +67,7 @@ Result<std::vector<CacheVerdict>> compare_rank_caches(const std::vector<RankCach
           cache && (cache->digest.files > 0 || cache->digest.over_limit))
         any_files = true;
     if (!any_files) {
+      verdict.empty = true;
       verdict.why = fmt::format("empty on all {} ranks", ranks.size());
       verdicts.push_back(std::move(verdict));
       continue;

@@ -21,6 +21,7 @@ struct RankCaches {
 struct CacheVerdict {
   std::string name;
   bool clear = false;  // differs between ranks: clear it on every rank
+  bool empty = false;  // no rank has a file in it
   // Why, or what agreed: "rank 1 differs (digest 1a2b3c4d5e6f, rank 0 9f8e7d6c5b4a)",
   // "same on all 2 ranks (digest 1a2b3c4d5e6f, 3 files)", "empty on all 2 ranks".
   std::string why;

@@ -206,8 +206,17 @@ bool ranks_agree_on_caches(const Profile& profile, const AllNodesOptions& option
   std::vector<std::string> differing;
   for (const auto& verdict : *verdicts)
     if (verdict.clear) differing.push_back(verdict.name);
+  // The caches no rank has a file in, on one line: most of them, on most starts.
+  std::vector<std::string> empty;
+  for (const auto& verdict : *verdicts)
+    if (verdict.empty) empty.push_back(verdict.name);
+  const auto print_empty = [&] {
+    if (!empty.empty()) fmt::print("  {}: empty on all {} ranks\n", fmt::join(empty, ", "), ranks);
+  };
   if (differing.empty()) {
-    for (const auto& verdict : *verdicts) fmt::print("  {}: {}\n", verdict.name, verdict.why);
+    for (const auto& verdict : *verdicts)
+      if (!verdict.empty) fmt::print("  {}: {}\n", verdict.name, verdict.why);
+    print_empty();
     fmt::print("caches agree on all {} ranks: nothing cleared\n", ranks);
     std::fflush(stdout);
     return true;
@@ -220,6 +229,7 @@ bool ranks_agree_on_caches(const Profile& profile, const AllNodesOptions& option
   for (const auto& result : cleared)
     if (!result.ok()) not_cleared.push_back(label(result));
   for (const auto& verdict : *verdicts) {
+    if (verdict.empty) continue;
     if (!verdict.clear)
       fmt::print("  {}: {}\n", verdict.name, verdict.why);
     else if (not_cleared.empty())
@@ -228,6 +238,7 @@ bool ranks_agree_on_caches(const Profile& profile, const AllNodesOptions& option
       fmt::print("  {}: {}; NOT cleared on {}\n", verdict.name, verdict.why,
                  fmt::join(not_cleared, ", "));
   }
+  print_empty();
   for (const auto& result : cleared)
     if (!result.ok()) {
       fmt::print("  {}: clearing failed: {}\n", label(result), failure(result));

@@ -154,7 +154,8 @@ ReachResult reach_rendezvous(const std::string& host, long long port, long long 
     } else {
       for (addrinfo* address = addresses.list; address; address = address->ai_next) {
         last = connect_once(*address, deadline, rank);
-        if (last.reached()) return last;
+        // Something else holding the port keeps the probe from ever listening there.
+        if (last.reached() || last.failure == ReachFailure::not_the_probe) return last;
       }
     }
     // Rank 0's listener may not be up yet: a refusal now is worth another try.

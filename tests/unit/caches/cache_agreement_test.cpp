@@ -35,7 +35,9 @@ TEST(CacheAgreement, AllTheSameClearsNothing) {
   ASSERT_EQ(verdicts.size(), 2u);
   EXPECT_FALSE(verdicts[0].clear);
   EXPECT_EQ(verdicts[0].why, "same on all 3 ranks (digest 111111111111, 3 file(s))");
+  EXPECT_FALSE(verdicts[0].empty);
   EXPECT_FALSE(verdicts[1].clear);
+  EXPECT_TRUE(verdicts[1].empty);
   EXPECT_EQ(verdicts[1].why, "empty on all 3 ranks");
 }
 
