@@ -6,11 +6,14 @@
 #include <sstream>
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "caches/cache_agreement.hpp"
 #include "cli/context.hpp"
 #include "engines/engine_argv.hpp"
 #include "group/remote.hpp"
+#include "group/rendezvous_probe.hpp"
 #include "log/logger.hpp"
 
 namespace gl {
@@ -158,6 +161,159 @@ int start_every_rank(const Profile& profile, const AllNodesOptions& options) {
   return 0;
 }
 
+// How long a rank tries to reach rank 0's rendezvous (rendezvous-probe --within); the ssh
+// call around it gets more.
+constexpr int kReachSeconds = 10;
+constexpr auto kReachCallLimit = std::chrono::seconds(kReachSeconds + 30);
+
+// Every rank's TCP path to rank 0's rendezvous port, tested at once: rank 0 listens, the others
+// connect. False (said why, naming the ranks) when one failed.
+bool ranks_reach_rendezvous(const Profile& profile, const AllNodesOptions& options) {
+  const auto rendezvous = group_rendezvous(profile);
+  if (!rendezvous) return true;
+  const auto ranks = profile.nodes.hosts.size();
+  std::vector<std::vector<std::string>> probes;
+  for (size_t rank = 0; rank < ranks; ++rank)
+    probes.push_back({"rendezvous-probe", profile.name, "--node-rank", std::to_string(rank),
+                      "--within", std::to_string(kReachSeconds)});
+  const std::string address = rendezvous_text(*rendezvous);
+  fmt::print("testing rank 0's rendezvous {} from every rank\n", address);
+  std::fflush(stdout);
+  auto results = run_on_all_ranks(profile.nodes, options.ssh, probes, kReachCallLimit);
+  std::vector<std::string> failed;
+  for (const auto& result : results) {
+    const std::string said = last_line(result.output);
+    if (result.ok()) {
+      fmt::print("  {}: {}\n", label(result), said);
+      continue;
+    }
+    failed.push_back(label(result));
+    // The probe's own line when it ran; otherwise why it did not.
+    fmt::print(
+        "  {}: FAILED: {}\n", label(result),
+        result.error.empty() && result.exit_code == 1 && !said.empty() ? said : failure(result));
+    if (!(result.error.empty() && result.exit_code == 1)) print_indented(result.output);
+  }
+  std::fflush(stdout);
+  if (failed.empty()) return true;
+  if (!results.empty() && !results.front().ok())
+    fmt::print(
+        "  (a running group holds the port on rank 0 itself: `restart --all-nodes` stops every "
+        "rank before it tests)\n");
+  logging::error(
+      fmt::format("Refusing to start '{}': {} did not pass the rendezvous test of {} "
+                  "(above); the engines would wait for each other there until their "
+                  "timeout.",
+                  profile.name, fmt::join(failed, ", "), address));
+  return false;
+}
+
+// The JSON document in a rank's `cache PROFILE --json` output (ssh joins stderr to it, so a
+// warning may come first).
+Result<std::vector<CacheDigest>> rank_digests(const std::string& output) {
+  const auto start = output.find("\n{");
+  const std::string text =
+      output.starts_with("{") || start == std::string::npos ? output : output.substr(start + 1);
+  auto json = nlohmann::ordered_json::parse(text, nullptr, false);
+  if (json.is_discarded() || !json.is_object() || !json.contains("caches"))
+    return failf("Failed to read its cache report: not the JSON of `cache --json`");
+  return parse_cache_digests(json["caches"]);
+}
+
+// Each cache the same on every rank, or cleared on all of them: no rank starts with a cache
+// another lacks (caches/cache_agreement). False (said why, naming the rank) when a rank could not
+// be read or cleared.
+bool ranks_agree_on_caches(const Profile& profile, const AllNodesOptions& options) {
+  const auto ranks = profile.nodes.hosts.size();
+  fmt::print("comparing the caches of '{}' on {} node(s)\n", profile.name, ranks);
+  std::fflush(stdout);
+  auto results = run_on_all_ranks(profile.nodes, options.ssh,
+                                  same_for_every_rank(profile, {"cache", profile.name, "--json"}),
+                                  kQuickTimeout);
+  std::vector<RankCaches> reports;
+  std::vector<std::string> unread;
+  for (const auto& result : results) {
+    auto digests = result.ok() ? rank_digests(result.output)
+                               : Result<std::vector<CacheDigest>>(failf("{}", failure(result)));
+    if (!digests) {
+      unread.push_back(label(result));
+      fmt::print("  {}: could not read its caches: {}\n", label(result), digests.error().message);
+      print_indented(result.output);
+      continue;
+    }
+    reports.push_back(RankCaches{result.rank, std::move(*digests)});
+  }
+  if (!unread.empty()) {
+    logging::error(
+        fmt::format("Refusing to start '{}': the caches of {} could not be read "
+                    "(above), so the ranks may not start from the same caches.",
+                    profile.name, fmt::join(unread, ", ")));
+    return false;
+  }
+  auto verdicts = compare_rank_caches(reports);
+  if (!verdicts) {
+    logging::error(
+        fmt::format("Refusing to start '{}': {}", profile.name, verdicts.error().message));
+    return false;
+  }
+  std::vector<std::string> differing;
+  for (const auto& verdict : *verdicts)
+    if (verdict.clear) differing.push_back(verdict.name);
+  // The caches no rank has a file in, on one line: most of them, on most starts.
+  std::vector<std::string> empty;
+  for (const auto& verdict : *verdicts)
+    if (verdict.empty) empty.push_back(verdict.name);
+  const auto print_empty = [&] {
+    if (!empty.empty()) fmt::print("  {}: empty on all {} ranks\n", fmt::join(empty, ", "), ranks);
+  };
+  if (differing.empty()) {
+    for (const auto& verdict : *verdicts)
+      if (!verdict.empty) fmt::print("  {}: {}\n", verdict.name, verdict.why);
+    print_empty();
+    fmt::print("caches agree on all {} ranks: nothing cleared\n", ranks);
+    std::fflush(stdout);
+    return true;
+  }
+  std::vector<std::string> clear{"cache", "clear", profile.name};
+  clear.insert(clear.end(), differing.begin(), differing.end());
+  auto cleared = run_on_all_ranks(profile.nodes, options.ssh, same_for_every_rank(profile, clear),
+                                  kQuickTimeout);
+  std::vector<std::string> not_cleared;
+  for (const auto& result : cleared)
+    if (!result.ok()) not_cleared.push_back(label(result));
+  for (const auto& verdict : *verdicts) {
+    if (verdict.empty) continue;
+    if (!verdict.clear)
+      fmt::print("  {}: {}\n", verdict.name, verdict.why);
+    else if (not_cleared.empty())
+      fmt::print("  {}: {}; cleared on all {} ranks\n", verdict.name, verdict.why, ranks);
+    else
+      fmt::print("  {}: {}; NOT cleared on {}\n", verdict.name, verdict.why,
+                 fmt::join(not_cleared, ", "));
+  }
+  print_empty();
+  for (const auto& result : cleared)
+    if (!result.ok()) {
+      fmt::print("  {}: clearing failed: {}\n", label(result), failure(result));
+      print_indented(result.output);
+    }
+  std::fflush(stdout);
+  if (!not_cleared.empty()) {
+    logging::error(
+        fmt::format("Refusing to start '{}': the caches that differ could not be "
+                    "cleared on {} (above).",
+                    profile.name, fmt::join(not_cleared, ", ")));
+    return false;
+  }
+  return true;
+}
+
+// What every rank must agree on before any starts: the rendezvous reachable from each, and the
+// same caches on all.
+bool ranks_agree(const Profile& profile, const AllNodesOptions& options) {
+  return ranks_reach_rendezvous(profile, options) && ranks_agree_on_caches(profile, options);
+}
+
 }  // namespace
 
 int up_all_nodes(const Profile& profile, const AllNodesOptions& options) {
@@ -199,6 +355,9 @@ int up_all_nodes(const Profile& profile, const AllNodesOptions& options) {
         profile.name));
     return 1;
   }
+
+  // 2. The ranks agree (rendezvous reachable, same caches), before anything starts anywhere.
+  if (!ranks_agree(profile, options)) return 1;
 
   return start_every_rank(profile, options);
 }
@@ -321,6 +480,7 @@ int restart_all_nodes(const Profile& profile, const AllNodesOptions& options) {
         fmt::format("Failed to restart '{}': not every rank stopped (above).", profile.name));
     return stopped;
   }
+  if (!ranks_agree(profile, options)) return 1;
   return start_every_rank(profile, AllNodesOptions{options.ssh, false, false});
 }
 

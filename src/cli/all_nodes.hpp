@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 #include "profile/profile.hpp"
 
 namespace gl {
@@ -26,5 +28,9 @@ int down_all_nodes(const Profile& profile, const AllNodesOptions& options);
 // The group together: every rank stopped, then every rank brought up (a multi-node engine
 // cannot take a rank back into a running group).
 int restart_all_nodes(const Profile& profile, const AllNodesOptions& options);
+
+struct CliContext;
+// Hidden `rendezvous-probe`, what up|restart --all-nodes run on every rank before a start.
+void add_rendezvous_probe_command(CLI::App& app, CliContext& context);
 
 }  // namespace gl

@@ -2,6 +2,9 @@
 #include <fmt/core.h>
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
+#include "caches/cache_digest.hpp"
 #include "caches/cache_records.hpp"
 #include "caches/cache_state.hpp"
 #include "caches/fingerprint_facts.hpp"
@@ -87,6 +90,25 @@ int list_caches(const CliContext& context, const std::string& name) {
   return 0;
 }
 
+// What `up --all-nodes` compares between ranks (caches/cache_agreement): each cache's fingerprint
+// and content digest on this node, as JSON.
+int digest_caches(const CliContext& context, const std::string& name) {
+  Profile profile;
+  auto plan = plan_for(context, name, &profile);
+  if (!plan) return report(plan.error());
+  const auto inputs = fingerprint_inputs(
+      profile, *plan, probe_node_for(profile, *plan, ShellEnvironment::current()));
+  auto digests = cache_digests(*plan, inputs, cache_records_directory(profile.name, state_root));
+  if (!digests) return report(digests.error());
+  nlohmann::ordered_json json;
+  json["profile"] = profile.name;
+  json["cache_root"] = plan->cache_root;
+  json["fingerprint"] = fingerprint_hex(fingerprint_hash(inputs));
+  json["caches"] = cache_digests_json(*digests);
+  fmt::print("{}\n", json.dump(2));
+  return 0;
+}
+
 int clear(const CliContext& context, const std::string& name,
           const std::vector<std::string>& names) {
   Profile profile;
@@ -112,6 +134,10 @@ void add_cache_command(CLI::App& app, CliContext& context) {
   command->add_option("profile", name, "Profile name or path to a .toml file")
       ->check(profile_argument_check());
   command->add_option("--state-root", state_root, "Where root keeps its state (tests)")->group("");
+  static bool json = false;
+  command->add_flag("--json", json,
+                    "Print each cache's fingerprint and content digest as JSON (reads every "
+                    "file of the caches)");
   auto* clear_command = command->add_subcommand("clear", "Empty a profile's JIT caches now");
   static std::string clear_name;
   static std::vector<std::string> cache_names;
@@ -129,7 +155,7 @@ void add_cache_command(CLI::App& app, CliContext& context) {
       context.exit_code = report(Error{"gpulaunch cache: a profile is required"}, 2);
       return;
     }
-    context.exit_code = list_caches(context, name);
+    context.exit_code = json ? digest_caches(context, name) : list_caches(context, name);
   });
 }
 

@@ -4,6 +4,8 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "caches/cache_digest.hpp"
+#include "caches/fingerprint_facts.hpp"
 #include "cli/context.hpp"
 #include "cli/locked.hpp"
 #include "facts/gather.hpp"
@@ -13,6 +15,7 @@
 #include "profile/validate.hpp"
 #include "rules/check.hpp"
 #include "util/atomic_file.hpp"
+#include "util/state_paths.hpp"
 
 namespace gl {
 namespace {
@@ -40,6 +43,19 @@ Result<Facts> node_facts(const Profile& profile, const LaunchPlan& plan,
   auto request = facts_request(profile, plan, ShellEnvironment::current());
   request.probe_ports = false;  // a lock does not record ports
   return gather_facts(NodeFs(options.root), request);
+}
+
+// The caches' fingerprints and content digests, when the lock describes this node (not another
+// root or another node's facts, whose caches are not here). Reads every cache file (as root,
+// confined: caches/cache_digest).
+Result<void> add_caches(LockBuild& build, const Profile& profile, const LaunchPlan& plan,
+                        const Facts& facts, const NodeOptions& options) {
+  if (options.root != "/" || !options.facts_file.empty()) return {};
+  auto digests = cache_digests(plan, fingerprint_inputs(profile, plan, facts),
+                               state_paths::cache_stamp_directory(profile.name));
+  if (!digests) return std::unexpected(digests.error());
+  build.lock["caches"] = cache_digests_json(*digests);
+  return {};
 }
 
 struct LoadedProfile {
@@ -73,6 +89,8 @@ int lock(const CliContext& context, const std::string& name, const std::string& 
       LaunchOptions{node_rank, installed_engine_version(*facts, loaded->profile.engine.kind),
                     facts->has_infiniband(), facts->socket_interface()});
   auto build = make_lock(loaded->merged, loaded->profile, plan, *facts, NodeFs(options.root));
+  if (auto added = add_caches(build, loaded->profile, plan, *facts, options); !added)
+    return report(added.error(), 2);
   if (!build.problems.empty()) {
     for (const auto& problem : build.problems) logging::error(problem);
     logging::error(fmt::format("Refusing to write a lock for '{}': it would not pin the above.",
@@ -129,18 +147,32 @@ int verify(const CliContext& context, const std::string& lock_path,
       LaunchOptions{rank, installed_engine_version(*facts, loaded->profile.engine.kind),
                     facts->has_infiniband(), facts->socket_interface()});
   auto live = make_lock(loaded->merged, loaded->profile, plan, *facts, NodeFs(options.root));
+  if (auto added = add_caches(live, loaded->profile, plan, *facts, options); !added)
+    return report(added.error(), kVerifyCouldNotRun);
   auto rows = drift(*locked, live.lock);
+  const auto notes = cache_notes(*locked, live.lock);
+  const auto print_notes = [&notes] {
+    for (const auto& note : notes)
+      fmt::print("note: {} changed since the lock: {} -> {} ({})\n", note.key, note.a, note.b,
+                 note.why);
+  };
   if (json) {
-    print_verify_json(lock_path, loaded->profile.name, rows, live.problems);
+    auto all_notes = live.problems;
+    for (const auto& note : notes)
+      all_notes.push_back(fmt::format("{} changed since the lock: {} -> {} ({})", note.key, note.a,
+                                      note.b, note.why));
+    print_verify_json(lock_path, loaded->profile.name, rows, all_notes);
     return rows.empty() ? kVerifyOk : kVerifyDrift;
   }
   if (rows.empty()) {
     fmt::print("OK: this node matches {} (profile '{}')\n", lock_path, loaded->profile.name);
+    print_notes();
     return kVerifyOk;
   }
   fmt::print("DRIFT: {} field(s) differ from {} (profile '{}')\n\n{}", rows.size(), lock_path,
              loaded->profile.name, drift_table(rows));
   for (const auto& problem : live.problems) fmt::print("note: {}\n", problem);
+  print_notes();
   return kVerifyDrift;
 }
 

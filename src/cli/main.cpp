@@ -5,6 +5,7 @@
 
 #include <fmt/core.h>
 
+#include "cli/all_nodes.hpp"
 #include "cli/context.hpp"
 #include "cli/metrics.hpp"
 #include "cli/supervise.hpp"
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
   gl::add_facts_command(app, context);
   gl::add_check_command(app, context);
   gl::add_cache_command(app, context);
+  gl::add_rendezvous_probe_command(app, context);
   gl::add_lock_command(app, context);
   gl::add_verify_command(app, context);
   gl::add_diff_command(app, context);

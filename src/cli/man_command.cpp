@@ -153,7 +153,14 @@ std::string command_page(const CLI::App& app, std::string_view date) {
       "\\fBup\\fR returns once that rank is ready: health 200 where the rank serves; where it "
       "runs headless (vLLM's ranks 1 and up, which serve no HTTP), once its engine holds a TCP "
       "connection to rank 0, which also feeds its watchdog. \\fBstatus\\fR shows each rank's "
-      "role, \\fIserving\\fR or \\fIheadless\\fR.\n";
+      "role, \\fIserving\\fR or \\fIheadless\\fR. Before any rank starts, \\fBup\\fR and "
+      "\\fBrestart\\fR with \\fB\\-\\-all\\-nodes\\fR test every rank's TCP path to rank 0's "
+      "rendezvous port (rank 0 listens there, the others connect; a rank that cannot is named "
+      "with \\fIrefused\\fR, \\fItimeout\\fR or \\fIno route\\fR, a port in use on rank 0 as "
+      "such, and the start is refused), then compare every rank's \\fBcache\\fR "
+      "\\fIprofile\\fR \\fB\\-\\-json\\fR (each cache's fingerprint and content digest) and "
+      "clear each cache that differs on every rank, saying which and why; a rank that could not "
+      "be read or cleared is named and the start refused.\n";
   page +=
       ".SH \"DRY RUN AND ANSIBLE\"\n"
       "\\fBup \\-\\-dry\\-run\\fR renders the unit, decides what \\fBup\\fR would do "

@@ -15,8 +15,22 @@ using Json = nlohmann::ordered_json;
 
 constexpr std::string_view kNone = "(none)";
 
+constexpr std::string_view kCaches = "caches.";
+
+// A cache's content (digest, files, bytes): a JIT cache grows as the engine compiles, so a
+// different content is no drift of the deployment; verify shows it apart (cache_notes).
+bool cache_content(const std::string& key) {
+  return key.starts_with(kCaches) &&
+         (key.ends_with(".digest") || key.ends_with(".files") || key.ends_with(".bytes"));
+}
+
 bool informational(const std::string& key) {
-  return key == "gpulaunch_lock" || key == "profile.file" || key == "profile.merged";
+  return key == "gpulaunch_lock" || key == "profile.file" || key == "profile.merged" ||
+         cache_content(key);
+}
+
+bool both_have_caches(const Json& a, const Json& b) {
+  return a.is_object() && b.is_object() && a.contains("caches") && b.contains("caches");
 }
 
 std::string leaf_text(const Json& value) {
@@ -78,6 +92,9 @@ constexpr std::array kReasons{
     Reason{"model.sha256",
            "another model: its config, tokenizer or weight index changed, answers differ"},
     Reason{"model.files.", "this file of the model changed"},
+    Reason{"caches.",
+           "the facts this cache's entries depend on changed: they are stale, and the next "
+           "start clears the cache"},
     Reason{"unit.name", "systemd runs another unit"},
     Reason{"unit.node_rank", "this node takes another rank in the group"},
     Reason{"unit.sha256", "systemd would run a different unit: argv, environment or limits differ"},
@@ -136,7 +153,33 @@ std::vector<FieldRow> field_rows(const Json& a, const Json& b) {
 
 std::vector<FieldRow> drift(const Json& locked, const Json& live) {
   auto rows = field_rows(locked, live);
-  std::erase_if(rows, [](const FieldRow& row) { return !row.differs(); });
+  // A lock written without the caches (from another node's facts) compares none of them.
+  const bool caches = both_have_caches(locked, live);
+  std::erase_if(rows, [caches](const FieldRow& row) {
+    return !row.differs() || (!caches && row.key.starts_with(kCaches));
+  });
+  return rows;
+}
+
+std::vector<FieldRow> cache_notes(const Json& locked, const Json& live) {
+  std::vector<FieldRow> rows;
+  if (!both_have_caches(locked, live) || !locked["caches"].is_object()) return rows;
+  const Json& now = live["caches"];
+  for (const auto& [name, entry] : locked["caches"].items()) {
+    if (!entry.is_object() || !now.contains(name) || !now[name].is_object()) continue;
+    const auto text = [](const Json& cache) {
+      const auto digest = cache.find("digest");
+      const auto files = cache.find("files");
+      if (digest == cache.end() || files == cache.end()) return std::string(kNone);
+      return fmt::format("{} ({} files)",
+                         digest->is_string() ? digest->get<std::string>().substr(0, 12)
+                                             : std::string("too large to digest"),
+                         files->dump());
+    };
+    FieldRow row{std::string(kCaches) + name + ".digest", text(entry), text(now[name]),
+                 "informational: a JIT cache grows as the engine compiles"};
+    if (row.differs()) rows.push_back(std::move(row));
+  }
   return rows;
 }
 

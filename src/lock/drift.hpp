@@ -25,9 +25,16 @@ struct FieldRow {
 // (the lock format, the profile's file and merged text) are left out: their hashes stand in.
 std::vector<FieldRow> field_rows(const nlohmann::ordered_json& a, const nlohmann::ordered_json& b);
 
-// The rows that differ between a lock and the live node's lock.
+// The rows that differ between a lock and the live node's lock. The caches' rows (their
+// fingerprints) count only where both record caches.
 std::vector<FieldRow> drift(const nlohmann::ordered_json& locked,
                             const nlohmann::ordered_json& live);
+
+// Where both documents record caches (a lock taken on its node does), how each cache's content
+// changed: "caches.NAME.digest" rows, digest prefix and file count. Not drift: a JIT cache
+// legitimately grows; a changed fingerprint is (drift() has those rows).
+std::vector<FieldRow> cache_notes(const nlohmann::ordered_json& locked,
+                                  const nlohmann::ordered_json& live);
 
 // Why a change in this field matters ("" for none known).
 std::string why_it_matters(std::string_view key);

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <memory>
 
+#include <unistd.h>
+
 #include <openssl/evp.h>
 
 namespace gl {
@@ -57,6 +59,22 @@ Result<std::string> sha256_file_hex(const std::filesystem::path& path) {
     if (in.gcount() > 0) EVP_DigestUpdate(context.get(), buffer.data(), in.gcount());
   }
   if (in.bad()) return failf("Failed to hash '{}': read error", path.string());
+  return finish(context.get());
+}
+
+Result<std::string> sha256_fd_hex(int fd, std::string_view shown) {
+  auto context = new_context();
+  if (!context) return failf("Failed to hash '{}': OpenSSL has no SHA-256", shown);
+  std::array<char, 1 << 16> buffer{};
+  for (;;) {
+    const ssize_t got = ::read(fd, buffer.data(), buffer.size());
+    if (got == 0) break;
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return failf("Failed to hash '{}': {}", shown, std::strerror(errno));
+    }
+    EVP_DigestUpdate(context.get(), buffer.data(), static_cast<size_t>(got));
+  }
   return finish(context.get());
 }
 

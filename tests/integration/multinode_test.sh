@@ -509,6 +509,51 @@ for node in "${nodes[@]}"; do
 done
 echo "ansible: state=stopped: gpulaunch-mna.service inactive on both nodes ($((SECONDS - ansible_started)) s in all)"
 
+# --- ranks agree before they start ---------------------------------------------------------------
+# A file only rank 1's FlashInfer cache holds, left as the engine (the unit's user) would: `up
+# --all-nodes` clears that cache on both ranks before either starts, and says so; every rank's
+# path to rank 0's rendezvous port is tested first. Then rank 1 cannot reach that port (a policy
+# routing rule in node1's namespace, TCP to port 5000 only, so ssh still works): the start is
+# refused naming rank 1, and nothing starts.
+fi_dir=$(inside node1 "$binary" cache mn | awk '$1 == "flashinfer" {print $2}')
+[[ -n $fi_dir ]] || fail "ranks agree: no flashinfer cache listed for mn on node1"
+fi_owner=$(inside node1 stat -c %U "$fi_dir") || fail "ranks agree: no $fi_dir on node1"
+inside node1 runuser -u "$fi_owner" -- sh -c \
+  "mkdir -p '$fi_dir/only-rank1' && echo differs >'$fi_dir/only-rank1/kernel.so'" ||
+  fail "ranks agree: could not write into $fi_dir on node1 as $fi_owner"
+operator 400 up mn --all-nodes --force
+((code == 0)) || fail "ranks agree: up --all-nodes exited $code"
+grep -qxF "  rank 0 (${addr[0]}): listened on port 5000: rank(s) 1 connected" <<<"$out" ||
+  fail "ranks agree: no rendezvous line for rank 0"
+grep -qxF "  rank 1 (${addr[1]}): reaches ${addr[0]}:5000" <<<"$out" ||
+  fail "ranks agree: no rendezvous line for rank 1"
+grep -qE "^  flashinfer: rank 1 (has files, rank 0 none|differs) \(.*\); cleared on all 2 ranks$" <<<"$out" ||
+  fail "ranks agree: no line saying flashinfer was cleared on both ranks"
+inside node1 test ! -e "$fi_dir/only-rank1/kernel.so" || fail "ranks agree: rank 1's file is still there"
+for i in 0 1; do
+  fi_digest[i]=$(inside "${nodes[i]}" "$binary" cache mn --json |
+    python3 -c 'import json, sys; c = json.load(sys.stdin)["caches"]["flashinfer"]; print(c["digest"], c["files"])') ||
+    fail "ranks agree: cache mn --json on ${nodes[i]}"
+done
+[[ ${fi_digest[0]} == "${fi_digest[1]}" ]] ||
+  fail "ranks agree: flashinfer differs after the start: ${fi_digest[0]} vs ${fi_digest[1]}"
+echo "ranks agree: flashinfer cleared on both ranks, now equal (${fi_digest[0]})"
+operator 300 down mn --all-nodes
+((code == 0)) || fail "ranks agree: down --all-nodes exited $code"
+block_rule=(priority 100 ipproto tcp dport 5000 unreachable)
+ip -n "${netns[1]}" rule add "${block_rule[@]}" || fail "ranks agree: ip rule add in ${netns[1]}"
+operator 120 up mn --all-nodes --force
+ip -n "${netns[1]}" rule del "${block_rule[@]}" || fail "ranks agree: ip rule del in ${netns[1]}"
+((code == 1)) || fail "ranks agree: up with rank 1 cut off from the rendezvous exited $code, not 1"
+grep -qE "^  rank 1 \(${addr[1]//./\\.}\): FAILED: cannot reach ${addr[0]//./\\.}:5000: no route \(" <<<"$out" ||
+  fail "ranks agree: no line naming rank 1's unreachable rendezvous"
+grep -qF "Refusing to start 'mn': rank 1 (${addr[1]}) did not pass the rendezvous test of ${addr[0]}:5000" <<<"$out" ||
+  fail "ranks agree: the refusal does not name rank 1 alone"
+for node in "${nodes[@]}"; do
+  state=$(inside "$node" systemctl show -p ActiveState --value "$unit")
+  [[ $state == inactive ]] || fail "ranks agree: $node: $unit is '$state' after a refused start"
+done
+echo "ranks agree: rank 1 cut off from ${addr[0]}:5000, the start refused naming it"
 # --- vLLM over two nodes: rank 0 serves, rank 1 runs headless -------------------------------------
 # The mock vLLM (mock/vllm, `VENV/bin/vllm serve` as the catalog launches vLLM) takes vLLM's flags
 # only: rank 0 listens on the master port and serves once rank 1 has joined; rank 1 serves no HTTP.

@@ -11,6 +11,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
+#include "support/listener.hpp"
 #include "util/process.hpp"
 
 namespace gl::test {
@@ -187,6 +190,50 @@ TEST_F(CacheCli, APlantedSymlinkInTheCacheRootIsNotFollowedByClear) {
   EXPECT_FALSE(fs::exists(fs::symlink_status(base_ / "cache/flashinfer/link")));
   EXPECT_FALSE(fs::exists(fs::symlink_status(base_ / "cache/tvm-ffi")));
   EXPECT_FALSE(fs::exists(base_ / "cache/triton/kernel.so"));
+}
+
+// `cache NAME --json`, what `up --all-nodes` compares between ranks: each cache's fingerprint and
+// content digest, a link planted in a cache neither followed nor counted.
+TEST_F(CacheCli, JsonDigestsEachCacheWithoutFollowingLinks) {
+  profile_path_ = profile();
+  write_secret();
+  ASSERT_EQ(prepare().exit_code, 0);
+  std::ofstream(base_ / "cache/flashinfer/k.so") << "kernel";
+  auto digests = [&] {
+    auto run = gpulaunch({"cache", profile_path_.string(), "--json", "--state-root", state()});
+    EXPECT_EQ(run.exit_code, 0) << run.out;
+    EXPECT_THAT(run.out, ::testing::Not(HasSubstr("ROOT-ONLY-SECRET")));
+    return nlohmann::json::parse(run.out, nullptr, false);
+  };
+  const auto before = digests();
+  ASSERT_FALSE(before.is_discarded());
+  EXPECT_EQ(before["caches"]["flashinfer"]["files"], 1);
+  EXPECT_EQ(before["caches"]["flashinfer"]["bytes"], 6);
+  EXPECT_EQ(before["caches"]["triton"]["files"], 0);
+  fs::create_symlink(base_ / "secret", base_ / "cache/flashinfer/link.so");
+  EXPECT_EQ(digests()["caches"]["flashinfer"], before["caches"]["flashinfer"]);
+  std::ofstream(base_ / "cache/flashinfer/k.so") << "kernel, rebuilt";
+  EXPECT_NE(digests()["caches"]["flashinfer"]["digest"], before["caches"]["flashinfer"]["digest"]);
+}
+
+// The hidden `rendezvous-probe` one rank runs: its one line names what stopped it.
+TEST_F(CacheCli, RendezvousProbeNamesARefusalAndAPortInUse) {
+  test::Listener other;  // something that is not the probe holds the port
+  const auto port = std::to_string(other.port());
+  profile_path_ = profile(
+      "[parallelism]\ntp = 2\n[nodes]\nhosts = [\"127.0.0.1\", "
+      "\"127.0.0.2\"]\ndist_init_port = " +
+      port + "\n");
+  auto rank0 = gpulaunch(
+      {"rendezvous-probe", profile_path_.string(), "--node-rank", "0", "--within", "0.5"});
+  EXPECT_EQ(rank0.exit_code, 1);
+  EXPECT_EQ(rank0.out, "port " + port + " is in use on this node: something else listens there\n");
+  auto rank1 = gpulaunch(
+      {"rendezvous-probe", profile_path_.string(), "--node-rank", "1", "--within", "0.5"});
+  EXPECT_EQ(rank1.exit_code, 1);
+  EXPECT_EQ(rank1.out, "cannot reach 127.0.0.1:" + port +
+                           ": something else answers (connected, but no gpulaunch probe "
+                           "greeted it)\n");
 }
 
 }  // namespace

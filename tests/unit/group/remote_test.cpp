@@ -128,20 +128,48 @@ class AllNodes : public ::testing::Test {
                 "command=$(printf '%s' \"$1\" | sed \"s| -i | -i HOST=$host LOG_DIR=$LOG_DIR |\")\n"
                 "HOST=$host exec /bin/sh -c \"$command\"\n")
             .string();
-    const auto gpulaunch = dir_.write("gpulaunch",
-                                      "#!/bin/sh\n"
-                                      "echo \"$*\" >> \"$LOG_DIR/$HOST.argv\"\n"
-                                      "case \"$1\" in\n"
-                                      "  check) if [ \"$HOST\" = \"$FAIL_CHECK_ON\" ]; then\n"
-                                      "      echo 'ERRORS (1)'; exit 1; fi\n"
-                                      "    echo 'OK, nothing blocks a start' ;;\n"
-                                      "  up) echo \"ready: $2 serves at http://$HOST:30000\" ;;\n"
-                                      "  status) echo \"$2: active (running)\" ;;\n"
-                                      "  down) echo \"stopped gpulaunch-$2.service\" ;;\n"
-                                      "  peer-failed) echo 'checking the unit'\n"
-                                      "    echo 'peer-failed: restart with the group: restart "
-                                      "after 1s' ;;\n"
-                                      "esac\n");
+    const auto gpulaunch =
+        dir_.write("gpulaunch",
+                   "#!/bin/sh\n"
+                   "echo \"$*\" >> \"$LOG_DIR/$HOST.argv\"\n"
+                   "case \"$1\" in\n"
+                   "  check) if [ \"$HOST\" = \"$FAIL_CHECK_ON\" ]; then\n"
+                   "      echo 'ERRORS (1)'; exit 1; fi\n"
+                   "    echo 'OK, nothing blocks a start' ;;\n"
+                   "  up) echo \"ready: $2 serves at http://$HOST:30000\" ;;\n"
+                   "  status) echo \"$2: active (running)\" ;;\n"
+                   "  down) echo \"stopped gpulaunch-$2.service\" ;;\n"
+                   "  peer-failed) echo 'checking the unit'\n"
+                   "    echo 'peer-failed: restart with the group: restart "
+                   "after 1s' ;;\n"
+                   // Rank 0 listens, the others reach it unless cut off.
+                   "  rendezvous-probe) if [ \"$4\" = 0 ]; then\n"
+                   "      echo 'listened on port 5000: rank(s) 1 connected'\n"
+                   "    elif [ \"$HOST\" = \"$CUT_OFF\" ]; then\n"
+                   "      echo 'cannot reach node-a:5000: no route (Network is "
+                   "unreachable)'; exit 1\n"
+                   "    else echo 'reaches node-a:5000'; fi ;;\n"
+                   // `cache NAME --json`: one file in flashinfer, another
+                   // one where CACHE_DIFFERS_ON names the host.
+                   "  cache) if [ \"$2\" = clear ]; then\n"
+                   "      [ \"$HOST\" = \"$CLEAR_FAILS_ON\" ] && { echo "
+                   "'Failed to clear'; exit 1; }\n"
+                   "      echo \"removed /var/cache/gpulaunch/$3/$4\"; exit 0; "
+                   "fi\n"
+                   "    d=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n"
+                   "    [ \"$HOST\" = \"$CACHE_DIFFERS_ON\" ] && "
+                   "d=bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\n"
+                   "    e=e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n"
+                   "    echo \"{\\\"caches\\\": {\"\n"
+                   "    echo \"\\\"flashinfer\\\": {\\\"path\\\": "
+                   "\\\"/c/flashinfer\\\", \\\"fingerprint\\\": "
+                   "\\\"00000000000000f1\\\", \\\"digest\\\": \\\"$d\\\", "
+                   "\\\"files\\\": 1, \\\"bytes\\\": 6},\"\n"
+                   "    echo \"\\\"triton\\\": {\\\"path\\\": "
+                   "\\\"/c/triton\\\", \\\"fingerprint\\\": "
+                   "\\\"00000000000000f1\\\", \\\"digest\\\": \\\"$e\\\", "
+                   "\\\"files\\\": 0, \\\"bytes\\\": 0}}}\" ;;\n"
+                   "esac\n");
     std::filesystem::permissions(ssh_, std::filesystem::perms::owner_all);
     std::filesystem::permissions(gpulaunch, std::filesystem::perms::owner_all);
     std::string text = kTwoNodes;
@@ -186,8 +214,18 @@ class AllNodes : public ::testing::Test {
 TEST_F(AllNodes, UpChecksEveryNodeThenStartsEachRankWithItsRank) {
   auto run = gpulaunch({"up", profile_, "--all-nodes"});
   EXPECT_EQ(run.exit_code, 0) << run.out;
-  EXPECT_THAT(argv_seen("node-a"), ElementsAre("check pair", "up pair --node-rank 0"));
-  EXPECT_THAT(argv_seen("node-b"), ElementsAre("check pair", "up pair --node-rank 1"));
+  EXPECT_THAT(argv_seen("node-a"),
+              ElementsAre("check pair", "rendezvous-probe pair --node-rank 0 --within 10",
+                          "cache pair --json", "up pair --node-rank 0"));
+  EXPECT_THAT(argv_seen("node-b"),
+              ElementsAre("check pair", "rendezvous-probe pair --node-rank 1 --within 10",
+                          "cache pair --json", "up pair --node-rank 1"));
+  EXPECT_THAT(run.out, HasSubstr("testing rank 0's rendezvous node-a:5000 from every rank\n"
+                                 "  rank 0 (node-a): listened on port 5000: rank(s) 1 connected\n"
+                                 "  rank 1 (node-b): reaches node-a:5000\n"));
+  EXPECT_THAT(run.out, HasSubstr("  flashinfer: same on all 2 ranks (digest aaaaaaaaaaaa, 1 "
+                                 "file(s))\n  triton: empty on all 2 ranks\n"
+                                 "caches agree on all 2 ranks: nothing cleared\n"));
   EXPECT_THAT(run.out, HasSubstr("  rank 0 (node-a): check OK\n  rank 1 (node-b): check OK\n"));
   EXPECT_THAT(run.out, HasSubstr("starting 'pair' on 2 node(s), dist_init_addr node-a:5000\n"));
   EXPECT_THAT(run.out, HasSubstr("  rank 1 (node-b): ready: pair serves at http://node-b:30000\n"));
@@ -225,19 +263,54 @@ TEST_F(AllNodes, StatusAndDownReportPerNode) {
   EXPECT_THAT(argv_seen("node-b"), ElementsAre("status pair", "down pair --purge"));
 }
 
+TEST_F(AllNodes, ACacheThatDiffersIsClearedOnEveryRankBeforeAnyStarts) {
+  auto run = gpulaunch({"up", profile_, "--all-nodes"}, {"CACHE_DIFFERS_ON=node-b"});
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("  flashinfer: rank 1 differs (digest bbbbbbbbbbbb, 1 file(s), "
+                                 "rank 0 digest aaaaaaaaaaaa, 1 file(s)); cleared on all 2 "
+                                 "ranks\n  triton: empty on all 2 ranks\n"));
+  for (const auto* host : {"node-a", "node-b"})
+    EXPECT_THAT(argv_seen(host), ::testing::Contains("cache clear pair flashinfer")) << host;
+  EXPECT_THAT(argv_seen("node-b").back(), "up pair --node-rank 1");
+}
+
+TEST_F(AllNodes, ARankWhereTheClearFailsIsNamedAndNothingStarts) {
+  auto run = gpulaunch({"up", profile_, "--all-nodes"},
+                       {"CACHE_DIFFERS_ON=node-b", "CLEAR_FAILS_ON=node-a"});
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("; NOT cleared on rank 0 (node-a)\n"));
+  for (const auto* host : {"node-a", "node-b"})
+    EXPECT_THAT(argv_seen(host).back(), "cache clear pair flashinfer") << host;
+}
+
+TEST_F(AllNodes, ARankCutOffFromTheRendezvousIsNamedAndNothingStarts) {
+  auto run = gpulaunch({"up", profile_, "--all-nodes"}, {"CUT_OFF=node-b"});
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("  rank 1 (node-b): FAILED: cannot reach node-a:5000: no route "
+                                 "(Network is unreachable)\n"));
+  // The refusal itself (stderr) is asserted word for word in multinode_test.sh.
+  EXPECT_THAT(argv_seen("node-b"),
+              ElementsAre("check pair", "rendezvous-probe pair --node-rank 1 --within 10"));
+}
+
 TEST_F(AllNodes, RestartStopsEveryRankBeforeAnyRankStarts) {
   auto run = gpulaunch({"restart", profile_, "--all-nodes"});
   EXPECT_EQ(run.exit_code, 0) << run.out;
-  EXPECT_THAT(argv_seen("node-a"), ElementsAre("down pair", "up pair --node-rank 0"));
-  EXPECT_THAT(argv_seen("node-b"), ElementsAre("down pair", "up pair --node-rank 1"));
+  // Stopped, then the ranks agree (rendezvous, caches), then started.
+  EXPECT_THAT(argv_seen("node-a"),
+              ElementsAre("down pair", "rendezvous-probe pair --node-rank 0 --within 10",
+                          "cache pair --json", "up pair --node-rank 0"));
+  EXPECT_THAT(argv_seen("node-b"),
+              ElementsAre("down pair", "rendezvous-probe pair --node-rank 1 --within 10",
+                          "cache pair --json", "up pair --node-rank 1"));
   std::ifstream log(dir_.path() / "ssh.log");
   std::vector<std::string> order;
   for (std::string line; std::getline(log, line);) order.push_back(line.substr(line.find(' ') + 1));
-  ASSERT_EQ(order.size(), 4u);
+  ASSERT_EQ(order.size(), 8u);
   EXPECT_THAT(order[0], HasSubstr(" down pair 2>&1"));
   EXPECT_THAT(order[1], HasSubstr(" down pair 2>&1"));
-  EXPECT_THAT(order[2], HasSubstr(" up pair --node-rank "));
-  EXPECT_THAT(order[3], HasSubstr(" up pair --node-rank "));
+  EXPECT_THAT(order[6], HasSubstr(" up pair --node-rank "));
+  EXPECT_THAT(order[7], HasSubstr(" up pair --node-rank "));
   EXPECT_THAT(run.out, HasSubstr("ready: 'pair' serves on all 2 node(s)\n"));
 }
 

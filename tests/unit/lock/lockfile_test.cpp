@@ -453,5 +453,35 @@ TEST_F(LockTest, NestingBeyondTheBoundIsRefusedWhereverItIs) {
             "Failed to read lock 'deep.json': nested deeper than 64 levels");
 }
 
+// Caches (a lock taken on its node records them): a changed fingerprint is drift, a changed
+// content only a note, and a lock without caches compares none.
+TEST_F(LockTest, CacheFingerprintIsDriftItsContentANote) {
+  const auto with_caches = [this](const std::string& fingerprint, const std::string& digest,
+                                  int files) {
+    Json document = lock();
+    document["caches"]["flashinfer"] = {{"path", "/var/cache/gpulaunch/lk/flashinfer"},
+                                        {"fingerprint", fingerprint},
+                                        {"digest", digest},
+                                        {"files", files},
+                                        {"bytes", files * 10}};
+    return document;
+  };
+  const std::string a(64, 'a');
+  const std::string b(64, 'b');
+  const auto locked = with_caches("00000000000000f1", a, 3);
+  EXPECT_THAT(drift(locked, with_caches("00000000000000f1", b, 5)), ElementsAre());
+  const auto notes = cache_notes(locked, with_caches("00000000000000f1", b, 5));
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].key, "caches.flashinfer.digest");
+  EXPECT_EQ(notes[0].a, "aaaaaaaaaaaa (3 files)");
+  EXPECT_EQ(notes[0].b, "bbbbbbbbbbbb (5 files)");
+  EXPECT_THAT(drift_rows(locked, with_caches("00000000000000f2", a, 3)),
+              ElementsAre("caches.flashinfer.fingerprint  00000000000000f1  00000000000000f2  the "
+                          "facts this cache's entries depend on changed: they are stale, and the "
+                          "next start clears the cache"));
+  EXPECT_THAT(drift(locked, lock()), ElementsAre());
+  EXPECT_TRUE(cache_notes(locked, lock()).empty());
+}
+
 }  // namespace
 }  // namespace gl

@@ -1,0 +1,127 @@
+#include "caches/cache_digest.hpp"
+
+#include <unistd.h>
+
+#include "temp_tree.hpp"
+#include "util/sha256.hpp"
+
+namespace gl {
+namespace {
+
+namespace fs = std::filesystem;
+using CacheDigestTest = test::TempTree;
+
+TreeDigest digest_of(const fs::path& root, std::string_view relative = "",
+                     const DigestLimits& limits = {}) {
+  auto opened = ConfinedRoot::open(root);
+  EXPECT_TRUE(opened) << opened.error().message;
+  auto digest = digest_tree(*opened, relative, limits);
+  EXPECT_TRUE(digest) << digest.error().message;
+  return *digest;
+}
+
+TEST_F(CacheDigestTest, EqualTreesDigestEqualWhereverTheyLie) {
+  write(base / "a/flashinfer/x/1.so", "kernel one");
+  write(base / "a/flashinfer/2.json", "{}");
+  write(base / "b/flashinfer/2.json", "{}");
+  write(base / "b/flashinfer/x/1.so", "kernel one");
+  const auto a = digest_of(base / "a", "flashinfer");
+  const auto b = digest_of(base / "b/flashinfer");
+  EXPECT_EQ(a.sha256, b.sha256);
+  EXPECT_EQ(a.files, 2u);
+  EXPECT_EQ(a.bytes, 12u);
+  // The documented record format, so another implementation can check it.
+  EXPECT_EQ(a.sha256, sha256_hex(std::string("2.json\0"
+                                             "2\0",
+                                             9) +
+                                 sha256_hex("{}") + "\n" +
+                                 std::string("x/1.so\0"
+                                             "10\0",
+                                             10) +
+                                 sha256_hex("kernel one") + "\n"));
+}
+
+TEST_F(CacheDigestTest, ContentNameAndExtraFilesEachChangeIt) {
+  write(base / "c/k.so", "aaaa");
+  const auto before = digest_of(base / "c");
+  write(base / "c/k.so", "aaab");  // same size, other content
+  const auto content = digest_of(base / "c");
+  EXPECT_NE(content.sha256, before.sha256);
+  fs::rename(base / "c/k.so", base / "c/l.so");
+  EXPECT_NE(digest_of(base / "c").sha256, content.sha256);
+  write(base / "c/empty");
+  EXPECT_EQ(digest_of(base / "c").files, 2u);
+}
+
+TEST_F(CacheDigestTest, LinksAreNotFollowedNorCounted) {
+  write(base / "outside/secret", "not the cache's");
+  write(base / "c/k.so", "k");
+  const auto plain = digest_of(base / "c");
+  fs::create_symlink(base / "outside/secret", base / "c/link");
+  fs::create_directory_symlink(base / "outside", base / "c/dirlink");
+  const auto linked = digest_of(base / "c");
+  EXPECT_EQ(linked.sha256, plain.sha256);
+  EXPECT_EQ(linked.files, 1u);
+  // The cache directory itself a link: refused, never read through.
+  fs::create_directory_symlink(base / "outside", base / "c2");
+  EXPECT_FALSE(ConfinedRoot::open(base / "c2"));
+  auto root = ConfinedRoot::open(base);
+  ASSERT_TRUE(root);
+  const auto through = digest_tree(*root, "c2");
+  ASSERT_TRUE(through);
+  EXPECT_EQ(through->files, 0u);
+}
+
+TEST_F(CacheDigestTest, MissingAndEmptyDigestAlikeAndTrashIsLeftOut) {
+  fs::create_directories(base / "c/empty");
+  const auto empty = digest_of(base / "c", "empty");
+  const auto missing = digest_of(base / "c", "missing");
+  EXPECT_EQ(empty.sha256, missing.sha256);
+  EXPECT_EQ(empty.sha256, sha256_hex(""));
+  write(base / "c/empty/.trash-x-1/old.so", "interrupted clear");
+  EXPECT_EQ(digest_of(base / "c", "empty").sha256, empty.sha256);
+}
+
+TEST_F(CacheDigestTest, PastItsLimitsATreeHasNoDigest) {
+  write(base / "c/1", "12345");
+  write(base / "c/2", "12345");
+  auto over_files = digest_of(base / "c", "", DigestLimits{1, 1000});
+  EXPECT_TRUE(over_files.over_limit);
+  EXPECT_EQ(over_files.sha256, "");
+  EXPECT_TRUE(digest_of(base / "c", "", DigestLimits{10, 9}).over_limit);
+  EXPECT_FALSE(digest_of(base / "c", "", DigestLimits{2, 10}).over_limit);
+}
+
+TEST_F(CacheDigestTest, TheFingerprintCountsOnlyTheFactsTheCacheDependsOn) {
+  FingerprintInputs a;
+  a.toolkit_version = "13.0";
+  a.torch_version = "2.9";
+  FingerprintInputs b = a;
+  b.torch_version = "2.10";
+  // TileLang's entries go stale on the toolkit only (its catalog row); FlashInfer's on any fact.
+  const JitCache* tilelang = find_jit_cache("tilelang");
+  const JitCache* flashinfer = find_jit_cache("flashinfer");
+  ASSERT_TRUE(tilelang && flashinfer);
+  EXPECT_EQ(cache_fingerprint(tilelang, a), cache_fingerprint(tilelang, b));
+  EXPECT_NE(cache_fingerprint(flashinfer, a), cache_fingerprint(flashinfer, b));
+}
+
+TEST_F(CacheDigestTest, EveryCacheOfAPlanAndItsJsonRoundTrip) {
+  const auto plan = plan_under(base / "root");
+  write(base / "root/flashinfer/a.so", "12345");
+  auto digests = cache_digests(plan, {}, base / "no-records");
+  ASSERT_TRUE(digests) << digests.error().message;
+  ASSERT_EQ(digests->size(), plan.caches.size());
+  EXPECT_EQ(digests->front().name, "flashinfer");
+  EXPECT_EQ(digests->front().digest.files, 1u);
+  EXPECT_FALSE(fs::exists(base / "no-records"));  // looking creates nothing
+  auto parsed = parse_cache_digests(cache_digests_json(*digests));
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  ASSERT_EQ(parsed->size(), digests->size());
+  EXPECT_EQ(parsed->front().digest.sha256, digests->front().digest.sha256);
+  EXPECT_EQ(parsed->front().fingerprint, digests->front().fingerprint);
+  EXPECT_FALSE(parse_cache_digests(nlohmann::ordered_json::parse(R"({"x": {"path": 1}})")));
+}
+
+}  // namespace
+}  // namespace gl

@@ -1,0 +1,81 @@
+#include "group/rendezvous_probe.hpp"
+
+#include <cerrno>
+#include <future>
+
+#include <gtest/gtest.h>
+
+#include "support/listener.hpp"
+
+namespace gl {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(RendezvousProbe, ConnectErrorsAreNamedAsAPersonWouldLookForThem) {
+  EXPECT_EQ(classify_connect_errno(ECONNREFUSED), ReachFailure::refused);
+  EXPECT_EQ(classify_connect_errno(ETIMEDOUT), ReachFailure::timeout);
+  EXPECT_EQ(classify_connect_errno(EHOSTUNREACH), ReachFailure::no_route);
+  EXPECT_EQ(classify_connect_errno(ENETUNREACH), ReachFailure::no_route);
+  EXPECT_EQ(classify_connect_errno(EACCES), ReachFailure::other);
+}
+
+TEST(RendezvousProbe, ReportLines) {
+  EXPECT_EQ(reach_line("10.0.0.1:5000", {}), "reaches 10.0.0.1:5000");
+  EXPECT_EQ(reach_line("10.0.0.1:5000", {ReachFailure::refused, "Connection refused"}),
+            "cannot reach 10.0.0.1:5000: refused (Connection refused)");
+  EXPECT_EQ(reach_line("[fd00::1]:5000", {ReachFailure::no_route, "No route to host"}),
+            "cannot reach [fd00::1]:5000: no route (No route to host)");
+  EXPECT_EQ(reach_line("10.0.0.1:5000", {ReachFailure::timeout, "no answer"}),
+            "cannot reach 10.0.0.1:5000: timeout (no answer)");
+  EXPECT_EQ(listen_line(5000, {false, {2, 1}}, {1, 2}),
+            "listened on port 5000: rank(s) 1, 2 connected");
+  EXPECT_EQ(listen_line(5000, {false, {1}}, {1, 2, 3}),
+            "listened on port 5000: rank(s) 2, 3 never connected");
+  EXPECT_EQ(listen_line(5000, {true, {}}, {1}),
+            "port 5000 is in use on this node: something else listens there");
+}
+
+// A free port on loopback: bound by a Listener, then released.
+int free_port() {
+  test::Listener listener;
+  return listener.port();
+}
+
+TEST(RendezvousProbe, RanksReachAListenerThatStartsAfterThem) {
+  const int port = free_port();
+  auto one =
+      std::async(std::launch::async, [port] { return reach_rendezvous("127.0.0.1", port, 1, 5s); });
+  auto two =
+      std::async(std::launch::async, [port] { return reach_rendezvous("127.0.0.1", port, 2, 5s); });
+  std::this_thread::sleep_for(300ms);  // the first tries are refused
+  auto listened = listen_for_ranks("127.0.0.1", port, {1, 2}, 6s);
+  ASSERT_TRUE(listened) << listened.error().message;
+  EXPECT_FALSE(listened->port_in_use);
+  EXPECT_EQ(listened->joined.size(), 2u);
+  EXPECT_TRUE(one.get().reached());
+  EXPECT_TRUE(two.get().reached());
+}
+
+TEST(RendezvousProbe, NobodyListeningIsRefusedAndAMissingRankIsNamed) {
+  const int port = free_port();
+  const auto refused = reach_rendezvous("127.0.0.1", port, 1, 500ms);
+  EXPECT_EQ(refused.failure, ReachFailure::refused);
+  auto listened = listen_for_ranks("127.0.0.1", port, {1}, 300ms);
+  ASSERT_TRUE(listened);
+  EXPECT_TRUE(listened->joined.empty());
+  EXPECT_EQ(listen_line(port, *listened, {1}),
+            "listened on port " + std::to_string(port) + ": rank(s) 1 never connected");
+}
+
+TEST(RendezvousProbe, APortSomethingElseListensOnIsToldApart) {
+  test::Listener other;  // holds the port, greets nobody
+  auto listened = listen_for_ranks("127.0.0.1", other.port(), {1}, 1s);
+  ASSERT_TRUE(listened) << listened.error().message;
+  EXPECT_TRUE(listened->port_in_use);
+  const auto reached = reach_rendezvous("127.0.0.1", other.port(), 1, 1s);
+  EXPECT_EQ(reached.failure, ReachFailure::not_the_probe);
+}
+
+}  // namespace
+}  // namespace gl
