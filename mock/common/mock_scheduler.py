@@ -29,8 +29,9 @@ Environment (the same names for both mocks; never flags, the real engines would 
   MOCK_SIGTERM              what SIGTERM does (install_sigterm): drain (default), the engine's
                             own graceful shutdown: new generations refused with 503, those in
                             flight finished (within the engine's bound, where it has one), exit
-                            0; or ignore: logged and recorded, nothing else (an engine that never
-                            stops on it, which only SIGKILL ends)
+                            0 (at once when the scheduler is wedged); or ignore: logged and
+                            recorded, nothing else (an engine that never stops on it, which
+                            only SIGKILL ends)
   MOCK_DRAIN_REPORT         where to write what SIGTERM found and did, as JSON (default
                             $HOME/mock-drain.json)
   MOCK_DRAIN_POLL_SECONDS   how often an unbounded drain (SGLang's) looks again (default 1;
@@ -207,6 +208,11 @@ class Scheduler:
         with self.lock:
             self.draining = True
             at_signal = len(self.running)
+        if self.wedged.is_set():
+            # Nothing in flight will finish: exit at once, as SGLang's sigterm_watchdog does
+            # when its health check has failed ("Force exiting").
+            return {"in_flight": at_signal, "finished": 0, "aborted": at_signal,
+                    "refused": 0, "seconds": 0.0, "bound": bound, "wedged": True}
         while True:
             left = self.in_flight()
             say(left)

@@ -2,7 +2,7 @@
 """Tests for the mock engines' SIGTERM (mock/common/mock_scheduler.py install_sigterm), what a
 stop's drain meets: vLLM with --shutdown-timeout refuses new requests with 503, finishes those in
 flight within its bound and exits 0, aborting what is left at the bound; without it, it exits at
-once; SGLang drains without a bound; MOCK_SIGTERM=ignore keeps serving. Each records what it saw.
+once; SGLang drains without a bound; a wedged one exits at once; MOCK_SIGTERM=ignore keeps serving. Each records what it saw.
 Run: /usr/bin/python3 -m unittest tests/mock/test_mock_drain.py
 """
 
@@ -101,6 +101,17 @@ class MockDrainTest(MockVenvTestCase):
         self.assertEqual(proc.wait(10), 0)
         report = self.drain_report()
         self.assertEqual((report["mode"], report["bound"], report["finished"]), ("drain", None, 1))
+
+    def test_a_wedged_engine_exits_at_once(self):
+        proc = self.start("sglang", MOCK_WEDGE_AFTER="0.2")
+        time.sleep(0.5)
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        self.assertEqual(proc.wait(5), 0)
+        self.assertLess(time.monotonic() - started, 2)
+        report = self.drain_report()
+        self.assertTrue(report["wedged"])
+        self.assertGreaterEqual(report["aborted"], 1)
 
     def test_an_engine_that_ignores_sigterm_keeps_serving(self):
         proc = self.start("sglang", MOCK_SIGTERM="ignore")
