@@ -64,16 +64,17 @@ TEST(Render, TheUnitIsThePlansRank) {
 // A stop drains: systemd sends SIGTERM to `run` alone, `run` gets the drain time and kills the
 // engine kStopKillGrace after it, and systemd's own SIGKILL (TimeoutStopSec=) comes later still.
 TEST(Render, TheStopLetsTheEngineDrainBeforeAnySigkill) {
-  for (const auto& [drain, seconds] :
-       {std::pair{std::string(), kDefaultDrainTimeout.count()},
-        std::pair{std::string("[server]\ndrain_timeout = \"5min\"\n"), 300LL}}) {
+  const std::vector<std::pair<std::string, Seconds>> cases{
+      {"", kDefaultDrainTimeout}, {"[server]\ndrain_timeout = \"5min\"\n", Seconds{300}}};
+  for (const auto& [drain, seconds] : cases) {
     const Profile profile = load(std::string(kProfile) + drain);
     const UnitFile unit = render_unit(profile, make_launch_plan(profile), RenderOptions{});
-    EXPECT_THAT(unit.values("Service", "ExecStart").front(),
-                ::testing::HasSubstr(fmt::format(R"("{}={}")", kRunDrainTimeoutOption, seconds)));
-    EXPECT_EQ(unit.values("Service", "TimeoutStopSec"),
-              std::vector<std::string>{
-                  format_duration(Seconds{seconds} + kStopKillGrace + kStopTimeoutMargin)});
+    EXPECT_THAT(
+        unit.values("Service", "ExecStart").front(),
+        ::testing::HasSubstr(fmt::format(R"("{}={}")", kRunDrainTimeoutOption, seconds.count())));
+    EXPECT_EQ(
+        unit.values("Service", "TimeoutStopSec"),
+        std::vector<std::string>{format_duration(seconds + kStopKillGrace + kStopTimeoutMargin)});
     EXPECT_EQ(unit.values("Service", "KillMode"), std::vector<std::string>{"mixed"});
     EXPECT_EQ(unit.values("Service", "KillSignal"), std::vector<std::string>{"SIGTERM"});
     EXPECT_EQ(unit.values("Service", "SendSIGKILL"), std::vector<std::string>{"yes"});
