@@ -44,12 +44,11 @@ class Drain : public MockEngineSuite<Drain> {
   }
 };
 
-// Inside the harness: one generation request in flight, then `gpulaunch down` one second into it;
-// prints the request's HTTP status, when it ended and how long `down` took (seconds from `down`'s
-// start), and `down`'s exit status, as JSON.
+// Python, run inside the harness: one generation request in flight, then `gpulaunch down` one
+// second into it; prints the request's HTTP status, when it ended and how long `down` took (seconds
+// from `down`'s start), and `down`'s exit status, as JSON.
 std::string request_then_down(const std::string& gpulaunch, int port, const std::string& name) {
-  return "/usr/bin/python3 - <<'PY'\n"
-         "import json, subprocess, threading, time, urllib.request, urllib.error\n"
+  return "import json, subprocess, threading, time, urllib.request, urllib.error\n"
          "result = {}\n"
          "def ask():\n"
          "    body = json.dumps({'text': 'drain', 'sampling_params': {'max_new_tokens': 1}})\n"
@@ -78,8 +77,7 @@ std::string request_then_down(const std::string& gpulaunch, int port, const std:
          "result['down_exit'] = down.returncode\n"
          "result['down_out'] = down.stdout + down.stderr\n"
          "client.join(60)\n"
-         "print(json.dumps(result))\n"
-         "PY";
+         "print(json.dumps(result))\n";
 }
 
 // The mock takes 4 s for a generation (MOCK_SLOW_SECONDS); `down` comes 1 s into it. SIGTERM
@@ -93,7 +91,7 @@ TEST_F(Drain, DownLetsTheRequestInFlightFinish) {
   ASSERT_EQ(up.exit_code, 0) << up.out;
   std::string script = request_then_down(kGpulaunch, port, "drained");
   script.replace(script.find("PROFILES"), 8, (host().work() / "profiles").string());
-  auto ran = in_host(script);
+  auto ran = host().systemd().exec({"/usr/bin/python3", "-c", script});
   auto result = nlohmann::json::parse(ran.out, nullptr, false);
   ASSERT_TRUE(result.is_object()) << ran.out;
   EXPECT_EQ(result["status"], 200) << result.dump(2);
