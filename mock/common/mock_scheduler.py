@@ -27,8 +27,8 @@ Environment (the same names for both mocks; never flags, the real engines would 
   MOCK_JIT_CACHE_VARIABLE   the variable naming the cache it writes to (default
                             FLASHINFER_WORKSPACE_BASE: FlashInfer's .cache/flashinfer below it)
   MOCK_SIGTERM              what SIGTERM does (install_sigterm): drain (default), the engine's
-                            own graceful shutdown: new generations refused with 503, those in
-                            flight finished (within the engine's bound, where it has one), exit
+                            own graceful shutdown: those in flight finished (within the engine's
+                            bound, where it has one; new ones refused with 503 where it does), exit
                             0 (at once when the scheduler is wedged); or ignore: logged and
                             recorded, nothing else (an engine that never stops on it, which
                             only SIGKILL ends)
@@ -86,7 +86,8 @@ class Scheduler:
         self.slow_seconds = max(0.0, env_float("MOCK_SLOW_SECONDS", 0))
         self.background = int(env_float("MOCK_BACKGROUND_REQUESTS", 0))
         self.fails_for = max(0.0, env_float("MOCK_GENERATE_FAILS_FOR", 0))
-        self.draining = False  # SIGTERM: no new generation is admitted
+        self.draining = False  # SIGTERM came: background clients stop
+        self.refusing = False  # and, where the engine does so, new generations get 503
         self.refused_while_draining = 0
         threading.Thread(target=self.forward_loop, name="forward-loop", daemon=True).start()
 
@@ -115,7 +116,7 @@ class Scheduler:
         if self.ready_at is None:
             raise NotReady("Server is not ready")
         with self.lock:
-            if self.draining:
+            if self.refusing:
                 self.refused_while_draining += 1
                 raise NotReady("The server is shutting down")
         if time.monotonic() < self.ready_at + self.fails_for:
@@ -200,13 +201,14 @@ class Scheduler:
         wait_for_gpu_kernel()
 
 
-    def drain(self, bound, poll, say):
-        """SIGTERM's drain: admit nothing new and wait for the requests in flight, at most `bound`
-        seconds (None: as long as they take, as SGLang does); calls say(left) at each look and
-        returns what it saw."""
+    def drain(self, bound, poll, say, refuse_new):
+        """SIGTERM's drain: wait for the requests in flight, at most `bound` seconds (None: as
+        long as they take, as SGLang does), refusing new ones meanwhile where `refuse_new` (vLLM);
+        calls say(left) at each look and returns what it saw."""
         started = time.monotonic()
         with self.lock:
             self.draining = True
+            self.refusing = refuse_new
             at_signal = len(self.running)
         if self.wedged.is_set():
             # Nothing in flight will finish: exit at once, as SGLang's sigterm_watchdog does
@@ -239,11 +241,13 @@ def write_drain_report(report):
         print(f"mock: cannot write the drain report to {path}: {error}", flush=True)
 
 
-def install_sigterm(scheduler, bound, log):
+def install_sigterm(scheduler, bound, log, refuse_new):
     """SIGTERM and SIGINT as the engine handles them (gpulaunch's catalog/engines, DrainFacts):
     `scheduler()` is the serving scheduler or None while the engine still starts (it then exits
     at once); `bound` the engine's drain bound in seconds (None: unbounded, SGLang; 0: abort what
-    is in flight and exit, vLLM's default). MOCK_SIGTERM=ignore: logged and recorded only."""
+    is in flight and exit, vLLM's default); `refuse_new`: new generations get 503 meanwhile
+    (vLLM's API server does; SGLang's drain only waits). MOCK_SIGTERM=ignore: logged and recorded
+    only."""
     mode = os.environ.get("MOCK_SIGTERM", "drain").strip() or "drain"
     poll = max(0.05, env_float("MOCK_DRAIN_POLL_SECONDS", 1))
     started = []
@@ -251,7 +255,8 @@ def install_sigterm(scheduler, bound, log):
     def drain_then_exit(signum, serving):
         report = serving.drain(bound, poll, lambda left: log(
             f"Gracefully exiting... Remaining number of requests {left}. "
-            f"Remaining requests remaining_rids={['mock-%d' % i for i in range(left)]}."))
+            f"Remaining requests remaining_rids={['mock-%d' % i for i in range(left)]}."),
+            refuse_new)
         report.update({"signal": signum, "mode": "drain"})
         write_drain_report(report)
         log(f"mock: drained after signal {signum}: {report['finished']} finished, "

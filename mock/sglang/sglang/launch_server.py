@@ -426,7 +426,8 @@ def main(argv=None, recorded=None):
 
     state = State(args)
     # SGLang's drain (tokenizer_manager.py sigterm_watchdog): no bound of its own.
-    install_sigterm(lambda: state.scheduler, None, lambda message: log(message, tp=False))
+    install_sigterm(lambda: state.scheduler, None, lambda message: log(message, tp=False),
+                    refuse_new=False)
     try:
         server = ThreadingHTTPServer((args.host, args.port), make_handler(state))
     except OSError as error:

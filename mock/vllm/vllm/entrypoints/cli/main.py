@@ -353,7 +353,7 @@ def main(argv=None):
     except ValueError:
         LOAD_SECONDS = 2.0
     # --shutdown-timeout (vLLM >= 0.18.0): SIGTERM drains for that long; 0 aborts at once.
-    install_sigterm(lambda: SCHEDULER, args.shutdown_timeout, log)
+    install_sigterm(lambda: SCHEDULER, args.shutdown_timeout, log, refuse_new=True)
     log(f"vLLM API server version {__version__}")
     if args.headless:
         run_headless()
