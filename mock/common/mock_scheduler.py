@@ -26,9 +26,22 @@ Environment (the same names for both mocks; never flags, the real engines would 
                             either, a start that is dead rather than compiling
   MOCK_JIT_CACHE_VARIABLE   the variable naming the cache it writes to (default
                             FLASHINFER_WORKSPACE_BASE: FlashInfer's .cache/flashinfer below it)
+  MOCK_SIGTERM              what SIGTERM does (install_sigterm): drain (default), the engine's
+                            own graceful shutdown: those in flight finished (within the engine's
+                            bound, where it has one; new ones refused with 503 where it does), exit
+                            0 (at once when the scheduler is wedged); or ignore: logged and
+                            recorded, nothing else (an engine that never stops on it, which
+                            only SIGKILL ends)
+  MOCK_DRAIN_REPORT         where to write what SIGTERM found and did, as JSON (default
+                            $HOME/mock-drain.json)
+  MOCK_DRAIN_POLL_SECONDS   how often an unbounded drain (SGLang's) looks again (default 1;
+                            SGLang's own sigterm_watchdog looks every 5 s)
 """
 
+import json
+
 import os
+import signal
 import threading
 import time
 
@@ -73,6 +86,9 @@ class Scheduler:
         self.slow_seconds = max(0.0, env_float("MOCK_SLOW_SECONDS", 0))
         self.background = int(env_float("MOCK_BACKGROUND_REQUESTS", 0))
         self.fails_for = max(0.0, env_float("MOCK_GENERATE_FAILS_FOR", 0))
+        self.draining = False  # SIGTERM came: background clients stop
+        self.refusing = False  # and, where the engine does so, new generations get 503
+        self.refused_while_draining = 0
         threading.Thread(target=self.forward_loop, name="forward-loop", daemon=True).start()
 
     def set_ready(self):
@@ -99,6 +115,10 @@ class Scheduler:
         generation is refused. In a wedge it never returns."""
         if self.ready_at is None:
             raise NotReady("Server is not ready")
+        with self.lock:
+            if self.refusing:
+                self.refused_while_draining += 1
+                raise NotReady("The server is shutting down")
         if time.monotonic() < self.ready_at + self.fails_for:
             raise NotReady("The engine is still warming up")
         request = Request(max_tokens, self.slow_seconds)
@@ -112,6 +132,8 @@ class Scheduler:
         """SGLang's /health_generate: one token within `timeout`, or any progress of the
         scheduler meanwhile (a busy server answers at once); False otherwise."""
         if self.ready_at is None or time.monotonic() < self.ready_at + self.fails_for:
+            return False
+        if self.draining:
             return False
         before = self.tokens()
         request = Request(1, 0)
@@ -134,7 +156,7 @@ class Scheduler:
         return True
 
     def background_client(self):
-        while True:
+        while not self.draining:
             request = Request(1 << 30, self.slow_seconds or 1.0)
             request.max_tokens = 1  # done once its time is up: a long generation
             with self.lock:
@@ -177,6 +199,90 @@ class Scheduler:
         print("mock: wedged: /health stays 200, generation hangs, the token counter stops",
               flush=True)
         wait_for_gpu_kernel()
+
+
+    def drain(self, bound, poll, say, refuse_new):
+        """SIGTERM's drain: wait for the requests in flight, at most `bound` seconds (None: as
+        long as they take, as SGLang does), refusing new ones meanwhile where `refuse_new` (vLLM);
+        calls say(left) at each look and returns what it saw."""
+        started = time.monotonic()
+        with self.lock:
+            self.draining = True
+            self.refusing = refuse_new
+            at_signal = len(self.running)
+        if self.wedged.is_set():
+            # Nothing in flight will finish: exit at once, as SGLang's sigterm_watchdog does
+            # when its health check has failed ("Force exiting").
+            return {"in_flight": at_signal, "finished": 0, "aborted": at_signal,
+                    "refused": 0, "seconds": 0.0, "bound": bound, "wedged": True}
+        while True:
+            left = self.in_flight()
+            say(left)
+            elapsed = time.monotonic() - started
+            if left == 0 or (bound is not None and elapsed >= bound):
+                break
+            time.sleep(poll if bound is None else max(0.0, min(poll, bound - elapsed)))
+        with self.lock:
+            left = len(self.running)
+            refused = self.refused_while_draining
+        return {"in_flight": at_signal, "finished": max(0, at_signal - left), "aborted": left,
+                "refused": refused, "seconds": round(time.monotonic() - started, 2),
+                "bound": bound}
+
+
+def write_drain_report(report):
+    path = os.environ.get("MOCK_DRAIN_REPORT") or os.path.join(
+        os.environ.get("HOME") or "/tmp", "mock-drain.json")
+    try:
+        with open(path, "w", encoding="utf-8") as out:
+            json.dump(report, out)
+            out.write("\n")
+    except OSError as error:
+        print(f"mock: cannot write the drain report to {path}: {error}", flush=True)
+
+
+def install_sigterm(scheduler, bound, log, refuse_new):
+    """SIGTERM and SIGINT as the engine handles them (gpulaunch's catalog/engines, DrainFacts):
+    `scheduler()` is the serving scheduler or None while the engine still starts (it then exits
+    at once); `bound` the engine's drain bound in seconds (None: unbounded, SGLang; 0: abort what
+    is in flight and exit, vLLM's default); `refuse_new`: new generations get 503 meanwhile
+    (vLLM's API server does; SGLang's drain only waits). MOCK_SIGTERM=ignore: logged and recorded
+    only."""
+    mode = os.environ.get("MOCK_SIGTERM", "drain").strip() or "drain"
+    poll = max(0.05, env_float("MOCK_DRAIN_POLL_SECONDS", 1))
+    started = []
+
+    def drain_then_exit(signum, serving):
+        report = serving.drain(bound, poll, lambda left: log(
+            f"Gracefully exiting... Remaining number of requests {left}. "
+            f"Remaining requests remaining_rids={['mock-%d' % i for i in range(left)]}."),
+            refuse_new)
+        report.update({"signal": signum, "mode": "drain"})
+        write_drain_report(report)
+        log(f"mock: drained after signal {signum}: {report['finished']} finished, "
+            f"{report['aborted']} aborted, {report['refused']} refused; exiting")
+        os._exit(0)
+
+    def on_term(signum, _frame):
+        if mode == "ignore":
+            log(f"mock: ignoring signal {signum} (MOCK_SIGTERM=ignore)")
+            write_drain_report({"signal": signum, "mode": "ignore"})
+            return
+        if started:
+            return  # already draining: a second signal changes nothing
+        started.append(signum)
+        serving = scheduler()
+        if serving is None or serving.ready_at is None or bound == 0:
+            in_flight = serving.in_flight() if serving else 0
+            write_drain_report({"signal": signum, "mode": "abort", "in_flight": in_flight,
+                                "finished": 0, "aborted": in_flight})
+            log(f"Received signal {signum}, shutting down.")
+            os._exit(0)
+        threading.Thread(target=drain_then_exit, args=(signum, serving), name="drain",
+                         daemon=True).start()
+
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, on_term)
 
 
 def silent_jit_build():

@@ -389,6 +389,53 @@ constexpr LivenessFacts kCommandLiveness{
     .health_generates = false,
 };
 
+// Drain, per engine: what SIGTERM does (server.drain_timeout; the engine's flag where it has one).
+//
+// vLLM: --shutdown-timeout SECONDS (vllm/engine/arg_utils.py EngineArgs.shutdown_timeout, added by
+// vllm-project/vllm#34730, first released in v0.18.0). Its default, 0, aborts in-flight requests
+// at once on SIGTERM; with N > 0 the API server answers new requests 503, waits up to N seconds
+// for those in flight, then aborts the rest and exits.
+constexpr DrainFacts kVllmDrain{
+    .flag = "--shutdown-timeout",
+    .since = "0.18.0",
+    .behaviour =
+        "SIGTERM: new requests get 503, those in flight get up to --shutdown-timeout "
+        "seconds (from server.drain_timeout), then the rest are aborted",
+    .source = "vllm/engine/arg_utils.py (shutdown_timeout), vllm-project/vllm#34730, v0.18.0",
+};
+// SGLang: no flag. TokenizerManager's SIGTERM handler sets a flag that sigterm_watchdog reads
+// every 5 s; it then waits, 5 s at a time and logging "Gracefully exiting... Remaining number of
+// requests N", until no request is left (or at once when health already failed, or
+// SGL_FORCE_SHUTDOWN is set), kills its process tree and exits 0. The wait has no bound: `run`'s
+// SIGKILL after server.drain_timeout is it.
+constexpr DrainFacts kSglangDrain{
+    .flag = "",
+    .since = "",
+    .behaviour =
+        "SIGTERM: waits for in-flight requests, checking every 5 s, with no bound of its "
+        "own; server.drain_timeout bounds it",
+    .source =
+        "python/sglang/srt/managers/tokenizer_manager.py (sigterm_watchdog), "
+        "sgl-project/sglang c60799d",
+};
+// trtllm-serve: no flag. serve_http turns SIGINT/SIGTERM into uvicorn's shutdown: no new
+// connections, in-flight requests awaited, no bound of its own.
+constexpr DrainFacts kTrtllmDrain{
+    .flag = "",
+    .since = "",
+    .behaviour =
+        "SIGTERM: uvicorn stops accepting and awaits in-flight requests, with no bound "
+        "of its own; server.drain_timeout bounds it",
+    .source = "tensorrt_llm/serve/launcher.py (serve_http), NVIDIA/TensorRT-LLM a5477d3",
+};
+// llama-server and a command: plain SIGTERM, whatever the program makes of it.
+constexpr DrainFacts kPlainSigterm{
+    .flag = "",
+    .since = "",
+    .behaviour = "SIGTERM, whatever the program makes of it; server.drain_timeout bounds it",
+    .source = "",
+};
+
 constexpr std::array kRows{
     EngineRow{
         .kind = EngineKind::sglang,
@@ -449,6 +496,7 @@ constexpr std::array kRows{
         .not_oom = kSglangNotOom,
         .config_errors = {},
         .liveness = kSglangLiveness,
+        .drain = kSglangDrain,
     },
     EngineRow{
         .kind = EngineKind::vllm,
@@ -497,6 +545,7 @@ constexpr std::array kRows{
         .config_errors = kVllmConfigErrors,
         .multi_node_flags = &kVllmMultiNode,
         .liveness = kVllmLiveness,
+        .drain = kVllmDrain,
     },
     EngineRow{
         .kind = EngineKind::trtllm,
@@ -544,6 +593,7 @@ constexpr std::array kRows{
         .not_oom = {},
         .config_errors = {},
         .liveness = kTrtllmLiveness,
+        .drain = kTrtllmDrain,
     },
     EngineRow{
         .kind = EngineKind::llamacpp,
@@ -591,6 +641,7 @@ constexpr std::array kRows{
         .not_oom = {},
         .config_errors = {},
         .liveness = kLlamacppLiveness,
+        .drain = kPlainSigterm,
     },
     EngineRow{
         .kind = EngineKind::command,
@@ -633,6 +684,7 @@ constexpr std::array kRows{
         .not_oom = {},
         .config_errors = {},
         .liveness = kCommandLiveness,
+        .drain = kPlainSigterm,
     },
 };
 

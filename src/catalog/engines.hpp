@@ -177,6 +177,18 @@ struct LivenessFacts {
   bool health_generates = false;
 };
 
+// What the engine does on SIGTERM, the signal a stop (`down`, a restart) forwards to it
+// (server.drain_timeout): whether it lets in-flight requests finish, and the flag that bounds how
+// long. `run` SIGKILLs it once the drain time and kStopKillGrace have passed either way.
+struct DrainFacts {
+  // Seconds the engine waits for in-flight requests after SIGTERM before it aborts them; empty:
+  // the engine has no such flag (its drain, if any, has no bound of its own).
+  std::string_view flag;
+  std::string_view since;      // the first release with the flag; older ones refuse it
+  std::string_view behaviour;  // what SIGTERM does, in words for the man page
+  std::string_view source;     // the upstream file and version this was read from
+};
+
 struct EngineRow {
   EngineKind kind;
   std::string_view name;     // engine.kind
@@ -242,6 +254,7 @@ struct EngineRow {
   // serves).
   const MultiNodeFlags* multi_node_flags = nullptr;
   LivenessFacts liveness{};
+  DrainFacts drain{};
 };
 
 // The row's method spelled `name` in any case ("eagle3", "EAGLE3"); nullptr when it has none.

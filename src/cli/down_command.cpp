@@ -36,7 +36,9 @@ int down(const DownOptions& options) {
   const std::string unit = unit_name_for(*name);
   auto manager = connect_systemd(placement.scope);
   if (!manager) return report(manager.error());
-  auto stop = stop_unit(**manager, system_timekeeper(), unit, std::chrono::seconds(300));
+  // The unit's TimeoutStopSec= bounds the stop (server.drain_timeout, up to an hour, and its
+  // margins, for the stop and again for ExecStopPost=): wait at least that long.
+  auto stop = stop_unit(**manager, system_timekeeper(), unit, std::chrono::hours(2));
   if (!stop) return report(stop.error());
   if (!options.user) write_profile_metrics(*name, manager->get());  // kept, up 0, until --purge
   if (stop->was_running) {

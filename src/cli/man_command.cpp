@@ -691,6 +691,36 @@ std::string liveness_section() {
   return page;
 }
 
+// server.drain_timeout: what a stop does, from the engines' drain facts (catalog/engines) and the
+// plan's bounds.
+std::string drain_section() {
+  std::string page = fmt::format(
+      ".SH \"STOPPING: THE DRAIN\"\n"
+      "\\fBdown\\fR, \\fBrestart\\fR, \\fBup\\fR of a changed profile, a group restart and "
+      "systemd's own restarts stop the unit the same way: systemd sends SIGTERM to "
+      "\\fBgpulaunch run\\fR alone (\\fBKillSignal=SIGTERM\\fR, \\fBKillMode=mixed\\fR), "
+      "which passes it to the engine and lets it finish the requests in flight for "
+      "\\fBserver.drain_timeout\\fR (default {} s); {} s after that it kills the engine's "
+      "process group with SIGKILL. \\fBTimeoutStopSec=\\fR is the drain time + {} s, so "
+      "systemd's own SIGKILL (\\fBSendSIGKILL=yes\\fR) comes only after \\fBrun\\fR's, and "
+      "\\fBrecord\\-exit\\fR still runs. A stall or an expired watchdog is no stop: the "
+      "engine gets SIGABRT or SIGKILL at once.\n",
+      kDefaultDrainTimeout.count(), kStopKillGrace.count(),
+      (kStopKillGrace + kStopTimeoutMargin).count());
+  for (const EngineRow& row : engine_rows()) {
+    const DrainFacts& drain = row.drain;
+    page += fmt::format(".TP\n\\fB{}\\fR\n{}.", literal(row.name), literal(drain.behaviour));
+    if (!drain.flag.empty())
+      page += fmt::format(
+          " \\fB{}\\fR from release {} on, where \\fBup\\fR read the installed "
+          "version, unless \\fBengine.args\\fR sets it.",
+          literal(drain.flag), literal(drain.since));
+    if (!drain.source.empty()) page += fmt::format(" ({})", literal(drain.source));
+    page += "\n";
+  }
+  return page;
+}
+
 // The caches the unit pins, from the one table (catalog/jit_caches).
 std::string caches_section() {
   std::string page =
@@ -777,6 +807,7 @@ std::string format_page(std::string_view date) {
   page += engines_section();
   page += startup_section();
   page += liveness_section();
+  page += drain_section();
   page += caches_section();
   page += security_section();
   page +=

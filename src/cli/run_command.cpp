@@ -176,6 +176,7 @@ void add_run_command(CLI::App& app, CliContext& context) {
   static long long progress_grace = 0;
   // Units rendered before the flag existed get the shortest bound health_timing gives.
   static long long health_timeout = kMinHealthTimeout.count();
+  static long long drain_timeout = kRunDefaultDrainTimeout.count();
   static std::vector<std::string> argv;
   // Liveness (plan/launch_plan's LivenessPlan); without them, "health" as before.
   static std::string liveness = "health", ready = "health";
@@ -201,6 +202,10 @@ void add_run_command(CLI::App& app, CliContext& context) {
   command
       ->add_option("--health-timeout", health_timeout,
                    "Seconds one health answer may take (the engine's own bound and a margin)")
+      ->check(CLI::Range(1LL, 86400LL));
+  command
+      ->add_option(std::string(kRunDrainTimeoutOption), drain_timeout,
+                   "Seconds a stop lets the engine finish in-flight requests after SIGTERM")
       ->check(CLI::Range(1LL, 86400LL));
   command->add_option(std::string(kRunRendezvousOption), rendezvous,
                       "A headless rank: HOST:PORT of rank 0 its engine connects to; ready and "
@@ -240,6 +245,8 @@ void add_run_command(CLI::App& app, CliContext& context) {
     BridgeOptions options;
     options.health_url = health_url;
     options.probe_timeout = std::chrono::seconds{health_timeout};
+    options.drain_timeout = std::chrono::seconds{drain_timeout};
+    options.stop_timeout = options.drain_timeout + kStopKillGrace;
     options.readiness.ready_timeout = Seconds{ready_timeout};
     options.readiness.progress_grace =
         Seconds{progress_grace > 0 ? progress_grace : std::min(300LL, ready_timeout)};

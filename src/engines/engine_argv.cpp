@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "engines/engine_argv.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 #include <fmt/core.h>
@@ -56,6 +57,20 @@ bool uses_serve_script(const EngineRow& row, const Profile& profile, const Launc
   auto installed = parse_version(*options.engine_version);
   auto since = parse_version(row.serve_script.since);
   return installed && since && *installed >= *since;
+}
+
+// The engine's own drain bound (catalog/engines' DrainFacts) from server.drain_timeout, where the
+// installed release is known to take the flag (an older one would refuse its command line) and
+// engine.args does not set it already.
+bool passes_drain_flag(const EngineRow& row, const Profile& profile, const LaunchOptions& options) {
+  if (row.drain.flag.empty() || !options.engine_version) return false;
+  auto installed = parse_version(*options.engine_version);
+  auto since = parse_version(row.drain.since);
+  if (!installed || !since || *installed < *since) return false;
+  const std::string with_value = std::string(row.drain.flag) + "=";
+  return std::none_of(
+      profile.engine.args.begin(), profile.engine.args.end(),
+      [&](const std::string& arg) { return arg == row.drain.flag || arg.starts_with(with_value); });
 }
 
 }  // namespace
@@ -139,6 +154,11 @@ std::vector<std::string> engine_argv(const Profile& profile, const LaunchOptions
     case ArgvBuilder::flags_only:
       argv = flags_only_argv(profile, options);
       break;
+  }
+  const EngineRow& row = engine_row(profile.engine.kind);
+  if (row.argv != ArgvBuilder::command && passes_drain_flag(row, profile, options)) {
+    argv.emplace_back(row.drain.flag);
+    argv.push_back(std::to_string(profile.server.drain_timeout.count()));
   }
   // The profile's own arguments come last so they can override anything above.
   argv.insert(argv.end(), profile.engine.args.begin(), profile.engine.args.end());

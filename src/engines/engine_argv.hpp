@@ -18,7 +18,8 @@ struct LaunchOptions {
   // The engine's version as engine.venv's dist-info METADATA says (read as a file, never run),
   // where the command has read it: `up`, `lock` and `verify` do; `render` takes it as
   // --engine-version, so the same inputs always give the same unit. It picks the row's
-  // serve_script; nullopt keeps the launcher every release accepts.
+  // serve_script and whether the row's drain flag is passed (server.drain_timeout); nullopt keeps
+  // the launcher and flags every release accepts.
   std::optional<std::string> engine_version = std::nullopt;
   // The node has InfiniBand (Facts::has_infiniband, read from /sys/class/infiniband): the unit
   // allows its devices and sets what RDMA needs. `render` takes it as --infiniband.

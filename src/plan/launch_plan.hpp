@@ -114,6 +114,19 @@ inline constexpr std::string_view kRunLivenessMetricsOption = "--liveness-metric
 inline constexpr std::string_view kRunLivenessInFlightOption = "--liveness-in-flight";
 inline constexpr std::string_view kRunLivenessTokensOption = "--liveness-tokens";
 inline constexpr std::string_view kRunReadyOption = "--ready";
+// A stop or restart (server.drain_timeout): systemd sends SIGTERM to `run` alone (KillMode=mixed),
+// which forwards it to the engine, lets it drain for the drain time and then kStopKillGrace more,
+// its own teardown once the drain ends (vLLM gives its engine cores 5 s and its workers 4 s
+// after the API server is done), and SIGKILLs the engine's process group after that.
+inline constexpr Seconds kStopKillGrace{10};
+// TimeoutStopSec= is the drain time, kStopKillGrace and this margin: systemd's SIGKILL to the
+// whole cgroup only backs up `run`'s, and the same timeout bounds each ExecStopPost= command
+// (record-exit reads the journal, and a multi-node rank tells its peers over ssh).
+inline constexpr Seconds kStopTimeoutMargin{30};
+// `run`'s option for the drain time in seconds; absent (units rendered before it): 80 s, which
+// with kStopKillGrace stays within those units' TimeoutStopSec=2min.
+inline constexpr std::string_view kRunDrainTimeoutOption = "--drain-timeout";
+inline constexpr Seconds kRunDefaultDrainTimeout{80};
 // Python's faulthandler, on in every engine process when a stall can fire: SIGABRT then writes
 // every thread's stack to stderr (the journal) before the process dies.
 inline constexpr std::string_view kPythonFaultHandlerVariable = "PYTHONFAULTHANDLER";

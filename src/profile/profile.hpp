@@ -97,12 +97,18 @@ enum class ReadyOn { health, generate };
 inline constexpr Seconds kDefaultLivenessInterval{30};
 inline constexpr Seconds kDefaultLivenessTimeout{60};
 
+inline constexpr Seconds kDefaultDrainTimeout{30};
+
 struct ServerSettings {
   std::string host = "127.0.0.1";
   long long port = 0;
   std::string health_path = "/health";
   Seconds ready_timeout{1200};
   Seconds watchdog{120};
+  // server.drain_timeout: a stop forwards SIGTERM and lets the engine finish in-flight requests
+  // this long (vLLM's --shutdown-timeout where the engine has it) before SIGKILL. 30 s covers a
+  // 500-token answer at 50 ms a token, the figure llm-d's guides size vLLM's drain on.
+  Seconds drain_timeout{kDefaultDrainTimeout};
   LivenessMode liveness = LivenessMode::health;  // the engine row's default_mode when unset
   Seconds liveness_interval{kDefaultLivenessInterval};
   Seconds liveness_timeout{kDefaultLivenessTimeout};

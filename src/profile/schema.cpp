@@ -164,6 +164,8 @@ constexpr std::array kSchema{
            "Path answering 200 once serving"),
     duration("server.ready_timeout", 1, kDay, R"("30min")", "Longest model load before failing"),
     duration("server.watchdog", 0, 3600, "60", "Health silence before a restart"),
+    duration("server.drain_timeout", 1, 3600, R"("2min")",
+             "How long a stop or restart lets in-flight requests finish before SIGKILL"),
     string("server.liveness", kName, Shape::text, R"("metrics")",
            "How a serving engine proves forward progress: generate, metrics, health or off"),
     duration("server.liveness_interval", 5, 3600, R"("1min")",

@@ -182,6 +182,7 @@ Result<void> read_server(const ValueReader& r, Profile& profile) {
   server.health_path = r.string_at("server.health_path").value_or(std::string(row.health_path));
   server.ready_timeout = r.duration_at("server.ready_timeout").value_or(server.ready_timeout);
   server.watchdog = r.duration_at("server.watchdog").value_or(server.watchdog);
+  server.drain_timeout = r.duration_at("server.drain_timeout").value_or(server.drain_timeout);
   server.liveness = row.liveness.default_mode;
   if (auto mode = r.string_at("server.liveness")) {
     auto parsed = parse_liveness_mode(*mode);

@@ -339,11 +339,19 @@ class Bridge {
         forced_exit_ = kExitSignalBase + SIGABRT;
         forced_why_ = "the watchdog expired";
       } else {
-        say(fmt::format("received {}, stopping the engine", strsignal(signal)));
-        notifier_.notify("STOPPING=1");
-        stopping_ = true;
+        // The engine alone, not its group: its own handler drains in-flight requests and ends
+        // its workers (vLLM's --shutdown-timeout, SGLang's sigterm_watchdog).
+        // A second signal is passed on too, but does not move the kill further away.
         if (pid_ > 0) ::kill(pid_, signal);
-        arm_kill_timer(options_.stop_timeout);
+        if (!stopping_) {
+          say(fmt::format("received {}, stopping the engine: in-flight requests get {}s to finish",
+                          strsignal(signal), options_.drain_timeout.count()));
+          notifier_.notify("STOPPING=1");
+          notifier_.notify(
+              fmt::format("STATUS=draining for up to {}s", options_.drain_timeout.count()));
+          stopping_ = true;
+          arm_kill_timer(options_.stop_timeout);
+        }
       }
       if (!engine_ended_) watch_signals();
     });
@@ -410,7 +418,11 @@ class Bridge {
     kill_timer_.expires_after(after);
     kill_timer_.async_wait([this](beast::error_code error) {
       if (error || engine_ended_) return;
-      say("the engine did not stop in time; killing it", Level::warning);
+      say(stopping_ && !forced_exit_
+              ? fmt::format("the engine did not stop within {}s of SIGTERM; killing it",
+                            options_.stop_timeout.count())
+              : std::string("the engine did not stop in time; killing it"),
+          Level::warning);
       kill_group(SIGKILL);
     });
   }

@@ -35,7 +35,10 @@ struct BridgeOptions {
   // How long one health answer may take: the engine's own bound and a margin (the unit passes
   // plan/launch_plan's health_timing). A slower answer counts as none.
   std::chrono::milliseconds probe_timeout{5000};
-  std::chrono::seconds stop_timeout{90};  // after forwarding SIGTERM, then SIGKILL
+  // A stop: the engine drains for drain_timeout after the forwarded SIGTERM (its own flag says
+  // so where it has one); its process group gets SIGKILL at stop_timeout.
+  std::chrono::seconds drain_timeout{80};
+  std::chrono::seconds stop_timeout{90};
   // Called once the engine has served for `stable_after`; returns a line to log (or empty).
   std::chrono::seconds stable_after{0};
   std::function<std::string()> on_stable;

@@ -83,7 +83,9 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
       "--snapshot=" + plan.snapshot_path, "--health-url=" + plan.health_url,
       "--ready-timeout=" + std::to_string(profile.server.ready_timeout.count()),
       // The engine's own health answer time plus a margin (plan/launch_plan's health_timing).
-      "--health-timeout=" + std::to_string(plan.health_timeout.count())};
+      "--health-timeout=" + std::to_string(plan.health_timeout.count()),
+      // How long a stop lets the engine drain before `run` kills it (server.drain_timeout).
+      fmt::format("{}={}", kRunDrainTimeoutOption, profile.server.drain_timeout.count())};
   // A headless rank answers no health check: `run` waits for its rendezvous with rank 0.
   if (plan.rendezvous) {
     exec.push_back(fmt::format("{}={}", kRunRendezvousOption, rendezvous_text(*plan.rendezvous)));
@@ -162,12 +164,19 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
   // reports its own failure at ready_timeout, a minute before systemd would.
   unit.add("Service", "TimeoutStartSec",
            format_duration(profile.server.ready_timeout + Seconds{60}));
-  unit.add("Service", "TimeoutStopSec", "2min");
+  // A stop drains (server.drain_timeout): `run` SIGKILLs the engine kStopKillGrace after the
+  // drain time; systemd's SIGKILL comes only after the margin, and bounds each ExecStopPost= too.
+  unit.add("Service", "TimeoutStopSec",
+           format_duration(profile.server.drain_timeout + kStopKillGrace + kStopTimeoutMargin));
   // server.watchdog, raised to several health timeouts where the engine's own health answer
   // may take long (SGLang's /health generates a token): a busy, healthy engine is not killed.
   if (plan.watchdog.count() > 0) unit.add("Service", "WatchdogSec", format_duration(plan.watchdog));
-  // SIGTERM reaches the bridge, which stops the engine; stragglers holding VRAM get SIGKILL.
+  // `down`, `restart` and systemd's own restarts all stop through here. SIGTERM reaches the
+  // bridge alone, which forwards it to the engine (its graceful shutdown: catalog/engines'
+  // DrainFacts) and waits for it to drain; at TimeoutStopSec= stragglers holding VRAM get SIGKILL.
   unit.add("Service", "KillMode", "mixed");
+  unit.add("Service", "KillSignal", "SIGTERM");
+  unit.add("Service", "SendSIGKILL", "yes");
   unit.add("Service", "Restart", profile.restart.policy);
   // systemd 252 has no RestartSteps=: `run` waits the growing delay itself (restart.delay
   // doubling to restart.max_delay), so systemd's own pause stays short and fixed.

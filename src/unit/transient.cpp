@@ -48,6 +48,8 @@ constexpr std::array kDirectives{
     Directive{"TimeoutSec", Kind::lifecycle},
     Directive{"WatchdogSec", Kind::lifecycle},
     Directive{"KillMode", Kind::lifecycle},
+    Directive{"KillSignal", Kind::lifecycle},
+    Directive{"SendSIGKILL", Kind::lifecycle},
     Directive{"Restart", Kind::lifecycle},
     Directive{"RestartSec", Kind::lifecycle},
     Directive{"RestartPreventExitStatus", Kind::lifecycle},

@@ -8,7 +8,8 @@ start-up lines and serves /health, /health_generate, /generate, /v1/models, /v1/
 /get_model_info and, with --enable-metrics, /metrics (mock_scheduler's token counter and running
 requests under SGLang's names). Behaviour is chosen by environment only (real SGLang would reject a
 mock flag); mock_scheduler's MOCK_WEDGE_*, MOCK_SLOW_SECONDS, MOCK_BACKGROUND_REQUESTS,
-MOCK_GENERATE_FAILS_FOR and MOCK_JIT_GROW_* (a silent JIT build after the weights) apply too:
+MOCK_GENERATE_FAILS_FOR, MOCK_JIT_GROW_* (a silent JIT build after the weights) and MOCK_SIGTERM
+(SIGTERM drains in-flight requests without a bound, as SGLang's sigterm_watchdog does) apply too:
 
   MOCK_SGLANG_ARGV_FILE      where to record argv (default $HOME/mock-sglang-argv.json)
   MOCK_SGLANG_LOAD_SECONDS   fake weight-loading time (default 4)
@@ -48,7 +49,8 @@ import time
 import warnings
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from mock_scheduler import NotReady, Scheduler, prometheus, silent_jit_build
+from mock_scheduler import (NotReady, Scheduler, install_sigterm, prometheus,
+                            silent_jit_build)
 
 MODES = ("normal", "leak", "cuda-oom", "hang", "crash", "never-ready", "hostile")
 SHARDS = 8
@@ -318,11 +320,6 @@ torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 ha
 """
 
 
-def on_term(signum, _frame):
-    raw(f"[{datetime.datetime.now():%Y-%m-%d %H:%M:%S}] Received sig {signum}, shutting down.")
-    os._exit(0)
-
-
 def crash_timer(started):
     delay = env_float("MOCK_SGLANG_CRASH_AFTER", 3)
 
@@ -424,12 +421,13 @@ def main(argv=None, recorded=None):
     record_argv(recorded)
     args = build_parser().parse_args(argv)
     mode = choose_mode()
-    signal.signal(signal.SIGTERM, on_term)
-    signal.signal(signal.SIGINT, on_term)
     started = time.monotonic()
     load_seconds = max(0.0, env_float("MOCK_SGLANG_LOAD_SECONDS", 4))
 
     state = State(args)
+    # SGLang's drain (tokenizer_manager.py sigterm_watchdog): no bound of its own.
+    install_sigterm(lambda: state.scheduler, None, lambda message: log(message, tp=False),
+                    refuse_new=False)
     try:
         server = ThreadingHTTPServer((args.host, args.port), make_handler(state))
     except OSError as error:

@@ -1,2 +1,2 @@
 # SPDX-License-Identifier: Apache-2.0
-__version__ = "0.0.0+mock"
+__version__ = "0.18.0+mock"

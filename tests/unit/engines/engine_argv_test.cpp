@@ -110,6 +110,78 @@ path = "/m"
             (std::vector<std::string>{"/usr/bin/python3", "-m", "sglang.launch_server"}));
 }
 
+bool has_word(const std::vector<std::string>& argv, std::string_view word) {
+  return std::find(argv.begin(), argv.end(), word) != argv.end();
+}
+
+// server.drain_timeout reaches vLLM as --shutdown-timeout (catalog/engines' DrainFacts: since
+// 0.18.0), only where the installed release is known to take it.
+TEST(VllmArgv, DrainTimeoutBecomesShutdownTimeoutFromItsFirstRelease) {
+  auto profile = profile_from(R"(
+[engine]
+kind = "vllm"
+venv = "/v"
+[model]
+path = "/m"
+[server]
+drain_timeout = "2min"
+)");
+  for (std::string version : {"0.18.0", "0.18.1", "0.20.0rc1"})
+    EXPECT_TRUE(
+        has_pair(engine_argv(profile, {.engine_version = version}), "--shutdown-timeout", "120"))
+        << version;
+  for (std::optional<std::string> version :
+       {std::optional<std::string>{"0.17.1"}, std::optional<std::string>{"not a version"},
+        std::optional<std::string>{}})
+    EXPECT_FALSE(has_word(engine_argv(profile, {.engine_version = version}), "--shutdown-timeout"))
+        << version.value_or("-");
+}
+
+TEST(VllmArgv, TheDefaultDrainIsThirtySecondsAndEngineArgsWin) {
+  auto plain = profile_from(R"(
+[engine]
+kind = "vllm"
+venv = "/v"
+[model]
+path = "/m"
+)");
+  EXPECT_TRUE(
+      has_pair(engine_argv(plain, {.engine_version = "0.18.0"}), "--shutdown-timeout", "30"));
+  for (const char* args : {R"(["--shutdown-timeout", "5"])", R"(["--shutdown-timeout=5"])"}) {
+    auto own = profile_from(std::string(R"(
+[engine]
+kind = "vllm"
+venv = "/v"
+args = )") + args + R"(
+[model]
+path = "/m"
+)");
+    auto argv = engine_argv(own, {.engine_version = "0.18.0"});
+    EXPECT_EQ(std::count_if(
+                  argv.begin(), argv.end(),
+                  [](const std::string& word) { return word.starts_with("--shutdown-timeout"); }),
+              1)
+        << args;
+  }
+}
+
+// SGLang and trtllm-serve have no such flag: SIGTERM alone, whatever the version.
+TEST(SglangArgv, NoDrainFlagWhateverTheVersion) {
+  auto profile = profile_from(R"(
+[engine]
+kind = "sglang"
+venv = "/v"
+[model]
+path = "/m"
+[server]
+drain_timeout = "1min"
+)");
+  for (const auto& word : engine_argv(profile, {.engine_version = "0.5.14"}))
+    EXPECT_FALSE(word.find("shutdown") != std::string::npos ||
+                 word.find("drain") != std::string::npos)
+        << word;
+}
+
 constexpr const char* kVllmTwoNodes = R"(
 [engine]
 kind = "vllm"

@@ -59,8 +59,8 @@ std::string dump(const Profile& p) {
   line("gpus", fmt::format("{} {} {}", p.gpus.devices, opt(p.gpus.count), opt(p.gpus.arch)));
   line("caches", fmt::format("{} {}", p.caches.root, p.caches.overrides));
   const auto& v = p.server;
-  line("server", fmt::format("{} {} {} {} {}", v.host, v.port, v.health_path,
-                             v.ready_timeout.count(), v.watchdog.count()));
+  line("server", fmt::format("{} {} {} {} {} {}", v.host, v.port, v.health_path,
+                             v.ready_timeout.count(), v.watchdog.count(), v.drain_timeout.count()));
   line("server.liveness",
        fmt::format("{} {} {} {}", liveness_mode_name(v.liveness), v.liveness_interval.count(),
                    v.liveness_timeout.count(), v.ready == ReadyOn::generate));

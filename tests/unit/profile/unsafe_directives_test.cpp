@@ -52,6 +52,8 @@ TEST(UnsafeDirectives, CoverEverythingTheRendererHardens) {
                                           "TimeoutStopSec",
                                           "WatchdogSec",
                                           "KillMode",
+                                          "KillSignal",
+                                          "SendSIGKILL",
                                           "Restart",
                                           "RestartSec",
                                           "RestartPreventExitStatus",

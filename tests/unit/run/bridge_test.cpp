@@ -11,8 +11,11 @@
 #include "support/listener.hpp"
 
 #include <algorithm>
+#include <csignal>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -158,6 +161,60 @@ TEST(Bridge, ItsLastLineIsTheVerdictRecordExitRecognises) {
   EXPECT_EQ(run_engine("exit 2").exit_status, 2);
   EXPECT_EQ(run_engine("echo 'error: argument --tp: invalid int value' >&2; exit 2").exit_status,
             kExitConfig);
+}
+
+// A stop (`down`, a restart): systemd's SIGTERM reaches `run`, which passes it to the engine and
+// lets it drain. The signal is sent to this process once the engine says "up"; the bridge's
+// signal set catches it, as it does in the unit's main process.
+struct StopRun {
+  int exit_status = -1;
+  std::vector<std::string> lines;                       // the engine's and the bridge's own
+  std::chrono::steady_clock::duration stopped_after{};  // from the SIGTERM to the bridge's end
+};
+
+StopRun stop_engine(const std::string& script, std::chrono::seconds drain,
+                    std::chrono::seconds kill_after) {
+  BridgeOptions options;
+  options.health_url = "http://127.0.0.1:1/health";  // nothing answers: it stays starting
+  options.argv = {"/bin/sh", "-c", script};
+  options.drain_timeout = drain;
+  options.stop_timeout = kill_after;
+  RecordingNotifier notifier;
+  StopRun run;
+  std::chrono::steady_clock::time_point signalled;
+  const std::function<void(std::string_view)> print = [&](std::string_view line) {
+    run.lines.emplace_back(line);
+    if (line == "up") {
+      signalled = std::chrono::steady_clock::now();
+      ::kill(::getpid(), SIGTERM);
+    }
+  };
+  run.exit_status = run_bridge(options, notifier, print);
+  run.stopped_after = std::chrono::steady_clock::now() - signalled;
+  return run;
+}
+
+TEST(BridgeStop, TheEngineGetsSigtermAndItsDrainTimeToFinish) {
+  auto run = stop_engine(
+      "trap 'echo draining; sleep 1; echo drained; exit 0' TERM; echo up; "
+      "while :; do sleep 0.1; done",
+      5s, 15s);
+  EXPECT_EQ(run.exit_status, 0);
+  EXPECT_THAT(run.lines, ::testing::Contains("draining"));
+  EXPECT_THAT(run.lines, ::testing::Contains("drained"));  // not killed mid-drain
+  EXPECT_THAT(run.lines, ::testing::Contains(::testing::HasSubstr(
+                             "stopping the engine: in-flight requests get 5s to finish")));
+  EXPECT_GE(run.stopped_after, 900ms);
+  EXPECT_LT(run.stopped_after, 5s);
+}
+
+TEST(BridgeStop, AnEngineThatIgnoresSigtermIsKilledAtTheStopTimeout) {
+  auto run = stop_engine("trap '' TERM; echo up; while :; do sleep 0.1; done", 1s, 2s);
+  EXPECT_EQ(run.exit_status, 0);  // a stop, as systemd asked
+  EXPECT_THAT(run.lines, ::testing::Contains(::testing::HasSubstr(
+                             "the engine did not stop within 2s of SIGTERM; killing it")));
+  EXPECT_GE(run.stopped_after, 1900ms);
+  EXPECT_LT(run.stopped_after, 6s);
 }
 
 }  // namespace

@@ -6,13 +6,16 @@
 
 #include <set>
 #include <sstream>
+#include <utility>
 
+#include <fmt/core.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "catalog/exit_codes.hpp"
 #include "profile/memory_source.hpp"
 #include "profile/validate.hpp"
+#include "util/duration.hpp"
 
 namespace gl {
 namespace {
@@ -56,6 +59,26 @@ TEST(Render, TheUnitIsThePlansRank) {
               ::testing::HasSubstr("--node-rank=1"));
   EXPECT_THAT(unit.values("Service", "ExecStart").front(),
               ::testing::HasSubstr(R"("--node-rank" "1")"));
+}
+
+// A stop drains: systemd sends SIGTERM to `run` alone, `run` gets the drain time and kills the
+// engine kStopKillGrace after it, and systemd's own SIGKILL (TimeoutStopSec=) comes later still.
+TEST(Render, TheStopLetsTheEngineDrainBeforeAnySigkill) {
+  const std::vector<std::pair<std::string, Seconds>> cases{
+      {"", kDefaultDrainTimeout}, {"[server]\ndrain_timeout = \"5min\"\n", Seconds{300}}};
+  for (const auto& [drain, seconds] : cases) {
+    const Profile profile = load(std::string(kProfile) + drain);
+    const UnitFile unit = render_unit(profile, make_launch_plan(profile), RenderOptions{});
+    EXPECT_THAT(
+        unit.values("Service", "ExecStart").front(),
+        ::testing::HasSubstr(fmt::format(R"("{}={}")", kRunDrainTimeoutOption, seconds.count())));
+    EXPECT_EQ(
+        unit.values("Service", "TimeoutStopSec"),
+        std::vector<std::string>{format_duration(seconds + kStopKillGrace + kStopTimeoutMargin)});
+    EXPECT_EQ(unit.values("Service", "KillMode"), std::vector<std::string>{"mixed"});
+    EXPECT_EQ(unit.values("Service", "KillSignal"), std::vector<std::string>{"SIGTERM"});
+    EXPECT_EQ(unit.values("Service", "SendSIGKILL"), std::vector<std::string>{"yes"});
+  }
 }
 
 }  // namespace

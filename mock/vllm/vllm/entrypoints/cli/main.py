@@ -17,7 +17,9 @@ records the argv it was given and, like vLLM:
 
 Rank 0 also serves /metrics (mock_scheduler's token counter and running requests under vLLM's
 names), and its /v1/completions goes through mock_scheduler, whose MOCK_WEDGE_*,
-MOCK_SLOW_SECONDS, MOCK_BACKGROUND_REQUESTS and MOCK_GENERATE_FAILS_FOR apply.
+MOCK_SLOW_SECONDS, MOCK_BACKGROUND_REQUESTS, MOCK_GENERATE_FAILS_FOR and MOCK_SIGTERM apply. On
+SIGTERM it drains as vLLM >= 0.18.0 does: with --shutdown-timeout N > 0, new requests get 503 and
+those in flight get up to N seconds; with 0 (the default) it exits at once.
 
 Environment (never flags: real vLLM would refuse them):
   MOCK_VLLM_ARGV_FILE      where to record argv (default $HOME/mock-vllm-argv.json)
@@ -28,7 +30,6 @@ import argparse
 import datetime
 import json
 import os
-import signal
 import socket
 import sys
 import tempfile
@@ -36,7 +37,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from mock_scheduler import NotReady, Scheduler, prometheus
+from mock_scheduler import NotReady, Scheduler, install_sigterm, prometheus
 from vllm.version import __version__
 
 # vllm/config/parallel.py: ParallelConfig.master_port and data_parallel_rpc_port defaults.
@@ -66,6 +67,7 @@ def build_parser():
     add("--api-key", type=str, default=None)
     add("--root-path", type=str, default=None)
     add("--disable-log-stats", action="store_true")
+    add("--shutdown-timeout", type=int, default=0)
     add("--enable-log-requests", action="store_true")
     # ModelConfig, LoadConfig, CacheConfig, SchedulerConfig, SpeculativeConfig (arg_utils.py).
     add("--served-model-name", nargs="+", default=None)
@@ -147,11 +149,6 @@ def record_argv():
         os.replace(tmp, path)
     except OSError as error:
         print(f"mock-vllm: cannot record argv to {path}: {error}", file=sys.stderr, flush=True)
-
-
-def on_term(signum, _frame):
-    log(f"Received signal {signum}, shutting down.")
-    os._exit(0)
 
 
 def load(seconds):
@@ -333,7 +330,8 @@ def run_server():
     host = ARGS.host or "0.0.0.0"
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     ThreadingHTTPServer.address_family = family
-    scheduler = Scheduler()
+    global SCHEDULER
+    scheduler = SCHEDULER = Scheduler()
     server = ThreadingHTTPServer((host, ARGS.port), make_handler(name, scheduler))
     server.daemon_threads = True
     log(f"Starting vLLM API server 0 on http://{host}:{ARGS.port}")
@@ -354,8 +352,8 @@ def main(argv=None):
         LOAD_SECONDS = float(os.environ.get("MOCK_VLLM_LOAD_SECONDS", "2"))
     except ValueError:
         LOAD_SECONDS = 2.0
-    signal.signal(signal.SIGTERM, on_term)
-    signal.signal(signal.SIGINT, on_term)
+    # --shutdown-timeout (vLLM >= 0.18.0): SIGTERM drains for that long; 0 aborts at once.
+    install_sigterm(lambda: SCHEDULER, args.shutdown_timeout, log, refuse_new=True)
     log(f"vLLM API server version {__version__}")
     if args.headless:
         run_headless()
@@ -365,6 +363,7 @@ def main(argv=None):
 
 
 ARGS = None
+SCHEDULER = None  # rank 0's, once it serves
 LOAD_SECONDS = 2.0
 HELD = []
 
