@@ -15,6 +15,7 @@
 #include "group/remote.hpp"
 #include "group/rendezvous_probe.hpp"
 #include "log/logger.hpp"
+#include "plan/launch_plan.hpp"
 
 namespace gl {
 namespace {
@@ -124,6 +125,7 @@ int start_every_rank(const Profile& profile, const AllNodesOptions& options) {
   for (size_t rank = 0; rank < ranks; ++rank) {
     std::vector<std::string> args{"up", profile.name, "--node-rank", std::to_string(rank)};
     if (options.force) args.push_back("--force");
+    if (options.no_rollback) args.push_back("--no-rollback");
     ups.push_back(std::move(args));
   }
   fmt::print("starting '{}' on {} node(s), dist_init_addr {}\n", profile.name, ranks,
@@ -356,7 +358,50 @@ int up_all_nodes(const Profile& profile, const AllNodesOptions& options) {
     return 1;
   }
 
-  // 2. The ranks agree (rendezvous reachable, same caches), before anything starts anywhere.
+  // 2. What each rank's `up` would do. A group that runs unchanged everywhere is left alone; one
+  // that runs anywhere while a rank would change stops on every rank first, because a multi-node
+  // engine cannot take a rank back into a running group (and rank 0's engine holds the
+  // rendezvous port the probe below needs).
+  std::vector<std::vector<std::string>> dry_runs;
+  for (size_t rank = 0; rank < ranks; ++rank)
+    dry_runs.push_back({"up", profile.name, "--node-rank", std::to_string(rank), "--dry-run",
+                        "--json", "--force"});
+  const auto plans = json_from_every_rank(profile, options, dry_runs, {0, 1});
+  if (!plans.all_answered) {
+    for (const auto& rank : plans.ranks)
+      if (rank.contains("error"))
+        fmt::print("  rank {} ({}): could not tell what up would do: {}\n",
+                   rank["rank"].get<long long>(), rank["host"].get<std::string>(),
+                   rank["error"].get<std::string>());
+    logging::error(fmt::format("Refusing to start '{}': not every node answered.", profile.name));
+    return 1;
+  }
+  const auto action_of = [](const nlohmann::ordered_json& rank) {
+    return rank.value("action", std::string("start"));
+  };
+  const bool all_unchanged =
+      std::ranges::all_of(plans.ranks, [&](const auto& rank) { return action_of(rank) == "none"; });
+  if (all_unchanged) {
+    fmt::print("'{}' runs unchanged on all {} node(s): nothing to do\n", profile.name, ranks);
+    return 0;
+  }
+  const bool any_running = std::ranges::any_of(
+      plans.ranks, [&](const auto& rank) { return action_of(rank) != "start"; });
+  if (any_running) {
+    fmt::print(
+        "'{}' changed while it runs: the group restarts together, every rank stopped "
+        "first\n",
+        profile.name);
+    std::fflush(stdout);
+    if (int stopped = down_all_nodes(profile, AllNodesOptions{options.ssh, false, false});
+        stopped != 0) {
+      logging::error(
+          fmt::format("Failed to bring up '{}': not every rank stopped (above).", profile.name));
+      return stopped;
+    }
+  }
+
+  // 3. The ranks agree (rendezvous reachable, same caches), before anything starts anywhere.
   if (!ranks_agree(profile, options)) return 1;
 
   return start_every_rank(profile, options);
@@ -453,8 +498,11 @@ int down_all_nodes(const Profile& profile, const AllNodesOptions& options) {
     any_headless = any_headless || is_headless;
   }
   std::vector<RankResult> results;
-  if (any_headless) results = run_on_all_ranks(profile.nodes, options.ssh, headless, kQuickTimeout);
-  auto rest = run_on_all_ranks(profile.nodes, options.ssh, serving, kQuickTimeout);
+  // Each rank's engine drains before it stops (server.drain_timeout).
+  const auto limit =
+      std::chrono::duration_cast<std::chrono::milliseconds>(kQuickTimeout + stop_timeout(profile));
+  if (any_headless) results = run_on_all_ranks(profile.nodes, options.ssh, headless, limit);
+  auto rest = run_on_all_ranks(profile.nodes, options.ssh, serving, limit);
   if (results.empty()) results = rest;
   for (size_t rank = 0; rank < results.size() && rank < rest.size(); ++rank)
     if (!rest[rank].skipped) results[rank] = rest[rank];

@@ -13,8 +13,9 @@ namespace gl {
 
 struct AllNodesOptions {
   std::string ssh = "/usr/bin/ssh";
-  bool force = false;  // up: start despite check errors
-  bool purge = false;  // down: remove the unit files too
+  bool force = false;        // up: start despite check errors
+  bool purge = false;        // down: remove the unit files too
+  bool no_rollback = false;  // up: each rank keeps a changed unit that fails, as it failed
 };
 
 int up_all_nodes(const Profile& profile, const AllNodesOptions& options);

@@ -247,7 +247,8 @@ int up(const UpOptions& options, const CliContext& context) {
     return up_all_nodes_dry_run(*profile, AllNodesOptions{options.ssh, options.force, false},
                                 options.json);
   if (options.all_nodes)
-    return up_all_nodes(*profile, AllNodesOptions{options.ssh, options.force, false});
+    return up_all_nodes(*profile,
+                        AllNodesOptions{options.ssh, options.force, false, options.no_rollback});
   if (options.node_rank >= profile->parallelism.nodes)
     return report(
         Error{fmt::format("--node-rank {} is outside profile '{}', which spans {} node(s)",
@@ -382,7 +383,10 @@ int up(const UpOptions& options, const CliContext& context) {
   if (!job) return report(job.error());
 
   // Type=notify: the start job completes only when `run` has seen the health endpoint answer 200.
-  const auto limit = profile->server.ready_timeout + std::chrono::minutes(2);
+  // A restart first stops the running engine, which drains.
+  const auto limit =
+      profile->server.ready_timeout + std::chrono::minutes(2) +
+      (transition.action == UnitAction::restart ? stop_timeout(*profile) : Seconds{0});
   ProgressLine progress;
   auto watched =
       watch_start(**manager, clock, *job, unit, limit,

@@ -123,6 +123,10 @@ inline constexpr Seconds kStopKillGrace{10};
 // whole cgroup only backs up `run`'s, and the same timeout bounds each ExecStopPost= command
 // (record-exit reads the journal, and a multi-node rank tells its peers over ssh).
 inline constexpr Seconds kStopTimeoutMargin{30};
+// The unit's TimeoutStopSec=: the longest a stop of this profile's engine takes.
+inline Seconds stop_timeout(const Profile& profile) {
+  return profile.server.drain_timeout + kStopKillGrace + kStopTimeoutMargin;
+}
 // `run`'s option for the drain time in seconds; absent (units rendered before it): 80 s, which
 // with kStopKillGrace stays within those units' TimeoutStopSec=2min.
 inline constexpr std::string_view kRunDrainTimeoutOption = "--drain-timeout";

@@ -166,8 +166,7 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
            format_duration(profile.server.ready_timeout + Seconds{60}));
   // A stop drains (server.drain_timeout): `run` SIGKILLs the engine kStopKillGrace after the
   // drain time; systemd's SIGKILL comes only after the margin, and bounds each ExecStopPost= too.
-  unit.add("Service", "TimeoutStopSec",
-           format_duration(profile.server.drain_timeout + kStopKillGrace + kStopTimeoutMargin));
+  unit.add("Service", "TimeoutStopSec", format_duration(stop_timeout(profile)));
   // server.watchdog, raised to several health timeouts where the engine's own health answer
   // may take long (SGLang's /health generates a token): a busy, healthy engine is not killed.
   if (plan.watchdog.count() > 0) unit.add("Service", "WatchdogSec", format_duration(plan.watchdog));

@@ -136,7 +136,14 @@ class AllNodes : public ::testing::Test {
                    "  check) if [ \"$HOST\" = \"$FAIL_CHECK_ON\" ]; then\n"
                    "      echo 'ERRORS (1)'; exit 1; fi\n"
                    "    echo 'OK, nothing blocks a start' ;;\n"
-                   "  up) echo \"ready: $2 serves at http://$HOST:30000\" ;;\n"
+                   // `up --dry-run --json`: what GROUP_STATE says the group is.
+                   "  up) if [ \"$5\" = --dry-run ]; then\n"
+                   "      a=start\n"
+                   "      [ \"$GROUP_STATE\" = unchanged ] && a=none\n"
+                   "      [ \"$GROUP_STATE\" = changed ] && a=restart\n"
+                   "      echo \"{\\\"action\\\": \\\"$a\\\"}\"; exit 0\n"
+                   "    fi\n"
+                   "    echo \"ready: $2 serves at http://$HOST:30000\" ;;\n"
                    "  status) echo \"$2: active (running)\" ;;\n"
                    "  down) echo \"stopped gpulaunch-$2.service\" ;;\n"
                    "  peer-failed) echo 'checking the unit'\n"
@@ -215,11 +222,13 @@ TEST_F(AllNodes, UpChecksEveryNodeThenStartsEachRankWithItsRank) {
   auto run = gpulaunch({"up", profile_, "--all-nodes"});
   EXPECT_EQ(run.exit_code, 0) << run.out;
   EXPECT_THAT(argv_seen("node-a"),
-              ElementsAre("check pair", "rendezvous-probe pair --node-rank 0 --within 10",
-                          "cache pair --json", "up pair --node-rank 0"));
+              ElementsAre("check pair", "up pair --node-rank 0 --dry-run --json --force",
+                          "rendezvous-probe pair --node-rank 0 --within 10", "cache pair --json",
+                          "up pair --node-rank 0"));
   EXPECT_THAT(argv_seen("node-b"),
-              ElementsAre("check pair", "rendezvous-probe pair --node-rank 1 --within 10",
-                          "cache pair --json", "up pair --node-rank 1"));
+              ElementsAre("check pair", "up pair --node-rank 1 --dry-run --json --force",
+                          "rendezvous-probe pair --node-rank 1 --within 10", "cache pair --json",
+                          "up pair --node-rank 1"));
   EXPECT_THAT(run.out, HasSubstr("testing rank 0's rendezvous node-a:5000 from every rank\n"
                                  "  rank 0 (node-a): listened on port 5000: rank(s) 1 connected\n"
                                  "  rank 1 (node-b): reaches node-a:5000\n"));
@@ -290,7 +299,29 @@ TEST_F(AllNodes, ARankCutOffFromTheRendezvousIsNamedAndNothingStarts) {
                                  "(Network is unreachable)\n"));
   // The refusal itself (stderr) is asserted word for word in multinode_test.sh.
   EXPECT_THAT(argv_seen("node-b"),
-              ElementsAre("check pair", "rendezvous-probe pair --node-rank 1 --within 10"));
+              ElementsAre("check pair", "up pair --node-rank 1 --dry-run --json --force",
+                          "rendezvous-probe pair --node-rank 1 --within 10"));
+}
+
+TEST_F(AllNodes, AGroupThatRunsUnchangedEverywhereIsLeftAlone) {
+  auto run = gpulaunch({"up", profile_, "--all-nodes"}, {"GROUP_STATE=unchanged"});
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("'pair' runs unchanged on all 2 node(s): nothing to do\n"));
+  EXPECT_THAT(argv_seen("node-b"),
+              ElementsAre("check pair", "up pair --node-rank 1 --dry-run --json --force"));
+}
+
+// A multi-node engine cannot take a changed rank back into its running group: all stop first,
+// and then the ranks agree (rank 0's engine no longer holds the rendezvous port).
+TEST_F(AllNodes, AChangedRunningGroupStopsOnEveryRankBeforeAnyStarts) {
+  auto run = gpulaunch({"up", profile_, "--all-nodes", "--no-rollback"}, {"GROUP_STATE=changed"});
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("'pair' changed while it runs: the group restarts together, "
+                                 "every rank stopped first\n"));
+  EXPECT_THAT(argv_seen("node-a"),
+              ElementsAre("check pair", "up pair --node-rank 0 --dry-run --json --force",
+                          "down pair", "rendezvous-probe pair --node-rank 0 --within 10",
+                          "cache pair --json", "up pair --node-rank 0 --no-rollback"));
 }
 
 TEST_F(AllNodes, RestartStopsEveryRankBeforeAnyRankStarts) {
