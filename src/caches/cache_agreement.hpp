@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Whether the ranks of a group start from the same caches. A JIT or autotune cache that hits on
 // one rank and misses on another desynchronises the ranks until a collective times out (issue

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What a cache holds, as one value two nodes can compare: a content digest of its files, and the
 // fingerprint of the facts its entries depend on. `lock` records both; `up --all-nodes` compares

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hidden `rendezvous-probe PROFILE --node-rank N`: what `up --all-nodes` runs on every rank at
 // once before a group starts. Rank 0 listens on the group's rendezvous port for the other ranks;
 // each other rank connects to it (group/rendezvous_probe). One line out; exit 0 when this rank's

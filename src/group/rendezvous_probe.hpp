@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Whether every rank of a group reaches rank 0's rendezvous port before the engines try (issue
 // 18): rank 0 listens on the port the engine will listen on, the other ranks connect to it, each

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Ansible collection (ansible/ansible_collections/gpulaunch/fleet) with Debian's ansible-core:
 # ansible-doc for every module and the role, `ansible-test sanity` for every test that runs
 # offline, and the modules against a fake gpulaunch (test_modules.py).

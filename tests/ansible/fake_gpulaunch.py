@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """A stand-in gpulaunch for the collection's module tests: appends its argv (one JSON list a line)
 to $FAKE_GPULAUNCH_DIR/calls, and answers from $FAKE_GPULAUNCH_DIR/answers.json, whose keys are
 the first arguments joined by spaces, longest match first ("up --dry-run" before "up"), and whose

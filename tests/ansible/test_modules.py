@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The collection's modules against a fake gpulaunch (fake_gpulaunch.py): what each module runs,
 and when it reports a change, in normal, check and diff mode.
 

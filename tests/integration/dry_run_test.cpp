@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `gpulaunch up --dry-run [--json]` against a real systemd 252, booted privately (the lifecycle
 // suite's harness), with the mock SGLang: what `up` would do, before and after the unit is
 // installed and when the profile changed, and that it changes nothing.
