@@ -18,14 +18,12 @@ description:
   - Reads only; never changes the node.
 version_added: "0.1.0"
 author: gpulaunch developers
+extends_documentation_fragment:
+  - gpulaunch.fleet.gpulaunch
 options:
   profile:
     description: Profile whose venv, model and port to include.
     type: str
-  gpulaunch_bin:
-    description: The gpulaunch program on the node.
-    type: path
-    default: /usr/bin/gpulaunch
 attributes:
   check_mode:
     support: full

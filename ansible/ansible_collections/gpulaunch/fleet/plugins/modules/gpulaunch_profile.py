@@ -21,6 +21,8 @@ description:
     removed.
 version_added: "0.1.0"
 author: gpulaunch developers
+extends_documentation_fragment:
+  - gpulaunch.fleet.gpulaunch
 options:
   name:
     description: The profile's name (the file is C(NAME.toml)).
@@ -54,10 +56,6 @@ options:
     type: str
     choices: [present, absent]
     default: present
-  gpulaunch_bin:
-    description: The gpulaunch program on the node.
-    type: path
-    default: /usr/bin/gpulaunch
 attributes:
   check_mode:
     support: full

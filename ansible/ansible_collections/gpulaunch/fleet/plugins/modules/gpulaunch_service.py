@@ -24,6 +24,8 @@ description:
   - A failed command fails the task with the last lines gpulaunch printed.
 version_added: "0.1.0"
 author: gpulaunch developers
+extends_documentation_fragment:
+  - gpulaunch.fleet.gpulaunch
 options:
   name:
     description: The profile's name.
@@ -62,10 +64,6 @@ options:
     description: With C(state=stopped), also remove the unit files (C(down --purge)).
     type: bool
     default: false
-  gpulaunch_bin:
-    description: The gpulaunch program on the node.
-    type: path
-    default: /usr/bin/gpulaunch
 attributes:
   check_mode:
     support: full

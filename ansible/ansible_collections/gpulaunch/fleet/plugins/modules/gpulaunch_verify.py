@@ -20,6 +20,8 @@ description:
   - Reads only; never changes the node, so it is never C(changed).
 version_added: "0.1.0"
 author: gpulaunch developers
+extends_documentation_fragment:
+  - gpulaunch.fleet.gpulaunch
 options:
   lock:
     description: The lockfile on the node, as C(gpulaunch lock) wrote it.
@@ -33,10 +35,6 @@ options:
     description: Fail the task when the node drifted from the lock.
     type: bool
     default: true
-  gpulaunch_bin:
-    description: The gpulaunch program on the node.
-    type: path
-    default: /usr/bin/gpulaunch
 attributes:
   check_mode:
     support: full
