@@ -392,16 +392,18 @@ constexpr LivenessFacts kCommandLiveness{
 // Drain, per engine: what SIGTERM does (server.drain_timeout; the engine's flag where it has one).
 //
 // vLLM: --shutdown-timeout SECONDS (vllm/engine/arg_utils.py EngineArgs.shutdown_timeout, added by
-// vllm-project/vllm#34730, first released in v0.18.0). Its default, 0, aborts in-flight requests
-// at once on SIGTERM; with N > 0 the API server answers new requests 503, waits up to N seconds
-// for those in flight, then aborts the rest and exits.
+// vllm-project/vllm#34730, reverted by #36628 and re-applied by #36666 before the v0.18.0 release,
+// its first). Its default, 0, aborts in-flight requests at once on SIGTERM; with N > 0 the API
+// server answers new requests 503, waits up to N seconds for those in flight, then aborts the
+// rest and exits.
 constexpr DrainFacts kVllmDrain{
     .flag = "--shutdown-timeout",
     .since = "0.18.0",
     .behaviour =
         "SIGTERM: new requests get 503, those in flight get up to --shutdown-timeout "
         "seconds (from server.drain_timeout), then the rest are aborted",
-    .source = "vllm/engine/arg_utils.py (shutdown_timeout), vllm-project/vllm#34730, v0.18.0",
+    .source =
+        "vllm/engine/arg_utils.py (shutdown_timeout), vllm-project/vllm#34730 and #36666, v0.18.0",
 };
 // SGLang: no flag. TokenizerManager's SIGTERM handler sets a flag that sigterm_watchdog reads
 // every 5 s; it then waits, 5 s at a time and logging "Gracefully exiting... Remaining number of
