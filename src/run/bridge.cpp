@@ -64,6 +64,9 @@ struct boost::asio::is_match_condition<gl::bridge_detail::LineEnd> : std::true_t
 namespace gl {
 namespace {
 
+// Between a stall's decision and its SIGABRT: the engine finishes answering a probe already sent.
+constexpr std::chrono::milliseconds kStallQuiesce{200};
+
 using bridge_detail::LineEnd;
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -628,14 +631,25 @@ class Bridge {
                               report.still_for.count(), stall_signal_name(report.signal));
     probe_timer_.cancel();
     liveness_timer_.cancel();
-    kill_group(SIGABRT);
-    stall_kill_at_ = Clock::now() + options_.stall_dump_grace;
-    kill_timer_.expires_at(stall_kill_at_);
+    // No new probe goes out now; one the engine is still answering gets a moment to finish.
+    // faulthandler reads every thread's frames while they run, and a thread mid-answer can
+    // crash the dump before it reaches the wedged thread.
+    stall_kill_at_ = Clock::now() + kStallQuiesce + options_.stall_dump_grace;
+    kill_timer_.expires_after(kStallQuiesce);
     kill_timer_.async_wait([this](beast::error_code error) {
       if (error) return;
-      kill_group(SIGKILL);
-      stall_grace_over_ = true;
-      maybe_finish();
+      if (engine_ended_) {
+        stall_grace_over_ = true;
+        return maybe_finish();
+      }
+      kill_group(SIGABRT);
+      kill_timer_.expires_at(stall_kill_at_);
+      kill_timer_.async_wait([this](beast::error_code error) {
+        if (error) return;
+        kill_group(SIGKILL);
+        stall_grace_over_ = true;
+        maybe_finish();
+      });
     });
   }
 
