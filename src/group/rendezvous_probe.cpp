@@ -89,6 +89,17 @@ ReachResult connect_once(const addrinfo& address, Clock::time_point deadline, lo
   return {};
 }
 
+// The TCP addresses of host:port (host nullptr with AI_PASSIVE: the wildcard address of
+// `family`), into `addresses`; getaddrinfo's code (0: resolved).
+int resolve_stream(const char* host, long long port, Addresses& addresses, int family = AF_UNSPEC,
+                   int flags = 0) {
+  addrinfo hints{};
+  hints.ai_family = family;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV | flags;
+  return ::getaddrinfo(host, std::to_string(port).c_str(), &hints, &addresses.list);
+}
+
 }  // namespace
 
 std::optional<Rendezvous> group_rendezvous(const Profile& profile) {
@@ -140,16 +151,10 @@ ReachFailure classify_connect_errno(int error) {
 ReachResult reach_rendezvous(const std::string& host, long long port, long long rank,
                              std::chrono::milliseconds within) {
   const auto deadline = Clock::now() + within;
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICSERV;
   ReachResult last{ReachFailure::timeout, "no attempt finished in time"};
   do {
     Addresses addresses;
-    const std::string service = std::to_string(port);
-    if (int code = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &addresses.list);
-        code != 0) {
+    if (int code = resolve_stream(host.c_str(), port, addresses); code != 0) {
       last = {ReachFailure::no_route,
               fmt::format("'{}' does not resolve: {}", host, ::gai_strerror(code))};
     } else {
@@ -169,20 +174,13 @@ Result<ListenResult> listen_for_ranks(const std::string& host, long long port,
                                       const std::vector<long long>& expected,
                                       std::chrono::milliseconds within) {
   const auto deadline = Clock::now() + within;
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICSERV;
   Addresses resolved;
-  const std::string service = std::to_string(port);
-  if (int code = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &resolved.list); code != 0)
+  if (int code = resolve_stream(host.c_str(), port, resolved); code != 0)
     return failf("Failed to resolve '{}': {}", host, ::gai_strerror(code));
   const int family = resolved.list->ai_family;
   // The wildcard address of the host's family, as torch.distributed's store binds.
-  hints.ai_family = family;
-  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
   Addresses wildcard;
-  if (int code = ::getaddrinfo(nullptr, service.c_str(), &hints, &wildcard.list); code != 0)
+  if (int code = resolve_stream(nullptr, port, wildcard, family, AI_PASSIVE); code != 0)
     return failf("Failed to listen on port {}: {}", port, ::gai_strerror(code));
   UniqueFd listener(::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!listener) return failf("Failed to listen on port {}: {}", port, std::strerror(errno));
