@@ -7,10 +7,16 @@
 //   ## assert-argv ["argv0", "arg", ...]    the engine's argv, as JSON
 //   ## assert-no-key SECTION KEY            KEY does not appear in SECTION
 //   ## node-rank N                          render rank N of a multi-node profile (default 0)
+//   ## golden keeps cache-lines             store every JIT cache's Environment= line (see below)
 // and the node facts a render reads, in "## fact" lines (the render is built as `up` builds it):
 //   ## fact engine-version VERSION          the engine's version installed in engine.venv
 //   ## fact infiniband yes                  the node has InfiniBand (/sys/class/infiniband)
 //   ## fact socket-interface NAME           the node routes to rank 0 through NAME
+// A golden is about what its profile says: the Environment= lines of every JIT cache at its default
+// place (catalog/jit_caches, one per variable, CACHE_ROOT/DIRECTORY[/SUBPATH]) are stored as one
+// marker line, except in the golden that keeps them, so a new cache rewrites that golden and the
+// ones that move a cache, not every golden. A cache line that differs from its default keeps the
+// whole block in the golden.
 // After an intended change: GPULAUNCH_UPDATE_GOLDEN=1 ctest --test-dir build -R Golden
 // (or scripts/update-golden.sh, which also shows the diff), then review the diff.
 
@@ -23,6 +29,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "catalog/jit_caches.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/validate.hpp"
 #include "unit/escape.hpp"
@@ -79,6 +86,36 @@ std::string portable(std::string text) {
   return text;
 }
 
+// The unit lines of every JIT cache at its default directory under the plan's cache root.
+std::string default_cache_lines(const LaunchPlan& plan) {
+  std::string lines;
+  for (const JitCache& cache : jit_caches())
+    for (const CacheVariable& variable : cache.variables) {
+      std::string path = plan.cache_root + "/" + std::string(cache.directory);
+      if (!variable.subpath.empty()) path += "/" + std::string(variable.subpath);
+      lines += "Environment=" + quote_environment(std::string(variable.name), path) + "\n";
+    }
+  return lines;
+}
+
+std::string cache_marker(const LaunchPlan& plan) {
+  return "# (golden) Environment= of every JIT cache at " + plan.cache_root +
+         "/DIRECTORY, as tests/golden/sglang-serve.service spells out\n";
+}
+
+// The unit as a golden stores it: the default cache lines as the marker, unless `keep`.
+std::string golden_text(std::string text, const LaunchPlan& plan, bool keep) {
+  if (keep) return text;
+  const std::string lines = default_cache_lines(plan);
+  if (auto at = text.find(lines); at != std::string::npos)
+    text.replace(at, lines.size(), cache_marker(plan));
+  return text;
+}
+
+bool keeps_cache_lines(const GoldenCase& golden) {
+  return slurp(golden.input).find("\n## golden keeps cache-lines\n") != std::string::npos;
+}
+
 // The rank a "## node-rank N" line asks for, and the facts a golden carries ("## fact" lines).
 LaunchOptions launch_options(const GoldenCase& golden) {
   LaunchOptions launch;
@@ -115,7 +152,9 @@ TEST_P(Golden, RendersExactlyTheStoredUnit) {
   const auto& golden = GetParam();
   auto rendered = render_case(golden, "/usr/bin/gpulaunch");
   ASSERT_TRUE(rendered) << rendered.error().message;
-  const std::string text = portable(rendered->second.to_text());
+  const LaunchPlan plan = make_launch_plan(rendered->first, launch_options(golden));
+  const std::string text =
+      portable(golden_text(rendered->second.to_text(), plan, keeps_cache_lines(golden)));
   if (const char* update = std::getenv("GPULAUNCH_UPDATE_GOLDEN"); update && *update == '1') {
     fs::create_directories(golden.expected.parent_path());
     std::ofstream(golden.expected, std::ios::binary) << text;
@@ -124,6 +163,20 @@ TEST_P(Golden, RendersExactlyTheStoredUnit) {
   ASSERT_TRUE(fs::exists(golden.expected))
       << golden.expected << " is missing; run with GPULAUNCH_UPDATE_GOLDEN=1 to create it";
   EXPECT_EQ(text, slurp(golden.expected));
+}
+
+// Exactly one golden spells the cache lines out, and it does contain them all.
+TEST(GoldenCacheLines, OneGoldenKeepsEveryDefaultCacheLine) {
+  const std::vector<GoldenCase> cases = golden_cases();
+  std::vector<std::string> keeping;
+  for (const auto& golden : cases)
+    if (keeps_cache_lines(golden)) keeping.push_back(golden.label);
+  ASSERT_EQ(keeping, std::vector<std::string>{"sglang-serve"});
+  const GoldenCase& golden = *std::ranges::find(cases, "sglang-serve", &GoldenCase::label);
+  auto rendered = render_case(golden, "/usr/bin/gpulaunch");
+  ASSERT_TRUE(rendered) << rendered.error().message;
+  const LaunchPlan plan = make_launch_plan(rendered->first, launch_options(golden));
+  EXPECT_NE(slurp(golden.expected).find(portable(default_cache_lines(plan))), std::string::npos);
 }
 
 TEST_P(Golden, SatisfiesItsInlineAssertions) {
@@ -166,7 +219,7 @@ TEST_P(Golden, SatisfiesItsInlineAssertions) {
       auto exec = unit.values("Service", "ExecStart");
       ASSERT_EQ(exec.size(), 1u);
       EXPECT_TRUE(exec[0].ends_with(" \"--\" " + exec_command_line(expected)));
-    } else if (verb != "node-rank" && verb != "fact") {
+    } else if (verb != "node-rank" && verb != "fact" && verb != "golden") {
       ADD_FAILURE() << "unknown assertion '" << verb << "'";
     }
   }
