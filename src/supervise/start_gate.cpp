@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "supervise/start_gate.hpp"
 
+#include <algorithm>
+#include <chrono>
+#include <optional>
+
 #include <fmt/core.h>
 
 #include "catalog/journal_messages.hpp"
@@ -59,6 +63,7 @@ StartGate gate_start(const StartGateInput& input, const History& history, StartG
   auto unrecorded = history.unrecorded();
   auto state = history.state();
   StartDecision decision;
+  std::optional<std::chrono::milliseconds> wait;  // unset: the whole delay
   if (!unrecorded || *unrecorded || !state) {
     std::optional<std::string> why;
     if (!unrecorded)
@@ -69,6 +74,15 @@ StartGate gate_start(const StartGateInput& input, const History& history, StartG
     state = SupervisorState{};  // the profile's own settings: no step-down it cannot read
   } else {
     decision = decide_start(*state, input.restart);
+    // The delay counts from the failure record-exit stamped, as supervisord's does from the exit:
+    // systemd's RestartSec= and this start's own set-up have already spent part of it.
+    if (state->last_failure_usec > 0 && decision.delay.count() > 0) {
+      const auto spent = std::chrono::milliseconds(
+          std::max<int64_t>(0, io.clock.now_usec() - state->last_failure_usec) / 1000);
+      wait =
+          std::max(std::chrono::milliseconds(0),
+                   std::chrono::duration_cast<std::chrono::milliseconds>(decision.delay) - spent);
+    }
   }
   if (decision.stay_down) {
     tell(io, kCrashLoopStopMessage,
@@ -86,7 +100,7 @@ StartGate gate_start(const StartGateInput& input, const History& history, StartG
     // The start job's timeout keeps running while we wait: push it past wait + load.
     const long long extend = (decision.delay.count() + input.ready_timeout_s + 60) * 1'000'000LL;
     io.notifier.notify(fmt::format("EXTEND_TIMEOUT_USEC={}", extend));
-    io.clock.sleep(decision.delay);
+    io.clock.sleep(wait.value_or(decision.delay));
   }
   if (!wait_for_gpu_residue(io, kResidueWait)) {
     gate.exit_code = kExitGpuResidue;

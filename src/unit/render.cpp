@@ -178,8 +178,9 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
   unit.add("Service", "SendSIGKILL", "yes");
   unit.add("Service", "Restart", profile.restart.policy);
   // systemd 252 has no RestartSteps=: `run` waits the growing delay itself (restart.delay
-  // doubling to restart.max_delay), so systemd's own pause stays short and fixed.
-  unit.add("Service", "RestartSec", "1s");
+  // doubling to restart.max_delay), counted from the stop, so systemd's own pause is its default
+  // 100 ms, part of that delay rather than added to it.
+  unit.add("Service", "RestartSec", "100ms");
   // `run`'s statuses no retry can change (a configuration error, a spent crash-loop budget), and
   // systemd's own for a sandbox it could not set up (catalog/exit_codes.hpp).
   unit.add("Service", "RestartPreventExitStatus", status_list(run_restart_prevent_statuses()));

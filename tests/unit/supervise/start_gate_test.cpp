@@ -159,6 +159,31 @@ TEST(StartGate, ABackoffSleepsTheExpectedTimeOnTheClock) {
             "served for restart.stable_after (10min): forgiven at the next stop");
 }
 
+// restart.delay counts from the stop record-exit stamped: what systemd's RestartSec= and the
+// start's set-up took since then is not waited again.
+TEST(StartGate, TheBackoffCountsFromTheFailureNotFromThisStart) {
+  Start start;
+  SupervisorState state;
+  state.consecutive_failures = 1;
+  state.last_class = "crash";
+  state.last_failure_usec = start.clock.now_usec();
+  ASSERT_TRUE(start.history.save(state));
+  start.input.restart.delay = Seconds(1);
+  start.clock.advance(std::chrono::milliseconds(300));
+  const StartGate gate = start.run();
+  EXPECT_FALSE(gate.exit_code);
+  EXPECT_EQ(start.clock.slept(), std::chrono::milliseconds(700));
+  EXPECT_EQ(start.notifier.last("STATUS="), "backing off 1s after crash (failure 1 of 5)");
+
+  Start late;  // a start later than the whole delay does not wait at all
+  state.last_failure_usec = late.clock.now_usec();
+  ASSERT_TRUE(late.history.save(state));
+  late.input.restart.delay = Seconds(1);
+  late.clock.advance(std::chrono::milliseconds(1500));
+  EXPECT_FALSE(late.run().exit_code);
+  EXPECT_EQ(late.clock.slept().count(), 0);
+}
+
 TEST(StartGate, AnUnrecordedStopKeepsItDown) {
   Start start;
   ASSERT_TRUE(start.history.mark_unrecorded("Failed to write 'x': No space left on device"));
