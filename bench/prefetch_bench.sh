@@ -5,6 +5,9 @@
 # run, one sequential `cat shards > /dev/null`.
 #
 #   bench/prefetch_bench.sh [BUILD_DIR] [SIZE_GIB] [SHARDS] [RUNS]
+#   BENCH_SMOKE=1 bench/prefetch_bench.sh BUILD_DIR   two 64 MiB shards, one run, no cache drop and
+#                                                    no figures: the test suite's check that the
+#                                                    bench still runs (needs no root)
 #
 # The fixture: SHARDS safetensors-like files (an 8-byte header length, a JSON header naming each
 # tensor's dtype, shape and offsets, then the data) of SIZE_GIB in all, under BUILD_DIR, removed
@@ -18,6 +21,7 @@ build=$(cd "${1:-build}" && pwd)
 size_gib=${2:-4}
 shards=${3:-4}
 runs=${4:-3}
+smoke=${BENCH_SMOKE:-0}
 gpulaunch="$build/src/gpulaunch"
 work="$build/bench-prefetch"
 model="$work/model"
@@ -27,6 +31,7 @@ median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]
 
 # Shards of 64 MiB tensors (bf16, 4096 x 8192), zeros after the header.
 shard_bytes=$(( (size_gib << 30) / shards ))
+((smoke)) && shards=2 shard_bytes=$((64 << 20))
 for ((i = 1; i <= shards; i++)); do
   name=$(printf "model-%05d-of-%05d.safetensors" "$i" "$shards")
   python3 - "$model/$name" "$shard_bytes" <<'PY'
@@ -57,6 +62,13 @@ argv = ["/bin/true"]
 path = "$model"
 TOML
 
+if ((smoke)); then
+  python3 "$here/bench/prefetch_engine.py" "$model" >/dev/null
+  "$gpulaunch" -P "$work/profiles" warm bench >/dev/null
+  python3 "$here/bench/prefetch_engine.py" "$model" >/dev/null
+  echo "prefetch_bench: smoke ok"
+  exit 0
+fi
 drop_mode="echo 3 > /proc/sys/vm/drop_caches"
 if ! { sync && echo 3 >/proc/sys/vm/drop_caches; } 2>/dev/null; then
   drop_mode="per file (posix_fadvise DONTNEED): /proc/sys/vm/drop_caches is not writable here"

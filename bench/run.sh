@@ -3,10 +3,16 @@
 # Runs the check benchmark with the fake NVML on the loader path, then counts what one warm
 # `gpulaunch check` on the same healthy fixture forks and executes (strace -f; its own execve is
 # the one expected). Usage: bench/run.sh [BUILD_DIR] [benchmark flags...]
+# BENCH_SMOKE=1 bench/run.sh BUILD_DIR: every benchmark once, no figures (the suite's smoke test).
 set -eu
 build=${1:-build}
 [ $# -gt 0 ] && shift
 export LD_LIBRARY_PATH="$build/tests/fakes/nvml"
+if [ "${BENCH_SMOKE:-0}" = 1 ]; then  # each benchmark once, briefly, no figures
+  "$build/bench/check_bench" --benchmark_min_time=0.001 --benchmark_repetitions=1 >/dev/null
+  echo "check_bench: smoke ok"
+  exit 0
+fi
 "$build/bench/check_bench" --benchmark_counters_tabular=true \
   --benchmark_report_aggregates_only=true "$@"
 if [ -x /usr/bin/strace ]; then

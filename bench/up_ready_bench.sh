@@ -5,16 +5,20 @@
 # second. Both run in a private systemd (tests/integration/harness) on the mock SGLang, which
 # writes the moment its health turned 200 (MOCK_SGLANG_READY_FILE); the clock is shared.
 # Usage: bench/up_ready_bench.sh [BUILD_DIR]   (RUNS=N, default 7)
+#        BENCH_SMOKE=1 bench/up_ready_bench.sh BUILD_DIR   one run, no figures: the test suite's
+#        check that the bench still runs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-build=$root/${1:-build}
+build=$(cd "${1:-build}" && pwd)
 runs=${RUNS:-7}
+smoke=${BENCH_SMOKE:-0}
+((smoke)) && runs=1
 gpulaunch=$build/src/gpulaunch
 harness=$root/tests/integration/harness/systemd-harness.sh
 work=$build/bench-up
 state=$work/state
-command -v curl >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl >/dev/null
+command -v curl >/dev/null || ((smoke)) || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl >/dev/null
 
 "$harness" poweroff "$state" >/dev/null 2>&1 || true
 rm -rf "$work"
@@ -60,6 +64,12 @@ for ((i = 0; i < runs; i++)); do
   loop_results+=("$(latency_ms "$done_at")")
 done
 
+if ((smoke)); then
+  [[ ${up_results[0]} =~ ^-?[0-9]+$ && ${loop_results[0]} =~ ^-?[0-9]+$ ]] ||
+    { echo "up_ready_bench: no latency measured (${up_results[*]} / ${loop_results[*]})" >&2; exit 1; }
+  echo "up_ready_bench: smoke ok"
+  exit 0
+fi
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 up_median=$(median "${up_results[@]}")
 loop_median=$(median "${loop_results[@]}")

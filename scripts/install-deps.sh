@@ -9,6 +9,7 @@
 # test, which runs promtool and its own node_exporter on loopback; the same policy keeps their
 # postinst from starting the packages' own services (enabled, never started here; on a machine
 # without a running systemd the start is skipped the same way).
+# supervisor, strace and curl are there for the benchmarks (bench/), whose smoke runs are tests.
 # ansible-core (ansible-playbook, ansible-doc, ansible-test) is there for the Ansible collection
 # under ansible/: its ctest and the multi-node test's playbook.
 set -euo pipefail
@@ -23,6 +24,7 @@ packages=(
   openssh-client openssh-server
   prometheus prometheus-node-exporter
   ansible-core
+  supervisor strace curl
   debhelper dpkg-dev fakeroot lintian man-db bash-completion
 )
 
