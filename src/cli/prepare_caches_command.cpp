@@ -16,6 +16,7 @@
 #include "caches/prepare.hpp"
 #include "cli/context.hpp"
 #include "plan/launch_plan.hpp"
+#include "profile/service_user.hpp"
 #include "profile/validate.hpp"
 #include "rules/node_probe.hpp"
 #include "supervise/exit_status.hpp"
@@ -59,6 +60,11 @@ Result<void> prepare(const std::string& name, const std::string& snapshot,
         say(fmt::format("removed {} ({} bytes): {}", removal.what, removal.bytes, removal.why));
       });
   if (!report) return std::unexpected(report.error());
+  // Said at the one start that moved them: the records name the new owner from then on.
+  if (const auto& moved = report->owner_change)
+    say(fmt::format("caches moved to the service user {} (uid {}, was uid {}): {} entries "
+                    "handed over, compiled kernels kept",
+                    service_user(*profile), moved->to.uid, moved->from, moved->entries));
   if (!report->change.empty())
     say(fmt::format("JIT caches were stale: {}", report->change));
   else
