@@ -38,8 +38,8 @@ struct PrepareReport {
   std::optional<std::string> previous;  // what the stamp said before, if there was one
   std::string change;                   // why the caches were stale; "" when they were not
   std::vector<Removal> removals;
-  std::vector<std::string> kept;        // "triton: keys its entries on toolkit and arch", ...
-  std::vector<std::string> held_locks;  // lock files a live process holds, left in place
+  std::vector<std::string> kept;            // "triton: keys its entries on toolkit and arch", ...
+  std::vector<std::string> held_locks;      // lock files a live process holds, left in place
   std::optional<OwnerChange> owner_change;  // set at the one start that moved them
 };
 

@@ -62,7 +62,8 @@ Result<void> prepare(const std::string& name, const std::string& snapshot,
   if (!report) return std::unexpected(report.error());
   // Said at the one start that moved them: the records name the new owner from then on.
   if (const auto& moved = report->owner_change)
-    say(fmt::format("caches moved to the service user {} (uid {}, was uid {}): {} entries "
+    say(
+        fmt::format("caches moved to the service user {} (uid {}, was uid {}): {} entries "
                     "handed over, compiled kernels kept",
                     service_user(*profile), moved->to.uid, moved->from, moved->entries));
   if (!report->change.empty())

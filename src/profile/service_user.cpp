@@ -14,8 +14,8 @@ constexpr std::size_t kHashDigits = 8;
 // systemd's strict rule for user names (valid_user_group_name): [A-Za-z_][A-Za-z0-9_-]*.
 bool user_name_characters(std::string_view name) {
   return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
   });
 }
 

@@ -243,8 +243,7 @@ void check_other_profiles(const Profile& profile, const LaunchPlan& plan, const 
 
 // Two engines under one uid can read and write each other's memory (where Yama's ptrace_scope
 // is 0), files and caches: only where both profiles say service.share_user = true.
-void check_shared_user(const Profile& profile, const Facts& facts,
-                       std::vector<Finding>& findings) {
+void check_shared_user(const Profile& profile, const Facts& facts, std::vector<Finding>& findings) {
   if (!facts.installed_profiles) return;
   const std::string user = service_user(profile);
   for (const auto& other : *facts.installed_profiles) {

@@ -43,8 +43,7 @@ class NodeSystemUsers final : public SystemUsers {
                    kSysusers, ran.exit_code);
     GL_TRY(auto made, user_exists(spec.name));
     if (!made)
-      return failf("Failed to create system user '{}': {} did not create it", spec.name,
-                   kSysusers);
+      return failf("Failed to create system user '{}': {} did not create it", spec.name, kSysusers);
     return {};
   }
 };

@@ -17,9 +17,7 @@ class FakeSystemUsers final : public SystemUsers {
   std::vector<SystemUserSpec> created;
   bool fail_create = false;
 
-  Result<bool> user_exists(const std::string& name) const override {
-    return users.contains(name);
-  }
+  Result<bool> user_exists(const std::string& name) const override { return users.contains(name); }
   Result<bool> group_exists(const std::string& name) const override {
     return groups.contains(name);
   }
