@@ -77,7 +77,8 @@ TEST_F(ServiceUsers, TwoProfilesRunAsTwoUidsThatUpCreated) {
 TEST_F(ServiceUsers, AnUpgradedProfilesCachesChangeOwnerAndStayCurrent) {
   const std::string name = "users-up";
   const fs::path cache = state_paths::default_cache_root(name);
-  ASSERT_EQ(sh("id -u " + kSharedUser + " >/dev/null 2>&1 || useradd --system --no-create-home "
+  ASSERT_EQ(sh("id -u " + kSharedUser +
+               " >/dev/null 2>&1 || useradd --system --no-create-home "
                "--shell /usr/sbin/nologin " +
                kSharedUser)
                 .exit_code,
@@ -91,7 +92,8 @@ TEST_F(ServiceUsers, AnUpgradedProfilesCachesChangeOwnerAndStayCurrent) {
                "/triton/k && printf kernel >" + cache.string() + "/triton/k/kernel.cubin'")
                 .exit_code,
             0);
-  const auto stale_before = count(gpulaunch("logs " + name + " -n 400").out, "JIT caches were stale");
+  const auto stale_before =
+      count(gpulaunch("logs " + name + " -n 400").out, "JIT caches were stale");
   ASSERT_EQ(gpulaunch("down " + name).exit_code, 0);
 
   // The upgrade: no service.user, so the profile's own user.
