@@ -677,8 +677,7 @@ Result<void> change_owner_at(int dir_fd, const std::string& name, uid_t from,
     struct stat opened {};
     if (::fstat(dir->get(), &opened) != 0 || opened.st_ino != info.st_ino ||
         opened.st_dev != info.st_dev)
-      return failf("Failed to change the owner of '{}': it was replaced while it was read",
-                   shown);
+      return failf("Failed to change the owner of '{}': it was replaced while it was read", shown);
     auto names = list_names(dir->get(), shown);
     if (!names) return std::unexpected(names.error());
     for (const auto& child : *names)
