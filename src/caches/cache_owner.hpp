@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Who the cache directories gpulaunch creates belong to: the unit's User= and Group= (the
-// profile's service.user and service.group), root when the profile names no user.
+// profile's service user, profile/service_user, and service.group).
 
 #include "caches/safe_remove.hpp"
 #include "profile/profile.hpp"

@@ -7,6 +7,8 @@
 #include <charconv>
 #include <cstring>
 
+#include <fmt/format.h>
+
 #include "util/state_paths.hpp"
 
 namespace gl {
@@ -15,6 +17,8 @@ namespace {
 constexpr std::string_view kStampFile = "fingerprint";
 constexpr std::string_view kCreatedFile = "created-directories";
 constexpr std::string_view kStampHeader = "# gpulaunch cache fingerprint v2";
+constexpr std::string_view kOwnerFile = "owner";
+constexpr std::string_view kOwnerHeader = "# gpulaunch cache owner v1";
 constexpr std::string_view kCreatedHeader = "# gpulaunch created cache directories v1";
 constexpr size_t kMaxRecordBytes = 64 * 1024;
 constexpr mode_t kRecordMode = 0644;
@@ -133,6 +137,34 @@ std::optional<std::vector<CreatedDirectory>> parse_created(std::string_view text
   return directories;
 }
 
+std::string owner_text(const DirectoryOwner& owner) {
+  return fmt::format("{}\nuid={}\ngid={}\n", kOwnerHeader, owner.uid, owner.gid);
+}
+
+std::optional<DirectoryOwner> parse_owner(std::string_view text) {
+  auto field = [&](std::string_view name) -> std::optional<unsigned long> {
+    const std::string prefix = "\n" + std::string(name) + "=";
+    auto at = text.find(prefix);
+    if (at == std::string_view::npos) return std::nullopt;
+    auto start = at + prefix.size();
+    auto end = text.find('\n', start);
+    if (end == std::string_view::npos || end == start || end - start > 10) return std::nullopt;
+    unsigned long value = 0;
+    for (char c : text.substr(start, end - start)) {
+      if (c < '0' || c > '9') return std::nullopt;
+      value = value * 10 + static_cast<unsigned long>(c - '0');
+    }
+    if (value > 0xFFFFFFFEul) return std::nullopt;  // (uid_t)-1 is "no change", never an owner
+    return value;
+  };
+  if (!text.starts_with(std::string(kOwnerHeader) + "\n")) return std::nullopt;
+  auto uid = field("uid");
+  auto gid = field("gid");
+  if (!uid || !gid || text != owner_text({static_cast<uid_t>(*uid), static_cast<gid_t>(*gid)}))
+    return std::nullopt;
+  return DirectoryOwner{static_cast<uid_t>(*uid), static_cast<gid_t>(*gid)};
+}
+
 Result<CacheRecords> CacheRecords::open(const std::filesystem::path& directory) {
   auto fd = open_root_owned_directory(directory);
   if (!fd) return std::unexpected(fd.error());
@@ -196,6 +228,18 @@ Result<void> CacheRecords::record_created(const CreatedDirectory& directory) con
   directories->push_back(directory);
   return write_atomically_at(fd_.get(), kCreatedFile, created_text(*directories), kRecordMode,
                              shown(kCreatedFile));
+}
+
+Result<std::optional<DirectoryOwner>> CacheRecords::owner() const {
+  auto read = read_regular_at(fd_.get(), kOwnerFile, kMaxRecordBytes, shown(kOwnerFile));
+  if (!read) return std::unexpected(read.error());
+  if (!*read) return std::optional<DirectoryOwner>{};
+  return parse_owner((*read)->content);
+}
+
+Result<void> CacheRecords::write_owner(const DirectoryOwner& owner) const {
+  return write_atomically_at(fd_.get(), kOwnerFile, owner_text(owner), kRecordMode,
+                             shown(kOwnerFile));
 }
 
 Result<bool> CacheRecords::was_created(const std::string& path,

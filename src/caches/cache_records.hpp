@@ -50,6 +50,12 @@ std::string created_text(const std::vector<CreatedDirectory>& directories);
 // Strict as parse_stamp; nullopt for anything else (then no directory counts as created).
 std::optional<std::vector<CreatedDirectory>> parse_created(std::string_view text);
 
+// The uid and gid the caches were last handed to ("uid=N\ngid=N\n" after a header): how a
+// start tells that the profile's user changed since (prepare_caches moves the caches then).
+std::string owner_text(const DirectoryOwner& owner);
+// Strict as parse_stamp; nullopt for anything else (then the owner found on disk counts).
+std::optional<DirectoryOwner> parse_owner(std::string_view text);
+
 class CacheRecords {
  public:
   // For root, which writes them: missing directories are created, and any part of the path a
@@ -73,6 +79,9 @@ class CacheRecords {
   Result<std::vector<CreatedDirectory>> created() const;
   // Records `directory`, replacing what was recorded at its path.
   Result<void> record_created(const CreatedDirectory& directory) const;
+  Result<std::optional<DirectoryOwner>> owner() const;
+  Result<void> write_owner(const DirectoryOwner& owner) const;
+
   // Whether the directory at `path` with `identity` is one gpulaunch created: same path, same
   // device and inode (a directory swapped in at the path is not).
   Result<bool> was_created(const std::string& path, const FileIdentity& identity) const;

@@ -145,6 +145,30 @@ Result<void> make_missing(const OpenCaches& caches, const DirectoryOwner& owner)
   return {};
 }
 
+// The caches go to `owner` when the profile's user changed: the uid the records name (the cache
+// root's own owner before there was a record) hands what it owns to the new one, under the root
+// and in the directories outside it that gpulaunch created, confined like a clear.
+Result<std::optional<OwnerChange>> move_to_owner(const OpenCaches& caches,
+                                                 const CacheRecords& records,
+                                                 const DirectoryOwner& owner) {
+  GL_TRY(auto recorded, records.owner());
+  GL_TRY(auto found, caches.root.owner());
+  const uid_t previous = recorded ? recorded->uid : found.uid;
+  std::optional<OwnerChange> change;
+  if (previous != owner.uid) {
+    change = OwnerChange{previous, owner, 0};
+    GL_TRY(change->entries, caches.root.change_owner(previous, owner));
+    for (size_t i = 0; i < caches.targets.size(); ++i) {
+      if (!caches.targets[i].own_root || !caches.own[i]) continue;
+      GL_TRY(auto moved, caches.own[i]->change_owner(previous, owner));
+      change->entries += moved;
+    }
+  }
+  if (!recorded || recorded->uid != owner.uid || recorded->gid != owner.gid)
+    GL_TRY_VOID(records.write_owner(owner));
+  return change;
+}
+
 }  // namespace
 
 Result<PrepareReport> prepare_caches(const LaunchPlan& plan, const FingerprintInputs& inputs,
@@ -162,6 +186,7 @@ Result<PrepareReport> prepare_caches(const LaunchPlan& plan, const FingerprintIn
   report.fingerprint = fingerprint_hex(fingerprint_hash(inputs));
   GL_TRY_VOID(remove_old_stamp(*caches, recorder));
   GL_TRY_VOID(sweep_trash(*caches, recorder));
+  GL_TRY(report.owner_change, move_to_owner(*caches, *records, options.owner));
 
   const std::string root = caches->root.path().string();
   const bool other_root = *stamp && (*stamp)->root != root;

@@ -25,13 +25,22 @@ struct Removal {
   std::uint64_t bytes = 0;
 };
 
+// The profile's user changed since the caches were last prepared (an upgrade to one user per
+// profile, or a new service.user): what the caches were moved from and to.
+struct OwnerChange {
+  uid_t from = 0;
+  DirectoryOwner to;
+  std::uint64_t entries = 0;  // changed now; systemd may have moved CacheDirectory= itself first
+};
+
 struct PrepareReport {
   std::string fingerprint;              // stamped in the records now
   std::optional<std::string> previous;  // what the stamp said before, if there was one
   std::string change;                   // why the caches were stale; "" when they were not
   std::vector<Removal> removals;
-  std::vector<std::string> kept;        // "triton: keys its entries on toolkit and arch", ...
-  std::vector<std::string> held_locks;  // lock files a live process holds, left in place
+  std::vector<std::string> kept;            // "triton: keys its entries on toolkit and arch", ...
+  std::vector<std::string> held_locks;      // lock files a live process holds, left in place
+  std::optional<OwnerChange> owner_change;  // set at the one start that moved them
 };
 
 using RemovalSink = std::function<void(const Removal&)>;
@@ -50,7 +59,10 @@ struct PrepareOptions {
 // (or there is none, or it was for another root) clears every non-empty cache that does not key
 // itself, with the stamp removed first and the new one written last, so a crash in between
 // leaves no stamp and the next start clears again; removes lock files no process holds. An
-// unchanged fingerprint clears nothing.
+// unchanged fingerprint clears nothing. When `owner` is not who the caches were last prepared
+// for (root's owner record; without one, the cache root's owner), everything in them the
+// previous uid owns is handed to `owner` first (ConfinedRoot::change_owner): the compiled
+// kernels stay, since the user is no fingerprint input.
 Result<PrepareReport> prepare_caches(const LaunchPlan& plan, const FingerprintInputs& inputs,
                                      const PrepareOptions& options,
                                      const RemovalSink& on_removal = {});

@@ -649,6 +649,78 @@ Result<void> ConfinedRoot::make_directories(std::string_view relative,
   return {};
 }
 
+namespace {
+
+// Changes `name` in `dir_fd` (a directory: its entries first) from `from` to `to`. Each entry is
+// opened once without following a link (O_PATH|O_NOFOLLOW: a symlink is the link itself) and
+// judged and changed through that descriptor, so a name swapped after the look (by another
+// engine under the same uid) cannot redirect the change.
+Result<void> change_owner_at(int dir_fd, const std::string& name, uid_t from,
+                             const DirectoryOwner& to, dev_t device, int depth,
+                             const std::string& shown, std::uint64_t& changed) {
+  int raw = ::openat(dir_fd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (raw < 0) {
+    if (errno == ENOENT) return {};  // gone since the listing
+    return failf("Failed to open '{}': {}", shown, errno_text(errno));
+  }
+  UniqueFd entry(raw);
+  struct stat info {};
+  if (::fstat(entry.get(), &info) != 0)
+    return failf("Failed to stat '{}': {}", shown, errno_text(errno));
+  if (info.st_dev != device) return {};  // another filesystem: not ours to walk or change
+  if (S_ISDIR(info.st_mode)) {
+    if (depth >= kMaxDepth)
+      return failf("Failed to change the owner of '{}': nested deeper than {} directories", shown,
+                   kMaxDepth);
+    auto dir = open_directory_at(dir_fd, name, shown);
+    if (!dir) return std::unexpected(dir.error());
+    struct stat opened {};
+    if (::fstat(dir->get(), &opened) != 0 || opened.st_ino != info.st_ino ||
+        opened.st_dev != info.st_dev)
+      return failf("Failed to change the owner of '{}': it was replaced while it was read", shown);
+    auto names = list_names(dir->get(), shown);
+    if (!names) return std::unexpected(names.error());
+    for (const auto& child : *names)
+      GL_TRY_VOID(change_owner_at(dir->get(), child, from, to, device, depth + 1,
+                                  shown + "/" + child, changed));
+  } else if (info.st_nlink > 1) {
+    // A second name of a file elsewhere (a hard link the engine made) stays: changing it would
+    // hand that other file, maybe another profile's under a shared user, to this one.
+    return {};
+  }
+  if (info.st_uid != from) return {};
+  if (::fchownat(entry.get(), "", to.uid, to.gid, AT_EMPTY_PATH) != 0)
+    return failf("Failed to change the owner of '{}': {}", shown, errno_text(errno));
+  ++changed;
+  return {};
+}
+
+}  // namespace
+
+Result<DirectoryOwner> ConfinedRoot::owner() const {
+  struct stat info {};
+  if (::fstat(fd_.get(), &info) != 0)
+    return failf("Failed to stat '{}': {}", shown(""), errno_text(errno));
+  return DirectoryOwner{info.st_uid, info.st_gid};
+}
+
+Result<std::uint64_t> ConfinedRoot::change_owner(uid_t from, const DirectoryOwner& to) const {
+  struct stat info {};
+  if (::fstat(fd_.get(), &info) != 0)
+    return failf("Failed to stat '{}': {}", shown(""), errno_text(errno));
+  std::uint64_t changed = 0;
+  auto names = list_names(fd_.get(), shown(""));
+  if (!names) return std::unexpected(names.error());
+  for (const auto& child : *names)
+    GL_TRY_VOID(change_owner_at(fd_.get(), child, from, to, info.st_dev, 1, shown(child), changed));
+  if (info.st_uid == from) {
+    if (::fchown(fd_.get(), to.uid, to.gid) != 0)
+      return failf("Failed to change the owner of '{}': {}", shown(""), errno_text(errno));
+    ++changed;
+  }
+  return changed;
+}
+
 Result<MadeDirectory> make_cache_directory(const std::filesystem::path& path,
                                            const DirectoryOwner& owner) {
   GL_TRY_VOID(check_clearable(path));

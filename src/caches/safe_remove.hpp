@@ -114,6 +114,16 @@ class ConfinedRoot {
   // Something other than a directory on the way is refused.
   Result<void> make_directories(std::string_view relative, const DirectoryOwner& owner) const;
 
+  // The root directory's owner.
+  Result<DirectoryOwner> owner() const;
+
+  // Hands everything at and below the root that `from` owns to `to` (uid and gid; a link itself,
+  // never its target): what an engine made as the profile's previous user. Entries of any
+  // other owner stay as they are, and so do files with more than one name (a hard link could
+  // name a file outside); another filesystem mounted inside is not entered. Returns the number
+  // of entries changed.
+  Result<std::uint64_t> change_owner(uid_t from, const DirectoryOwner& to) const;
+
   // Renames the directory at `relative` to `new_leaf` in the same parent, in one rename that
   // replaces nothing, and makes it durable: a poisoned cache kept for inspection. "" moves the
   // root itself within its parent (a cache directory that is its own root), only while the name

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include <fmt/core.h>
@@ -16,11 +17,14 @@
 #include "caches/prepare.hpp"
 #include "cli/context.hpp"
 #include "plan/launch_plan.hpp"
+#include "profile/service_user.hpp"
 #include "profile/validate.hpp"
 #include "rules/node_probe.hpp"
 #include "supervise/exit_status.hpp"
 #include "util/safe_file.hpp"
 #include "util/state_paths.hpp"
+#include "util/system_users.hpp"
+#include "util/try.hpp"
 
 namespace gl {
 namespace {
@@ -48,7 +52,21 @@ Result<void> prepare(const std::string& name, const std::string& snapshot,
   if (profile->name != name)
     return failf("Refusing to use the profile snapshot '{}': it is of profile '{}', not '{}'",
                  snapshot, profile->name, name);
-  auto owner = cache_owner(*profile);
+  // `up` creates the profile's own user before it installs a unit that names it: without that
+  // user, the installed unit is an older gpulaunch's, with no User= (its engine runs as root),
+  // so its caches stay root's until `up` installs the new unit.
+  std::optional<DirectoryOwner> older_unit;
+  if (service_user_is_default(*profile)) {
+    GL_TRY(auto account, lookup_user(service_user(*profile)));
+    if (!account) {
+      older_unit = DirectoryOwner{0, 0};
+      say(
+          fmt::format("the installed unit predates one user per profile and runs the engine as "
+                      "root: run `gpulaunch up {}` to move it to its own user {}",
+                      name, service_user(*profile)));
+    }
+  }
+  auto owner = older_unit ? Result<DirectoryOwner>(*older_unit) : cache_owner(*profile);
   if (!owner) return std::unexpected(owner.error());
   const LaunchPlan plan = make_launch_plan(*profile);
   const Facts facts = probe_node_for(*profile, plan, ShellEnvironment::current());
@@ -59,6 +77,12 @@ Result<void> prepare(const std::string& name, const std::string& snapshot,
         say(fmt::format("removed {} ({} bytes): {}", removal.what, removal.bytes, removal.why));
       });
   if (!report) return std::unexpected(report.error());
+  // Said at the one start that moved them: the records name the new owner from then on.
+  if (const auto& moved = report->owner_change)
+    say(
+        fmt::format("caches moved to the service user {} (uid {}, was uid {}): {} entries "
+                    "handed over, compiled kernels kept",
+                    service_user(*profile), moved->to.uid, moved->from, moved->entries));
   if (!report->change.empty())
     say(fmt::format("JIT caches were stale: {}", report->change));
   else

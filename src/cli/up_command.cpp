@@ -22,6 +22,7 @@
 #include "log/logger.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/secret_files.hpp"
+#include "profile/service_user.hpp"
 #include "profile/validate.hpp"
 #include "rules/check.hpp"
 #include "rules/node_probe.hpp"
@@ -30,6 +31,8 @@
 #include "supervise/unit_transition.hpp"
 #include "systemd/journal.hpp"
 #include "util/atomic_file.hpp"
+#include "util/state_paths.hpp"
+#include "util/system_users.hpp"
 #include "util/timekeeper.hpp"
 
 namespace gl {
@@ -361,6 +364,15 @@ int up(const UpOptions& options, const CliContext& context) {
     if (!migrated) return report(migrated.error());
     if (*migrated) fmt::print("{}\n", **migrated);
     if (auto created = History(profile->name).create(); !created) return report(created.error());
+    // The profile's own user, made before any unit names it (profile/service_user).
+    if (service_user_is_default(*profile)) {
+      const std::string user = service_user(*profile);
+      auto users = node_system_users();
+      auto made = ensure_system_user(*users, user, "gpulaunch engine " + profile->name,
+                                     std::string(state_paths::kStateRoot));
+      if (!made) return report(made.error());
+      if (*made) fmt::print("created system user {} for {}\n", user, unit);
+    }
   }
   Previous previous{existing, read_existing(plan.snapshot_path), transition.running, ""};
   if (auto written = write_snapshot(*merged, plan); !written) return report(written.error());

@@ -55,7 +55,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RouteFact, host, interface, prob
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(InfinibandFact, devices, peer_memory, modules_read)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ShmFact, path, exists, size_bytes, problem)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(InstalledProfileFact, name, snapshot, engine, gpus,
-                                                problem)
+                                                user, share_user, problem)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ModelFact, path, weights_bytes, weights_source,
                                                 links_skipped, layers, kv_heads, head_dim,
                                                 kv_lora_rank, rope_head_dim, context, problems)

@@ -147,6 +147,8 @@ struct InstalledProfileFact {
   std::string snapshot;                // the node's path of the snapshot it was read from
   std::string engine;                  // engine.kind
   std::vector<std::string> gpus;       // assigned_gpus(): indices or UUIDs, as CUDA_VISIBLE_DEVICES
+  std::string user;                    // its unit's User= (profile/service_user)
+  bool share_user = false;             // service.share_user
   std::optional<std::string> problem;  // why it could not be read
 };
 

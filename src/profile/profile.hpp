@@ -125,7 +125,8 @@ struct RestartSettings {
 };
 
 struct ServiceSettings {
-  std::optional<std::string> user;
+  std::optional<std::string> user;  // unset: the profile's own user (profile/service_user)
+  bool share_user = false;          // another installed profile may run as `user` too
   std::optional<std::string> group;
   std::optional<std::string> memory_max;  // systemd syntax: 900G, 80%, infinity
   std::vector<std::string> extra;         // extra "Key=Value" lines for [Service]

@@ -184,7 +184,10 @@ constexpr std::array kSchema{
     boolean("restart.step_down", "false", "Lower memory knobs after an OOM"),
 
     section("service", "The systemd service"),
-    string("service.user", kName, Shape::account_name, R"("llm")", "User= to run as"),
+    string("service.user", kName, Shape::account_name, R"("llm")",
+           "User= to run as (default: the profile's own gpulaunch-NAME)"),
+    boolean("service.share_user", "true",
+            "Let another installed profile run as the same service.user"),
     string("service.group", kName, Shape::account_name, R"("llm")", "Group= to run as"),
     key("service.memory_max", KeyType::memory, kName, Shape::memory_size, std::nullopt, R"("900G")",
         "MemoryMax= host memory limit"),

@@ -228,6 +228,12 @@ Result<void> read_restart(const ValueReader& r, Profile& profile) {
 Result<void> read_service(const ValueReader& r, Profile& profile) {
   auto& service = profile.service;
   service.user = r.string_at("service.user");
+  service.share_user = r.boolean_at("service.share_user").value_or(service.share_user);
+  // Only a named account can be shared: the default one is the profile's own.
+  if (service.share_user && !service.user)
+    return fail_at(r.where("service.share_user"),
+                   "'service.share_user' needs 'service.user': the default user "
+                   "gpulaunch-NAME is the profile's own");
   service.group = r.string_at("service.group");
   service.memory_max = r.memory_at("service.memory_max");
   service.allow_unsafe_extra =

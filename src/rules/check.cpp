@@ -14,6 +14,7 @@
 #include "facts/node_fs.hpp"
 #include "plan/gpu_assignment.hpp"
 #include "plan/launch_plan.hpp"
+#include "profile/service_user.hpp"
 #include "rules/gpu_health.hpp"
 #include "rules/installed_profiles.hpp"
 #include "rules/jit_toolkit.hpp"
@@ -742,18 +743,19 @@ void check_cubins(const Context& context, const LaunchPlan& plan, std::vector<Fi
 
 // The unit runs the engine and gpulaunch's own helpers; who could take them over.
 void check_trust(const Context& context, std::vector<Finding>& findings) {
+  // Unset, the engine runs as the profile's own user (profile/service_user); root only by name.
   const auto& user = context.profile.service.user;
-  if (!user || *user == "root")
+  if (user && *user == "root")
     add(findings,
         {Severity::warning,
          "engine-runs-as-root",
-         "the engine would run as root: " +
-             std::string(user ? "service.user is root" : "service.user is not set"),
+         "the engine would run as root: service.user is root",
          "the engine runs third-party wheels and model code (--trust-remote-code); as root, any "
          "of it owns the node",
-         {{"service.user", user.value_or("(unset)")}},
-         "set service.user to an unprivileged account that can read the model and the venv "
-         "(e.g. `useradd --system gpulaunch`, then service.user = \"gpulaunch\")"});
+         {{"service.user", *user}},
+         fmt::format("remove service.user: the engine then runs as its own system user {}, "
+                     "which `up` creates",
+                     default_service_user(context.profile.name))});
   if (const auto& binary = context.facts.gpulaunch; binary && binary->user_writable)
     add(findings, {Severity::warning,
                    "gpulaunch-binary-user-writable",

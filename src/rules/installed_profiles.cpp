@@ -3,6 +3,7 @@
 
 #include "catalog/engines.hpp"
 #include "plan/gpu_assignment.hpp"
+#include "profile/service_user.hpp"
 #include "profile/validate.hpp"
 #include "util/state_paths.hpp"
 
@@ -28,6 +29,8 @@ std::vector<InstalledProfileFact> probe_installed_profiles(const NodeFs& node) {
     } else {
       fact.engine = std::string(engine_kind_name(profile->engine.kind));
       fact.gpus = assigned_gpus(*profile);
+      fact.user = service_user(*profile);
+      fact.share_user = profile->service.share_user;
     }
     installed.push_back(std::move(fact));
   }

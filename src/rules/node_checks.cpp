@@ -14,6 +14,7 @@
 #include "catalog/node_requirements.hpp"
 #include "facts/environment.hpp"
 #include "plan/gpu_assignment.hpp"
+#include "profile/service_user.hpp"
 #include "unit/render.hpp"
 
 namespace gl {
@@ -240,6 +241,29 @@ void check_other_profiles(const Profile& profile, const LaunchPlan& plan, const 
   }
 }
 
+// Two engines under one uid can read and write each other's memory (where Yama's ptrace_scope
+// is 0), files and caches: only where both profiles say service.share_user = true.
+void check_shared_user(const Profile& profile, const Facts& facts, std::vector<Finding>& findings) {
+  if (!facts.installed_profiles) return;
+  const std::string user = service_user(profile);
+  for (const auto& other : *facts.installed_profiles) {
+    if (other.name == profile.name || other.problem || other.user != user) continue;
+    if (profile.service.share_user && other.share_user) continue;
+    findings.push_back(
+        {Severity::error,
+         "service-user-shared",
+         fmt::format("profile '{}' is installed and runs as the same user '{}', and not both "
+                     "set service.share_user = true",
+                     other.name, user),
+         "each profile's engine runs as its own uid unless both profiles share it on purpose: "
+         "under one uid each engine can read and write the other's memory, files and caches",
+         {{"service.user", user}, {"installed", other.snapshot}},
+         fmt::format("remove service.user from both (each then runs as its own gpulaunch-NAME "
+                     "user), or set service.share_user = true in both if they must share '{}'",
+                     user)});
+  }
+}
+
 // The flag that sets the engine's context, if it has one.
 std::string_view context_flag(const EngineRow& row) {
   return row.context.flag.empty() ? fit_context_flag(row.name) : row.context.flag;
@@ -376,6 +400,7 @@ void check_node_os(const Profile& profile, const LaunchPlan& plan, const Facts& 
   check_shm(profile, facts, findings);
   check_rendezvous_route(plan, facts, findings);
   check_other_profiles(profile, plan, facts, findings);
+  check_shared_user(profile, facts, findings);
   check_model_fit(profile, plan, facts, findings);
 }
 

@@ -5,6 +5,7 @@
 
 #include "catalog/exit_codes.hpp"
 #include "catalog/node_requirements.hpp"
+#include "profile/service_user.hpp"
 #include "unit/escape.hpp"
 #include "unit/unit_environment.hpp"
 #include "util/state_paths.hpp"
@@ -199,7 +200,9 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
   unit.add("Service", "ExecStopPost",
            root_helper_command(record_exit, {"SERVICE_RESULT", "EXIT_CODE", "EXIT_STATUS",
                                              "INVOCATION_ID", "JOURNAL_STREAM"}));
-  if (profile.service.user) unit.add("Service", "User", *profile.service.user);
+  // Every engine runs unprivileged, by default as the profile's own static user
+  // (profile/service_user.hpp says why not DynamicUser=), which `up` creates.
+  unit.add("Service", "User", service_user(profile));
   if (profile.service.group) unit.add("Service", "Group", *profile.service.group);
   if (profile.service.memory_max) unit.add("Service", "MemoryMax", *profile.service.memory_max);
   // RDMA pins the memory it registers against RLIMIT_MEMLOCK; only a node with InfiniBand needs it.
@@ -245,7 +248,8 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
   unit.add("Service", "SystemCallFilter", "@system-service");
   unit.add("Service", "SystemCallErrorNumber", "EPERM");
   unit.add("Service", "UMask", "0027");
-  if (profile.service.user) unit.add("Service", "RemoveIPC", "yes");
+  // The user's SysV IPC and POSIX shared memory go with the engine's stop.
+  unit.add("Service", "RemoveIPC", "yes");
   for (const auto& line : profile.service.extra) {
     auto equals = line.find('=');
     unit.add("Service", line.substr(0, equals), line.substr(equals + 1));

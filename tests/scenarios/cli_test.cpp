@@ -90,11 +90,11 @@ TEST(CheckCli, GpulaunchRunFromAUserOwnedTreeIsWarned) {
 
 TEST(CheckCli, EngineAsRootIsAWarningNotAnError) {
   FixtureNode node;
-  auto profile = build_scenario(scenario_named("engine-as-root"), node, 30000);
+  auto profile = build_scenario(scenario_named("engine-as-explicit-root"), node, 30000);
   auto run = gpulaunch(node, {"check", profile, "--root", node.root().string()});
   EXPECT_EQ(run.exit_code, 0) << run.out;
   EXPECT_THAT(run.out, HasSubstr("  warning[engine-runs-as-root] the engine would run as root: "
-                                 "service.user is not set"));
+                                 "service.user is root"));
 }
 
 TEST(CheckCli, PinnedSeedNodePasses) {

@@ -66,7 +66,7 @@ struct Scenario {
   std::optional<std::string> gpus_arch;
   std::map<std::string, std::string> env;
   // An account every Debian system has, so the unprivileged nvcc run works on any test machine.
-  std::optional<std::string> service_user = "nobody";  // unset: the engine runs as root
+  std::optional<std::string> service_user = "nobody";  // unset: its own gpulaunch-NAME
   bool model_exists = true;
   bool port_taken = false;
   // ---- Node preflight, OS side (issue 16) ----

@@ -6,11 +6,13 @@
 namespace gl {
 namespace {
 
-TEST(CacheOwner, RootWithoutAServiceUser) {
-  auto owner = cache_owner(Profile{});
-  ASSERT_TRUE(owner) << owner.error().message;
-  EXPECT_EQ(owner->uid, 0u);
-  EXPECT_EQ(owner->gid, 0u);
+TEST(CacheOwner, WithoutAServiceUserTheProfilesOwnUserWhichMustExist) {
+  Profile profile;
+  profile.name = "gl-no-such-profile";
+  auto owner = cache_owner(profile);
+  ASSERT_FALSE(owner);  // never root: `up` creates gpulaunch-NAME before the first start
+  EXPECT_EQ(owner.error().message,
+            "Failed to look up the service user 'gpulaunch-gl-no-such-profile': no such user");
 }
 
 TEST(CacheOwner, TheUsersIdsAndTheGroupWhenNamed) {
@@ -32,7 +34,7 @@ TEST(CacheOwner, AnUnknownUserIsAnError) {
   auto owner = cache_owner(profile);
   ASSERT_FALSE(owner);
   EXPECT_EQ(owner.error().message,
-            "Failed to look up service.user 'gl-no-such-user': no such user");
+            "Failed to look up the service user 'gl-no-such-user': no such user");
 }
 
 }  // namespace

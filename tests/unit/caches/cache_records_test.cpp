@@ -123,5 +123,21 @@ TEST_F(CacheRecordsTest, LookingCreatesNothing) {
   EXPECT_FALSE(fs::exists(base / "state"));
 }
 
+TEST(CacheRecordsText, TheOwnerRecordReadsBackAndAnythingElseIsNone) {
+  const DirectoryOwner owner{4242, 4243};
+  const std::string text = owner_text(owner);
+  EXPECT_EQ(text, "# gpulaunch cache owner v1\nuid=4242\ngid=4243\n");
+  auto parsed = parse_owner(text);
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(parsed->uid, 4242u);
+  EXPECT_EQ(parsed->gid, 4243u);
+  for (std::string_view bad : {"", "uid=1\ngid=1\n", "# gpulaunch cache owner v1\nuid=1\n",
+                               "# gpulaunch cache owner v1\nuid=-1\ngid=1\n",
+                               "# gpulaunch cache owner v1\nuid=4294967295\ngid=1\n",
+                               "# gpulaunch cache owner v1\nuid=1\ngid=1\nextra=1\n",
+                               "# gpulaunch cache owner v1\nuid=01\ngid=1\n"})
+    EXPECT_FALSE(parse_owner(bad)) << bad;
+}
+
 }  // namespace
 }  // namespace gl

@@ -69,6 +69,51 @@ TEST_F(Prepare, AChangedToolkitClearsExactlyTheCachesThatDoNotKeyThemselves) {
   EXPECT_EQ(stamp->hash, fingerprint_hex(fingerprint_hash(toolkit("13.0.48"))));
 }
 
+uid_t owner_of(const fs::path& path) {
+  struct stat info {};
+  EXPECT_EQ(::lstat(path.c_str(), &info), 0) << path;
+  return info.st_uid;
+}
+
+// The profile's user changed (an upgrade from a shared user to its own): what the old uid owned
+// goes to the new one before the start, the kernels stay, and it is reported at that start only.
+TEST_F(Prepare, ANewServiceUserGetsTheCachesOnceWithoutARecompile) {
+  const auto plan = plan_under(base / "root");
+  constexpr uid_t kOld = 4242;
+  const DirectoryOwner old_owner{kOld, kOld};
+  ASSERT_TRUE(prepare_caches(plan, toolkit("13.0.48"), PrepareOptions{records(), old_owner}));
+  fill_every_cache(plan);
+  const fs::path kernel = fs::path(plan.caches.front().directory) / "kernel.so";
+  ASSERT_EQ(::chown(kernel.c_str(), kOld, kOld), 0);
+  // Not the old user's (root made it): stays. A second name of a file: stays too.
+  const fs::path roots = base / "root" / "roots-file";
+  test::TempTree::write(roots);
+  const fs::path linked = base / "root" / "linked";
+  ASSERT_EQ(::link(kernel.c_str(), linked.c_str()), 0);
+  ASSERT_EQ(::symlink("/etc/passwd", (base / "root" / "link").c_str()), 0);
+  ASSERT_EQ(::lchown((base / "root" / "link").c_str(), kOld, kOld), 0);
+
+  const DirectoryOwner mine{::geteuid(), ::getegid()};
+  auto report = prepare_caches(plan, toolkit("13.0.48"), PrepareOptions{records(), mine});
+  ASSERT_TRUE(report) << report.error().message;
+  ASSERT_TRUE(report->owner_change);
+  EXPECT_EQ(report->owner_change->from, kOld);
+  EXPECT_EQ(report->owner_change->to.uid, mine.uid);
+  EXPECT_TRUE(report->removals.empty());  // the user is no fingerprint input: nothing recompiles
+  EXPECT_EQ(report->change, "");
+  EXPECT_EQ(names_with_content(plan).size(), plan.caches.size());
+  EXPECT_EQ(owner_of(base / "root"), mine.uid);
+  EXPECT_EQ(owner_of(plan.caches.front().directory), mine.uid);
+  EXPECT_EQ(owner_of(kernel), kOld) << "two names: a hard link could be a file elsewhere";
+  EXPECT_EQ(owner_of(base / "root" / "link"), mine.uid);  // the link itself
+  EXPECT_EQ(owner_of("/etc/passwd"), 0u);                 // never its target
+  EXPECT_EQ(owner_of(roots), 0u);
+
+  report = prepare_caches(plan, toolkit("13.0.48"), PrepareOptions{records(), mine});
+  ASSERT_TRUE(report);
+  EXPECT_FALSE(report->owner_change) << "said once";
+}
+
 TEST_F(Prepare, AnUnchangedFingerprintClearsNothing) {
   const auto plan = plan_under(base / "root");
   ASSERT_TRUE(prepare_caches(plan, toolkit("13.0.48"), options()));

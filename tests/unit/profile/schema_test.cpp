@@ -68,8 +68,8 @@ std::string dump(const Profile& p) {
   line("restart", fmt::format("{} {} {} {} {} {}", r.policy, r.delay.count(), r.max_delay.count(),
                               r.stable_after.count(), r.budget, r.step_down));
   const auto& s = p.service;
-  line("service", fmt::format("{} {} {} {} {} {}", opt(s.user), opt(s.group), opt(s.memory_max),
-                              s.extra, s.unit_extra, s.allow_unsafe_extra));
+  line("service", fmt::format("{} {} {} {} {} {} {}", opt(s.user), s.share_user, opt(s.group),
+                              opt(s.memory_max), s.extra, s.unit_extra, s.allow_unsafe_extra));
   line("env", fmt::format("{}", p.env));
   line("secrets", fmt::format("{}", p.secrets));
   return text;
@@ -99,6 +99,7 @@ const std::map<std::string, Keys> kContext{
     {"parallelism.nodes",
      {{"parallelism.tp", "2"}, {"parallelism.dist_init_addr", R"("10.0.0.1:5000")"}}},
     {"nodes.hosts", {{"parallelism.tp", "2"}}},
+    {"service.share_user", {{"service.user", R"("llm")"}}},  // only a named user is shared
 };
 
 Keys context_for(const std::string& path) {

@@ -173,5 +173,39 @@ TEST(RendezvousRoute, AnInterfaceTheProfilePinsElsewhereIsAWarningAPrefixIsNot) 
   EXPECT_THAT(codes(node_findings(profile, facts)), ::testing::IsEmpty());
 }
 
+// Two installed profiles under one uid: only where both say so (service.share_user).
+TEST(SharedServiceUser, TwoProfilesSilentlySharingAUserIsAnError) {
+  Profile profile;
+  profile.name = "a";
+  profile.engine.kind = EngineKind::command;
+  profile.engine.argv = {"/bin/true"};
+  profile.service.user = "llm";
+  Facts facts;
+  InstalledProfileFact other;
+  other.name = "b";
+  other.snapshot = "/var/lib/gpulaunch/snapshots/b.toml";
+  other.user = "llm";
+  facts.installed_profiles = std::vector<InstalledProfileFact>{other};
+
+  auto findings = node_findings(profile, facts);
+  ASSERT_THAT(codes(findings), ::testing::ElementsAre("service-user-shared"));
+  EXPECT_EQ(findings[0].severity, Severity::error);
+  EXPECT_EQ(findings[0].summary,
+            "profile 'b' is installed and runs as the same user 'llm', and not both set "
+            "service.share_user = true");
+  profile.service.share_user = true;  // one side alone is not enough
+  EXPECT_THAT(codes(node_findings(profile, facts)), ::testing::ElementsAre("service-user-shared"));
+  facts.installed_profiles->front().share_user = true;
+  EXPECT_THAT(codes(node_findings(profile, facts)), ::testing::IsEmpty());
+
+  // Without service.user each runs as its own gpulaunch-NAME: nothing shared.
+  profile.service = {};
+  facts.installed_profiles->front() = other;
+  facts.installed_profiles->front().user = "gpulaunch-b";
+  EXPECT_THAT(codes(node_findings(profile, facts)), ::testing::IsEmpty());
+  // The example profiles no longer share one.
+  EXPECT_NE(example("k26-ar").service.user, std::optional<std::string>("gpulaunch"));
+}
+
 }  // namespace
 }  // namespace gl
