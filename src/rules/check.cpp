@@ -5,6 +5,7 @@
 #include <set>
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include "catalog/cuda_arch.hpp"
 #include "catalog/engines.hpp"
@@ -12,6 +13,7 @@
 #include "catalog/flashinfer_packages.hpp"
 #include "engines/engine_argv.hpp"
 #include "facts/node_fs.hpp"
+#include "facts/python_env.hpp"
 #include "plan/gpu_assignment.hpp"
 #include "plan/launch_plan.hpp"
 #include "rules/gpu_health.hpp"
@@ -639,6 +641,50 @@ void check_flashinfer_packages(const Context& context, const LaunchPlan& plan,
   }
 }
 
+// The flags gpulaunch adds against the installed release (catalog/engines' FlagVersions): one it
+// lacks, with no older spelling, would make the engine exit "unrecognized arguments" at every
+// start; an unknown release gets the conservative spellings, said as info.
+void check_flag_versions(const Context& context, const LaunchPlan& plan,
+                         std::vector<Finding>& findings) {
+  const Profile& profile = context.profile;
+  const EngineRow& engine = engine_row(profile.engine.kind);
+  const auto version = installed_engine_version(context.facts, profile.engine.kind);
+  LaunchOptions options;
+  options.node_rank = plan.node_rank;
+  options.engine_version = version;
+  std::vector<std::string> conservative;
+  for (const auto& fit : fitted_flags(profile, options)) {
+    if (fit.version_unknown) {
+      if (fit.spelling != fit.flag)
+        conservative.push_back(fmt::format("{} instead of {}", fit.spelling, fit.flag));
+      else
+        conservative.push_back(fmt::format("{} (since {})", fit.flag, fit.needs));
+      continue;
+    }
+    if (!fit.spelling.empty()) continue;
+    add(findings, {Severity::error,
+                   "engine-flag-too-new",
+                   fmt::format("{} {} has no {}, which this profile needs (from {} on)",
+                               engine.display, *version, fit.flag, fit.needs),
+                   fmt::format("the engine refuses a flag its release does not know "
+                               "(\"unrecognized arguments: {}\")",
+                               fit.flag),
+                   {{"installed", *version}, {"flag", fit.flag}, {"since", fit.needs}},
+                   fmt::format("upgrade {} to {} or later, or change the profile so that it "
+                               "needs no {}",
+                               engine.pip_dist, fit.needs, fit.flag)});
+  }
+  if (!conservative.empty())
+    add(findings, {Severity::info,
+                   "engine-version-unknown",
+                   fmt::format("the installed {} release is unknown: the command line uses {}",
+                               engine.display, fmt::join(conservative, ", ")),
+                   "gpulaunch spells the flags it adds as the installed release takes them",
+                   {{"venv", profile.engine.venv.value_or("")}},
+                   "install the engine with pip into engine.venv, so its dist-info names the "
+                   "release"});
+}
+
 void check_engine(const Context& context, const LaunchPlan& plan, std::vector<Finding>& findings) {
   const auto& facts = context.facts;
   const auto& profile = context.profile;
@@ -677,6 +723,7 @@ void check_engine(const Context& context, const LaunchPlan& plan, std::vector<Fi
                      {{"model.path", profile.model.path}},
                      "download the model there or fix model.path"});
   }
+  check_flag_versions(context, plan, findings);
   for (const auto& port : facts.ports)
     if (port.taken && port.port == profile.server.port)
       add(findings, {Severity::error,
