@@ -527,6 +527,12 @@ constexpr std::array kRows{
         .config_errors = {},
         .liveness = kSglangLiveness,
         .drain = kSglangDrain,
+        // The scheduler caps a request at min(context_len - 1, max_total_num_tokens - 1) tokens
+        // and starts; only a pool of nothing ("Memory pool size is too small") stops it.
+        .kv_shortfall = {true,
+                         "SGLang caps each request at the tokens its KV pool holds and serves",
+                         "python/sglang/srt/managers/tp_worker.py (max_req_len), sgl-project/sglang "
+                         "2026"},
     },
     EngineRow{
         .kind = EngineKind::vllm,
@@ -576,6 +582,13 @@ constexpr std::array kRows{
         .multi_node_flags = &kVllmMultiNode,
         .liveness = kVllmLiveness,
         .drain = kVllmDrain,
+        // check_enough_kv_cache_memory raises ValueError ("To serve at least one request with
+        // the models's max seq len ...") when max_model_len's KV cache exceeds what is left.
+        .kv_shortfall = {false,
+                         "vLLM refuses to start when one max-length request's KV cache does not "
+                         "fit (lower --max-model-len)",
+                         "vllm/v1/core/kv_cache_utils.py (check_enough_kv_cache_memory), "
+                         "vllm-project/vllm 0.11"},
     },
     EngineRow{
         .kind = EngineKind::trtllm,

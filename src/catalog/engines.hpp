@@ -216,6 +216,15 @@ struct DrainFacts {
   std::string_view source;     // the upstream file and version this was read from
 };
 
+// What the engine does when the weights fit its memory share but the KV cache of one request of
+// the full context does not fit beside them: refuse to start, or cap its longest request to the
+// pool it has and serve (the model-fit rule in rules/node_checks follows it).
+struct KvShortfall {
+  bool caps_request_length = false;
+  std::string_view behaviour;  // in words, for the finding
+  std::string_view source;     // the upstream file and version this was read from
+};
+
 struct EngineRow {
   EngineKind kind;
   std::string_view name;     // engine.kind
@@ -282,6 +291,7 @@ struct EngineRow {
   const MultiNodeFlags* multi_node_flags = nullptr;
   LivenessFacts liveness{};
   DrainFacts drain{};
+  KvShortfall kv_shortfall{};
 };
 
 // The row's method spelled `name` in any case ("eagle3", "EAGLE3"); nullptr when it has none.

@@ -11,6 +11,7 @@
 #include "catalog/engines.hpp"
 #include "catalog/flashinfer_arch_list.hpp"
 #include "catalog/flashinfer_packages.hpp"
+#include "catalog/node_health.hpp"
 #include "engines/engine_argv.hpp"
 #include "facts/node_fs.hpp"
 #include "facts/python_env.hpp"
@@ -330,10 +331,46 @@ void add(std::vector<Finding>& findings, Finding finding) {
   findings.push_back(std::move(finding));
 }
 
+// The GPUs the driver cannot reach (NVML's or nvidia-smi's "GPU is lost", Xid 79 at an address
+// no GPU answers at now): empty when none.
+std::vector<std::string> lost_gpus(const Facts& facts) {
+  std::vector<std::string> lost = facts.driver.lost_gpus;
+  for (const auto& event : facts.node_health.xids)
+    if (event.xid == kXidFallenOffTheBus && !event.gpu) {
+      std::string where = "PCI:" + event.pci;
+      if (std::ranges::find(lost, where) == lost.end()) lost.push_back(where);
+    }
+  return lost;
+}
+
+// A lost GPU is named as lost with the reboot fix, never as too few GPUs for the ranks.
+bool check_lost_gpus(const Context& context, std::vector<Finding>& findings) {
+  const auto& facts = context.facts;
+  const bool init_lost = facts.driver.nvml_error == kNvmlErrorGpuIsLost;
+  const auto lost = lost_gpus(facts);
+  if (!init_lost && lost.empty()) return false;
+  std::string where = init_lost && lost.empty() ? "a GPU (nvmlInit_v2)" : "";
+  for (const auto& gpu : lost) where += (where.empty() ? "" : ", ") + gpu;
+  add(findings, {Severity::error,
+                 "gpu-lost",
+                 fmt::format("{} fell off the bus: the driver cannot reach {} ({})", where,
+                             lost.size() > 1 ? "them" : "it", kNvmlGpuIsLostText),
+                 fmt::format("every GPU of the node must answer the driver; a lost one is "
+                             "present but unreachable ({})",
+                             kGpuLostSource),
+                 {{"lost", where},
+                  {"gpus answering", std::to_string(facts.gpus.size())},
+                  {"needed per node", std::to_string(context.profile.gpus_per_node())}},
+                 std::string(kGpuLostFix)});
+  return true;
+}
+
 void check_gpus(const Context& context, std::vector<Finding>& findings) {
   const auto& facts = context.facts;
   const auto& profile = context.profile;
+  const bool lost = check_lost_gpus(context, findings);
   if (!facts.driver.present) {
+    if (lost) return;
     // The driver is there but its libraries are another version: rules/gpu_health says so.
     if (driver_library_mismatch(facts.driver)) return;
     std::string why;
@@ -350,7 +387,7 @@ void check_gpus(const Context& context, std::vector<Finding>& findings) {
     return;
   }
   for (const auto& device : profile.gpus.devices)
-    if (!(device.starts_with("MIG-") && mig_mode_gpu(facts)) &&
+    if (!lost && !(device.starts_with("MIG-") && mig_mode_gpu(facts)) &&
         std::none_of(facts.gpus.begin(), facts.gpus.end(),
                      [&](const GpuFact& gpu) { return names_gpu(device, gpu); }))
       add(findings, {Severity::error,
@@ -361,7 +398,7 @@ void check_gpus(const Context& context, std::vector<Finding>& findings) {
                      "fix gpus.devices (see `gpulaunch facts`)"});
   long long needed = profile.gpus_per_node();
   long long available = static_cast<long long>(context.gpus.size());
-  if (available < needed)
+  if (available < needed && !lost)
     add(findings, {Severity::error,
                    "gpu-count-short",
                    fmt::format("the profile needs {} GPUs per node ({}), {} available", needed,
