@@ -529,10 +529,10 @@ constexpr std::array kRows{
         .drain = kSglangDrain,
         // The scheduler caps a request at min(context_len - 1, max_total_num_tokens - 1) tokens
         // and starts; only a pool of nothing ("Memory pool size is too small") stops it.
-        .kv_shortfall = {true,
-                         "SGLang caps each request at the tokens its KV pool holds and serves",
-                         "python/sglang/srt/managers/tp_worker.py (max_req_len), sgl-project/sglang "
-                         "2026"},
+        .kv_shortfall =
+            {true, "SGLang caps each request at the tokens its KV pool holds and serves",
+             "python/sglang/srt/managers/tp_worker.py (max_req_len), sgl-project/sglang "
+             "2026"},
     },
     EngineRow{
         .kind = EngineKind::vllm,
@@ -760,8 +760,7 @@ FlagSpelling spell_flag(EngineKind kind, std::string_view flag,
   const FlagVersions* row = find_flag_versions(kind, flag);
   if (!row) return {flag, "", !version};
   auto installed = version ? parse_version(*version) : std::nullopt;
-  if (!installed)
-    return {row->before.empty() ? row->flag : row->before, row->since, true};
+  if (!installed) return {row->before.empty() ? row->flag : row->before, row->since, true};
   auto since = parse_version(row->since);
   if (since && *installed < *since) return {row->before, row->since, false};
   return {row->flag, row->since, false};

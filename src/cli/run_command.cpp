@@ -94,8 +94,8 @@ GpuContext unit_gpus(const std::vector<int>& assigned, const ParallelismSettings
 std::optional<int> supervise_start(const std::string& name, const std::string& snapshot,
                                    long long ready_timeout,
                                    const std::optional<std::string>& engine_version,
-                                   Notifier& notifier,
-                                   std::vector<std::string>& argv, BridgeOptions& options) {
+                                   Notifier& notifier, std::vector<std::string>& argv,
+                                   BridgeOptions& options) {
   const SupervisedProfile supervised = load_supervised(name, snapshot);
   if (!supervised.loaded) return std::nullopt;  // no snapshot: systemd's own restart only
   const std::vector<int> gpus = assigned_gpus();
@@ -111,10 +111,9 @@ std::optional<int> supervise_start(const std::string& name, const std::string& s
             kind);
       }};
   // Only root writes the history (record-exit); the service user reads it.
-  const StartGate gate =
-      gate_start(StartGateInput{name, supervised.restart, supervised.kind, ready_timeout, argv,
-                                engine_version},
-                 History(name), io);
+  const StartGate gate = gate_start(StartGateInput{name, supervised.restart, supervised.kind,
+                                                   ready_timeout, argv, engine_version},
+                                    History(name), io);
   if (gate.exit_code) return gate.exit_code;
   argv = gate.argv;
   options.stable_after = gate.stable_after;

@@ -151,7 +151,8 @@ std::vector<FittedFlag> fitted_flags(const Profile& profile, const LaunchOptions
     if (!find_flag_versions(profile.engine.kind, word)) continue;
     if (std::ranges::any_of(fitted, [&](const FittedFlag& f) { return f.flag == word; })) continue;
     const FlagSpelling fit = spell_flag(profile.engine.kind, word, options.engine_version);
-    fitted.push_back({word, std::string(fit.spelling), std::string(fit.needs), fit.version_unknown});
+    fitted.push_back(
+        {word, std::string(fit.spelling), std::string(fit.needs), fit.version_unknown});
   }
   return fitted;
 }

@@ -155,15 +155,13 @@ SteppedArgv step_down(std::vector<std::string> argv, EngineKind kind, int gpu_le
     out.changes.push_back(
         fmt::format("{} {} -> {} (from {})", start.flag, share(base), text, start.why));
     // A smaller static pool leaves less room for CUDA graphs: halve their batch too.
-    halve(argv, row->cuda_graph_max_bs, gpu_level, bounds.graph_bs_floor, gpus, spell,
-          out.changes);
+    halve(argv, row->cuda_graph_max_bs, gpu_level, bounds.graph_bs_floor, gpus, spell, out.changes);
   } else if (gpu_level > 0) {
     // No memory share to lower: a shorter context is a smaller KV cache.
     halve(argv, row->context, gpu_level, bounds.context_floor, gpus, spell, out.changes);
   }
   if (host_level > 0)
-    halve(argv, row->max_requests, host_level, bounds.concurrency_floor, gpus, spell,
-          out.changes);
+    halve(argv, row->max_requests, host_level, bounds.concurrency_floor, gpus, spell, out.changes);
   out.argv = std::move(argv);
   return out;
 }

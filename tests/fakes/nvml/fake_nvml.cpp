@@ -121,7 +121,8 @@ int nvmlInit_v2() {
     } else if (key == "mig" || key == "lost") {  // "mig INDEX", "lost INDEX"
       unsigned index = 0;
       words >> index;
-      if (index < node.gpus.size()) (key == "mig" ? node.gpus[index].mig : node.gpus[index].lost) = true;
+      if (index < node.gpus.size())
+        (key == "mig" ? node.gpus[index].mig : node.gpus[index].lost) = true;
     } else if (key == "pci" || key == "persistence" || key == "ecc" || key == "remap" ||
                key == "retired" || key == "fabric") {
       unsigned index = 0;

@@ -76,9 +76,10 @@ cuda_graph_max_bs = 64
 [model]
 path = "/m"
 )");
+  EXPECT_TRUE(has_pair(engine_argv(profile, {.engine_version = "0.5.16"}),
+                       "--cuda-graph-max-bs-decode", "64"));
   EXPECT_TRUE(
-      has_pair(engine_argv(profile, {.engine_version = "0.5.16"}), "--cuda-graph-max-bs-decode", "64"));
-  EXPECT_TRUE(has_pair(engine_argv(profile, {.engine_version = "0.5.6"}), "--cuda-graph-max-bs", "64"));
+      has_pair(engine_argv(profile, {.engine_version = "0.5.6"}), "--cuda-graph-max-bs", "64"));
   EXPECT_TRUE(has_pair(engine_argv(profile), "--cuda-graph-max-bs", "64"));
   auto unknown = fitted_flags(profile, {});
   ASSERT_EQ(unknown.size(), 1u);
