@@ -342,6 +342,16 @@ def run_headless():
             sys.exit(1)
 
 
+def mode():
+    """MOCK_VLLM_MODE_FILE's content at this start: "cuda-oom", else normal."""
+    path = os.environ.get("MOCK_VLLM_MODE_FILE")
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read().strip() or "normal"
+    except (OSError, TypeError):
+        return "normal"
+
+
 def run_server():
     name = ARGS.served_model_name[0] if ARGS.served_model_name else ARGS.model
     if ARGS.nnodes > 1:
@@ -350,6 +360,11 @@ def run_server():
     if local is not None and local < ARGS.data_parallel_size and ARGS.data_parallel_start_rank is None:
         accept_peers(ARGS.data_parallel_rpc_port or DP_RPC_PORT, ARGS.data_parallel_size - local)
     load(LOAD_SECONDS)
+    if mode() == "cuda-oom":
+        # The profile run of the KV cache sizing, as torch reports an allocation it cannot make.
+        print("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+              "total capacity of 139.81 GiB of which 1.12 GiB is free.", file=sys.stderr, flush=True)
+        sys.exit(1)
     host = ARGS.host or "0.0.0.0"
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     ThreadingHTTPServer.address_family = family
