@@ -690,26 +690,33 @@ void check_flag_versions(const Context& context, const LaunchPlan& plan,
   options.node_rank = plan.node_rank;
   options.engine_version = version;
   std::vector<std::string> conservative;
+  std::vector<std::string> missing;
+  std::string needs;
   for (const auto& fit : fitted_flags(profile, options)) {
     if (fit.version_unknown) {
       if (fit.spelling != fit.flag)
         conservative.push_back(fmt::format("{} instead of {}", fit.spelling, fit.flag));
       else
         conservative.push_back(fmt::format("{} (since {})", fit.flag, fit.needs));
-      continue;
+    } else if (fit.spelling.empty()) {
+      missing.push_back(fit.flag);
+      // The newest first release among them is the one that has them all.
+      auto have = parse_version(needs), want = parse_version(fit.needs);
+      if (!have || (want && *have < *want)) needs = fit.needs;
     }
-    if (!fit.spelling.empty()) continue;
+  }
+  if (!missing.empty()) {
+    const std::string flags = fmt::format("{}", fmt::join(missing, ", "));
     add(findings, {Severity::error,
                    "engine-flag-too-new",
                    fmt::format("{} {} has no {}, which this profile needs (from {} on)",
-                               engine.display, *version, fit.flag, fit.needs),
-                   fmt::format("the engine refuses a flag its release does not know "
-                               "(\"unrecognized arguments: {}\")",
-                               fit.flag),
-                   {{"installed", *version}, {"flag", fit.flag}, {"since", fit.needs}},
-                   fmt::format("upgrade {} to {} or later, or change the profile so that it "
-                               "needs no {}",
-                               engine.pip_dist, fit.needs, fit.flag)});
+                               engine.display, *version, flags, needs),
+                   "the engine exits \"unrecognized arguments\" on a flag its release does not "
+                   "know, at every start",
+                   {{"installed", *version}, {"flags", flags}, {"since", needs}},
+                   fmt::format("upgrade {} in engine.venv to {} or later, or change the profile "
+                               "so that it needs none of them",
+                               engine.pip_dist, needs)});
   }
   if (!conservative.empty())
     add(findings, {Severity::info,
