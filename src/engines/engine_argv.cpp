@@ -149,6 +149,8 @@ std::vector<FittedFlag> fitted_flags(const Profile& profile, const LaunchOptions
   newest.engine_version = "999999";
   for (const auto& word : engine_argv(own, newest)) {
     if (!find_flag_versions(profile.engine.kind, word)) continue;
+    // The drain bound is left out where the release lacks it (passes_drain_flag): never needed.
+    if (word == engine_row(profile.engine.kind).drain.flag) continue;
     if (std::ranges::any_of(fitted, [&](const FittedFlag& f) { return f.flag == word; })) continue;
     const FlagSpelling fit = spell_flag(profile.engine.kind, word, options.engine_version);
     fitted.push_back(

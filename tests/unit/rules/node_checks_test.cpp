@@ -108,7 +108,7 @@ TEST(ModelFit, AKvCacheShortfallFollowsEachEngine) {
   EXPECT_EQ(capped.front().severity, Severity::warning);
   EXPECT_EQ(capped.front().summary,
             "one request of 262144 tokens needs a KV cache of 18.4 GB, but 13.6 GB is left beside "
-            "the weights: SGLang serves requests of about 193963 tokens at most");
+            "the weights: SGLang serves requests of about 194108 tokens at most");
 
   Profile vllm = sglang;
   vllm.engine.kind = EngineKind::vllm;
