@@ -30,6 +30,13 @@ install_package() {
   rm -rf "${purelib:?}/$name"
   mv "$staging/$name" "$purelib/$name"
   rmdir "$staging"
+  # MOCK_SGLANG_VERSION / MOCK_VLLM_VERSION: install the mock as that release ("0.5.14+mock");
+  # it then accepts exactly that release's flags.
+  local wanted
+  wanted=$(printenv "MOCK_$(echo "$name" | tr a-z A-Z)_VERSION" || true)
+  if [ -n "$wanted" ]; then
+    printf '# SPDX-License-Identifier: Apache-2.0\n__version__ = "%s"\n' "$wanted" >"$purelib/$name/version.py"
+  fi
   version=$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' "$purelib/$name/version.py")
   rm -rf "$purelib/$name"-*.dist-info
   dist="$purelib/$name-$version.dist-info"

@@ -8,6 +8,8 @@
 
 #include <fmt/core.h>
 
+#include "util/version.hpp"
+
 namespace gl {
 namespace {
 
@@ -398,7 +400,6 @@ constexpr LivenessFacts kCommandLiveness{
 // rest and exits.
 constexpr DrainFacts kVllmDrain{
     .flag = "--shutdown-timeout",
-    .since = "0.18.0",
     .behaviour =
         "SIGTERM: new requests get 503, those in flight get up to --shutdown-timeout "
         "seconds (from server.drain_timeout), then the rest are aborted",
@@ -412,7 +413,6 @@ constexpr DrainFacts kVllmDrain{
 // SIGKILL after server.drain_timeout is it.
 constexpr DrainFacts kSglangDrain{
     .flag = "",
-    .since = "",
     .behaviour =
         "SIGTERM: waits for in-flight requests, checking every 5 s, with no bound of its "
         "own; server.drain_timeout bounds it",
@@ -424,7 +424,6 @@ constexpr DrainFacts kSglangDrain{
 // connections, in-flight requests awaited, no bound of its own.
 constexpr DrainFacts kTrtllmDrain{
     .flag = "",
-    .since = "",
     .behaviour =
         "SIGTERM: uvicorn stops accepting and awaits in-flight requests, with no bound "
         "of its own; server.drain_timeout bounds it",
@@ -433,9 +432,38 @@ constexpr DrainFacts kTrtllmDrain{
 // llama-server and a command: plain SIGTERM, whatever the program makes of it.
 constexpr DrainFacts kPlainSigterm{
     .flag = "",
-    .since = "",
     .behaviour = "SIGTERM, whatever the program makes of it; server.drain_timeout bounds it",
     .source = "",
+};
+
+// The flags gpulaunch adds that not every release takes, one table for every engine. A flag
+// absent here is in every release gpulaunch supports.
+constexpr std::array kFlagVersions{
+    // The phase-split CUDA-graph flags (sgl-project/sglang #23906, "Cuda Graph Runner/Backend
+    // Refactor", 2026-06; the release/v0.5.16 branch is the first cut after it):
+    // python/sglang/srt/server_args.py adds --cuda-graph-max-bs-decode and keeps
+    // --cuda-graph-max-bs as a DeprecatedAliasStoreAction storing into cuda_graph_max_bs_decode,
+    // so the old spelling works everywhere (with a warning on new releases); an older SGLang
+    // exits 2 on the new one ("unrecognized arguments").
+    FlagVersions{EngineKind::sglang, "--cuda-graph-max-bs-decode", "0.5.16", "--cuda-graph-max-bs",
+                 "python/sglang/srt/server_args.py, sgl-project/sglang #23906 (2026-06), v0.5.16"},
+    // The multiprocessing executor's own multi-node rendezvous (vllm-project/vllm #23691, "[V1]
+    // Support MP Executor for multi node distributed inference", merged after v0.11.0 was cut):
+    // vllm/engine/arg_utils.py's parallel group adds --nnodes/-n, --node-rank/-r, --master-addr
+    // and --master-port; before it, multi-node tp x pp needed a Ray cluster, which gpulaunch does
+    // not run.
+    FlagVersions{EngineKind::vllm, "--nnodes", "0.11.1", "",
+                 "vllm/engine/arg_utils.py, vllm-project/vllm #23691, v0.11.1"},
+    FlagVersions{EngineKind::vllm, "--node-rank", "0.11.1", "",
+                 "vllm/engine/arg_utils.py, vllm-project/vllm #23691, v0.11.1"},
+    FlagVersions{EngineKind::vllm, "--master-addr", "0.11.1", "",
+                 "vllm/engine/arg_utils.py, vllm-project/vllm #23691, v0.11.1"},
+    FlagVersions{EngineKind::vllm, "--master-port", "0.11.1", "",
+                 "vllm/engine/arg_utils.py, vllm-project/vllm #23691, v0.11.1"},
+    // The drain bound (kVllmDrain): vllm/engine/arg_utils.py EngineArgs.shutdown_timeout.
+    FlagVersions{
+        EngineKind::vllm, "--shutdown-timeout", "0.18.0", "",
+        "vllm/engine/arg_utils.py (shutdown_timeout), vllm-project/vllm#34730 and #36666, v0.18.0"},
 };
 
 constexpr std::array kRows{
@@ -499,6 +527,12 @@ constexpr std::array kRows{
         .config_errors = {},
         .liveness = kSglangLiveness,
         .drain = kSglangDrain,
+        // The scheduler caps a request at min(context_len - 1, max_total_num_tokens - 1) tokens
+        // and starts; only a pool of nothing ("Memory pool size is too small") stops it.
+        .kv_shortfall =
+            {true, "SGLang caps each request at the tokens its KV pool holds and serves",
+             "python/sglang/srt/managers/tp_worker.py (max_req_len), sgl-project/sglang "
+             "2026"},
     },
     EngineRow{
         .kind = EngineKind::vllm,
@@ -548,6 +582,13 @@ constexpr std::array kRows{
         .multi_node_flags = &kVllmMultiNode,
         .liveness = kVllmLiveness,
         .drain = kVllmDrain,
+        // check_enough_kv_cache_memory raises ValueError ("To serve at least one request with
+        // the models's max seq len ...") when max_model_len's KV cache exceeds what is left.
+        .kv_shortfall = {false,
+                         "vLLM refuses to start when one max-length request's KV cache does not "
+                         "fit (lower --max-model-len)",
+                         "vllm/v1/core/kv_cache_utils.py (check_enough_kv_cache_memory), "
+                         "vllm-project/vllm 0.11"},
     },
     EngineRow{
         .kind = EngineKind::trtllm,
@@ -702,6 +743,27 @@ const SpeculativeMethod* find_speculative_method(const EngineRow& row, std::stri
   for (const auto& method : row.speculative_methods)
     if (std::ranges::equal(method.name, name, {}, lower, lower)) return &method;
   return nullptr;
+}
+
+std::span<const FlagVersions> flag_versions() {
+  return kFlagVersions;
+}
+
+const FlagVersions* find_flag_versions(EngineKind kind, std::string_view flag) {
+  for (const auto& row : kFlagVersions)
+    if (row.kind == kind && row.flag == flag) return &row;
+  return nullptr;
+}
+
+FlagSpelling spell_flag(EngineKind kind, std::string_view flag,
+                        const std::optional<std::string>& version) {
+  const FlagVersions* row = find_flag_versions(kind, flag);
+  if (!row) return {flag, "", !version};
+  auto installed = version ? parse_version(*version) : std::nullopt;
+  if (!installed) return {row->before.empty() ? row->flag : row->before, row->since, true};
+  auto since = parse_version(row->since);
+  if (since && *installed < *since) return {row->before, row->since, false};
+  return {row->flag, row->since, false};
 }
 
 std::span<const EngineRow> engine_rows() {

@@ -20,6 +20,33 @@ namespace gl {
 
 enum class EngineKind { sglang, vllm, trtllm, llamacpp, command };
 
+// A flag gpulaunch itself adds to an engine's command line (the argv builders in engines/,
+// step-down, the drain bound, multi-node; never engine.args, which stay the user's), with the
+// releases that take it. Keyed by the spelling current releases take, the one the row and the
+// builders name; `before` is what releases before `since` take instead, if anything.
+struct FlagVersions {
+  EngineKind kind;
+  std::string_view flag;
+  std::string_view since;   // the first release that takes `flag`
+  std::string_view before;  // empty: releases before `since` have no spelling of it
+  std::string_view source;  // the upstream file and version this was read from
+};
+std::span<const FlagVersions> flag_versions();
+// The row for `flag` of `kind`; nullptr where the flag is in every release gpulaunch knows.
+const FlagVersions* find_flag_versions(EngineKind kind, std::string_view flag);
+
+// How the installed release spells `flag`. Unknown version: the conservative spelling (`before`
+// where the newer releases still take it, else `flag`), with `version_unknown` set so `check`
+// can say so. Known version older than `since` and no `before`: `spelling` empty, `needs` the
+// first release that has one.
+struct FlagSpelling {
+  std::string_view spelling;
+  std::string_view needs;
+  bool version_unknown = false;
+};
+FlagSpelling spell_flag(EngineKind kind, std::string_view flag,
+                        const std::optional<std::string>& version);
+
 // What an engine's start-up output says it is doing. Kernel JIT builds (FlashInfer, DeepGEMM)
 // and torch.compile are told apart where the engine's lines tell them apart.
 enum class Phase {
@@ -183,9 +210,18 @@ struct LivenessFacts {
 struct DrainFacts {
   // Seconds the engine waits for in-flight requests after SIGTERM before it aborts them; empty:
   // the engine has no such flag (its drain, if any, has no bound of its own).
+  // The releases that take it: kFlagVersions (flag_versions()).
   std::string_view flag;
-  std::string_view since;      // the first release with the flag; older ones refuse it
   std::string_view behaviour;  // what SIGTERM does, in words for the man page
+  std::string_view source;     // the upstream file and version this was read from
+};
+
+// What the engine does when the weights fit its memory share but the KV cache of one request of
+// the full context does not fit beside them: refuse to start, or cap its longest request to the
+// pool it has and serve (the model-fit rule in rules/node_checks follows it).
+struct KvShortfall {
+  bool caps_request_length = false;
+  std::string_view behaviour;  // in words, for the finding
   std::string_view source;     // the upstream file and version this was read from
 };
 
@@ -255,6 +291,7 @@ struct EngineRow {
   const MultiNodeFlags* multi_node_flags = nullptr;
   LivenessFacts liveness{};
   DrainFacts drain{};
+  KvShortfall kv_shortfall{};
 };
 
 // The row's method spelled `name` in any case ("eagle3", "EAGLE3"); nullptr when it has none.

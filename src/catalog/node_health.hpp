@@ -35,6 +35,26 @@ inline constexpr std::string_view kFabricManagerUnit = "nvidia-fabricmanager.ser
 inline constexpr int kCudaErrorSystemNotReady = 802;
 inline constexpr std::string_view kCudaSystemNotReadyText = "system not yet initialized";
 
+// A GPU fallen off the bus or otherwise out of the driver's reach: nvml.h NVML_ERROR_GPU_IS_LOST
+// (15; "The GPU has fallen off the bus or has otherwise become inaccessible"), returned by
+// nvmlInit_v2 or by nvmlDeviceGetHandleByIndex_v2 for that GPU; nvmlErrorString's text
+// (nvidia-ml-py pynvml.py, NVMLError._errcode_to_string), which nvidia-smi prints after
+// "Unable to determine the device handle for GPU<address>: " in its place in the listing. The
+// kernel logs Xid 79 for it. It is not "too few GPUs": the GPU is there and needs a reset or a
+// reboot (a reset cannot reach a GPU the bus has lost).
+inline constexpr int kNvmlErrorGpuIsLost = 15;
+inline constexpr std::string_view kNvmlGpuIsLostText = "GPU is lost";
+inline constexpr std::string_view kNvidiaSmiNoHandleText =
+    "Unable to determine the device handle for ";
+inline constexpr int kXidFallenOffTheBus = 79;
+inline constexpr std::string_view kGpuLostFix =
+    "reboot the node (a GPU off the bus comes back only with a reboot; `nvidia-smi -r -i N` "
+    "helps only where the driver still reaches it); if it recurs, have the GPU, its slot, power "
+    "and cooling checked. Do not lower the parallelism: the GPU is there, only unreachable";
+inline constexpr std::string_view kGpuLostSource =
+    "nvml.h NVML_ERROR_GPU_IS_LOST (NVIDIA/go-nvml gen/nvml/nvml.h, NVML API 13); NVIDIA Xid "
+    "catalog, Xid 79";
+
 // A per-GPU health reading judged against a limit.
 enum class HealthCheck {
   ecc_uncorrected_volatile,  // nvmlDeviceGetTotalEccErrors(UNCORRECTED, VOLATILE_ECC)

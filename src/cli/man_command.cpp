@@ -355,7 +355,7 @@ std::string drain_engines_block() {
       page += fmt::format(
           " \\fB{}\\fR from release {} on, where \\fBup\\fR read the installed "
           "version, unless \\fBengine.args\\fR sets it.",
-          literal(drain.flag), literal(drain.since));
+          literal(drain.flag), literal(spell_flag(row.kind, drain.flag, std::nullopt).needs));
     if (!drain.source.empty()) page += fmt::format(" ({})", literal(drain.source));
     page += "\n";
   }

@@ -5,7 +5,9 @@
 
 #include "cli/context.hpp"
 #include "cli/lifecycle.hpp"
+#include "engines/engine_argv.hpp"
 #include "gpulaunch_version.hpp"
+#include "log/logger.hpp"
 #include "profile/validate.hpp"
 #include "unit/render.hpp"
 
@@ -62,6 +64,11 @@ void add_render_command(CLI::App& app, CliContext& context) {
     launch.infiniband = infiniband;
     if (!socket_interface.empty()) launch.socket_interface = socket_interface;
     const LaunchPlan plan = make_launch_plan(*profile, launch);
+    // Without the release, flags whose spelling depends on it get the conservative one: say so.
+    for (const auto& fit : fitted_flags(*profile, launch))
+      if (fit.version_unknown && fit.spelling != fit.flag)
+        logging::info(fmt::format("note: no --engine-version: {} instead of {} (from {} on)",
+                                  fit.spelling, fit.flag, fit.needs));
     fmt::print("{}", render_unit(*profile, plan, options).to_text());
   });
 }

@@ -92,8 +92,10 @@ GpuContext unit_gpus(const std::vector<int>& assigned, const ParallelismSettings
 // GPUs through NVML, the real clock, lines to the journal through stdout. Returns an exit code
 // when the engine must not start.
 std::optional<int> supervise_start(const std::string& name, const std::string& snapshot,
-                                   long long ready_timeout, Notifier& notifier,
-                                   std::vector<std::string>& argv, BridgeOptions& options) {
+                                   long long ready_timeout,
+                                   const std::optional<std::string>& engine_version,
+                                   Notifier& notifier, std::vector<std::string>& argv,
+                                   BridgeOptions& options) {
   const SupervisedProfile supervised = load_supervised(name, snapshot);
   if (!supervised.loaded) return std::nullopt;  // no snapshot: systemd's own restart only
   const std::vector<int> gpus = assigned_gpus();
@@ -109,9 +111,9 @@ std::optional<int> supervise_start(const std::string& name, const std::string& s
             kind);
       }};
   // Only root writes the history (record-exit); the service user reads it.
-  const StartGate gate =
-      gate_start(StartGateInput{name, supervised.restart, supervised.kind, ready_timeout, argv},
-                 History(name), io);
+  const StartGate gate = gate_start(StartGateInput{name, supervised.restart, supervised.kind,
+                                                   ready_timeout, argv, engine_version},
+                                    History(name), io);
   if (gate.exit_code) return gate.exit_code;
   argv = gate.argv;
   options.stable_after = gate.stable_after;
@@ -178,6 +180,7 @@ void add_run_command(CLI::App& app, CliContext& context) {
   static long long health_timeout = kMinHealthTimeout.count();
   static long long drain_timeout = kRunDefaultDrainTimeout.count();
   static std::vector<std::string> argv;
+  static std::string engine_version;
   // Liveness (plan/launch_plan's LivenessPlan); without them, "health" as before.
   static std::string liveness = "health", ready = "health";
   static long long liveness_interval = kDefaultLivenessInterval.count();
@@ -190,6 +193,8 @@ void add_run_command(CLI::App& app, CliContext& context) {
   // snapshot. Accepted and ignored, so that a package upgrade does not break an installed unit
   // before its next `up`.
   command->add_option("--engine", unused_engine)->group("");
+  command->add_option(std::string(kRunEngineVersionOption), engine_version,
+                      "The engine release the command line was built for");
   command->add_option("--snapshot", snapshot, "The merged profile `up` wrote");
   command->add_option("--health-url", health_url, "URL answering 200 once serving")->required();
   command->add_option("--ready-timeout", ready_timeout, "Seconds to wait for health 200")
@@ -291,7 +296,10 @@ void add_run_command(CLI::App& app, CliContext& context) {
       context.exit_code = kExitConfig;
       return;
     }
-    if (auto stop = supervise_start(profile, snapshot, ready_timeout, *notifier, argv, options)) {
+    const std::optional<std::string> version =
+        engine_version.empty() ? std::nullopt : std::optional(engine_version);
+    if (auto stop =
+            supervise_start(profile, snapshot, ready_timeout, version, *notifier, argv, options)) {
       context.exit_code = *stop;
       return;
     }

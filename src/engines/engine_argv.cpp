@@ -63,10 +63,9 @@ bool uses_serve_script(const EngineRow& row, const Profile& profile, const Launc
 // installed release is known to take the flag (an older one would refuse its command line) and
 // engine.args does not set it already.
 bool passes_drain_flag(const EngineRow& row, const Profile& profile, const LaunchOptions& options) {
-  if (row.drain.flag.empty() || !options.engine_version) return false;
-  auto installed = parse_version(*options.engine_version);
-  auto since = parse_version(row.drain.since);
-  if (!installed || !since || *installed < *since) return false;
+  if (row.drain.flag.empty()) return false;
+  const FlagSpelling fit = spell_flag(row.kind, row.drain.flag, options.engine_version);
+  if (fit.version_unknown || fit.spelling.empty()) return false;
   const std::string with_value = std::string(row.drain.flag) + "=";
   return std::none_of(
       profile.engine.args.begin(), profile.engine.args.end(),
@@ -134,6 +133,30 @@ std::optional<Rendezvous> headless_rendezvous(const Profile& profile,
   // Validation has refused such an address already.
   if (error != std::errc{} || end != port.data() + port.size()) return std::nullopt;
   return rendezvous;
+}
+
+std::string fitted_flag(EngineKind kind, std::string_view flag, const LaunchOptions& options) {
+  const FlagSpelling fit = spell_flag(kind, flag, options.engine_version);
+  return std::string(fit.spelling.empty() ? flag : fit.spelling);
+}
+
+std::vector<FittedFlag> fitted_flags(const Profile& profile, const LaunchOptions& options) {
+  Profile own = profile;
+  own.engine.args.clear();
+  std::vector<FittedFlag> fitted;
+  // Built with every release's newest spelling: the words name the table's rows.
+  LaunchOptions newest = options;
+  newest.engine_version = "999999";
+  for (const auto& word : engine_argv(own, newest)) {
+    if (!find_flag_versions(profile.engine.kind, word)) continue;
+    // The drain bound is left out where the release lacks it (passes_drain_flag): never needed.
+    if (word == engine_row(profile.engine.kind).drain.flag) continue;
+    if (std::ranges::any_of(fitted, [&](const FittedFlag& f) { return f.flag == word; })) continue;
+    const FlagSpelling fit = spell_flag(profile.engine.kind, word, options.engine_version);
+    fitted.push_back(
+        {word, std::string(fit.spelling), std::string(fit.needs), fit.version_unknown});
+  }
+  return fitted;
 }
 
 std::vector<std::string> engine_argv(const Profile& profile, const LaunchOptions& options) {

@@ -32,6 +32,21 @@ struct LaunchOptions {
 
 std::vector<std::string> engine_argv(const Profile& profile, const LaunchOptions& options = {});
 
+// `flag` as the installed release (options.engine_version) spells it (catalog/engines'
+// spell_flag): the conservative spelling where the version is unknown, `flag` itself where that
+// release has none (`check` refuses such a profile: fitted_flags).
+std::string fitted_flag(EngineKind kind, std::string_view flag, const LaunchOptions& options);
+
+// Each flag the builders add to this profile's command line (engine.args left out: those are
+// the user's) whose spelling depends on the release: what `options.engine_version` made of it.
+struct FittedFlag {
+  std::string flag;      // the spelling current releases take
+  std::string spelling;  // the one the command line uses; empty: that release has none
+  std::string needs;     // the first release with `flag`
+  bool version_unknown = false;
+};
+std::vector<FittedFlag> fitted_flags(const Profile& profile, const LaunchOptions& options);
+
 // What one rank of a multi-node group offers: `serving` answers the health endpoint; `headless`
 // (ranks >= 1 of an engine whose row names a headless flag) runs its share of the model and no
 // HTTP server, and has joined the group once it holds a TCP connection to rank 0.

@@ -35,7 +35,8 @@ std::vector<std::string> sglang_argv(const Profile& profile, const LaunchOptions
   if (profile.engine.max_requests)
     add(std::string(row.max_requests.flag), std::to_string(*profile.engine.max_requests));
   if (profile.engine.cuda_graph_max_bs)
-    add(std::string(row.cuda_graph_max_bs.flag), std::to_string(*profile.engine.cuda_graph_max_bs));
+    add(fitted_flag(row.kind, row.cuda_graph_max_bs.flag, options),
+        std::to_string(*profile.engine.cuda_graph_max_bs));
   if (const auto& spec = profile.speculative) {
     // Validation refused a method SGLang does not have: this is its own spelling of it.
     const SpeculativeMethod* method = find_speculative_method(row, spec->algorithm);

@@ -33,10 +33,11 @@ std::vector<std::string> vllm_argv(const Profile& profile, const LaunchOptions& 
       add(std::string(flags.dp_address), host);
       add(std::string(flags.dp_rpc_port), port);
     } else {
-      add(std::string(flags.nnodes), std::to_string(p.nodes));
-      add(std::string(flags.node_rank), std::to_string(rank));
-      add(std::string(flags.master_addr), host);
-      add(std::string(flags.master_port), port);
+      // A vLLM without these has no multi-node tp x pp of its own: `check` refuses it.
+      add(fitted_flag(row.kind, flags.nnodes, options), std::to_string(p.nodes));
+      add(fitted_flag(row.kind, flags.node_rank, options), std::to_string(rank));
+      add(fitted_flag(row.kind, flags.master_addr, options), host);
+      add(fitted_flag(row.kind, flags.master_port, options), port);
     }
     if (rank_role(profile, rank) == RankRole::headless) argv.emplace_back(flags.headless);
   }

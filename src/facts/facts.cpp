@@ -35,7 +35,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GpuHealthFact, persistence_mode,
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GpuFact, index, name, uuid, cc_major, cc_minor,
                                                 memory_total_mib, mig, pci_bus_id, health)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DriverFact, present, source, version, max_cuda,
-                                                problems, nvml_error)
+                                                problems, nvml_error, lost_gpus)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(XidFact, xid, pci, gpu, realtime_usec, message)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(NodeHealthFact, kernel_log_read, boot_usec, xids,
                                                 fabric_manager_state, problems)

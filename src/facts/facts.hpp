@@ -50,6 +50,9 @@ struct DriverFact {
   std::optional<std::string> max_cuda;  // the newest CUDA the driver runs: "13.0"
   std::vector<std::string> problems;    // why a probe failed: kept, a missing driver is a fact
   std::optional<int> nvml_error{};      // nvmlInit_v2's code when it failed
+  // GPUs the driver lists that answer "GPU is lost" (catalog/node_health kNvmlErrorGpuIsLost):
+  // "GPU 1" (NVML's index) or the address nvidia-smi names ("GPU0000:3B:00.0").
+  std::vector<std::string> lost_gpus{};
 };
 
 struct ToolkitFact {

@@ -3,6 +3,9 @@
 
 #include <sstream>
 
+#include <fmt/core.h>
+
+#include "catalog/node_health.hpp"
 #include "util/process.hpp"
 #include "util/version.hpp"
 
@@ -42,7 +45,8 @@ Result<std::vector<GpuFact>> parse_nvidia_smi_csv(std::string_view csv,
   std::istringstream lines{std::string(csv)};
   std::string line;
   while (std::getline(lines, line)) {
-    if (trim(line).empty()) continue;
+    // A lost GPU's line in its place (parse_nvidia_smi_lost_gpus reads it).
+    if (trim(line).empty() || line.find(kNvidiaSmiNoHandleText) != std::string::npos) continue;
     auto fields = split_csv(line);
     // index, name, uuid, compute_cap, memory.total, driver_version[, mig.mode.current]
     if (fields.size() != 6 && fields.size() != 7)
@@ -87,7 +91,10 @@ Result<GpuProbe> probe_nvidia_smi(const std::string& program,
                         "--format=csv,noheader,nounits"},
                        service_user);
   if (!listing) return std::unexpected(listing.error());
-  if (listing->exit_code != 0)
+  // A lost GPU makes nvidia-smi exit non-zero with its line: the node has a driver, and the
+  // finding is the lost GPU (rules/check), not a missing driver.
+  auto lost = parse_nvidia_smi_lost_gpus(listing->out);
+  if (listing->exit_code != 0 && lost.empty())
     return failf("Failed to query GPUs with '{}': exit code {}", program, listing->exit_code);
   GpuProbe probe;
   probe.driver.source = "nvidia-smi";
@@ -96,6 +103,7 @@ Result<GpuProbe> probe_nvidia_smi(const std::string& program,
   auto gpus = parse_nvidia_smi_csv(listing->out, &driver_version);
   if (!gpus) return std::unexpected(gpus.error());
   probe.gpus = std::move(*gpus);
+  probe.driver.lost_gpus = std::move(lost);
   if (!driver_version.empty()) probe.driver.version = driver_version;
   auto report = run_unprivileged(program, {"-q"}, service_user);
   if (report && report->exit_code == 0)
@@ -103,6 +111,24 @@ Result<GpuProbe> probe_nvidia_smi(const std::string& program,
   else
     probe.driver.problems.push_back("Failed to read the CUDA version from '" + program + " -q'");
   return probe;
+}
+
+std::vector<std::string> parse_nvidia_smi_lost_gpus(std::string_view output) {
+  std::vector<std::string> lost;
+  size_t start = 0;
+  while (start < output.size()) {
+    size_t end = output.find('\n', start);
+    if (end == std::string_view::npos) end = output.size();
+    std::string_view line = output.substr(start, end - start);
+    start = end + 1;
+    auto at = line.find(kNvidiaSmiNoHandleText);
+    if (at == std::string_view::npos) continue;
+    line.remove_prefix(at + kNvidiaSmiNoHandleText.size());
+    auto tail = line.find(fmt::format(": {}", kNvmlGpuIsLostText));
+    if (tail == std::string_view::npos) continue;
+    lost.emplace_back(line.substr(0, tail));
+  }
+  return lost;
 }
 
 GpuProbe probe_gpus(const NodeFs& node, const std::optional<std::string>& nvidia_smi,

@@ -35,6 +35,9 @@ Result<std::vector<GpuProcessUse>> nvml_compute_processes(const std::vector<int>
 Result<std::vector<GpuFact>> parse_nvidia_smi_csv(std::string_view csv,
                                                   std::string* driver_version);
 std::optional<std::string> parse_nvidia_smi_cuda_version(std::string_view query_report);
+// The GPUs nvidia-smi's output names as lost ("Unable to determine the device handle for
+// GPU0000:3B:00.0: GPU is lost"): what follows "for ", up to ": GPU is lost".
+std::vector<std::string> parse_nvidia_smi_lost_gpus(std::string_view output);
 // Runs it as `service_user` (nobody when unset) when gpulaunch is root.
 Result<GpuProbe> probe_nvidia_smi(const std::string& host_program,
                                   const std::optional<std::string>& service_user);

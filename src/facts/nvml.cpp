@@ -232,6 +232,8 @@ Result<GpuProbe> probe_nvml(int* init_error) {
   for (unsigned index = 0; index < devices; ++index) {
     nvmlDevice_t device = nullptr;
     if (nvmlReturn_t code = by_index(index, &device); code != kNvmlSuccess) {
+      if (code == kNvmlErrorGpuIsLost)
+        probe.driver.lost_gpus.push_back("GPU " + std::to_string(index));
       probe.driver.problems.push_back("Failed to open GPU " + std::to_string(index) + ": " +
                                       describe(code));
       continue;

@@ -143,6 +143,7 @@ LaunchPlan make_launch_plan(const Profile& profile, const LaunchOptions& options
                     std::to_string(profile.server.port) + profile.server.health_path;
   plan.rendezvous = headless_rendezvous(profile, options);
   plan.infiniband = options.infiniband;
+  plan.engine_version = options.engine_version;
   plan.liveness = liveness_plan(profile, plan.rendezvous.has_value(), plan.argv);
   auto& env = plan.environment;
 

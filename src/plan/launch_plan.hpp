@@ -94,6 +94,9 @@ struct LaunchPlan {
   // LaunchOptions::infiniband: the unit allows /dev/infiniband's devices and unlimited memlock
   // (catalog/node_requirements); off, it allows neither.
   bool infiniband = false;
+  // LaunchOptions::engine_version: the release the argv's flags were fitted to (engines/'
+  // fitted_flag); nullopt: the conservative spellings.
+  std::optional<std::string> engine_version;
 };
 
 // `run`'s options for a headless rank (the unit passes them, `status` reads them back):
@@ -130,6 +133,10 @@ inline Seconds stop_timeout(const Profile& profile) {
 // `run`'s option for the drain time in seconds; absent (units rendered before it): 80 s, which
 // with kStopKillGrace stays within those units' TimeoutStopSec=2min.
 inline constexpr std::string_view kRunDrainTimeoutOption = "--drain-timeout";
+// `run`'s option for the installed engine release the unit's argv was built for
+// (LaunchOptions::engine_version), where the command knew it: step-down spells the knobs it
+// inserts as that release takes them. Absent: the conservative spellings.
+inline constexpr std::string_view kRunEngineVersionOption = "--engine-version";
 inline constexpr Seconds kRunDefaultDrainTimeout{80};
 // Python's faulthandler, on in every engine process when a stall can fire: SIGABRT then writes
 // every thread's stack to stderr (the journal) before the process dies.

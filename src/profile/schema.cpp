@@ -107,7 +107,7 @@ constexpr std::array kSchema{
     section("nodes", "The hosts of a multi-node profile, reached over SSH"),
     strings("nodes.hosts", kHost, Shape::host, R"(["node-a", "node-b"])",
             "Hosts in rank order (rank 0 first)"),
-    string("nodes.ssh_user", kName, Shape::text, R"("admin")",
+    string("nodes.ssh_user", kName, Shape::ssh_user, R"("admin")",
            "User ssh logs in as (default: ssh's own)"),
     integer("nodes.ssh_port", kPorts[0], kPorts[1], "2222",
             "Port of each node's sshd (default 22)"),

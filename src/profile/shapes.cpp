@@ -94,6 +94,14 @@ bool is_account_name(std::string_view text) {
   return scan.one(lower) && scan.run(rest, 0, 31) && scan.done();
 }
 
+bool is_ssh_user(std::string_view text) {
+  if (text.empty() || text.front() == '-' || text.back() == '\\') return false;
+  if (text.find_first_of("'`\";&<>|(){}") != std::string_view::npos) return false;
+  for (size_t i = 0; i + 1 < text.size(); ++i)
+    if (text[i] == ' ' && text[i + 1] == '-') return false;  // the other white space is control
+  return true;
+}
+
 bool is_memory_size(std::string_view text) {
   if (text == "infinity" || text == "100%") return true;
   Scan scan(text);
@@ -158,6 +166,8 @@ bool has_shape(Shape shape, std::string_view text) {
       return is_compute_capability(text);
     case Shape::account_name:
       return is_account_name(text);
+    case Shape::ssh_user:
+      return is_ssh_user(text);
     case Shape::memory_size:
       return is_memory_size(text);
     case Shape::directive:
@@ -198,6 +208,9 @@ std::string_view shape_requirement(Shape shape) {
       return "be a compute capability like \"12.0\"";
     case Shape::account_name:
       return "be a user or group name";
+    case Shape::ssh_user:
+      return "be a user name ssh accepts: not starting with '-', ending in '\\', with '-' after a "
+             "space or with any of '`\";&<>|(){}";
     case Shape::memory_size:
       return "be a size like \"900G\", a percentage or \"infinity\"";
     case Shape::directive:

@@ -36,6 +36,11 @@ bool is_compute_capability(std::string_view text);
 // [a-z_][a-z0-9_-]{0,31}  (a user or group name)
 bool is_account_name(std::string_view text);
 
+// A user name OpenSSH 9.6's ssh takes from -l: not empty, no leading '-', no trailing '\\', no
+// '-' after white space, none of '`";&<>|(){} (ssh.c valid_ruser, openssh-portable V_9_6_P1:
+// the fix for CVE-2023-51385; older clients pass such names on to ProxyCommand's shell).
+bool is_ssh_user(std::string_view text);
+
 // [1-9][0-9]{0,15}[KMGT]?  or  [1-9][0-9]?%  or  100%  or  infinity  (MemoryMax=)
 bool is_memory_size(std::string_view text);
 
@@ -63,6 +68,7 @@ enum class Shape {
   gpu_device,          // is_gpu_device
   compute_capability,  // is_compute_capability
   account_name,        // is_account_name
+  ssh_user,            // is_ssh_user
   memory_size,         // is_memory_size
   directive,           // is_directive
 };

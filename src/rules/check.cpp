@@ -5,13 +5,16 @@
 #include <set>
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include "catalog/cuda_arch.hpp"
 #include "catalog/engines.hpp"
 #include "catalog/flashinfer_arch_list.hpp"
 #include "catalog/flashinfer_packages.hpp"
+#include "catalog/node_health.hpp"
 #include "engines/engine_argv.hpp"
 #include "facts/node_fs.hpp"
+#include "facts/python_env.hpp"
 #include "plan/gpu_assignment.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/service_user.hpp"
@@ -329,10 +332,46 @@ void add(std::vector<Finding>& findings, Finding finding) {
   findings.push_back(std::move(finding));
 }
 
+// The GPUs the driver cannot reach (NVML's or nvidia-smi's "GPU is lost", Xid 79 at an address
+// no GPU answers at now): empty when none.
+std::vector<std::string> lost_gpus(const Facts& facts) {
+  std::vector<std::string> lost = facts.driver.lost_gpus;
+  for (const auto& event : facts.node_health.xids)
+    if (event.xid == kXidFallenOffTheBus && !event.gpu) {
+      std::string where = "PCI:" + event.pci;
+      if (std::ranges::find(lost, where) == lost.end()) lost.push_back(where);
+    }
+  return lost;
+}
+
+// A lost GPU is named as lost with the reboot fix, never as too few GPUs for the ranks.
+bool check_lost_gpus(const Context& context, std::vector<Finding>& findings) {
+  const auto& facts = context.facts;
+  const bool init_lost = facts.driver.nvml_error == kNvmlErrorGpuIsLost;
+  const auto lost = lost_gpus(facts);
+  if (!init_lost && lost.empty()) return false;
+  std::string where = init_lost && lost.empty() ? "a GPU (nvmlInit_v2)" : "";
+  for (const auto& gpu : lost) where += (where.empty() ? "" : ", ") + gpu;
+  add(findings, {Severity::error,
+                 "gpu-lost",
+                 fmt::format("{} fell off the bus: the driver cannot reach {} ({})", where,
+                             lost.size() > 1 ? "them" : "it", kNvmlGpuIsLostText),
+                 fmt::format("every GPU of the node must answer the driver; a lost one is "
+                             "present but unreachable ({})",
+                             kGpuLostSource),
+                 {{"lost", where},
+                  {"gpus answering", std::to_string(facts.gpus.size())},
+                  {"needed per node", std::to_string(context.profile.gpus_per_node())}},
+                 std::string(kGpuLostFix)});
+  return true;
+}
+
 void check_gpus(const Context& context, std::vector<Finding>& findings) {
   const auto& facts = context.facts;
   const auto& profile = context.profile;
+  const bool lost = check_lost_gpus(context, findings);
   if (!facts.driver.present) {
+    if (lost) return;
     // The driver is there but its libraries are another version: rules/gpu_health says so.
     if (driver_library_mismatch(facts.driver)) return;
     std::string why;
@@ -349,7 +388,7 @@ void check_gpus(const Context& context, std::vector<Finding>& findings) {
     return;
   }
   for (const auto& device : profile.gpus.devices)
-    if (!(device.starts_with("MIG-") && mig_mode_gpu(facts)) &&
+    if (!lost && !(device.starts_with("MIG-") && mig_mode_gpu(facts)) &&
         std::none_of(facts.gpus.begin(), facts.gpus.end(),
                      [&](const GpuFact& gpu) { return names_gpu(device, gpu); }))
       add(findings, {Severity::error,
@@ -360,7 +399,7 @@ void check_gpus(const Context& context, std::vector<Finding>& findings) {
                      "fix gpus.devices (see `gpulaunch facts`)"});
   long long needed = profile.gpus_per_node();
   long long available = static_cast<long long>(context.gpus.size());
-  if (available < needed)
+  if (available < needed && !lost)
     add(findings, {Severity::error,
                    "gpu-count-short",
                    fmt::format("the profile needs {} GPUs per node ({}), {} available", needed,
@@ -640,6 +679,57 @@ void check_flashinfer_packages(const Context& context, const LaunchPlan& plan,
   }
 }
 
+// The flags gpulaunch adds against the installed release (catalog/engines' FlagVersions): one it
+// lacks, with no older spelling, would make the engine exit "unrecognized arguments" at every
+// start; an unknown release gets the conservative spellings, said as info.
+void check_flag_versions(const Context& context, const LaunchPlan& plan,
+                         std::vector<Finding>& findings) {
+  const Profile& profile = context.profile;
+  const EngineRow& engine = engine_row(profile.engine.kind);
+  const auto version = installed_engine_version(context.facts, profile.engine.kind);
+  LaunchOptions options;
+  options.node_rank = plan.node_rank;
+  options.engine_version = version;
+  std::vector<std::string> conservative;
+  std::vector<std::string> missing;
+  std::string needs;
+  for (const auto& fit : fitted_flags(profile, options)) {
+    if (fit.version_unknown) {
+      if (fit.spelling != fit.flag)
+        conservative.push_back(fmt::format("{} instead of {}", fit.spelling, fit.flag));
+      else
+        conservative.push_back(fmt::format("{} (since {})", fit.flag, fit.needs));
+    } else if (fit.spelling.empty()) {
+      missing.push_back(fit.flag);
+      // The newest first release among them is the one that has them all.
+      auto have = parse_version(needs), want = parse_version(fit.needs);
+      if (!have || (want && *have < *want)) needs = fit.needs;
+    }
+  }
+  if (!missing.empty()) {
+    const std::string flags = fmt::format("{}", fmt::join(missing, ", "));
+    add(findings, {Severity::error,
+                   "engine-flag-too-new",
+                   fmt::format("{} {} has no {}, which this profile needs (from {} on)",
+                               engine.display, *version, flags, needs),
+                   "the engine exits \"unrecognized arguments\" on a flag its release does not "
+                   "know, at every start",
+                   {{"installed", *version}, {"flags", flags}, {"since", needs}},
+                   fmt::format("upgrade {} in engine.venv to {} or later, or change the profile "
+                               "so that it needs none of them",
+                               engine.pip_dist, needs)});
+  }
+  if (!conservative.empty())
+    add(findings, {Severity::info,
+                   "engine-version-unknown",
+                   fmt::format("the installed {} release is unknown: the command line uses {}",
+                               engine.display, fmt::join(conservative, ", ")),
+                   "gpulaunch spells the flags it adds as the installed release takes them",
+                   {{"venv", profile.engine.venv.value_or("")}},
+                   "install the engine with pip into engine.venv, so its dist-info names the "
+                   "release"});
+}
+
 void check_engine(const Context& context, const LaunchPlan& plan, std::vector<Finding>& findings) {
   const auto& facts = context.facts;
   const auto& profile = context.profile;
@@ -678,6 +768,7 @@ void check_engine(const Context& context, const LaunchPlan& plan, std::vector<Fi
                      {{"model.path", profile.model.path}},
                      "download the model there or fix model.path"});
   }
+  check_flag_versions(context, plan, findings);
   for (const auto& port : facts.ports)
     if (port.taken && port.port == profile.server.port)
       add(findings, {Severity::error,

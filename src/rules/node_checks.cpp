@@ -362,6 +362,25 @@ void check_model_fit(const Profile& profile, const LaunchPlan& plan, const Facts
   const double kv = context ? per_token * static_cast<double>(*context) : 0;
   const double need = weights + kv;
   if (need <= usable) return;
+  // Weights that fit with a KV cache that does not: SGLang serves shorter requests, vLLM refuses.
+  if (weights < usable && row.kv_shortfall.caps_request_length && per_token > 0) {
+    const auto tokens = static_cast<long long>((usable - weights) / per_token);
+    findings.push_back(
+        {Severity::warning,
+         "model-context-capped",
+         fmt::format("one request of {} tokens needs a KV cache of {}, but {} is left beside the "
+                     "weights: {} serves requests of about {} tokens at most",
+                     *context, gb(kv), gb(usable - weights), row.display, tokens),
+         fmt::format("{} ({})", row.kv_shortfall.behaviour, row.kv_shortfall.source),
+         {{"weights", fmt::format("{} ({})", gb(weights), model.weights_source)},
+          {"kv cache", gb(kv)},
+          {"memory share", fmt::format("{} ({})", fraction, fraction_source)},
+          {"parallelism", profile.world_text()}},
+         fmt::format("to serve the full context, spread the model over more GPUs or use a "
+                     "lower-precision checkpoint; to accept the cap, set it ({} in engine.args)",
+                     context_flag(row))});
+    return;
+  }
   const double per_gpu = gpu_bytes * fraction;
   const auto gpus_needed = static_cast<long long>(std::ceil(need / per_gpu));
   std::string kv_text = per_token > 0 && context

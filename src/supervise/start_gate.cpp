@@ -108,7 +108,8 @@ StartGate gate_start(const StartGateInput& input, const History& history, StartG
   }
   if (input.restart.step_down && (state->gpu_level > 0 || state->host_level > 0)) {
     const GpuContext gpus = io.gpus.describe ? io.gpus.describe() : GpuContext{};
-    auto stepped = step_down(gate.argv, input.kind, state->gpu_level, state->host_level, gpus);
+    auto stepped = step_down(gate.argv, input.kind, state->gpu_level, state->host_level, gpus, {},
+                             input.engine_version);
     for (const auto& change : stepped.changes)
       tell(io, kStepDownMessage,
            fmt::format("step-down (GPU memory level {}, concurrency level {}): {}",

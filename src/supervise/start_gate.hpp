@@ -52,6 +52,8 @@ struct StartGateInput {
   EngineKind kind = EngineKind::command;
   long long ready_timeout_s = 1200;  // run's --ready-timeout: the start job's timeout is extended
   std::vector<std::string> argv;     // the engine's command line
+  // The release the argv was built for (`run`'s --engine-version); nullopt: unknown.
+  std::optional<std::string> engine_version = std::nullopt;
 };
 
 struct StartGate {

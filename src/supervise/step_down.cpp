@@ -49,7 +49,19 @@ std::string value_at(const std::vector<std::string>& argv, const Found& found) {
                                                          : word;
 }
 
-void set_value(std::vector<std::string>& argv, const EngineKnob& knob, const std::string& value) {
+// How the installed release spells a knob the argv lacks (catalog/engines' spell_flag): an
+// SGLang before the phase-split graph flags takes only --cuda-graph-max-bs.
+struct Spell {
+  EngineKind kind;
+  const std::optional<std::string>& version;
+  std::string operator()(const EngineKnob& knob) const {
+    const FlagSpelling fit = spell_flag(kind, knob.flag, version);
+    return std::string(fit.spelling.empty() ? knob.flag : fit.spelling);
+  }
+};
+
+void set_value(std::vector<std::string>& argv, const EngineKnob& knob, const std::string& value,
+               const Spell& spell) {
   if (auto found = find_knob(argv, knob)) {
     if (argv[found->index].starts_with(std::string(found->flag) + "="))
       argv[found->index] = std::string(found->flag) + "=" + value;
@@ -57,7 +69,7 @@ void set_value(std::vector<std::string>& argv, const EngineKnob& knob, const std
       argv[found->index] = value;
     return;
   }
-  argv.emplace_back(knob.flag);
+  argv.push_back(spell(knob));
   argv.push_back(value);
 }
 
@@ -68,25 +80,25 @@ struct Baseline {
   std::string why;
 };
 std::optional<Baseline> baseline(const std::vector<std::string>& argv, const EngineKnob& knob,
-                                 const GpuContext& gpus) {
+                                 const GpuContext& gpus, const Spell& spell) {
   if (knob.flag.empty()) return std::nullopt;
   if (auto found = find_knob(argv, knob))
     return Baseline{value_at(argv, *found), std::string(found->flag), "engine.args"};
   if (auto fallback = knob_default(knob, gpus))
-    return Baseline{fmt::format("{}", fallback->value), std::string(knob.flag), fallback->why};
+    return Baseline{fmt::format("{}", fallback->value), spell(knob), fallback->why};
   return std::nullopt;
 }
 
 // Halves an integer knob `level` times, not below `floor` (nor above where it was), and says so.
 // A knob the engine sizes itself is left alone unless the argv sets it.
 void halve(std::vector<std::string>& argv, const EngineKnob& knob, int level, long long floor,
-           const GpuContext& gpus, std::vector<std::string>& changes) {
+           const GpuContext& gpus, const Spell& spell, std::vector<std::string>& changes) {
   if (level <= 0) return;
-  auto start = baseline(argv, knob, gpus);
+  auto start = baseline(argv, knob, gpus, spell);
   if (!start) return;
   const long long current = std::atoll(start->value.c_str());
   const long long next = std::max(std::min(current, floor), current >> std::min(level, 30));
-  set_value(argv, knob, std::to_string(next));
+  set_value(argv, knob, std::to_string(next), spell);
   changes.push_back(fmt::format("{} {} -> {} (from {})", start->flag, current, next, start->why));
 }
 
@@ -123,8 +135,10 @@ int max_host_level(EngineKind kind, const StepBounds& bounds) {
 }
 
 SteppedArgv step_down(std::vector<std::string> argv, EngineKind kind, int gpu_level, int host_level,
-                      const GpuContext& gpus, const StepBounds& bounds) {
+                      const GpuContext& gpus, const StepBounds& bounds,
+                      const std::optional<std::string>& engine_version) {
   SteppedArgv out;
+  const Spell spell{kind, engine_version};
   const EngineRow* row = stepped_row(kind);
   if (!row || (gpu_level <= 0 && host_level <= 0)) {
     out.argv = std::move(argv);
@@ -132,22 +146,22 @@ SteppedArgv step_down(std::vector<std::string> argv, EngineKind kind, int gpu_le
   }
   const EngineKnob& fraction = row->mem_fraction;
   if (gpu_level > 0 && fraction.engine_default) {
-    const Baseline start = *baseline(argv, fraction, gpus);
+    const Baseline start = *baseline(argv, fraction, gpus, spell);
     const double base = std::strtod(start.value.c_str(), nullptr);
     const double lowered =
         std::max(bounds.fraction_floor, std::min(base, base - bounds.fraction_step * gpu_level));
     const std::string text = share(lowered);
-    set_value(argv, fraction, text);
+    set_value(argv, fraction, text, spell);
     out.changes.push_back(
         fmt::format("{} {} -> {} (from {})", start.flag, share(base), text, start.why));
     // A smaller static pool leaves less room for CUDA graphs: halve their batch too.
-    halve(argv, row->cuda_graph_max_bs, gpu_level, bounds.graph_bs_floor, gpus, out.changes);
+    halve(argv, row->cuda_graph_max_bs, gpu_level, bounds.graph_bs_floor, gpus, spell, out.changes);
   } else if (gpu_level > 0) {
     // No memory share to lower: a shorter context is a smaller KV cache.
-    halve(argv, row->context, gpu_level, bounds.context_floor, gpus, out.changes);
+    halve(argv, row->context, gpu_level, bounds.context_floor, gpus, spell, out.changes);
   }
   if (host_level > 0)
-    halve(argv, row->max_requests, host_level, bounds.concurrency_floor, gpus, out.changes);
+    halve(argv, row->max_requests, host_level, bounds.concurrency_floor, gpus, spell, out.changes);
   out.argv = std::move(argv);
   return out;
 }

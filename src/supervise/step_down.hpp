@@ -6,6 +6,7 @@
 // GPUs (catalog/engines' knob_default); one the engine sizes itself is lowered only where the
 // argv sets it.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,8 +39,11 @@ int max_gpu_level(EngineKind kind, const StepBounds& bounds = {});
 int max_host_level(EngineKind kind, const StepBounds& bounds = {});
 
 // `gpus`: the unit's GPUs, which the engine's defaults depend on (unknown: the engine's own
-// fallback for that case).
+// fallback for that case). `engine_version`: the installed release (`run`'s --engine-version);
+// a knob the argv lacks is inserted in the spelling that release takes (catalog/engines'
+// spell_flag), the conservative one where it is unknown.
 SteppedArgv step_down(std::vector<std::string> argv, EngineKind kind, int gpu_level, int host_level,
-                      const GpuContext& gpus = {}, const StepBounds& bounds = {});
+                      const GpuContext& gpus = {}, const StepBounds& bounds = {},
+                      const std::optional<std::string>& engine_version = std::nullopt);
 
 }  // namespace gl

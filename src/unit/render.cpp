@@ -87,6 +87,9 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
       "--health-timeout=" + std::to_string(plan.health_timeout.count()),
       // How long a stop lets the engine drain before `run` kills it (server.drain_timeout).
       fmt::format("{}={}", kRunDrainTimeoutOption, profile.server.drain_timeout.count())};
+  // Step-down inserts knobs in the spelling of the release the argv was built for.
+  if (plan.engine_version)
+    exec.push_back(fmt::format("{}={}", kRunEngineVersionOption, *plan.engine_version));
   // A headless rank answers no health check: `run` waits for its rendezvous with rank 0.
   if (plan.rendezvous) {
     exec.push_back(fmt::format("{}={}", kRunRendezvousOption, rendezvous_text(*plan.rendezvous)));

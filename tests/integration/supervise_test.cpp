@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -102,6 +103,83 @@ TEST_F(Supervise, ACudaOomComesBackWithALowerMemFraction) {
             std::string::npos)
       << logs.out;
   gpulaunch("down cudaoom --runtime --purge");
+}
+
+// A venv holding the mocks as these releases (mock/install.sh's MOCK_SGLANG_VERSION and
+// MOCK_VLLM_VERSION): each accepts exactly its release's flags.
+fs::path release_venv(MockEngineHost& host, const std::string& sglang, const std::string& vllm) {
+  const fs::path venv = host.work() / ("venv-" + sglang + "-" + vllm);
+  if (!fs::exists(venv / "bin" / "python")) {
+    const std::string install = "MOCK_SGLANG_VERSION='" + sglang + "+mock' MOCK_VLLM_VERSION='" +
+                                vllm + "+mock' bash '" + std::string(GL_SOURCE_DIR) +
+                                "/mock/install.sh' '" + venv.string() + "' >/dev/null";
+    EXPECT_EQ(std::system(install.c_str()), 0) << install;
+  }
+  return venv;
+}
+
+// One CUDA OOM on the engine of `kind` installed at `venv`: the restart steps down in the
+// spelling that release takes, the engine accepts it and serves. The stepped-down argv as the
+// mock recorded it.
+std::vector<std::string> cuda_oom_and_back(MockEngineHost& host, const std::string& name,
+                                           const std::string& kind, const fs::path& venv,
+                                           int port) {
+  const std::string mode_file = (host.work() / (name + ".mode")).string();
+  const bool sglang = kind == "sglang";
+  std::ofstream(host.work() / "profiles" / (name + ".toml"))
+      << "[engine]\nkind = \"" << kind << "\"\nvenv = \"" << venv.string() << "\"\n"
+      << "[model]\npath = \"/models/mock\"\n[server]\nport = " << port << "\n"
+      << kRestart << "[env]\n"
+      << (sglang ? "MOCK_SGLANG_LOAD_SECONDS" : "MOCK_VLLM_LOAD_SECONDS") << " = \"1\"\n"
+      << (sglang ? "MOCK_SGLANG_MODE_FILE" : "MOCK_VLLM_MODE_FILE") << " = \"" << mode_file
+      << "\"\n";
+  std::ofstream(mode_file) << "cuda-oom";
+  auto up = host.gpulaunch("up " + name + " --runtime --force");
+  std::ofstream(mode_file) << "normal";
+  EXPECT_NE(up.exit_code, 0) << up.out;  // the first start never served
+  EXPECT_TRUE(MockEngineHost::eventually([&] {
+    auto s = host.status_of(name);
+    return s.value("restarts", 0) >= 1 && s.value("state", "") == "active";
+  })) << host.status_of(name).dump(2)
+      << host.gpulaunch("logs " + name + " -n 100").out;
+  EXPECT_FALSE(event_of(host.events_of(name), "cuda-oom").empty()) << host.events_of(name).dump(2);
+  const std::string file = sglang ? "mock-sglang-argv.json" : "mock-vllm-argv.json";
+  auto recorded =
+      host.systemd().exec({"cat", (gl::state_paths::engine_home(name) / file).string()});
+  auto json = nlohmann::json::parse(recorded.out, nullptr, false);
+  host.gpulaunch("down " + name + " --runtime --purge");
+  return json.is_array() ? json.get<std::vector<std::string>>() : std::vector<std::string>{};
+}
+
+// SGLang before 0.5.16 has no --cuda-graph-max-bs-decode (argparse would exit 2 on it and the
+// unit stay down as a configuration error): its step-down halves --cuda-graph-max-bs instead.
+TEST_F(Supervise, ACudaOomOnAnOlderSglangStepsDownWithTheFlagsItHas) {
+  const auto argv = cuda_oom_and_back(host(), "oldsglang", "sglang",
+                                      release_venv(host(), "0.5.14", "0.18.0"), 31121);
+  EXPECT_EQ(flag_value(argv, "--mem-fraction-static"), "0.9");
+  EXPECT_EQ(flag_value(argv, "--cuda-graph-max-bs"), "80");
+  EXPECT_FALSE(flag_value(argv, "--cuda-graph-max-bs-decode"));
+}
+
+TEST_F(Supervise, ACudaOomOnANewerSglangStepsDownWithItsPhaseSplitGraphFlag) {
+  const auto argv = cuda_oom_and_back(host(), "newsglang", "sglang",
+                                      release_venv(host(), "0.5.16", "0.18.0"), 31122);
+  EXPECT_EQ(flag_value(argv, "--mem-fraction-static"), "0.9");
+  EXPECT_EQ(flag_value(argv, "--cuda-graph-max-bs-decode"), "80");
+  EXPECT_FALSE(flag_value(argv, "--cuda-graph-max-bs"));
+}
+
+// vLLM before 0.18.0 has no --shutdown-timeout: the unit leaves it out, and the restart after
+// the OOM still starts; 0.18.0 gets it, and both get the lower --gpu-memory-utilization.
+TEST_F(Supervise, ACudaOomOnAnOlderAndANewerVllmStepsDownWithTheFlagsEachHas) {
+  const auto old_argv =
+      cuda_oom_and_back(host(), "oldvllm", "vllm", release_venv(host(), "0.5.6", "0.10.2"), 31123);
+  EXPECT_EQ(flag_value(old_argv, "--gpu-memory-utilization"), "0.87");
+  EXPECT_FALSE(flag_value(old_argv, "--shutdown-timeout"));
+  const auto new_argv =
+      cuda_oom_and_back(host(), "newvllm", "vllm", release_venv(host(), "0.5.6", "0.18.0"), 31124);
+  EXPECT_EQ(flag_value(new_argv, "--gpu-memory-utilization"), "0.87");
+  EXPECT_EQ(flag_value(new_argv, "--shutdown-timeout"), "30");
 }
 
 TEST_F(Supervise, ACrashLoopStopsAtItsBudgetUntilRestarted) {

@@ -195,11 +195,18 @@ void add_node_health(std::vector<Scenario>& list) {
   }));
   list.push_back(make("xid-79-on-engine-gpu", {"gpu-xid-79"},
                       [](Scenario& s) { s.kernel_lines = {std::string(kXid79OnGpu3)}; }));
-  // The GPU fell off the bus and NVML no longer lists it: seven GPUs left for tp 8.
-  list.push_back(make("xid-79-gpu-gone", {"gpu-xid-79", "gpu-count-short"}, [](Scenario& s) {
+  // The GPU fell off the bus and NVML no longer lists it: seven GPUs left for tp 8, named as a
+  // lost GPU to reboot for, never as too few GPUs for tp 8.
+  list.push_back(make("xid-79-gpu-gone", {"gpu-lost", "gpu-xid-79"}, [](Scenario& s) {
     s.gpus = {{7, 12, 0}};
     s.kernel_lines = {std::string(kXid79Gone)};
   }));
+  // NVML still counts GPU 3 but its handle answers NVML_ERROR_GPU_IS_LOST.
+  list.push_back(
+      make("nvml-gpu-is-lost", {"gpu-lost"}, [](Scenario& s) { s.nvml_health = {"lost 3"}; }));
+  // nvmlInit_v2 itself fails with NVML_ERROR_GPU_IS_LOST: a lost GPU, not a missing driver.
+  list.push_back(
+      make("nvml-init-gpu-is-lost", {"gpu-lost"}, [](Scenario& s) { s.nvml_init = 15; }));
   list.push_back(make("xid-94-contained-ecc", {"gpu-xid-94"}, [](Scenario& s) {
     s.kernel_lines = {std::string(kXid94OnGpu0), std::string(kXid94OnGpu0)};
   }));

@@ -51,9 +51,25 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from mock_scheduler import (NotReady, Scheduler, install_sigterm, prometheus,
                             silent_jit_build)
+from sglang.version import __version__
 
 MODES = ("normal", "leak", "cuda-oom", "hang", "crash", "never-ready", "hostile")
 SHARDS = 8
+
+
+def release():
+    """The leading numbers of this install's version ("0.5.16+mock" -> (0, 5, 16))."""
+    numbers = []
+    for part in __version__.split("+")[0].split("."):
+        if not part.isdigit():
+            break
+        numbers.append(int(part))
+    return tuple(numbers)
+
+
+# python/sglang/srt/server_args.py: the phase-split CUDA-graph flags came with sgl-project/sglang
+# #23906 (v0.5.16); before it --cuda-graph-max-bs is the flag, after it a deprecated alias.
+PHASE_SPLIT_GRAPHS = (0, 5, 16)
 
 
 def build_parser():
@@ -74,8 +90,12 @@ def build_parser():
     add("--dist-init-addr", type=str, default=None)
     add("--mem-fraction-static", type=float, default=None)
     add("--max-running-requests", type=int, default=None)
-    # --cuda-graph-max-bs is SGLang's deprecated alias of --cuda-graph-max-bs-decode.
-    add("--cuda-graph-max-bs-decode", "--cuda-graph-max-bs", type=int, default=None)
+    # The installed release's flags only: an older SGLang exits 2, "unrecognized arguments:
+    # --cuda-graph-max-bs-decode 80", as argparse words it.
+    if release() >= PHASE_SPLIT_GRAPHS:
+        add("--cuda-graph-max-bs-decode", "--cuda-graph-max-bs", type=int, default=None)
+    else:
+        add("--cuda-graph-max-bs", type=int, default=None, dest="cuda_graph_max_bs_decode")
     add("--speculative-algorithm", type=str, default=None)
     add("--speculative-draft-model-path", type=str, default=None)
     add("--speculative-num-steps", type=int, default=None)

@@ -17,7 +17,10 @@
 //   retired 0 1                  nvmlDeviceGetRetiredPagesPendingStatus: pending
 //   fabric 0 2 0                 nvmlDeviceGetGpuFabricInfoV: state (NVML_GPU_FABRIC_STATE_*),
 //                                status (an nvmlReturn_t, read once the state is 3, completed)
-// `init 18` is NVML_ERROR_LIB_RM_VERSION_MISMATCH, a driver upgraded under a loaded module.
+//   lost 3                       GPU 3 fell off the bus: nvmlDeviceGetHandleByIndex_v2 returns
+//                                NVML_ERROR_GPU_IS_LOST (15) for it; the count still has it
+// `init 18` is NVML_ERROR_LIB_RM_VERSION_MISMATCH, a driver upgraded under a loaded module;
+// `init 15` is NVML_ERROR_GPU_IS_LOST, which nvmlInit_v2 returns when a GPU is lost.
 // Without the variable or the file, nvmlInit_v2 fails with NVML_ERROR_LIBRARY_NOT_FOUND.
 
 #include <cstdint>
@@ -46,6 +49,7 @@ struct Gpu {
   unsigned retired_pending = 0;
   int fabric_state = -1;  // < 0: not supported
   int fabric_status = 0;
+  bool lost = false;
 };
 
 struct Node {
@@ -69,6 +73,7 @@ constexpr int kNotSupported = 3;
 constexpr int kArgumentVersionMismatch = 25;
 constexpr int kInsufficientSize = 7;
 constexpr int kLibraryNotFound = 12;
+constexpr int kGpuIsLost = 15;
 
 int copy_text(const std::string& text, char* out, unsigned length) {
   if (!out || text.size() + 1 > length) return kInsufficientSize;
@@ -113,10 +118,11 @@ int nvmlInit_v2() {
                     static_cast<unsigned>(0x18 + 0x10 * node.gpus.size()));
       gpu.bus_id = bus;
       node.gpus.push_back(gpu);
-    } else if (key == "mig") {  // "mig INDEX": that GPU is in MIG mode
+    } else if (key == "mig" || key == "lost") {  // "mig INDEX", "lost INDEX"
       unsigned index = 0;
       words >> index;
-      if (index < node.gpus.size()) node.gpus[index].mig = true;
+      if (index < node.gpus.size())
+        (key == "mig" ? node.gpus[index].mig : node.gpus[index].lost) = true;
     } else if (key == "pci" || key == "persistence" || key == "ecc" || key == "remap" ||
                key == "retired" || key == "fabric") {
       unsigned index = 0;
@@ -163,6 +169,8 @@ const char* nvmlErrorString(int code) {
       return "RM has detected an NVML/RM version mismatch.";
     case 25:
       return "Argument version mismatch";
+    case 15:
+      return "GPU is lost";
     default:
       return "Unknown Error";
   }
@@ -176,6 +184,7 @@ int nvmlDeviceGetCount_v2(unsigned* count) {
 
 int nvmlDeviceGetHandleByIndex_v2(unsigned index, nvmlDevice_t* device) {
   if (!device || index >= node.gpus.size()) return kInvalidArgument;
+  if (node.gpus[index].lost) return kGpuIsLost;
   // The handle is the index plus one, so it is never null.
   *device = reinterpret_cast<nvmlDevice_t>(static_cast<std::uintptr_t>(index) + 1);
   return kSuccess;

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "util/version.hpp"
+
 namespace gl {
 namespace {
 
@@ -138,6 +140,34 @@ TEST(Engines, LlamaServerIsAnExecutableServingOneLocalFile) {
   EXPECT_FALSE(llama.multi_node);
   EXPECT_EQ(llama.max_requests.flag, "--parallel");
   EXPECT_EQ(llama.context.short_flag, "-c");
+}
+
+// Every version-gated flag names its source and a release that parses, once per engine.
+TEST(Engines, FlagVersionsNameTheirSourceAndFirstRelease) {
+  std::set<std::pair<EngineKind, std::string_view>> seen;
+  for (const auto& row : flag_versions()) {
+    EXPECT_TRUE(seen.insert({row.kind, row.flag}).second) << row.flag;
+    EXPECT_FALSE(row.source.empty()) << row.flag;
+    EXPECT_TRUE(parse_version(row.since)) << row.flag;
+    EXPECT_TRUE(row.flag.starts_with("--")) << row.flag;
+  }
+}
+
+TEST(Engines, SpellFlagPicksWhatTheReleaseTakes) {
+  const auto sglang = EngineKind::sglang;
+  const std::string_view decode = "--cuda-graph-max-bs-decode";
+  EXPECT_EQ(spell_flag(sglang, decode, "0.5.16").spelling, decode);
+  EXPECT_EQ(spell_flag(sglang, decode, "0.6.0.post1").spelling, decode);
+  EXPECT_EQ(spell_flag(sglang, decode, "0.5.15").spelling, "--cuda-graph-max-bs");
+  const FlagSpelling unknown = spell_flag(sglang, decode, std::nullopt);
+  EXPECT_EQ(unknown.spelling, "--cuda-graph-max-bs");
+  EXPECT_TRUE(unknown.version_unknown);
+  const FlagSpelling too_old = spell_flag(EngineKind::vllm, "--nnodes", "0.11.0");
+  EXPECT_EQ(too_old.spelling, "");
+  EXPECT_EQ(too_old.needs, "0.11.1");
+  // Not in the table: every release takes it.
+  EXPECT_EQ(spell_flag(EngineKind::vllm, "--max-num-seqs", "0.8.0").spelling, "--max-num-seqs");
+  EXPECT_EQ(spell_flag(EngineKind::vllm, "--shutdown-timeout", "0.17.1").spelling, "");
 }
 
 }  // namespace

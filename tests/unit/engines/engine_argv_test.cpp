@@ -65,6 +65,29 @@ dist_init_addr = "node0:5000"
 }
 
 // SGLang's console script from 0.5.6 (catalog/engines); the flags stay the same.
+// engine.cuda_graph_max_bs: --cuda-graph-max-bs-decode from 0.5.16 (#23906), the deprecated
+// alias every release takes where the release is older or unknown.
+TEST(SglangArgv, TheGraphBatchFlagFitsTheInstalledRelease) {
+  auto profile = profile_from(R"(
+[engine]
+kind = "sglang"
+venv = "/v"
+cuda_graph_max_bs = 64
+[model]
+path = "/m"
+)");
+  EXPECT_TRUE(has_pair(engine_argv(profile, {.engine_version = "0.5.16"}),
+                       "--cuda-graph-max-bs-decode", "64"));
+  EXPECT_TRUE(
+      has_pair(engine_argv(profile, {.engine_version = "0.5.6"}), "--cuda-graph-max-bs", "64"));
+  EXPECT_TRUE(has_pair(engine_argv(profile), "--cuda-graph-max-bs", "64"));
+  auto unknown = fitted_flags(profile, {});
+  ASSERT_EQ(unknown.size(), 1u);
+  EXPECT_EQ(unknown[0].flag, "--cuda-graph-max-bs-decode");
+  EXPECT_EQ(unknown[0].spelling, "--cuda-graph-max-bs");
+  EXPECT_TRUE(unknown[0].version_unknown);
+}
+
 TEST(SglangArgv, VenvWithServeStartsSglangServe) {
   auto profile = profile_from(R"(
 [engine]
@@ -208,6 +231,30 @@ TEST(VllmArgv, MultiNodeSplitsTheRendezvousAddress) {
 
 bool has(const std::vector<std::string>& argv, std::string_view flag) {
   return std::find(argv.begin(), argv.end(), flag) != argv.end();
+}
+
+// vLLM's own multi-node rendezvous came with #23691 (0.11.1): an older vLLM has no spelling of
+// it, and fitted_flags says so for `check` to refuse; a known newer one or an unknown release
+// gets the flags as they are.
+TEST(VllmArgv, MultiNodeFlagsNeedTheReleaseThatHasThem) {
+  const Profile profile = profile_from(kVllmTwoNodes);
+  auto old_release = fitted_flags(profile, {.node_rank = 1, .engine_version = "0.10.2"});
+  ASSERT_EQ(old_release.size(), 4u);
+  EXPECT_EQ(old_release[0].flag, "--nnodes");
+  EXPECT_EQ(old_release[0].spelling, "");
+  EXPECT_EQ(old_release[0].needs, "0.11.1");
+  EXPECT_FALSE(old_release[0].version_unknown);
+  for (const auto& fit : fitted_flags(profile, {.node_rank = 1, .engine_version = "0.11.1"}))
+    EXPECT_EQ(fit.spelling, fit.flag);
+  for (const auto& fit : fitted_flags(profile, {.node_rank = 1})) {
+    EXPECT_EQ(fit.spelling, fit.flag);
+    EXPECT_TRUE(fit.version_unknown);
+  }
+  // engine.args are the user's: never fitted.
+  Profile own = profile;
+  own.parallelism.nodes = 1;
+  own.engine.args = {"--nnodes", "2"};
+  EXPECT_TRUE(fitted_flags(own, {.engine_version = "0.10.2"}).empty());
 }
 
 // docs/serving/parallelism_scaling.md: the worker node adds --headless; the head serves.

@@ -90,6 +90,35 @@ TEST(Nvml, DriverNotLoadedIsAnErrorValue) {
   EXPECT_EQ(probe.error().message, "Failed to initialise NVML: Driver Not Loaded");
 }
 
+// A GPU fallen off the bus: NVML still counts it, its handle answers NVML_ERROR_GPU_IS_LOST.
+TEST(Nvml, ALostGpuIsRecordedAsLost) {
+  test::FixtureNode node;
+  auto file = node.nvml({{3, 9, 0, "NVIDIA H100 80GB HBM3"}}, "580.95.05", "13.0");
+  std::ofstream(file, std::ios::app) << "lost 1\n";
+  setenv("GPULAUNCH_FAKE_NVML", file.c_str(), 1);
+  auto probe = probe_nvml();
+  ASSERT_TRUE(probe) << probe.error().message;
+  EXPECT_EQ(probe->gpus.size(), 2u);
+  EXPECT_EQ(probe->driver.lost_gpus, std::vector<std::string>{"GPU 1"});
+  EXPECT_EQ(probe->driver.problems, std::vector<std::string>{"Failed to open GPU 1: GPU is lost"});
+}
+
+// nvidia-smi prints the lost GPU's line in its place in the listing (older drivers name the
+// address after "GPU", newer ones the index and then the address).
+TEST(NvidiaSmi, ReadsLostGpus) {
+  const std::string_view output =
+      "0, NVIDIA H100 80GB HBM3, GPU-7f57, 9.0, 81559, 580.105.08, Disabled\n"
+      "Unable to determine the device handle for GPU0000:CB:00.0: GPU is lost.  Reboot the "
+      "system to recover this GPU\n"
+      "Unable to determine the device handle for GPU2: 0000:34:00.0: GPU is lost\n"
+      "Unable to determine the device handle for GPU3: 0000:44:00.0: Unknown Error\n";
+  EXPECT_EQ(parse_nvidia_smi_lost_gpus(output),
+            (std::vector<std::string>{"GPU0000:CB:00.0", "GPU2: 0000:34:00.0"}));
+  auto gpus = parse_nvidia_smi_csv(output, nullptr);
+  ASSERT_TRUE(gpus) << gpus.error().message;
+  EXPECT_EQ(gpus->size(), 1u);
+}
+
 // Each GPU's health through the calls rules/gpu_health judges, on NVML's real ABI.
 TEST(Nvml, ReadsHealthAndFabricState) {
   test::FixtureNode node;

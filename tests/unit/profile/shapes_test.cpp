@@ -64,6 +64,20 @@ TEST(Shapes, HostsAndHostPorts) {
   EXPECT_FALSE(host_port("a:b:5000"));
 }
 
+// What OpenSSH 9.6's ssh refuses from -l ("remote username contains invalid characters").
+TEST(Shapes, SshUsersOpenSshAccepts) {
+  EXPECT_TRUE(is_ssh_user("admin"));
+  EXPECT_TRUE(is_ssh_user("svc.gpu-ops_1"));
+  EXPECT_TRUE(is_ssh_user("DOMAIN\\user"));
+  EXPECT_TRUE(is_ssh_user("a-b c"));
+  EXPECT_FALSE(is_ssh_user(""));
+  EXPECT_FALSE(is_ssh_user("-oProxyCommand=x"));
+  EXPECT_FALSE(is_ssh_user("admin -x"));
+  EXPECT_FALSE(is_ssh_user("admin\\"));
+  for (char c : std::string_view("'`\";&<>|(){}"))
+    EXPECT_FALSE(is_ssh_user(std::string("ad") + c + "min")) << c;
+}
+
 TEST(Shapes, VersionsArchitecturesAndDevices) {
   EXPECT_TRUE(is_toolkit_version("13.0"));
   EXPECT_TRUE(is_toolkit_version("12.8.1"));

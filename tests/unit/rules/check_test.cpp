@@ -167,5 +167,75 @@ TEST(Check, FlashInferVersionCheckSwitchesFollowFlashInfer) {
   EXPECT_FALSE(find_code(check(profile, facts), "flashinfer-packages-mismatch"));
 }
 
+Profile vllm_two_nodes() {
+  Profile profile;
+  profile.name = "t";
+  profile.engine.kind = EngineKind::vllm;
+  profile.engine.venv = "/opt/venv";
+  profile.model.path = "org/model";
+  profile.toolkit.cuda_home = "/usr/local/cuda-13.0";
+  profile.service.user = "gpulaunch";
+  profile.parallelism.nodes = 2;
+  profile.parallelism.dist_init_addr = "10.0.0.1:5000";
+  return profile;
+}
+
+Facts with_vllm(const std::optional<std::string>& version) {
+  Facts facts = blackwell_node();
+  facts.python = PythonEnvFact{};
+  facts.python->prefix = "/opt/venv";
+  facts.python->torch_cuda = "13.0";
+  if (version) facts.python->packages = {{"vllm", *version}};
+  return facts;
+}
+
+// vLLM's own multi-node rendezvous (--nnodes ...) came with 0.11.1: an older vLLM would exit
+// "unrecognized arguments" at every start, so check refuses it and names the release needed.
+TEST(Check, VllmMultiNodeOnAReleaseWithoutItsFlagsIsRefused) {
+  const Profile profile = vllm_two_nodes();
+  auto findings = check(profile, with_vllm("0.10.2"));
+  const Finding* refused = find_code(findings, "engine-flag-too-new");
+  ASSERT_TRUE(refused) << ::testing::PrintToString(codes(findings));
+  EXPECT_EQ(refused->severity, Severity::error);
+  EXPECT_EQ(refused->summary,
+            "vLLM 0.10.2 has no --nnodes, --node-rank, --master-addr, --master-port, which this "
+            "profile needs (from 0.11.1 on)");
+  EXPECT_FALSE(find_code(check(profile, with_vllm("0.11.1")), "engine-flag-too-new"));
+  EXPECT_FALSE(find_code(check(profile, with_vllm("0.11.1")), "engine-version-unknown"));
+  // Unknown: the flags as they are, and check says what it assumed.
+  auto unknown = check(profile, with_vllm(std::nullopt));
+  EXPECT_FALSE(find_code(unknown, "engine-flag-too-new"));
+  const Finding* assumed = find_code(unknown, "engine-version-unknown");
+  ASSERT_TRUE(assumed);
+  EXPECT_EQ(assumed->severity, Severity::info);
+  EXPECT_THAT(assumed->summary, ::testing::HasSubstr("--nnodes (since 0.11.1)"));
+}
+
+// A GPU fallen off the bus is named as lost with the reboot fix, never as too few GPUs for tp.
+TEST(Check, ALostGpuIsNamedAsLostNotAsTooFewGpus) {
+  Profile profile = pinned_profile();
+  profile.service.user = "gpulaunch";
+  profile.parallelism.tp = 2;
+  profile.engine.kind = EngineKind::sglang;
+  profile.engine.venv = "/opt/venv";
+  profile.model.path = "org/model";
+  Facts facts = blackwell_node();
+  facts.driver.lost_gpus = {"GPU 1"};
+  auto findings = check(profile, facts);
+  const Finding* lost = find_code(findings, "gpu-lost");
+  ASSERT_TRUE(lost) << ::testing::PrintToString(codes(findings));
+  EXPECT_EQ(lost->severity, Severity::error);
+  EXPECT_EQ(lost->summary, "GPU 1 fell off the bus: the driver cannot reach it (GPU is lost)");
+  EXPECT_THAT(lost->fix, ::testing::StartsWith("reboot the node"));
+  EXPECT_FALSE(find_code(findings, "gpu-count-short"));
+
+  // nvmlInit_v2 itself answers NVML_ERROR_GPU_IS_LOST: no "no driver" either.
+  Facts init_lost;
+  init_lost.driver.nvml_error = 15;
+  auto at_init = check(profile, init_lost);
+  EXPECT_TRUE(find_code(at_init, "gpu-lost"));
+  EXPECT_FALSE(find_code(at_init, "no-nvidia-driver"));
+}
+
 }  // namespace
 }  // namespace gl

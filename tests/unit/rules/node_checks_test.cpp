@@ -92,9 +92,33 @@ TEST(ModelFit, ContextFlagInEngineArgsIsTheContextCounted) {
   EXPECT_THAT(codes(node_findings(profile, seed_node())), ::testing::IsEmpty());
   profile.engine.mem_fraction = 0.74;  // 607.6 GB: the weights fit, 256K of KV does not
   EXPECT_THAT(codes(node_findings(profile, seed_node())),
-              ::testing::ElementsAre("model-does-not-fit"));
+              ::testing::ElementsAre("model-context-capped"));
   profile.engine.args.push_back("--context-length=32768");
   EXPECT_THAT(codes(node_findings(profile, seed_node())), ::testing::IsEmpty());
+}
+
+// The weights fit and one full-length request's KV cache does not: SGLang caps its requests to
+// the pool and serves (tp_worker.py max_req_len), a warning; vLLM refuses to start
+// (check_enough_kv_cache_memory), an error. Weights that do not fit stop both.
+TEST(ModelFit, AKvCacheShortfallFollowsEachEngine) {
+  Profile sglang = example("k26-ar");
+  sglang.engine.mem_fraction = 0.74;
+  auto capped = node_findings(sglang, seed_node());
+  ASSERT_THAT(codes(capped), ::testing::ElementsAre("model-context-capped"));
+  EXPECT_EQ(capped.front().severity, Severity::warning);
+  EXPECT_EQ(capped.front().summary,
+            "one request of 262144 tokens needs a KV cache of 18.4 GB, but 13.6 GB is left beside "
+            "the weights: SGLang serves requests of about 194108 tokens at most");
+
+  Profile vllm = sglang;
+  vllm.engine.kind = EngineKind::vllm;
+  auto refused = node_findings(vllm, seed_node());
+  ASSERT_THAT(codes(refused), ::testing::ElementsAre("model-does-not-fit"));
+  EXPECT_EQ(refused.front().severity, Severity::error);
+
+  sglang.engine.mem_fraction = 0.6;  // 492.5 GB: not even the weights
+  EXPECT_THAT(codes(node_findings(sglang, seed_node())),
+              ::testing::ElementsAre("model-does-not-fit"));
 }
 
 Facts infiniband_node() {

@@ -193,16 +193,34 @@ TEST(Policy, AnUnreadableStateBacksOffTheLongestAndAnUnrecordedStopStaysDown) {
 TEST(StepDown, SglangMemFractionInsertedFromDefaultThenLowered) {
   // GPUs NVML cannot describe: SGLang's own fallback share, 0.95, and graphs up to 160.
   std::vector<std::string> argv{"python", "-m", "sglang.launch_server", "--port", "30000"};
+  // The installed release unknown: the graph knob in the spelling every SGLang takes.
   auto one = step_down(argv, EngineKind::sglang, 1, 0);
   EXPECT_EQ(one.argv, (std::vector<std::string>{"python", "-m", "sglang.launch_server", "--port",
                                                 "30000", "--mem-fraction-static", "0.9",
-                                                "--cuda-graph-max-bs-decode", "80"}));
+                                                "--cuda-graph-max-bs", "80"}));
   EXPECT_EQ(one.changes,
             (std::vector<std::string>{
                 "--mem-fraction-static 0.95 -> 0.9 (from SGLang default 0.95 (GPU memory unknown))",
-                "--cuda-graph-max-bs-decode 160 -> 80 (from SGLang default 160 (GPU memory "
+                "--cuda-graph-max-bs 160 -> 80 (from SGLang default 160 (GPU memory "
                 "unknown))"}));
   EXPECT_EQ(step_down(argv, EngineKind::sglang, 0, 0).argv, argv);
+}
+
+// An SGLang before the phase-split graph flags (0.5.16) exits "unrecognized arguments" on
+// --cuda-graph-max-bs-decode: step-down inserts the spelling the installed release takes.
+TEST(StepDown, InsertedKnobsTakeTheInstalledReleasesSpelling) {
+  const std::vector<std::string> argv{"python", "-m", "sglang.launch_server"};
+  auto old_release = step_down(argv, EngineKind::sglang, 1, 0, {}, {}, std::string("0.5.6"));
+  EXPECT_EQ(old_release.argv.at(5), "--cuda-graph-max-bs");
+  EXPECT_EQ(old_release.changes.at(1),
+            "--cuda-graph-max-bs 160 -> 80 (from SGLang default 160 (GPU memory unknown))");
+  auto new_release = step_down(argv, EngineKind::sglang, 1, 0, {}, {}, std::string("0.5.16"));
+  EXPECT_EQ(new_release.argv.at(5), "--cuda-graph-max-bs-decode");
+  // A spelling the argv already holds stays as written, whatever the release.
+  auto written = step_down({"x", "--cuda-graph-max-bs-decode", "64"}, EngineKind::sglang, 1, 0, {},
+                           {}, std::string("0.5.6"));
+  EXPECT_EQ(written.argv, (std::vector<std::string>{"x", "--cuda-graph-max-bs-decode", "32",
+                                                    "--mem-fraction-static", "0.9"}));
 }
 
 TEST(StepDown, ExistingValuesAreLoweredInPlaceWithinFloors) {
@@ -241,7 +259,7 @@ TEST(StepDown, BaselinesAreTheEnginesOwnDefaultsOnTheUnitsGpus) {
             (std::vector<std::string>{
                 "--mem-fraction-static 0.907 -> 0.857 (from SGLang default for 143771 MiB GPUs "
                 "at tp 1, pp 1: 0.907 (reserves 13440 MiB))",
-                "--cuda-graph-max-bs-decode 256 -> 128 (from SGLang default for 143771 MiB GPUs "
+                "--cuda-graph-max-bs 256 -> 128 (from SGLang default for 143771 MiB GPUs "
                 "at tp 1: 256)"}));
   EXPECT_EQ(step_down(vllm, EngineKind::vllm, 1, 1, h200).changes,
             (std::vector<std::string>{
@@ -265,7 +283,7 @@ TEST(StepDown, BaselinesAreTheEnginesOwnDefaultsOnTheUnitsGpus) {
             (std::vector<std::string>{
                 "--mem-fraction-static 0.72 -> 0.67 (from SGLang default for 24564 MiB GPUs at tp "
                 "1, pp 1: 0.72 (reserves 6880 MiB))",
-                "--cuda-graph-max-bs-decode 48 -> 24 (from SGLang default for 24564 MiB GPUs at "
+                "--cuda-graph-max-bs 48 -> 24 (from SGLang default for 24564 MiB GPUs at "
                 "tp 1: 48)"}));
   EXPECT_EQ(step_down(vllm, EngineKind::vllm, 0, 1, rtx4090).changes.at(0),
             "--max-num-seqs 256 -> 128 (from vLLM default for 24564 MiB GPUs: 256)");

@@ -219,6 +219,7 @@ TEST(StartGate, AfterACudaOomTheEngineStartsSteppedDown) {
 TEST(StartGate, TheStepDownStartsFromTheEnginesDefaultOnTheUnitsGpus) {
   Start start;
   start.input.argv = {"python3", "-m", "sglang.launch_server", "--port", "30000"};
+  start.input.engine_version = "0.5.16";  // run's --engine-version: the phase-split flags
   start.gpus = GpuContext{143771, "NVIDIA H200", 1, 1};
   start.record(1, "cuda-oom", 2);
   const StartGate gate = start.run();
@@ -236,6 +237,20 @@ TEST(StartGate, TheStepDownStartsFromTheEnginesDefaultOnTheUnitsGpus) {
   first.gpus = GpuContext{143771, "NVIDIA H200", 1, 1};
   EXPECT_EQ(first.run().argv, first.input.argv);
   EXPECT_EQ(first.described, 0);
+}
+
+// An SGLang before the phase-split graph flags refuses --cuda-graph-max-bs-decode: the restart
+// after a CUDA OOM inserts the spelling that release takes.
+TEST(StartGate, TheStepDownSpellsKnobsAsTheInstalledReleaseDoes) {
+  Start start;
+  start.input.argv = {"python3", "-m", "sglang.launch_server"};
+  start.input.engine_version = "0.5.6";
+  start.gpus = GpuContext{143771, "NVIDIA H200", 1, 1};
+  start.record(1, "cuda-oom", 1);
+  const StartGate gate = start.run();
+  EXPECT_EQ(gate.argv, (std::vector<std::string>{"python3", "-m", "sglang.launch_server",
+                                                 "--mem-fraction-static", "0.857",
+                                                 "--cuda-graph-max-bs", "128"}));
 }
 
 }  // namespace

@@ -45,6 +45,23 @@ MASTER_PORT = 29501
 DP_RPC_PORT = 29550
 
 
+def release():
+    """The leading numbers of this install's version ("0.10.2+mock" -> (0, 10, 2))."""
+    numbers = []
+    for part in __version__.split("+")[0].split("."):
+        if not part.isdigit():
+            break
+        numbers.append(int(part))
+    return tuple(numbers)
+
+
+# vllm/engine/arg_utils.py: --nnodes/--node-rank/--master-addr/--master-port came with the
+# multiprocessing executor's multi-node support (vllm-project/vllm #23691, v0.11.1);
+# --shutdown-timeout with #34730/#36666 (v0.18.0). An older release exits 2 on them.
+MP_MULTI_NODE = (0, 11, 1)
+SHUTDOWN_TIMEOUT = (0, 18, 0)
+
+
 def bool_flag(add, *names):
     # vLLM's boolean config fields are BooleanOptionalAction: --x and --no-x.
     add(*names, action=argparse.BooleanOptionalAction, default=None)
@@ -67,7 +84,10 @@ def build_parser():
     add("--api-key", type=str, default=None)
     add("--root-path", type=str, default=None)
     add("--disable-log-stats", action="store_true")
-    add("--shutdown-timeout", type=int, default=0)
+    if release() >= SHUTDOWN_TIMEOUT:
+        add("--shutdown-timeout", type=int, default=0)
+    else:
+        serve.set_defaults(shutdown_timeout=0)
     add("--enable-log-requests", action="store_true")
     # ModelConfig, LoadConfig, CacheConfig, SchedulerConfig, SpeculativeConfig (arg_utils.py).
     add("--served-model-name", nargs="+", default=None)
@@ -94,10 +114,13 @@ def build_parser():
     # ParallelConfig (arg_utils.py add_cli_args, the parallel group).
     add("--distributed-executor-backend", type=str, default=None)
     add("--pipeline-parallel-size", "-pp", type=int, default=1)
-    add("--master-addr", type=str, default="127.0.0.1")
-    add("--master-port", type=int, default=MASTER_PORT)
-    add("--nnodes", "-n", type=int, default=1)
-    add("--node-rank", "-r", type=int, default=0)
+    if release() >= MP_MULTI_NODE:
+        add("--master-addr", type=str, default="127.0.0.1")
+        add("--master-port", type=int, default=MASTER_PORT)
+        add("--nnodes", "-n", type=int, default=1)
+        add("--node-rank", "-r", type=int, default=0)
+    else:
+        serve.set_defaults(master_addr="127.0.0.1", master_port=MASTER_PORT, nnodes=1, node_rank=0)
     add("--tensor-parallel-size", "-tp", type=int, default=1)
     add("--data-parallel-size", "-dp", type=int, default=1)
     add("--data-parallel-rank", "-dpn", type=int, default=None)
@@ -319,6 +342,16 @@ def run_headless():
             sys.exit(1)
 
 
+def mode():
+    """MOCK_VLLM_MODE_FILE's content at this start: "cuda-oom", else normal."""
+    path = os.environ.get("MOCK_VLLM_MODE_FILE")
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read().strip() or "normal"
+    except (OSError, TypeError):
+        return "normal"
+
+
 def run_server():
     name = ARGS.served_model_name[0] if ARGS.served_model_name else ARGS.model
     if ARGS.nnodes > 1:
@@ -327,6 +360,11 @@ def run_server():
     if local is not None and local < ARGS.data_parallel_size and ARGS.data_parallel_start_rank is None:
         accept_peers(ARGS.data_parallel_rpc_port or DP_RPC_PORT, ARGS.data_parallel_size - local)
     load(LOAD_SECONDS)
+    if mode() == "cuda-oom":
+        # The profile run of the KV cache sizing, as torch reports an allocation it cannot make.
+        print("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+              "total capacity of 139.81 GiB of which 1.12 GiB is free.", file=sys.stderr, flush=True)
+        sys.exit(1)
     host = ARGS.host or "0.0.0.0"
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     ThreadingHTTPServer.address_family = family
