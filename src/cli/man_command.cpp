@@ -15,6 +15,8 @@
 #include "catalog/exit_codes.hpp"
 #include "catalog/jit_caches.hpp"
 #include "catalog/node_health.hpp"
+#include "catalog/nvidia_devices.hpp"
+#include "catalog/sandbox_allowances.hpp"
 #include "cli/context.hpp"
 #include "gpulaunch_version.hpp"
 #include "plan/launch_plan.hpp"
@@ -451,6 +453,52 @@ std::string toolkit_section() {
          "mode given whole or to an engine that cannot use it.\n";
 }
 
+// The engine unit's sandbox beyond the hardening (catalog/sandbox_allowances, one row each).
+std::string sandbox_section() {
+  std::string page =
+      ".SH \"SANDBOX ALLOWANCES\"\n"
+      "Every engine unit \\fBRequires=\\fR and orders \\fBAfter=\\fR " +
+      literal(kNvidiaDevicesUnit) +
+      ", a root oneshot the package ships: at boot it runs \\fBnvidia\\-modprobe \\-u\\fR "
+      "and \\fB\\-c\\fR \\fIN\\fR for every GPU (\\fB\\-f\\fR for MIG capabilities, "
+      "\\fB\\-i\\fR for IMEX channels where the driver has them), since the sandbox cannot "
+      "create device nodes on the first CUDA call. \\fBcheck\\fR fails "
+      "(\\fBnvidia\\-device\\-nodes\\-missing\\fR) when the driver is loaded, a node is "
+      "missing and nothing would create it, and warns "
+      "(\\fByama\\-refuses\\-pidfd\\-getfd\\fR) where Yama's ptrace_scope is 1 or more on "
+      "a node with several ranks.\n"
+      ".PP\n"
+      "Kept: \\fBMemoryDenyWriteExecute\\fR off (JIT, oneDNN, libffi), no AF_PACKET or AF_IB, "
+      "no capabilities; ptrace and perf_event_open denied unless \\fBservice.allow\\fR names "
+      "them. \\fBservice.allow\\fR takes the names below (anything else is refused at "
+      "file:line:col) and needs no \\fBservice.allow_unsafe_extra\\fR. Each allowance, when "
+      "the unit carries it, why, and what it costs:\n";
+  for (const auto& row : sandbox_allowances()) {
+    std::string when;
+    switch (row.when) {
+      case AllowanceWhen::always:
+        when = "every unit";
+        break;
+      case AllowanceWhen::node_has_device:
+        when = fmt::format("when the node has {}, or service.allow names it", row.node_path);
+        break;
+      case AllowanceWhen::mps_daemon:
+        when = fmt::format("when an MPS daemon's {} exists", row.node_path);
+        break;
+      case AllowanceWhen::engine_flag:
+        when = fmt::format("when engine.args has {}, or service.allow names it", row.engine_flag);
+        break;
+      case AllowanceWhen::profile_allows:
+        when = "only when service.allow names it";
+        break;
+    }
+    page += fmt::format(".TP\n\\fB{}\\fR: \\fB{}={}\\fR ({})\n{}. Exposure: {}. Source: {}.\n",
+                        literal(row.name), literal(row.directive), literal(row.value), roff(when),
+                        roff(row.reason), roff(row.exposure), roff(row.source));
+  }
+  return page;
+}
+
 // The node preflight's OS side (rules/node_checks, catalog/node_requirements).
 std::string node_os_section() {
   return ".SH \"NODE CHECKS: RDMA, SHARED MEMORY, OTHER PROFILES, MODEL FIT\"\n"
@@ -804,6 +852,7 @@ std::string format_page(std::string_view date) {
   }
   page += toolkit_section();
   page += node_os_section();
+  page += sandbox_section();
   page += engines_section();
   page += startup_section();
   page += liveness_section();

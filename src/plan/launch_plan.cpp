@@ -12,6 +12,7 @@
 #include "catalog/node_requirements.hpp"
 #include "facts/environment.hpp"
 #include "plan/gpu_assignment.hpp"
+#include "plan/sandbox_plan.hpp"
 #include "util/state_paths.hpp"
 
 namespace gl {
@@ -143,6 +144,7 @@ LaunchPlan make_launch_plan(const Profile& profile, const LaunchOptions& options
                     std::to_string(profile.server.port) + profile.server.health_path;
   plan.rendezvous = headless_rendezvous(profile, options);
   plan.infiniband = options.infiniband;
+  plan.sandbox = sandbox_plan(profile, options.sandbox, plan.argv);
   plan.liveness = liveness_plan(profile, plan.rendezvous.has_value(), plan.argv);
   auto& env = plan.environment;
 

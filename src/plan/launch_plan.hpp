@@ -94,6 +94,8 @@ struct LaunchPlan {
   // LaunchOptions::infiniband: the unit allows /dev/infiniband's devices and unlimited memlock
   // (catalog/node_requirements); off, it allows neither.
   bool infiniband = false;
+  // The sandbox allowances the unit carries (plan/sandbox_plan), in table order.
+  std::vector<const SandboxAllowance*> sandbox;
 };
 
 // `run`'s options for a headless rank (the unit passes them, `status` reads them back):

@@ -14,6 +14,7 @@
 #include "catalog/node_requirements.hpp"
 #include "facts/environment.hpp"
 #include "plan/gpu_assignment.hpp"
+#include "rules/sandbox_checks.hpp"
 #include "unit/render.hpp"
 
 namespace gl {
@@ -377,6 +378,7 @@ void check_node_os(const Profile& profile, const LaunchPlan& plan, const Facts& 
   check_rendezvous_route(plan, facts, findings);
   check_other_profiles(profile, plan, facts, findings);
   check_model_fit(profile, plan, facts, findings);
+  check_sandbox(profile, plan, facts, findings);
 }
 
 }  // namespace gl
