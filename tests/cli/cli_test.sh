@@ -31,7 +31,7 @@ check "render waits for the NVIDIA device nodes" grep -qx 'Requires=gpulaunch-nv
 check "render allows pidfd_getfd" grep -qx 'SystemCallFilter=pidfd_getfd' <<<"$unit"
 node_unit=$("$gpulaunch" -P "$src/profiles" render k26-ar --device gdrdrv --mps)
 check "render --device gdrdrv allows it" grep -qx 'DeviceAllow=/dev/gdrdrv rw' <<<"$node_unit"
-check "render --mps binds the MPS pipe directory" grep -qx 'BindPaths=/tmp/nvidia-mps' <<<"$node_unit"
+check "render --mps binds the MPS pipe directory" grep -qx 'BindPaths="/tmp/nvidia-mps"' <<<"$node_unit"
 check "render --device takes only catalogued devices" bash -c '! "$1" -P "$2/profiles" render k26-ar --device nvidia-fs 2>/dev/null' _ "$gpulaunch" "$src"
 # A fresh boot's node under --root: what the device unit would run.
 mkdir -p node/proc/driver/nvidia/gpus/0000:18:00.0 node/dev

@@ -15,7 +15,8 @@ namespace {
 Profile load(const std::string& extra = "") {
   MemorySource source({{"/p/r.toml",
                         "[engine]\nkind = \"sglang\"\nvenv = \"/opt/venv\"\n"
-                        "[model]\npath = \"/m\"\n[gpus]\ncount = 8\n" +
+                        "[model]\npath = \"/m\"\n[gpus]\ncount = 8\n"
+                        "[parallelism]\ntp = 8\n" +
                             extra}});
   auto profile = load_profile(source, "/p/r.toml");
   EXPECT_TRUE(profile) << profile.error().message;

@@ -116,7 +116,7 @@ TEST(RenderSandbox, TheNodesOptionalDevicesAndMpsDaemonOpenToTheUnit) {
   const UnitFile unit = render_unit(profile, make_launch_plan(profile, options), RenderOptions{});
   EXPECT_THAT(unit.values("Service", "DeviceAllow"),
               ::testing::IsSupersetOf({"/dev/gdrdrv rw", "/dev/xpmem rw"}));
-  EXPECT_THAT(unit.values("Service", "BindPaths"), ::testing::ElementsAre("/tmp/nvidia-mps"));
+  EXPECT_THAT(unit.values("Service", "BindPaths"), ::testing::ElementsAre("\"/tmp/nvidia-mps\""));
 }
 
 TEST(RenderSandbox, MlockGetsUnlimitedMemlockAndServiceAllowNamesTheExtras) {
