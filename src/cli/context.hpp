@@ -33,6 +33,7 @@ void add_env_command(CLI::App& app, CliContext& context);
 void add_warm_command(CLI::App& app, CliContext& context);
 void add_run_command(CLI::App& app, CliContext& context);
 void add_prepare_caches_command(CLI::App& app, CliContext& context);
+void add_nvidia_devices_command(CLI::App& app, CliContext& context);
 void add_up_command(CLI::App& app, CliContext& context);
 void add_down_command(CLI::App& app, CliContext& context);
 void add_status_command(CLI::App& app, CliContext& context);

@@ -95,6 +95,19 @@ void print_facts(const Facts& facts) {
   if (facts.shm)
     fmt::print("shm: {} {}\n", facts.shm->path,
                facts.shm->exists ? fmt::format("{} MiB", facts.shm->size_bytes >> 20) : "missing");
+  if (facts.sandbox) {
+    std::string devices;
+    for (const auto& device : facts.sandbox->devices) devices += " " + device;
+    fmt::print(
+        "sandbox devices:{}; mps daemon: {}; yama ptrace_scope: {}\n",
+        devices.empty() ? " none" : devices, facts.sandbox->mps_daemon ? "yes" : "no",
+        facts.sandbox->ptrace_scope ? std::to_string(*facts.sandbox->ptrace_scope) : "no yama");
+  }
+  if (facts.nvidia_nodes && facts.nvidia_nodes->driver_loaded) {
+    std::string missing;
+    for (const auto& node : facts.nvidia_nodes->missing) missing += " " + node;
+    fmt::print("nvidia device nodes: {}\n", missing.empty() ? "present" : "missing" + missing);
+  }
   if (facts.installed_profiles)
     for (const auto& installed : *facts.installed_profiles) {
       std::string gpus;

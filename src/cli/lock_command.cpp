@@ -87,7 +87,7 @@ int lock(const CliContext& context, const std::string& name, const std::string& 
   const LaunchPlan plan = make_launch_plan(
       loaded->profile,
       LaunchOptions{node_rank, installed_engine_version(*facts, loaded->profile.engine.kind),
-                    facts->has_infiniband(), facts->socket_interface()});
+                    facts->has_infiniband(), facts->sandbox_node(), facts->socket_interface()});
   auto build = make_lock(loaded->merged, loaded->profile, plan, *facts, NodeFs(options.root));
   if (auto added = add_caches(build, loaded->profile, plan, *facts, options); !added)
     return report(added.error(), 2);
@@ -145,7 +145,7 @@ int verify(const CliContext& context, const std::string& lock_path,
   const LaunchPlan plan = make_launch_plan(
       loaded->profile,
       LaunchOptions{rank, installed_engine_version(*facts, loaded->profile.engine.kind),
-                    facts->has_infiniband(), facts->socket_interface()});
+                    facts->has_infiniband(), facts->sandbox_node(), facts->socket_interface()});
   auto live = make_lock(loaded->merged, loaded->profile, plan, *facts, NodeFs(options.root));
   if (auto added = add_caches(live, loaded->profile, plan, *facts, options); !added)
     return report(added.error(), kVerifyCouldNotRun);

@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   gl::add_logs_command(app, context);
   gl::add_run_command(app, context);
   gl::add_prepare_caches_command(app, context);
+  gl::add_nvidia_devices_command(app, context);
   gl::add_supervise_commands(app, context);
   gl::add_group_commands(app, context);
   gl::add_facts_command(app, context);

@@ -17,6 +17,8 @@
 #include "catalog/exit_codes.hpp"
 #include "catalog/jit_caches.hpp"
 #include "catalog/node_health.hpp"
+#include "catalog/nvidia_devices.hpp"
+#include "catalog/sandbox_allowances.hpp"
 #include "cli/context.hpp"
 #include "cli/embedded_text.hpp"
 #include "cli/man_template.hpp"
@@ -208,6 +210,36 @@ std::string keys_block() {
     if (key.max_length > 0) type += fmt::format(", at most {} bytes", key.max_length);
     page += fmt::format(".TP\n\\fB{}\\fR \\(em {}\n{}\n", literal(name), roff(type),
                         sentence(key.help));
+  }
+  return page;
+}
+
+
+// Each sandbox allowance: when the unit carries it, why, and its cost (catalog/sandbox_allowances).
+std::string sandbox_allowances_block() {
+  std::string page;
+  for (const auto& row : sandbox_allowances()) {
+    std::string when;
+    switch (row.when) {
+      case AllowanceWhen::always:
+        when = "every unit";
+        break;
+      case AllowanceWhen::node_has_device:
+        when = fmt::format("when the node has {}, or service.allow names it", row.node_path);
+        break;
+      case AllowanceWhen::mps_daemon:
+        when = fmt::format("when an MPS daemon's {} exists", row.node_path);
+        break;
+      case AllowanceWhen::engine_flag:
+        when = fmt::format("when engine.args has {}, or service.allow names it", row.engine_flag);
+        break;
+      case AllowanceWhen::profile_allows:
+        when = "only when service.allow names it";
+        break;
+    }
+    page += fmt::format(".TP\n\\fB{}\\fR: \\fB{}={}\\fR ({})\n{}. Exposure: {}. Source: {}.\n",
+                        literal(row.name), literal(row.directive), literal(row.value), roff(when),
+                        roff(row.reason), roff(row.exposure), roff(row.source));
   }
   return page;
 }
@@ -430,6 +462,8 @@ ManValues man_values(const CLI::App& app, std::string_view date) {
       {"cache-rows", cache_rows_block()},
       {"flashinfer-no-download", literal(kFlashinferNoDownload)},
       {"unsafe-directives", unsafe_directives_block()},
+      {"nvidia-devices-unit", literal(kNvidiaDevicesUnit)},
+      {"sandbox-allowances", sandbox_allowances_block()},
   };
 }
 

@@ -3,6 +3,7 @@
 
 #include <fmt/core.h>
 
+#include "catalog/sandbox_allowances.hpp"
 #include "cli/context.hpp"
 #include "cli/lifecycle.hpp"
 #include "engines/engine_argv.hpp"
@@ -21,6 +22,8 @@ void add_render_command(CLI::App& app, CliContext& context) {
   static std::string engine_version;
   static bool infiniband = false;
   static std::string socket_interface;
+  static std::vector<std::string> devices;
+  static bool mps = false;
   command->add_option("profile", name, "Profile name or path to a .toml file")
       ->required()
       ->check(profile_argument_check());
@@ -39,6 +42,18 @@ void add_render_command(CLI::App& app, CliContext& context) {
   command->add_flag("--infiniband", infiniband,
                     "Render for a node with InfiniBand (as `up` reads /sys/class/infiniband): the "
                     "unit allows its verbs devices and sets LimitMEMLOCK=infinity");
+  std::vector<std::string> optional_devices;
+  for (const auto& allowance : sandbox_allowances())
+    if (allowance.when == AllowanceWhen::node_has_device)
+      optional_devices.emplace_back(allowance.name);
+  command
+      ->add_option("--device", devices,
+                   "Render for a node that has this optional device (as `up` reads /dev): the "
+                   "unit allows it")
+      ->check(CLI::IsMember(optional_devices));
+  command->add_flag("--mps", mps,
+                    "Render for a node where an MPS control daemon runs (as `up` reads "
+                    "/tmp/nvidia-mps): the unit binds its pipe directory");
   command->add_option("--socket-interface", socket_interface,
                       "Render a multi-node unit for a node that routes to rank 0 through this "
                       "interface (as `up` reads the routing table): NCCL_SOCKET_IFNAME and "
@@ -62,6 +77,7 @@ void add_render_command(CLI::App& app, CliContext& context) {
     LaunchOptions launch{node_rank, std::nullopt};
     if (!engine_version.empty()) launch.engine_version = engine_version;
     launch.infiniband = infiniband;
+    launch.sandbox = SandboxNode{devices, mps};
     if (!socket_interface.empty()) launch.socket_interface = socket_interface;
     const LaunchPlan plan = make_launch_plan(*profile, launch);
     // Without the release, flags whose spelling depends on it get the conservative one: say so.

@@ -19,6 +19,7 @@
 #include "facts/node_os.hpp"
 #include "facts/python_env.hpp"
 #include "facts/routes.hpp"
+#include "facts/sandbox_probe.hpp"
 #include "log/logger.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/secret_files.hpp"
@@ -270,6 +271,9 @@ int up(const UpOptions& options, const CliContext& context) {
         installed_engine_version(NodeFs(), profile->engine.kind, *profile->engine.venv);
   // InfiniBand opens its devices and unlimited memlock to the unit (a file read, no probe).
   launch.infiniband = !probe_infiniband(NodeFs()).devices.empty();
+  // gdrdrv, xpmem and a running MPS daemon open to the unit (catalog/sandbox_allowances).
+  const SandboxFact sandbox = probe_sandbox(NodeFs());
+  launch.sandbox = SandboxNode{sandbox.devices, sandbox.mps_daemon};
   // NCCL and Gloo on the interface the kernel routes rank 0's rendezvous through.
   if (profile->parallelism.nodes > 1 && profile->parallelism.dist_init_addr) {
     const auto host = split_host_port(*profile->parallelism.dist_init_addr).first;

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "catalog/sandbox_allowances.hpp"
 #include "profile/profile.hpp"
 
 namespace gl {
@@ -24,6 +25,9 @@ struct LaunchOptions {
   // The node has InfiniBand (Facts::has_infiniband, read from /sys/class/infiniband): the unit
   // allows its devices and sets what RDMA needs. `render` takes it as --infiniband.
   bool infiniband = false;
+  // The optional devices and MPS daemon the node has (Facts::sandbox_node, catalog/
+  // sandbox_allowances): the unit opens them. `render` takes them as --device and --mps.
+  SandboxNode sandbox = {};
   // The interface this node routes to the group's rendezvous through (facts/routes): a
   // multi-node unit pins NCCL's and Gloo's sockets to it unless the profile's [env] does. `up`
   // reads it; `render` takes it as --socket-interface.

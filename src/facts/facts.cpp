@@ -53,6 +53,11 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PortFact, host, port, taken, pro
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProgramFact, path, user_writable)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RouteFact, host, interface, problem)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(InfinibandFact, devices, peer_memory, modules_read)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SandboxFact, devices, mps_daemon, ptrace_scope)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(NvidiaNodesFact, driver_loaded, uvm_registered,
+                                                uvm_node, minors, missing, capabilities,
+                                                imex_channels, modprobe_installed,
+                                                devices_unit_installed)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ShmFact, path, exists, size_bytes, problem)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(InstalledProfileFact, name, snapshot, engine, gpus,
                                                 user, share_user, problem)
@@ -61,7 +66,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ModelFact, path, weights_bytes, 
                                                 kv_lora_rank, rope_head_dim, context, problems)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Facts, root, driver, gpus, toolkits, python, paths,
                                                 ports, gpulaunch, infiniband, rendezvous_route, shm,
-                                                installed_profiles, model, node_health)
+                                                sandbox, nvidia_nodes, installed_profiles, model,
+                                                node_health)
 
 std::string ToolkitFact::not_toolkit_root_reason() const {
   if (root == "/usr") return "";
@@ -92,6 +98,11 @@ const ToolkitFact* Facts::toolkit_with_nvcc(const std::string& nvcc) const {
 
 bool Facts::has_infiniband() const {
   return infiniband && !infiniband->devices.empty();
+}
+
+SandboxNode Facts::sandbox_node() const {
+  if (!sandbox) return {};
+  return SandboxNode{sandbox->devices, sandbox->mps_daemon};
 }
 
 std::optional<std::string> Facts::socket_interface() const {

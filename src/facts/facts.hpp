@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "catalog/sandbox_allowances.hpp"
+
 #include <nlohmann/json_fwd.hpp>
 
 #include "util/error.hpp"
@@ -136,6 +138,26 @@ struct InfinibandFact {
   bool modules_read = false;  // /proc/modules could be read
 };
 
+// What the engine unit's sandbox opens on this node (catalog/sandbox_allowances).
+struct SandboxFact {
+  std::vector<std::string> devices;  // optional devices present: "gdrdrv", "xpmem"
+  bool mps_daemon = false;           // the MPS pipe directory exists
+  std::optional<int> ptrace_scope;   // Yama's; nullopt without Yama
+};
+
+// The NVIDIA device nodes and what creates them at boot (catalog/nvidia_devices).
+struct NvidiaNodesFact {
+  bool driver_loaded = false;             // /proc/driver/nvidia/version exists
+  bool uvm_registered = false;            // /proc/devices lists nvidia-uvm
+  bool uvm_node = false;                  // /dev/nvidia-uvm exists
+  std::vector<int> minors;                // each GPU's Device Minor
+  std::vector<std::string> missing;       // nodes the driver has and /dev lacks
+  std::vector<std::string> capabilities;  // MIG capability files present
+  bool imex_channels = false;             // /proc/devices lists nvidia-caps-imex-channels
+  bool modprobe_installed = false;        // /usr/bin/nvidia-modprobe
+  bool devices_unit_installed = false;    // the package's oneshot unit
+};
+
 // /dev/shm, where NCCL's shared-memory transport puts its buffers.
 struct ShmFact {
   std::string path;  // "/dev/shm"
@@ -206,10 +228,14 @@ struct Facts {
   // Multi-node profiles: the route to dist_init_addr's host (LaunchOptions::socket_interface).
   std::optional<RouteFact> rendezvous_route;
   std::optional<ShmFact> shm;
+  std::optional<SandboxFact> sandbox;
+  std::optional<NvidiaNodesFact> nvidia_nodes;
   std::optional<std::vector<InstalledProfileFact>> installed_profiles;
   std::optional<ModelFact> model;
   // InfiniBand devices were seen: the plan (LaunchOptions::infiniband) opens them to the unit.
   bool has_infiniband() const;
+  // The optional devices and MPS daemon the unit opens (LaunchOptions::sandbox).
+  SandboxNode sandbox_node() const;
   // The interface NCCL and Gloo are pinned to: the rendezvous route's, when there is one.
   std::optional<std::string> socket_interface() const;
   NodeHealthFact node_health{};

@@ -9,6 +9,7 @@
 #include "facts/node_os.hpp"
 #include "facts/python_env.hpp"
 #include "facts/routes.hpp"
+#include "facts/sandbox_probe.hpp"
 #include "facts/toolkit_probe.hpp"
 #include "util/port_probe.hpp"
 #include "util/safe_file.hpp"
@@ -146,6 +147,8 @@ Facts gather_facts(const NodeFs& node, const FactsRequest& request) {
   // Node preflight, OS side: files and statvfs only.
   facts.infiniband = probe_infiniband(node);
   facts.shm = probe_shm(node);
+  facts.sandbox = probe_sandbox(node);
+  facts.nvidia_nodes = probe_nvidia_nodes(node);
   if (request.rendezvous_host) {
     auto interface = probe_route_interface(node, *request.rendezvous_host);
     facts.rendezvous_route = RouteFact{*request.rendezvous_host, interface.value_or(""),

@@ -142,6 +142,14 @@ Json node_section(const Profile& profile, const LaunchPlan& plan, const Facts& f
   stack["engine"] =
       version.is_null() ? Json(nullptr) : Json(*engine + " " + version.get<std::string>());
   node["python"] = std::move(stack);
+  // What the unit opens because this node has it (catalog/sandbox_allowances: gdrdrv, xpmem, an
+  // MPS daemon); absent where it has none, as in locks written before.
+  Json sandbox = Json::array();
+  for (const auto* allowance : plan.sandbox)
+    if (allowance->when == AllowanceWhen::node_has_device ||
+        allowance->when == AllowanceWhen::mps_daemon)
+      sandbox.push_back(std::string(allowance->name));
+  if (!sandbox.empty()) node["sandbox"] = std::move(sandbox);
   return node;
 }
 

@@ -12,6 +12,7 @@
 #include "catalog/node_requirements.hpp"
 #include "facts/environment.hpp"
 #include "plan/gpu_assignment.hpp"
+#include "plan/sandbox_plan.hpp"
 #include "util/state_paths.hpp"
 
 namespace gl {
@@ -144,6 +145,7 @@ LaunchPlan make_launch_plan(const Profile& profile, const LaunchOptions& options
   plan.rendezvous = headless_rendezvous(profile, options);
   plan.infiniband = options.infiniband;
   plan.engine_version = options.engine_version;
+  plan.sandbox = sandbox_plan(profile, options.sandbox, plan.argv);
   plan.liveness = liveness_plan(profile, plan.rendezvous.has_value(), plan.argv);
   auto& env = plan.environment;
 

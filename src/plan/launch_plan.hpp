@@ -97,6 +97,8 @@ struct LaunchPlan {
   // LaunchOptions::engine_version: the release the argv's flags were fitted to (engines/'
   // fitted_flag); nullopt: the conservative spellings.
   std::optional<std::string> engine_version;
+  // The sandbox allowances the unit carries (plan/sandbox_plan), in table order.
+  std::vector<const SandboxAllowance*> sandbox;
 };
 
 // `run`'s options for a headless rank (the unit passes them, `status` reads them back):

@@ -7,6 +7,7 @@
 #include "profile/unsafe_directives.hpp"
 
 #include "catalog/engines.hpp"
+#include "catalog/sandbox_allowances.hpp"
 #include "util/did_you_mean.hpp"
 #include "util/try.hpp"
 
@@ -271,6 +272,18 @@ Result<void> check_restart(const ValueReader& r, Profile& profile) {
 // nothing root-equivalent unless service.allow_unsafe_extra says so.
 Result<void> check_service(const ValueReader& r, Profile& profile) {
   const auto& service = profile.service;
+  // service.allow: only what catalog/sandbox_allowances vets.
+  if (const toml::node* node = r.node_at("service.allow")) {
+    const auto names = sandbox_allowance_names();
+    for (size_t i = 0; i < service.allow.size(); ++i)
+      if (!sandbox_allowance(service.allow[i])) {
+        std::string list;
+        for (const auto& name : names) list += (list.empty() ? "" : ", ") + name;
+        return fail_at(r.location(*node->as_array()->get(i)),
+                       "'service.allow' has no allowance '{}'{}; it allows: {}", service.allow[i],
+                       did_you_mean_suffix(service.allow[i], names), list);
+      }
+  }
   for (auto [key, lines] : {std::pair{"service.extra", &service.extra},
                             std::pair{"service.unit_extra", &service.unit_extra}}) {
     const toml::node* node = r.node_at(key);

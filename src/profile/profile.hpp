@@ -133,6 +133,8 @@ struct ServiceSettings {
   std::vector<std::string> unit_extra;    // extra "Key=Value" lines for [Unit]
   // Lets extra/unit_extra hold what unsafe_directives() lists: root-equivalent.
   bool allow_unsafe_extra = false;
+  // Vetted sandbox extras by name (catalog/sandbox_allowances): "ptrace", "gdrdrv", ...
+  std::vector<std::string> allow;
 };
 
 struct Profile {

@@ -195,6 +195,9 @@ constexpr std::array kSchema{
             "Extra Key=Value lines for [Service]"),
     strings("service.unit_extra", kLine, Shape::directive, R"(["After=network-online.target"])",
             "Extra Key=Value lines for [Unit]"),
+    strings("service.allow", kName, Shape::word, R"(["ptrace", "gdrdrv"])",
+            "Vetted sandbox extras by name (gpulaunch catalog sandbox): ptrace, perf_event_open, "
+            "gdrdrv, xpmem, mps, memlock"),
     boolean("service.allow_unsafe_extra", "true",
             "Let extra and unit_extra run privileged commands, change the user or relax the "
             "hardening: root-equivalent"),

@@ -239,6 +239,7 @@ Result<void> read_service(const ValueReader& r, Profile& profile) {
   service.allow_unsafe_extra =
       r.boolean_at("service.allow_unsafe_extra").value_or(service.allow_unsafe_extra);
   service.extra = r.strings_at("service.extra");
+  service.allow = r.strings_at("service.allow");
   service.unit_extra = r.strings_at("service.unit_extra");
   return {};
 }

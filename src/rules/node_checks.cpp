@@ -15,6 +15,7 @@
 #include "facts/environment.hpp"
 #include "plan/gpu_assignment.hpp"
 #include "profile/service_user.hpp"
+#include "rules/sandbox_checks.hpp"
 #include "unit/render.hpp"
 
 namespace gl {
@@ -421,6 +422,7 @@ void check_node_os(const Profile& profile, const LaunchPlan& plan, const Facts& 
   check_other_profiles(profile, plan, facts, findings);
   check_shared_user(profile, facts, findings);
   check_model_fit(profile, plan, facts, findings);
+  check_sandbox(profile, plan, facts, findings);
 }
 
 }  // namespace gl

@@ -20,13 +20,24 @@ struct BusFilter {
   bool operator==(const BusFilter&) const = default;
 };
 using BusPairs = std::vector<std::pair<std::string, std::string>>;  // a(ss)
+// (ssbt) each, as BindPaths= takes them: source, destination, ignore a missing source, mount
+// flags (MS_REC for a recursive bind, systemd's default).
+struct BusBind {
+  std::string source;
+  std::string destination;
+  bool ignore_missing = false;
+  uint64_t flags = 0;
+  bool operator==(const BusBind&) const = default;
+};
+using BusBinds = std::vector<BusBind>;
 
-// s, b, t, i, u, as, a(ss), (bas), in this order (bus_signature).
+// s, b, t, i, u, as, a(ss), (bas), a(ssbt), in this order (bus_signature).
 using BusValue = std::variant<std::string, bool, uint64_t, int32_t, uint32_t,
-                              std::vector<std::string>, BusPairs, BusFilter>;
+                              std::vector<std::string>, BusPairs, BusFilter, BusBinds>;
 
 inline std::string_view bus_signature(const BusValue& value) {
-  constexpr std::string_view kSignatures[] = {"s", "b", "t", "i", "u", "as", "a(ss)", "(bas)"};
+  constexpr std::string_view kSignatures[] = {"s",  "b",     "t",     "i",      "u",
+                                              "as", "a(ss)", "(bas)", "a(ssbt)"};
   return kSignatures[value.index()];
 }
 

@@ -291,6 +291,14 @@ class SdBusManager final : public SystemdManager {
         if (r >= 0) r = strings(filter.entries);
         return r >= 0 ? sd_bus_message_close_container(m) : r;
       }
+      int operator()(const BusBinds& binds) const {
+        int r = sd_bus_message_open_container(m, 'a', "(ssbt)");
+        for (const auto& bind : binds)
+          if (r >= 0)
+            r = sd_bus_message_append(m, "(ssbt)", bind.source.c_str(), bind.destination.c_str(),
+                                      static_cast<int>(bind.ignore_missing), bind.flags);
+        return r >= 0 ? sd_bus_message_close_container(m) : r;
+      }
       int strings(const std::vector<std::string>& words) const {
         int r = sd_bus_message_open_container(m, 'a', "s");
         for (const auto& word : words)

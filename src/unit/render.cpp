@@ -6,6 +6,8 @@
 #include "catalog/exit_codes.hpp"
 #include "catalog/node_requirements.hpp"
 #include "profile/service_user.hpp"
+#include "catalog/nvidia_devices.hpp"
+#include "catalog/sandbox_allowances.hpp"
 #include "unit/escape.hpp"
 #include "unit/unit_environment.hpp"
 #include "util/state_paths.hpp"
@@ -53,6 +55,14 @@ std::string root_helper_command(const std::vector<std::string>& argv,
   return line + " " + exec_command_line(argv);
 }
 
+// The values of the plan's sandbox allowances (catalog/sandbox_allowances) for one directive.
+std::vector<std::string> allowance_values(const LaunchPlan& plan, std::string_view directive) {
+  std::vector<std::string> values;
+  for (const auto* allowance : plan.sandbox)
+    if (allowance->directive == directive) values.emplace_back(allowance->value);
+  return values;
+}
+
 }  // namespace
 
 UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const RenderOptions& options) {
@@ -68,7 +78,11 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
   if (!profile.description.empty()) description += ": " + profile.description;
   unit.add("Unit", "Description", escape_specifiers(description));
   unit.add("Unit", "Wants", "network-online.target");
-  unit.add("Unit", "After", "network-online.target nvidia-persistenced.service");
+  // The NVIDIA device nodes exist before the engine starts: the sandbox cannot create them
+  // (catalog/nvidia_devices), and DeviceAllow= is fixed at start.
+  unit.add("Unit", "Requires", std::string(kNvidiaDevicesUnit));
+  unit.add("Unit", "After",
+           "network-online.target nvidia-persistenced.service " + std::string(kNvidiaDevicesUnit));
   // gpulaunch counts a crash loop itself (`restart.budget` failures in a row, kept across
   // restarts in the state directory); systemd's start limit would cut the backoff short.
   unit.add("Unit", "StartLimitIntervalSec", "0");
@@ -208,8 +222,13 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
   unit.add("Service", "User", service_user(profile));
   if (profile.service.group) unit.add("Service", "Group", *profile.service.group);
   if (profile.service.memory_max) unit.add("Service", "MemoryMax", *profile.service.memory_max);
-  // RDMA pins the memory it registers against RLIMIT_MEMLOCK; only a node with InfiniBand needs it.
-  if (plan.infiniband) unit.add("Service", "LimitMEMLOCK", std::string(kRdmaMemlock));
+  // RDMA pins the memory it registers against RLIMIT_MEMLOCK on a node with InfiniBand; an
+  // engine that locks its memory (sandbox allowance "memlock") needs the same.
+  if (plan.infiniband)
+    unit.add("Service", "LimitMEMLOCK", std::string(kRdmaMemlock));
+  else
+    for (const auto& value : allowance_values(plan, "LimitMEMLOCK"))
+      unit.add("Service", "LimitMEMLOCK", value);
   unit.add("Service", "LimitNOFILE", "1048576");
   // A stall ends with SIGABRT to every engine process, for its stack dump (PYTHONFAULTHANDLER).
   // Without a limit each rank would then dump core: the whole address space of a process that
@@ -234,6 +253,12 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
   if (plan.infiniband)
     for (auto entry : infiniband_device_allow())
       unit.add("Service", "DeviceAllow", std::string(entry));
+  // The optional devices the node has or the profile allows (catalog/sandbox_allowances).
+  for (const auto& value : allowance_values(plan, "DeviceAllow"))
+    unit.add("Service", "DeviceAllow", value);
+  // PrivateTmp= would hide a running MPS daemon's pipe directory.
+  for (const auto& value : allowance_values(plan, "BindPaths"))
+    unit.add("Service", "BindPaths", quote_path_word(value));
   unit.add("Service", "ProtectKernelTunables", "yes");
   unit.add("Service", "ProtectKernelModules", "yes");
   unit.add("Service", "ProtectKernelLogs", "yes");
@@ -249,6 +274,12 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
   unit.add("Service", "RestrictAddressFamilies", "AF_UNIX AF_INET AF_INET6 AF_NETLINK");
   unit.add("Service", "SystemCallArchitectures", "native");
   unit.add("Service", "SystemCallFilter", "@system-service");
+  // What real stacks call beyond @system-service, and the profile's vetted extras (catalog/
+  // sandbox_allowances).
+  std::string syscalls;
+  for (const auto& value : allowance_values(plan, "SystemCallFilter"))
+    syscalls += (syscalls.empty() ? "" : " ") + value;
+  if (!syscalls.empty()) unit.add("Service", "SystemCallFilter", syscalls);
   unit.add("Service", "SystemCallErrorNumber", "EPERM");
   unit.add("Service", "UMask", "0027");
   // The user's SysV IPC and POSIX shared memory go with the engine's stop.

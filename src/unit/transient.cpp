@@ -26,6 +26,7 @@ enum class Kind {
   rlimit,        // t hard and t NAMESoft
   bytes,         // t
   credential,    // a(ss): name, file
+  binds,         // a(ssbt): [-]SOURCE[:DESTINATION[:rbind|norbind]] words
 };
 
 struct Directive {
@@ -112,7 +113,12 @@ constexpr std::array kDirectives{
     Directive{"MemoryHigh", Kind::bytes},
     Directive{"MemorySwapMax", Kind::bytes},
     Directive{"LoadCredential", Kind::credential},
+    Directive{"BindPaths", Kind::binds},
+    Directive{"BindReadOnlyPaths", Kind::binds},
 };
+
+// mount(2)'s MS_REC: systemd binds recursively unless a word says norbind.
+constexpr uint64_t kMountRecursive = 16384;
 
 // The errno names SystemCallErrorNumber= takes that a unit of ours may carry (errno(3), Linux).
 constexpr std::array<std::pair<std::string_view, int32_t>, 5> kErrnoNumbers{
@@ -295,6 +301,36 @@ Result<std::vector<BusProperty>> map_directive(const Directive& directive, std::
       auto size = parse_size(value);
       if (!size) return std::unexpected(size.error());
       return one(*size);
+    }
+    case Kind::binds: {
+      auto words = unit_words(value, credentials);
+      if (!words) return std::unexpected(words.error());
+      BusBinds binds;
+      for (std::string word : *words) {
+        BusBind bind;
+        if (word.starts_with('-')) {
+          bind.ignore_missing = true;
+          word.erase(0, 1);
+        }
+        const size_t colon = word.find(':');
+        bind.source = word.substr(0, colon);
+        bind.destination = bind.source;
+        bind.flags = kMountRecursive;
+        if (colon != std::string::npos) {
+          const std::string rest = word.substr(colon + 1);
+          const size_t second = rest.find(':');
+          bind.destination = rest.substr(0, second);
+          const std::string options = second == std::string::npos ? "" : rest.substr(second + 1);
+          if (options == "norbind")
+            bind.flags = 0;
+          else if (!options.empty() && options != "rbind")
+            return failf("'{}' is not rbind or norbind", options);
+        }
+        if (!bind.source.starts_with('/') || !bind.destination.starts_with('/'))
+          return failf("'{}' is not an absolute path", word);
+        binds.push_back(std::move(bind));
+      }
+      return one(binds);
     }
     case Kind::credential: {
       auto text = single_value(value, credentials);

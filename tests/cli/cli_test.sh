@@ -26,6 +26,20 @@ check "render without --infiniband sets no memlock limit" bash -c '! grep -q "^L
 ib_unit=$("$gpulaunch" -P "$src/profiles" render k26-ar --infiniband)
 check "render --infiniband lifts the memlock limit" grep -qx 'LimitMEMLOCK=infinity' <<<"$ib_unit"
 check "render --infiniband allows the verbs devices" grep -qx 'DeviceAllow=char-infiniband_verbs rw' <<<"$ib_unit"
+# issue 26: the device unit, pidfd_getfd, the node's optional devices and MPS daemon.
+check "render waits for the NVIDIA device nodes" grep -qx 'Requires=gpulaunch-nvidia-devices.service' <<<"$unit"
+check "render allows pidfd_getfd" grep -qx 'SystemCallFilter=pidfd_getfd' <<<"$unit"
+node_unit=$("$gpulaunch" -P "$src/profiles" render k26-ar --device gdrdrv --mps)
+check "render --device gdrdrv allows it" grep -qx 'DeviceAllow=/dev/gdrdrv rw' <<<"$node_unit"
+check "render --mps binds the MPS pipe directory" grep -qx 'BindPaths="/tmp/nvidia-mps"' <<<"$node_unit"
+check "render --device takes only catalogued devices" bash -c '! "$1" -P "$2/profiles" render k26-ar --device nvidia-fs 2>/dev/null' _ "$gpulaunch" "$src"
+# A fresh boot's node under --root: what the device unit would run.
+mkdir -p node/proc/driver/nvidia/gpus/0000:18:00.0 node/dev
+echo "NVRM version: 580" >node/proc/driver/nvidia/version
+printf 'Device Minor: \t 0\n' >node/proc/driver/nvidia/gpus/0000:18:00.0/information
+echo "195 nvidia" >node/proc/devices
+devices_out=$("$gpulaunch" nvidia-devices --root "$scratch/node")
+check "nvidia-devices under --root says what a boot runs" grep -qx 'gpulaunch: would run /usr/bin/nvidia-modprobe -u -c 0' <<<"$devices_out"
 
 mkdir -p profiles
 cp "$src/tests/malformed/tp-zero.toml" profiles/

@@ -146,7 +146,8 @@ remove_cgroups() {
 read -r -d '' NS_INIT <<'NS_INIT_EOF' || true
 set -euo pipefail
 scratch=$1 systemd=$2 target=$3 mark=$4 cgroup_name=$5 shared=$6 private=$7 private_sub=$8
-shift 8
+checkout=$9
+shift 9
 masked=("$@")
 mount --make-rprivate /
 mount -t tmpfs -o mode=0700 "$mark" "$scratch"
@@ -202,6 +203,13 @@ for i in "${!shared_dirs[@]}"; do
 done
 mkdir -p /run/systemd/system /run/lock
 for unit in "${masked[@]}"; do ln -sf /dev/null "/run/systemd/system/$unit"; done
+# Every engine unit Requires= the package's device unit (units/); without a GPU here it has
+# nothing to create, so it runs /bin/true.
+devices_unit=gpulaunch-nvidia-devices.service
+cp "$checkout/units/$devices_unit" "/run/systemd/system/$devices_unit"
+mkdir -p "/run/systemd/system/$devices_unit.d"
+printf '[Unit]\nConditionPathExists=\n[Service]\nExecStart=\nExecStart=/bin/true\n' \
+  >"/run/systemd/system/$devices_unit.d/50-harness-no-gpu.conf"
 private_tmp_dirs=()
 for dir in "${shared_dirs[@]}"; do
   [[ $dir == /tmp/* || $dir == /var/tmp/* ]] && private_tmp_dirs+=("-$dir")
@@ -278,7 +286,7 @@ cmd_boot() {
   : >"$console"
   "${netns[@]}" setsid unshare --pid --mount --fork --mount-proc --propagation private -- \
     /bin/bash -c "$NS_INIT" ns-init "$state/ns" "$SYSTEMD" "$TARGET" "$MARK" "$name" "$shared" \
-    "${PRIVATE_DIRS[*]}" "${PRIVATE_SUBDIRS[*]}" "${MASKED[@]}" \
+    "${PRIVATE_DIRS[*]}" "${PRIVATE_SUBDIRS[*]}" "$checkout" "${MASKED[@]}" \
     </dev/null >>"$console" 2>&1 &
   local unshare_pid=$!
 

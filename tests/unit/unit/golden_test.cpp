@@ -30,6 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include "catalog/jit_caches.hpp"
+#include "catalog/nvidia_devices.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/validate.hpp"
 #include "unit/escape.hpp"
@@ -130,6 +131,10 @@ LaunchOptions launch_options(const GoldenCase& golden) {
       launch.infiniband = value == "yes";
     if (marker == "##" && verb == "fact" && name == "socket-interface")
       launch.socket_interface = value;
+    if (marker == "##" && verb == "fact" && name == "device")
+      launch.sandbox.devices.push_back(value);
+    if (marker == "##" && verb == "fact" && name == "mps")
+      launch.sandbox.mps_daemon = value == "yes";
   }
   return launch;
 }
@@ -241,6 +246,9 @@ std::optional<AnalyzeRun> analyze_rendered(const GoldenCase& golden, const std::
   }
   gl::testing::TempDir dir;
   auto file = dir.write(rendered->first.unit_name(), rendered->second.to_text());
+  // The unit Requires= the package's device unit; verify looks for it beside the unit's file.
+  const fs::path devices = fs::path(GL_SOURCE_DIR) / "units" / std::string(gl::kNvidiaDevicesUnit);
+  dir.write(devices.filename().string(), slurp(devices.string()));
   const std::string log = (dir.path() / "analyze.log").string();
   AnalyzeRun run;
   run.status = std::system(

@@ -83,3 +83,57 @@ TEST(Render, TheStopLetsTheEngineDrainBeforeAnySigkill) {
 
 }  // namespace
 }  // namespace gl
+
+namespace gl {
+namespace {
+
+// issue 26: the sandbox allowances (catalog/sandbox_allowances), rendered for every engine.
+TEST(RenderSandbox, EveryUnitWaitsForTheDeviceNodesAndAllowsPidfdGetfd) {
+  for (const char* kind : {"sglang", "vllm"}) {
+    const Profile profile = load(fmt::format(
+        "[engine]\nkind = \"{}\"\nvenv = \"/opt/venv\"\n[model]\npath = \"/m\"\n", kind));
+    const UnitFile unit = render_unit(profile, make_launch_plan(profile), RenderOptions{});
+    EXPECT_THAT(unit.values("Unit", "Requires"),
+                ::testing::ElementsAre("gpulaunch-nvidia-devices.service"));
+    EXPECT_THAT(unit.values("Unit", "After"),
+                ::testing::ElementsAre(::testing::EndsWith(" gpulaunch-nvidia-devices.service")));
+    EXPECT_THAT(unit.values("Service", "SystemCallFilter"),
+                ::testing::ElementsAre("@system-service", "pidfd_getfd"));
+    // Kept: no ptrace, no perf, no extra devices, memlock only where needed, no W^X.
+    EXPECT_THAT(
+        unit.values("Service", "DeviceAllow"),
+        ::testing::ElementsAre("char-nvidia* rw", "char-nvidia-uvm rw", "char-nvidia-caps rw"));
+    EXPECT_TRUE(unit.values("Service", "LimitMEMLOCK").empty());
+    EXPECT_TRUE(unit.values("Service", "MemoryDenyWriteExecute").empty());
+    EXPECT_TRUE(unit.values("Service", "BindPaths").empty());
+  }
+}
+
+TEST(RenderSandbox, TheNodesOptionalDevicesAndMpsDaemonOpenToTheUnit) {
+  const Profile profile = load(kProfile);
+  LaunchOptions options;
+  options.sandbox = SandboxNode{{"gdrdrv", "xpmem"}, true};
+  const UnitFile unit = render_unit(profile, make_launch_plan(profile, options), RenderOptions{});
+  EXPECT_THAT(unit.values("Service", "DeviceAllow"),
+              ::testing::IsSupersetOf({"/dev/gdrdrv rw", "/dev/xpmem rw"}));
+  EXPECT_THAT(unit.values("Service", "BindPaths"), ::testing::ElementsAre("\"/tmp/nvidia-mps\""));
+}
+
+TEST(RenderSandbox, MlockGetsUnlimitedMemlockAndServiceAllowNamesTheExtras) {
+  const Profile mlock = load(
+      "[engine]\nkind = \"llamacpp\"\nexecutable = \"/opt/llama/llama-server\"\nargs = "
+      "[\"--mlock\"]\n[model]\npath = \"/m/model.gguf\"\n");
+  EXPECT_THAT(render_unit(mlock, make_launch_plan(mlock), RenderOptions{})
+                  .values("Service", "LimitMEMLOCK"),
+              ::testing::ElementsAre("infinity"));
+  const Profile allowed = load(std::string(kProfile) +
+                               "[service]\nallow = [\"ptrace\", \"perf_event_open\", "
+                               "\"gdrdrv\"]\n");
+  const UnitFile unit = render_unit(allowed, make_launch_plan(allowed), RenderOptions{});
+  EXPECT_THAT(unit.values("Service", "SystemCallFilter"),
+              ::testing::ElementsAre("@system-service", "pidfd_getfd ptrace perf_event_open"));
+  EXPECT_THAT(unit.values("Service", "DeviceAllow"), ::testing::Contains("/dev/gdrdrv rw"));
+}
+
+}  // namespace
+}  // namespace gl

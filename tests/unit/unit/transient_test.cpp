@@ -85,7 +85,11 @@ TEST(Transient, TheSandboxMapsToTheTypesSystemdRunSends) {
   EXPECT_EQ(only("RestrictNamespaces"), BusValue(uint64_t{0}));
   EXPECT_EQ(only("UMask"), BusValue(uint32_t{027}));
   EXPECT_EQ(only("SystemCallErrorNumber"), BusValue(int32_t{1}));
-  EXPECT_EQ(only("SystemCallFilter"), BusValue(BusFilter{true, {"@system-service"}}));
+  std::vector<BusValue> filters;
+  for (const auto* property : named(properties, "SystemCallFilter"))
+    filters.push_back(property->value);
+  EXPECT_EQ(filters, (std::vector<BusValue>{BusFilter{true, {"@system-service"}},
+                                            BusFilter{true, {"pidfd_getfd"}}}));
   EXPECT_EQ(only("RestrictAddressFamilies"),
             BusValue(BusFilter{true, {"AF_UNIX", "AF_INET", "AF_INET6", "AF_NETLINK"}}));
   EXPECT_EQ(only("LimitNOFILE"), BusValue(uint64_t{1048576}));
@@ -99,6 +103,21 @@ TEST(Transient, TheSandboxMapsToTheTypesSystemdRunSends) {
   for (auto left_out : {"ExecStart", "ExecStartPre", "ExecStopPost", "Type", "Restart",
                         "WatchdogSec", "TimeoutStartSec", "RestartPreventExitStatus"})
     EXPECT_TRUE(named(properties, left_out).empty()) << left_out;
+}
+
+// An MPS daemon's pipe directory (catalog/sandbox_allowances) binds into `exec`'s unit too.
+TEST(Transient, BindPathsMapToSourceDestinationAndRecursiveFlag) {
+  const Profile profile = load(kProfile);
+  LaunchOptions options;
+  options.sandbox.mps_daemon = true;
+  const UnitFile unit = render_unit(profile, make_launch_plan(profile, options), RenderOptions{});
+  auto properties = transient_properties(unit, kTransient);
+  ASSERT_TRUE(properties) << properties.error().message;
+  auto binds = named(*properties, "BindPaths");
+  ASSERT_EQ(binds.size(), 1u);
+  EXPECT_EQ(bus_signature(binds[0]->value), "a(ssbt)");
+  EXPECT_EQ(std::get<BusBinds>(binds[0]->value),
+            (BusBinds{{"/tmp/nvidia-mps", "/tmp/nvidia-mps", false, 16384}}));
 }
 
 TEST(Transient, ADirectiveWithoutAMappingIsRefusedByName) {
