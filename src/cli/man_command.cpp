@@ -402,6 +402,10 @@ std::string security_section() {
   page += roff(names) + "\n.RE\n";
   page +=
       ".PP\n"
+      "Nor a \\fB*DirectoryMode=\\fR looser than 0755, an empty "
+      "\\fBRestartPreventExitStatus=\\fR (it would reset the statuses gpulaunch stops restarts "
+      "with), or a negative \\fBOOMScoreAdjust=\\fR.\n"
+      ".PP\n"
       "\\fBservice.allow_unsafe_extra = true\\fR lifts this. It makes the profile "
       "root-equivalent: whoever can change the profile can then run anything as root. Use it "
       "only in profiles only root can write, and only for a line you have read.\n"
