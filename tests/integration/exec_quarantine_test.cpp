@@ -137,15 +137,19 @@ TEST_F(ExecQuarantine, ExecsArgumentsDropInsAndInterruptionsStayInTheService) {
   const std::string exec = "'" + kGpulaunch + "' exec exech -- ";
 
   // The attack, in the command's words and in a word of its own; a reload while it runs.
+  const std::string running =
+      "until systemctl list-units --no-legend 'gpulaunch-exech-exec-*' | grep -q .; do sleep "
+      "0.2; done; ";
   const std::string payload =
       "\"$(printf 'x\\n[Service]\\nExecStopPost=+/bin/touch /gl-pwned-by-exec\\n')\"";
-  auto attacked = in_host(exec + "sh -c 'sleep 3' " + payload +
-                          " & sleep 1.5; "
-                          "systemctl show -p Description 'gpulaunch-exech-exec-*'; "
+  auto attacked = in_host(exec + "sh -c 'sleep 5' " + payload + " & " + running +
+                          "cat /run/systemd/transient/gpulaunch-exech-exec-*.service; "
                           "systemctl daemon-reload; wait; sleep 1; "
                           "test -e /gl-pwned-by-exec && echo PWNED; echo done");
   EXPECT_EQ(attacked.out.find("PWNED"), std::string::npos) << attacked.out;
-  EXPECT_NE(attacked.out.find("\\x0a[Service]\\x0aExecStopPost=+/bin/touch /gl-pwned-by-exec"),
+  EXPECT_EQ(attacked.out.find("\nExecStopPost="), std::string::npos) << attacked.out;
+  EXPECT_NE(attacked.out.find("\nDescription=gpulaunch exec exech: sh -c sleep 5 "
+                              "x\\x0a[Service]\\x0aExecStopPost=+/bin/touch /gl-pwned-by-exec\n"),
             std::string::npos)
       << attacked.out;
   EXPECT_NE(attacked.out.find("done"), std::string::npos) << attacked.out;
