@@ -90,10 +90,10 @@ Result<TransientService> transient_for(const std::string& name,
   return service;
 }
 
-volatile sig_atomic_t g_interrupted = 0;
+volatile sig_atomic_t g_interrupted = 0;  // the signal that interrupted exec, or 0
 
-void on_interrupt(int) {
-  g_interrupted = 1;
+void on_interrupt(int signal) {
+  g_interrupted = signal;
 }
 
 // SIGINT, SIGTERM and SIGHUP only mark the wait as interrupted (no SA_RESTART: the manager's
@@ -202,6 +202,9 @@ int exec_in_service(const std::string& name, const std::vector<std::string>& com
   });
   relay.finish();
   if (!status) return report(status.error(), kExecFailed);
+  // Stopped on the caller's signal: the status a shell gives a command that signal ended (systemd
+  // counts its own stop as a clean end and collects the unit).
+  if (g_interrupted != 0) return 128 + g_interrupted;
   return *status;
 }
 
