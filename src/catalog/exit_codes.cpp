@@ -23,6 +23,12 @@ bool is_setup_failure(int status) {
   return status >= kFirstSetupFailure && status <= kLastSetupFailure;
 }
 
+bool is_verdict_status(int status) {
+  for (const auto& code : kRunExitCodes)
+    if (code.code == status) return true;
+  return is_setup_failure(status);
+}
+
 bool prevents_restart(int status) {
   for (const auto& code : kRunExitCodes)
     if (code.code == status) return code.prevents_restart;

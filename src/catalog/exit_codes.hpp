@@ -25,6 +25,12 @@ inline constexpr int kFirstSetupFailure = 200;
 inline constexpr int kLastSetupFailure = 244;
 bool is_setup_failure(int status);
 
+// One of the statuses above that decide something (run's own, systemd's set-up failures): only
+// gpulaunch's decisions may exit with them, never the engine's own exit (supervise/exit_status).
+bool is_verdict_status(int status);
+// What `run` exits with instead when the engine itself exits with a verdict status: a crash.
+inline constexpr int kExitEngineCrash = 1;
+
 // Whether systemd must not restart after the main process exited with `status`: run's statuses
 // marked so, and the set-up failures.
 bool prevents_restart(int status);

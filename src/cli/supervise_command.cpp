@@ -111,9 +111,10 @@ int record_exit(const RecordExitOptions& options) {
       logging::warning(
           fmt::format("gpulaunch record-exit: caches not examined: {}", places.error().message));
   }
-  if (auto recent = history.events(50); recent)
-    if (const SupervisorEvent* previous = previous_stop_event(*recent))
-      input.previous_stop = *previous;
+  if (auto recent = history.events(50); !recent)
+    input.events_unreadable = recent.error().message;
+  else if (const SupervisorEvent* previous = previous_stop_event(*recent))
+    input.previous_stop = *previous;
   auto manager = connect_systemd(ManagerScope::system);
   auto journal = open_journal();
   Timekeeper& clock = system_timekeeper();

@@ -2,6 +2,7 @@
 #include "profile/unsafe_directives.hpp"
 
 #include <array>
+#include <charconv>
 
 #include <fmt/core.h>
 
@@ -12,6 +13,10 @@ constexpr std::string_view kIdentity = "changes the user or credentials the engi
 constexpr std::string_view kHardening = "relaxes the sandbox gpulaunch writes";
 constexpr std::string_view kRootFiles = "makes systemd open, read or chown files as root";
 constexpr std::string_view kPrivileged = "runs commands or actions with full privileges";
+constexpr std::string_view kVerdicts =
+    "changes which exit statuses systemd restarts or calls success, which gpulaunch decides";
+constexpr std::string_view kNode =
+    "lets the engine take the node's CPUs or journal from root's own processes";
 
 // Every directive the renderer hardens with (unit/render.cpp), the identity it runs as, and what
 // systemd does as root on the unit's behalf. A prefix covers the whole family, including
@@ -34,6 +39,18 @@ constexpr std::array kUnsafe{
     UnsafeDirective{"SuccessAction", false, kPrivileged},
     UnsafeDirective{"StartLimitAction", false, kPrivileged},
     UnsafeDirective{"JobTimeoutAction", false, kPrivileged},
+    // gpulaunch's verdicts (catalog/exit_codes): a forced restart or a status called success
+    // would outlast the crash-loop budget. RestartPreventExitStatus= may only add (below).
+    UnsafeDirective{"RestartForceExitStatus", false, kVerdicts},
+    UnsafeDirective{"SuccessExitStatus", false, kVerdicts},
+    // the node: real-time scheduling starves root's processes (RestrictRealtime= binds only
+    // the engine's own calls, not what systemd sets before it starts); journald's rate limit
+    // and level filter keep a flood, or a filter, from pushing `run`'s own lines out.
+    UnsafeDirective{"CPUScheduling", true, kNode},  // Policy=fifo|rr, Priority=, ResetOnFork=
+    UnsafeDirective{"IOSchedulingClass", false, kNode},
+    UnsafeDirective{"LogRateLimit", true, kNode},  // IntervalSec=0, Burst=
+    UnsafeDirective{"LogLevelMax", false, kNode},
+    UnsafeDirective{"LogFilterPatterns", false, kNode},
     // hardening
     UnsafeDirective{"NoNewPrivileges", false, kHardening},
     UnsafeDirective{"Capability", true, kHardening},
@@ -80,6 +97,41 @@ constexpr std::array kUnsafe{
     UnsafeDirective{"Standard", true, kRootFiles},  // StandardOutput=file:/etc/...
     UnsafeDirective{"TTY", true, kRootFiles},
 };
+
+// The directives whose value decides: a directory mode looser than systemd's default 0755
+// (systemd.exec(5), "RuntimeDirectoryMode= ... Defaults to 0755"), since systemd applies it as
+// root to the engine's cache and state roots; an empty RestartPreventExitStatus=, which resets
+// the list gpulaunch writes (a spent budget, a configuration error) and lets systemd restart
+// through it; a negative OOMScoreAdjust=, which has the kernel kill root's processes first.
+constexpr std::string_view kDirectoryModes[] = {"CacheDirectoryMode", "StateDirectoryMode",
+                                                "RuntimeDirectoryMode", "LogsDirectoryMode",
+                                                "ConfigurationDirectoryMode"};
+constexpr unsigned kDefaultDirectoryMode = 0755;
+
+std::string_view trimmed(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return text;
+}
+
+std::optional<std::string> value_reason(std::string_view name, std::string_view value) {
+  value = trimmed(value);
+  for (auto mode_directive : kDirectoryModes) {
+    if (name != mode_directive) continue;
+    unsigned mode = 0;
+    auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), mode, 8);
+    if (value.empty() || error != std::errc{} || end != value.data() + value.size() ||
+        (mode & ~kDefaultDirectoryMode) != 0)
+      return fmt::format("{}={} is looser than the default {:04o} systemd applies as root", name,
+                         value, kDefaultDirectoryMode);
+  }
+  if (name == "RestartPreventExitStatus" && value.empty())
+    return fmt::format("an empty {}= resets the statuses gpulaunch stops restarts with", name);
+  if (name == "OOMScoreAdjust" && value.starts_with('-'))
+    return fmt::format("a negative {}= has the kernel's OOM killer pick root's processes first",
+                       name);
+  return std::nullopt;
+}
 
 bool matches(const UnsafeDirective& entry, std::string_view name) {
   return entry.prefix ? name.starts_with(entry.name) : name == entry.name;
@@ -136,6 +188,7 @@ std::optional<std::string> unsafe_directive_reason(std::string_view line) {
       equals == std::string_view::npos ? std::string_view{} : line.substr(equals + 1);
   for (const auto& entry : kUnsafe)
     if (matches(entry, name)) return fmt::format("{}= {}", name, entry.why);
+  if (auto reason = value_reason(name, value)) return reason;
   // ExecStart=, ExecStartPre=, ExecStopPost=, ExecCondition=, ExecReload=, ...: commands.
   if (name.starts_with("Exec")) return exec_reason(name, value);
   return std::nullopt;

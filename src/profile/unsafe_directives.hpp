@@ -3,7 +3,11 @@
 // What `service.extra` and `service.unit_extra` may not say unless the profile sets
 // `service.allow_unsafe_extra = true`: lines that run a command with privileges, change the
 // identity the engine runs as, make systemd open or chown files as root, or undo the hardening
-// the renderer writes. One table; validation and gpulaunch.toml(5) both read it.
+// the renderer writes, override gpulaunch's exit-status verdicts, or take the node from root. One
+// table; validation and gpulaunch.toml(5) both read it. A few directives are judged by value
+// (a directory mode looser than 0755, an empty RestartPreventExitStatus=, a negative
+// OOMScoreAdjust=); every other directive service.extra may set is harmless by a test
+// (tests/unit/profile/unsafe_directives_test.cpp).
 
 #include <optional>
 #include <span>

@@ -721,6 +721,12 @@ class Bridge {
     if (code == kExitConfig)
       return exit_with("engine rejected its command line (a configuration error, not retried)",
                        code);
+    const int engine_code = WEXITSTATUS(wait_status_);
+    if (WIFEXITED(wait_status_) && engine_code != code)
+      return exit_with(fmt::format("engine exited with status {}, one of gpulaunch's own: counted "
+                                   "as a crash",
+                                   engine_code),
+                       code);
     return exit_with(fmt::format("engine exited with status {}", code), code);
   }
 

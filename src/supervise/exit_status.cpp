@@ -20,6 +20,7 @@ int exit_status_for_engine(int wait_status, bool saw_usage_error) {
   int code = WEXITSTATUS(wait_status);
   // argparse exits 2; an engine refusing its configuration (vLLM's ValueError) exits 1.
   if (code != 0 && saw_usage_error) return kExitConfig;
+  if (is_verdict_status(code)) return kExitEngineCrash;
   return code;
 }
 

@@ -15,6 +15,9 @@ namespace gl {
 
 // Exit status for an engine that ended with `wait_status` (waitpid's), given whether it printed
 // a line is_usage_error_line() holds for: a failure after one is the configuration error status.
+// An engine that exits with one of gpulaunch's verdict statuses (catalog/exit_codes'
+// is_verdict_status: 75, 78-81, 200-244) gets kExitEngineCrash: the engine cannot claim a spent
+// budget, a configuration error or a set-up failure and so stop its restarts or its group.
 int exit_status_for_engine(int wait_status, bool saw_usage_error);
 
 // True for lines that mean the engine rejected its command line: argparse's errors ("error:

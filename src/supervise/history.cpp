@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <climits>
@@ -15,6 +16,7 @@
 #include "supervise/start_phases.hpp"
 #include "util/safe_file.hpp"
 #include "util/state_paths.hpp"
+#include "util/try.hpp"
 
 namespace gl {
 namespace {
@@ -23,6 +25,10 @@ using Json = nlohmann::json;
 
 constexpr size_t kMaxStateBytes = 64 * 1024;
 constexpr size_t kMaxEventsBytes = 16 * 1024 * 1024;
+// events.jsonl is renamed to events.jsonl.1 (replacing the older one) once it reaches this, well
+// below the read bound: the history keeps a bounded tail and every read of it succeeds.
+constexpr off_t kRotateEventsBytes = 4 * 1024 * 1024;
+constexpr std::string_view kRotatedSuffix = ".1";
 constexpr size_t kMaxMarkerBytes = 4096;
 constexpr size_t kMaxTextBytes = 64 * 1024;  // one string field
 constexpr int kMaxLevel = 1000;
@@ -306,16 +312,63 @@ Result<SupervisorState> History::state() const {
   return state;
 }
 
-Result<std::vector<SupervisorEvent>> History::events(size_t count) const {
-  auto read = read_regular_nofollow(place_.directory / place_.events_name, kMaxEventsBytes);
-  if (!read) return std::unexpected(read.error());
+namespace {
+
+// events.jsonl's last kRotateEventsBytes, whole lines, become events.jsonl.1 (written
+// atomically, replacing the one before), then events.jsonl is removed for the append to start
+// afresh. A tail, not a rename: a file that grew past the read bound before rotation existed
+// becomes readable again too.
+Result<void> rotate_events(int directory_fd, const std::string& name, const std::string& shown) {
+  const int fd =
+      ::openat(directory_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return failf("Failed to open '{}' to rotate it: {}", shown, errno_text(errno));
+  struct stat info {};
+  std::string tail;
+  off_t from = 0;
+  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) {
+    from = std::max<off_t>(0, info.st_size - kRotateEventsBytes);
+    tail.resize(static_cast<size_t>(info.st_size - from));
+    size_t got = 0;
+    while (got < tail.size()) {
+      const ssize_t n =
+          ::pread(fd, tail.data() + got, tail.size() - got, from + static_cast<off_t>(got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    tail.resize(got);
+  }
+  ::close(fd);
+  if (from > 0) tail.erase(0, std::min(tail.size(), tail.find('\n') + 1));  // a partial line
+  const std::string rotated = name + std::string(kRotatedSuffix);
+  GL_TRY_VOID(write_atomically_at(directory_fd, rotated, tail, kFileMode,
+                                  shown + std::string(kRotatedSuffix)));
+  if (::unlinkat(directory_fd, name.c_str(), 0) != 0)
+    return failf("Failed to rotate '{}': {}", shown, errno_text(errno));
+  return {};
+}
+
+Result<std::vector<SupervisorEvent>> read_events(const std::filesystem::path& path) {
+  GL_TRY(const auto read, read_regular_nofollow(path, kMaxEventsBytes));
   std::vector<SupervisorEvent> events;
-  if (!*read) return events;
-  std::string_view text = (*read)->content;
+  if (!read) return events;
+  std::string_view text = read->content;
   while (!text.empty()) {
     const size_t end = std::min(text.find('\n'), text.size());
     if (auto event = parse_event(text.substr(0, end))) events.push_back(std::move(*event));
     text.remove_prefix(std::min(text.size(), end + 1));
+  }
+  return events;
+}
+
+}  // namespace
+
+Result<std::vector<SupervisorEvent>> History::events(size_t count) const {
+  GL_TRY(std::vector<SupervisorEvent> events, read_events(place_.directory / place_.events_name));
+  if (events.size() < count) {  // the rest from the rotated file, older
+    GL_TRY(const std::vector<SupervisorEvent> older,
+           read_events(place_.directory / (place_.events_name + std::string(kRotatedSuffix))));
+    events.insert(events.begin(), older.begin(), older.end());
   }
   if (events.size() > count) events.erase(events.begin(), events.end() - static_cast<long>(count));
   return events;
@@ -383,6 +436,8 @@ Result<std::string> History::append(const SupervisorEvent& event) const {
       return failf("Failed to remove '{}': {}", shown, errno_text(errno));
     note = fmt::format("'{}' was not a regular file of its own ({}); replaced it with a new one",
                        shown, S_ISREG(info.st_mode) ? "hard-linked" : "a link or special file");
+  } else if (S_ISREG(info.st_mode) && info.st_size >= kRotateEventsBytes) {
+    GL_TRY_VOID(rotate_events(directory->get(), place_.events_name, shown));
   }
   if (auto appended = writer_.append(directory->get(), place_.events_name, line, kFileMode, shown);
       !appended)

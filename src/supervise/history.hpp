@@ -96,7 +96,8 @@ class History {
   // For anyone (`run` as the service user, `status`, `events`): nothing is created or changed;
   // defaults when nothing was recorded yet, an error when a file is bad.
   Result<SupervisorState> state() const;
-  // The last `count` events, oldest first; lines that do not parse are skipped.
+  // The last `count` events, oldest first, from events.jsonl and then events.jsonl.1 before it;
+  // lines that do not parse are skipped. An error when either cannot be read.
   Result<std::vector<SupervisorEvent>> events(size_t count) const;
   // Why record-exit could not record a stop, while that holds.
   Result<std::optional<std::string>> unrecorded() const;
@@ -114,6 +115,8 @@ class History {
   Result<void> save(const SupervisorState& state) const;
   // Appends one line. Anything but a regular file at the name (a link, a FIFO, a hard link) is
   // replaced by a fresh file: the answer then says so, in one line, for the caller to report.
+  // Past 4 MiB the file is first renamed to events.jsonl.1 (replacing the one before), so the
+  // history keeps a bounded tail that every read can take whole.
   Result<std::string> append(const SupervisorEvent& event) const;
   Result<void> mark_unrecorded(std::string_view why) const;
   Result<void> clear_unrecorded() const;

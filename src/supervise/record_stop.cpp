@@ -118,7 +118,7 @@ StopDecision decide_stop(SupervisorState state, StopInput input, SystemdManager*
                         stable->action, state.gpu_level, state.host_level});
   }
   decision.uncounted = state;
-  if (decision.stop.value == ExitClass::crash)
+  if (decision.stop.value == ExitClass::crash && !input.events_unreadable)
     decision.quarantine = decide_quarantine(report.lines, input.caches,
                                             input.previous_stop ? &*input.previous_stop : nullptr);
   auto outcome = after_stop(state, decision.stop, input.restart, now, max_gpu_level(input.kind),
@@ -129,6 +129,10 @@ StopDecision decide_stop(SupervisorState state, StopInput input, SystemdManager*
                                             decision.stop.evidence, outcome.action,
                                             outcome.state.gpu_level, outcome.state.host_level,
                                             decision.stop.journal_cursor});
+  if (input.events_unreadable)
+    decision.events.back().action +=
+        fmt::format("; counted, no cache moved aside: the event history could not be read ({})",
+                    *input.events_unreadable);
   return decision;
 }
 

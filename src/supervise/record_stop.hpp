@@ -49,6 +49,9 @@ struct StopInput {
   // event before this one (previous_stop_event): a crash through a cache quarantines it.
   std::vector<CachePlace> caches{};
   std::optional<SupervisorEvent> previous_stop{};
+  // Why the event history could not be read, when it could not: then whether the last stop
+  // already quarantined is unknown, so nothing is moved aside and the stop counts (fail closed).
+  std::optional<std::string> events_unreadable{};
 };
 
 struct StopDecision {

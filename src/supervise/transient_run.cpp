@@ -15,11 +15,18 @@ constexpr int32_t kDumped = 3;  // CLD_DUMPED
 
 }  // namespace
 
-Result<int> run_transient(SystemdManager& manager, const TransientService& service) {
+Result<int> run_transient(SystemdManager& manager, const TransientService& service,
+                          const std::function<bool()>& interrupted) {
   auto job = manager.start_transient(service);
   if (!job) return std::unexpected(job.error());
+  bool stopping = false;
   for (;;) {
-    GL_TRY_VOID(manager.wait(std::chrono::seconds(1)));
+    if (!stopping && interrupted && interrupted()) {
+      // Stopped whether its start job is done or not: a queued start is cancelled with it.
+      GL_TRY_VOID(manager.enqueue("StopUnit", service.unit));
+      stopping = true;
+    }
+    GL_TRY_VOID(manager.wait(std::chrono::milliseconds(200)));
     const auto result = manager.job_result(*job);
     if (!result) continue;  // the start job still runs: the unit is not up yet
     auto status = manager.status(service.unit);

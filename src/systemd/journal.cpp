@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
@@ -24,7 +25,10 @@ std::string field(sd_journal* journal, const char* name) {
   if (sd_journal_get_data(journal, name, &data, &length) < 0) return {};
   std::string_view text(static_cast<const char*>(data), length);
   const size_t prefix = std::strlen(name) + 1;  // "NAME="
-  return text.size() >= prefix ? std::string(text.substr(prefix)) : std::string{};
+  // The threshold bounds what sd-journal decompresses; an uncompressed field comes whole from
+  // the mapped file, so the copy is cut here as well.
+  return text.size() >= prefix ? std::string(text.substr(prefix, kJournalFieldBytes))
+                               : std::string{};
 }
 
 JournalEntry read_entry(sd_journal* journal) {
@@ -81,10 +85,16 @@ class SdJournal final : public Journal {
     int r = sd_journal_add_match(journal_, id.c_str(), 0);
     if (r < 0) return failf("Failed to filter the journal: {}", std::strerror(-r));
     std::vector<JournalEntry> entries;
-    if ((r = sd_journal_seek_head(journal_)) < 0)
+    if ((r = sd_journal_seek_tail(journal_)) < 0)
       return failf("Failed to seek the journal: {}", std::strerror(-r));
-    while ((r = sd_journal_next(journal_)) > 0) entries.push_back(read_entry(journal_));
+    size_t bytes = 0;
+    while (entries.size() < kInvocationEntries && bytes < kInvocationBytes &&
+           (r = sd_journal_previous(journal_)) > 0) {
+      entries.push_back(read_entry(journal_));
+      bytes += entries.back().message.size();
+    }
     if (r < 0) return failf("Failed to read the journal: {}", std::strerror(-r));
+    std::reverse(entries.begin(), entries.end());
     return entries;
   }
 
@@ -98,8 +108,10 @@ class SdJournal final : public Journal {
     std::vector<JournalEntry> entries;
     while ((r = sd_journal_next(journal_)) > 0) {
       auto entry = read_entry(journal_);
-      if (entry.realtime_usec >= since_usec && entry.message.find(text) != std::string::npos)
-        entries.push_back(std::move(entry));
+      if (entry.realtime_usec < since_usec || entry.message.find(text) == std::string::npos)
+        continue;
+      if (entries.size() == kKernelEntries) entries.erase(entries.begin());
+      entries.push_back(std::move(entry));
     }
     if (r < 0) return failf("Failed to read the journal: {}", std::strerror(-r));
     return entries;
@@ -128,6 +140,10 @@ Result<std::unique_ptr<Journal>> open_journal() {
   sd_journal* journal = nullptr;
   int r = sd_journal_open(&journal, SD_JOURNAL_LOCAL_ONLY);
   if (r < 0) return failf("Failed to open the journal: {}", std::strerror(-r));
+  if ((r = sd_journal_set_data_threshold(journal, kJournalFieldBytes)) < 0) {
+    sd_journal_close(journal);
+    return failf("Failed to bound the journal's reads: {}", std::strerror(-r));
+  }
   return std::unique_ptr<Journal>(std::make_unique<SdJournal>(journal));
 }
 

@@ -25,6 +25,17 @@ struct JournalEntry {
   std::string cursor{};
 };
 
+// Root reads what the engine wrote, so every read is bounded in memory whatever the journal holds
+// (SECURITY.md): a field is read at most kJournalFieldBytes long (sd_journal_set_data_threshold,
+// and the copy cut there), and invocation() keeps at most the last kInvocationEntries entries and
+// kInvocationBytes of messages, read from the tail back, so its time is bounded too. `run`'s
+// verdict, a traceback and an OOM line are at the end; a bound that is hit drops only the oldest.
+inline constexpr size_t kJournalFieldBytes = 64 * 1024;
+inline constexpr size_t kInvocationEntries = 20'000;
+inline constexpr size_t kInvocationBytes = 16 * 1024 * 1024;
+// kernel_since keeps at most this many matching lines, the newest.
+inline constexpr size_t kKernelEntries = 256;
+
 class Journal {
  public:
   virtual ~Journal() = default;
@@ -33,7 +44,8 @@ class Journal {
   // Entries after those, as they arrive, until `sink` returns false.
   virtual Result<void> follow(std::string_view unit,
                               const std::function<bool(const JournalEntry&)>& sink) = 0;
-  // Every line one invocation of a unit wrote (_SYSTEMD_INVOCATION_ID=), oldest first.
+  // The lines one invocation of a unit wrote (_SYSTEMD_INVOCATION_ID=), oldest first: all of
+  // them, or the newest within kInvocationEntries and kInvocationBytes.
   virtual Result<std::vector<JournalEntry>> invocation(std::string_view invocation_id) = 0;
   // Kernel messages (_TRANSPORT=kernel) since `since_usec` (realtime) that contain `text`:
   // kernel lines name no unit, so callers filter by what the line says.

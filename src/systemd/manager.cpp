@@ -92,6 +92,22 @@ class SdBusManager final : public SystemdManager {
           std::pair{"ActiveState", &status.active_state}, std::pair{"SubState", &status.sub_state},
           std::pair{"FragmentPath", &status.fragment_path}})
       GL_TRY_VOID(text(kUnit, property, *target));
+    {
+      sd_bus_error error = SD_BUS_ERROR_NULL;
+      char** paths = nullptr;
+      int r = sd_bus_get_property_strv(bus_, kService, path->c_str(), kUnit, "DropInPaths", &error,
+                                       &paths);
+      if (r < 0) {
+        auto message = describe(error, r);
+        sd_bus_error_free(&error);
+        return failf("Failed to read DropInPaths of '{}': {}", status.name, message);
+      }
+      for (char** each = paths; each && *each; ++each) {
+        status.drop_in_paths.emplace_back(*each);
+        free(*each);
+      }
+      free(paths);
+    }
     if (auto ok = trivial(*path, kUnit, "ActiveEnterTimestamp", 't', &status.active_enter_usec);
         !ok)
       return std::unexpected(ok.error());

@@ -33,6 +33,9 @@ struct UnitStatus {
   std::string result;        // success, exit-code, signal, timeout, watchdog, oom-kill, ...
   std::string status_text;   // STATUS= from the unit's main process
   std::string fragment_path;
+  // DropInPaths: the drop-ins systemd read for the unit (`systemctl edit`'s among them), in the
+  // order it applied them.
+  std::vector<std::string> drop_in_paths{};
   uint32_t main_pid = 0;
   uint32_t restarts = 0;           // NRestarts
   int32_t exec_main_code = 0;      // CLD_EXITED (1), CLD_KILLED (2), CLD_DUMPED (3)

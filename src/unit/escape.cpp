@@ -100,14 +100,26 @@ std::string credential_path_environment(std::string_view name, std::string_view 
   return fmt::format("\"{}=%d/{}\"", name, credential);
 }
 
+std::string one_line(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f)
+      out += fmt::format("\\x{:02x}", byte);
+    else
+      out += c;
+  }
+  if (out.ends_with('\\')) out += ' ';
+  return out;
+}
+
 std::string escape_specifiers(std::string_view text) {
   std::string out;
   for (char c : text) {
     if (c == '%') out += '%';
     out += c;
   }
-  if (out.ends_with('\\')) out += ' ';
-  return out;
+  return one_line(out);
 }
 
 }  // namespace gl

@@ -26,9 +26,15 @@ std::string quote_environment(std::string_view name, std::string_view value);
 // directory (systemd's %d). Both names are variable names, which need no quoting.
 std::string credential_path_environment(std::string_view name, std::string_view credential);
 
-// A value that is used verbatim in a unit file line (Description=, paths): % escaped, and a
-// trailing backslash kept from joining the next line to this one (systemd's line continuation)
-// by a space after it, which systemd strips again.
+// Text that stays one line of a unit file whatever it holds: control bytes (a newline, which
+// would start a line such as "[Service]" or "ExecStopPost=+CMD") written as visible "\xNN",
+// and a trailing backslash kept from joining the next line to this one (systemd's line
+// continuation) by a space after it, which systemd strips again. For a value systemd writes into
+// a transient unit with only its specifiers escaped (Description=: systemd src/core/dbus-unit.c,
+// bus_unit_set_transient_property, "Description=%s" with UNIT_ESCAPE_SPECIFIERS, v252).
+std::string one_line(std::string_view text);
+
+// A value that is used verbatim in a unit file line (Description=, paths): one_line with % escaped.
 std::string escape_specifiers(std::string_view text);
 
 }  // namespace gl

@@ -6,7 +6,9 @@
 #include <limits>
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 
+#include "unit/escape.hpp"
 #include "util/try.hpp"
 
 namespace gl {
@@ -343,7 +345,43 @@ Result<std::vector<BusProperty>> map_directive(const Directive& directive, std::
   return failf("unknown directive kind");
 }
 
+bool has_control(std::string_view text) {
+  for (char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) return true;
+  }
+  return false;
+}
+
+// Whether any string a property carries holds a control byte.
+bool carries_control(const BusValue& value) {
+  struct Visit {
+    bool operator()(const std::string& text) const { return has_control(text); }
+    bool operator()(const std::vector<std::string>& words) const {
+      for (const auto& word : words)
+        if (has_control(word)) return true;
+      return false;
+    }
+    bool operator()(const BusPairs& pairs) const {
+      for (const auto& [first, second] : pairs)
+        if (has_control(first) || has_control(second)) return true;
+      return false;
+    }
+    bool operator()(const BusFilter& filter) const { return (*this)(filter.entries); }
+    bool operator()(bool) const { return false; }
+    bool operator()(uint64_t) const { return false; }
+    bool operator()(int32_t) const { return false; }
+    bool operator()(uint32_t) const { return false; }
+  };
+  return std::visit(Visit{}, value);
+}
+
 }  // namespace
+
+std::string transient_description(std::string_view profile,
+                                  const std::vector<std::string>& command) {
+  return one_line(fmt::format("gpulaunch exec {}: {}", profile, fmt::join(command, " ")));
+}
 
 Result<std::vector<std::string>> unit_words(std::string_view value,
                                             std::string_view credentials_directory) {
@@ -392,7 +430,16 @@ Result<std::vector<BusProperty>> transient_properties(const UnitFile& unit,
       if (!mapped)
         return failf("Cannot run in the service's sandbox: {}={}: {}", entry.key, entry.value,
                      mapped.error().message);
-      for (auto& property : *mapped) properties.push_back(std::move(property));
+      for (auto& property : *mapped) {
+        // systemd writes some properties into the transient unit's file as they came (v252):
+        // a newline there would be a line of the unit's own.
+        if (carries_control(property.value))
+          return failf(
+              "Cannot run in the service's sandbox: {}= holds a control character, which would "
+              "become unit-file text",
+              entry.key);
+        properties.push_back(std::move(property));
+      }
     }
   }
   return properties;

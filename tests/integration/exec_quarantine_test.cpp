@@ -123,4 +123,66 @@ TEST_F(ExecQuarantine, ExecRunsAsTheServiceWithItsEnvironmentAndSandbox) {
   gpulaunch("down execd --runtime --purge");
 }
 
+// Issue 28, item 1: the command became the transient unit's Description=, which systemd 252
+// writes into the unit's file as it came: a newline, "[Service]" and "ExecStopPost=+CMD" ran CMD
+// as root at the next daemon-reload. Item 2: Ctrl-C left the command running with root's terminal
+// as its stdin, and `systemctl edit` drop-ins did not hold for exec.
+TEST_F(ExecQuarantine, ExecsArgumentsDropInsAndInterruptionsStayInTheService) {
+  auto added = host().systemd().exec(
+      {"useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", "glhostile"});
+  ASSERT_EQ(added.exit_code, 0) << added.out;
+  host().write_profile("exech", 31203, "[service]\nuser = \"glhostile\"\n");
+  auto up = gpulaunch("up exech --runtime --force");
+  ASSERT_EQ(up.exit_code, 0) << up.out;
+  const std::string exec = "'" + kGpulaunch + "' exec exech -- ";
+
+  // The attack, in the command's words and in a word of its own; a reload while it runs.
+  const std::string running =
+      "until systemctl list-units --no-legend 'gpulaunch-exech-exec-*' | grep -q .; do sleep "
+      "0.2; done; ";
+  const std::string payload =
+      "\"$(printf 'x\\n[Service]\\nExecStopPost=+/bin/touch /gl-pwned-by-exec\\n')\"";
+  auto attacked = in_host(exec + "sh -c 'sleep 5' " + payload + " & " + running +
+                          "cat /run/systemd/transient/gpulaunch-exech-exec-*.service; "
+                          "systemctl daemon-reload; wait; sleep 1; "
+                          "test -e /gl-pwned-by-exec && echo PWNED; echo done");
+  EXPECT_EQ(attacked.out.find("PWNED"), std::string::npos) << attacked.out;
+  EXPECT_EQ(attacked.out.find("\nExecStopPost="), std::string::npos) << attacked.out;
+  EXPECT_NE(attacked.out.find("\nDescription=gpulaunch exec exech: sh -c sleep 5 "
+                              "x\\x0a[Service]\\x0aExecStopPost=+/bin/touch /gl-pwned-by-exec\n"),
+            std::string::npos)
+      << attacked.out;
+  EXPECT_NE(attacked.out.find("done"), std::string::npos) << attacked.out;
+
+  // Root's terminal is never the command's: its stdin is /dev/null, its stdout a pipe.
+  auto terminal = in_host("script -qec \"" + exec +
+                          "sh -c 'readlink /proc/self/fd/0; test -t 1 || echo out-not-a-tty'\" "
+                          "/dev/null");
+  EXPECT_NE(terminal.out.find("/dev/null"), std::string::npos) << terminal.out;
+  EXPECT_NE(terminal.out.find("out-not-a-tty"), std::string::npos) << terminal.out;
+
+  // Ctrl-C stops the transient unit and its command; exec exits as a command SIGINT ended.
+  auto interrupted = in_host(exec +
+                             "sleep 300 & pid=$!; sleep 2; kill -INT $pid; wait $pid; "
+                             "echo status=$?; sleep 1; "
+                             "systemctl list-units --all --no-legend 'gpulaunch-exech-exec-*'; "
+                             "pgrep -u glhostile sleep || echo no-sleep-left");
+  EXPECT_NE(interrupted.out.find("status=130"), std::string::npos) << interrupted.out;
+  EXPECT_NE(interrupted.out.find("no-sleep-left"), std::string::npos) << interrupted.out;
+  EXPECT_EQ(interrupted.out.find("gpulaunch-exech-exec-"), std::string::npos) << interrupted.out;
+
+  // A `systemctl edit` drop-in hides a path from exec as from the engine.
+  ASSERT_EQ(in_host("mkdir -p /srv/gl-hidden /etc/systemd/system/gpulaunch-exech.service.d && "
+                    "printf '[Service]\\nInaccessiblePaths=/srv/gl-hidden\\n' > "
+                    "/etc/systemd/system/gpulaunch-exech.service.d/override.conf && "
+                    "systemctl daemon-reload")
+                .exit_code,
+            0);
+  auto hidden = in_host(exec + "ls /srv/gl-hidden");
+  EXPECT_NE(hidden.exit_code, 0) << hidden.out;
+  EXPECT_NE(hidden.out.find("Permission denied"), std::string::npos) << hidden.out;
+  in_host("rm -rf /etc/systemd/system/gpulaunch-exech.service.d && systemctl daemon-reload");
+  gpulaunch("down exech --runtime --purge");
+}
+
 }  // namespace

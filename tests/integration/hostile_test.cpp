@@ -162,4 +162,64 @@ TEST_F(Hostile, AHostileEngineChangesNothingOutsideItsOwnDirectoriesAndStillStay
   gpulaunch("down " + kName + " --runtime --purge");
 }
 
+// Issue 28, item 5: an engine exiting 79 was recorded as "crash-loop budget spent" with no
+// failure counted; 78, 81 and 200-244 passed the same way. Each is a crash now: it counts, and
+// with budget 1 the next start stays down on gpulaunch's own decision.
+TEST_F(Hostile, AnEngineExitingWithOneOfGpulaunchsStatusesIsAnOrdinaryCrash) {
+  int port = 31210;
+  for (const std::string code : {"78", "79", "81", "200", "244"}) {
+    const std::string name = "verdict" + code;
+    host().write_profile(
+        name, port++, "[restart]\ndelay = \"1s\"\nmax_delay = \"1s\"\nbudget = 1\n",
+        "MOCK_SGLANG_CRASH_EXIT = \"" + code + "\"\nMOCK_SGLANG_CRASH_AFTER = \"1\"\n");
+    host().set_mode(name, "crash");
+    gpulaunch("up " + name + " --runtime --force");
+    nlohmann::json events;
+    ASSERT_TRUE(eventually([&] { return has_event(events = events_of(name), "crash-loop"); }, 90s))
+        << code << ": " << events.dump(2) << "\n"
+        << gpulaunch("logs " + name + " -n 40").out;
+    const auto crash = event_of(events, "crash");
+    ASSERT_FALSE(crash.empty()) << code << ": " << events.dump(2);
+    EXPECT_EQ(event_of(events, "config-error").dump(), "{}") << code << ": " << events.dump(2);
+    EXPECT_EQ(event_of(events, "setup-failure").dump(), "{}") << code << ": " << events.dump(2);
+    EXPECT_EQ(status_of(name)["consecutive_failures"], 1)
+        << code << ": " << status_of(name).dump(2);
+    auto logs = gpulaunch("logs " + name + " -n 80").out;
+    EXPECT_NE(logs.find("engine exited with status " + code +
+                        ", one of gpulaunch's own: counted as a crash; exiting with 1"),
+              std::string::npos)
+        << code << ": " << logs;
+    gpulaunch("down " + name + " --runtime --purge");
+  }
+}
+
+// Issue 28, item 3: record-exit read the whole invocation's journal: one 1 GiB engine line under
+// memory_max = 300M got it OOM-killed at every stop, nothing was recorded and the budget never
+// held. Its reads are bounded now: the stop is recorded and the budget stops the engine.
+TEST_F(Hostile, AGigabyteOfOutputUnderASmallMemoryLimitStillRecordsEveryStop) {
+  const std::string name = "flood";
+  ASSERT_EQ(sh("id -u " + kUser +
+               " >/dev/null 2>&1 || useradd --system --no-create-home "
+               "--shell /usr/sbin/nologin " +
+               kUser)
+                .exit_code,
+            0);
+  host().write_profile(name, 31220,
+                       "[service]\nuser = \"" + kUser +
+                           "\"\nmemory_max = \"300M\"\n[restart]\ndelay = \"1s\"\nmax_delay = "
+                           "\"1s\"\nbudget = 1\n",
+                       "MOCK_SGLANG_FLOOD_BYTES = \"1073741824\"\n");
+  host().set_mode(name, "hostile");
+  gpulaunch("up " + name + " --runtime --force");
+  nlohmann::json events;
+  ASSERT_TRUE(eventually([&] { return has_event(events = events_of(name), "crash-loop"); }, 300s))
+      << events.dump(2) << "\n"
+      << gpulaunch("logs " + name + " -n 20").out.substr(0, 4000);
+  EXPECT_EQ(status_of(name)["consecutive_failures"], 1) << status_of(name).dump(2);
+  auto killed = sh("journalctl --no-pager -u gpulaunch-" + name +
+                   ".service | grep -c 'oom-kill\\|Killed process' || true");
+  EXPECT_EQ(killed.out, "0\n") << killed.out;
+  gpulaunch("down " + name + " --runtime --purge");
+}
+
 }  // namespace

@@ -94,6 +94,51 @@ TEST(UnsafeDirectives, IdentityAndRootFileDirectives) {
             "User= changes the user or credentials the engine runs with");
 }
 
+// Issue 28: CacheDirectoryMode=0777 made the cache root world-writable, an empty
+// RestartPreventExitStatus= let systemd restart past a spent budget. Stricter modes and added
+// statuses stay allowed: they only narrow what the engine may do or how often it restarts.
+TEST(UnsafeDirectives, ValuesThatLoosenModesOrResetVerdicts) {
+  for (const char* line : {"CacheDirectoryMode=0777",
+                           "StateDirectoryMode=0775",
+                           "RuntimeDirectoryMode=1777",
+                           "LogsDirectoryMode=0757",
+                           "ConfigurationDirectoryMode=4755",
+                           "CacheDirectoryMode=",
+                           "CacheDirectoryMode=rwx",
+                           "RestartPreventExitStatus=",
+                           "RestartPreventExitStatus= ",
+                           "RestartForceExitStatus=79",
+                           "SuccessExitStatus=79 SIGKILL",
+                           "OOMScoreAdjust=-1000",
+                           "OOMScoreAdjust=-1",
+                           "CPUSchedulingPolicy=fifo",
+                           "CPUSchedulingPriority=99",
+                           "CPUSchedulingResetOnFork=no",
+                           "IOSchedulingClass=realtime",
+                           "LogRateLimitIntervalSec=0",
+                           "LogRateLimitBurst=0",
+                           "LogLevelMax=emerg"})
+    EXPECT_TRUE(unsafe_directive_reason(line)) << line;
+  for (const char* line :
+       {"CacheDirectoryMode=0700", "StateDirectoryMode=0750", "RuntimeDirectoryMode=0755",
+        "RestartPreventExitStatus=3", "OOMScoreAdjust=500", "OOMScoreAdjust=0", "Nice=5"})
+    EXPECT_FALSE(unsafe_directive_reason(line)) << line;
+  EXPECT_EQ(unsafe_directive_reason("CacheDirectoryMode=0777"),
+            "CacheDirectoryMode=0777 is looser than the default 0755 systemd applies as root");
+  EXPECT_EQ(unsafe_directive_reason("RestartPreventExitStatus="),
+            "an empty RestartPreventExitStatus= resets the statuses gpulaunch stops restarts with");
+  MemorySource source(
+      {{"/p/k.toml",
+        std::string("[engine]\nkind = \"sglang\"\nvenv = \"/opt/venv\"\n[model]\npath = "
+                    "\"/m\"\n[service]\nextra = [\"RestartPreventExitStatus=\"]\n")}});
+  auto profile = load_profile(source, "/p/k.toml");
+  ASSERT_FALSE(profile);
+  EXPECT_EQ(profile.error().message,
+            "/p/k.toml:7:10: 'service.extra' may not hold 'RestartPreventExitStatus=': an empty "
+            "RestartPreventExitStatus= resets the statuses gpulaunch stops restarts with (only "
+            "with 'service.allow_unsafe_extra = true', which makes the profile root-equivalent)");
+}
+
 TEST(UnsafeDirectives, AllowedWhenTheProfileOptsIn) {
   const std::string text =
       "[engine]\nkind = \"sglang\"\nvenv = \"/opt/venv\"\n[model]\npath = \"/m\"\n[service]\n"

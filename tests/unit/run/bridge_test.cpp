@@ -163,6 +163,18 @@ TEST(Bridge, ItsLastLineIsTheVerdictRecordExitRecognises) {
             kExitConfig);
 }
 
+// Issue 28: an engine exiting 79 was recorded as gpulaunch's "crash-loop budget spent". The
+// engine's own exit never claims one of gpulaunch's statuses: `run` exits 1, a crash, and says so.
+TEST(Bridge, AnEngineCannotExitWithOneOfGpulaunchsVerdicts) {
+  for (const std::string code : {"75", "78", "79", "80", "81", "200", "244"}) {
+    auto run = run_engine("exit " + code);
+    EXPECT_EQ(run.exit_status, 1) << code;
+    EXPECT_EQ(run.last_line, "gpulaunch: engine exited with status " + code +
+                                 ", one of gpulaunch's own: counted as a crash; exiting with 1");
+  }
+  EXPECT_EQ(run_engine("exit 82").exit_status, 82);
+}
+
 // A stop (`down`, a restart): systemd's SIGTERM reaches `run`, which passes it to the engine and
 // lets it drain. The signal is sent to this process once the engine says "up"; the bridge's
 // signal set catches it, as it does in the unit's main process.

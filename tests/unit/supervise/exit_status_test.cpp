@@ -2,6 +2,7 @@
 #include "supervise/exit_status.hpp"
 
 #include <csignal>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -22,6 +23,21 @@ TEST(ExitStatus, SaysWhyTheEngineEnded) {
   // argparse's exit 2 with its error line: the command line is wrong, a retry cannot help.
   EXPECT_EQ(exit_status_for_engine(exited(2), true), kExitConfig);
   EXPECT_EQ(exit_status_for_engine(exited(2), false), 2);
+}
+
+// Issue 28: an engine exiting 79 was recorded as "crash-loop budget spent" with no failure
+// counted. Every status gpulaunch decides by becomes an ordinary crash when the engine picks it.
+TEST(ExitStatus, TheEngineCannotExitWithAVerdict) {
+  std::vector<int> verdicts{kExitReadyTimeout, kExitConfig, kExitCrashLoop, kExitGpuResidue,
+                            kExitStalled};
+  for (int status = kFirstSetupFailure; status <= kLastSetupFailure; ++status)
+    verdicts.push_back(status);
+  for (int status : verdicts) {
+    EXPECT_EQ(exit_status_for_engine(exited(status), false), kExitEngineCrash) << status;
+    EXPECT_FALSE(prevents_restart(exit_status_for_engine(exited(status), false))) << status;
+  }
+  for (int status : {1, 3, 77, 82, 199, 245, 255})
+    EXPECT_EQ(exit_status_for_engine(exited(status), false), status) << status;
 }
 
 TEST(ExitStatus, RecognisesArgparseErrors) {

@@ -163,6 +163,68 @@ TEST(History, AFifoOrLinkIsNeverOpenedForReadingAndIsReplacedOnAppend) {
   EXPECT_EQ(events->front().time_usec, 2);
 }
 
+// Issue 28: events.jsonl grew past its 16 MiB read bound and every read of it failed. Past
+// 4 MiB an append first renames it to events.jsonl.1, so both stay readable and the newest
+// events still come back in order across the two.
+TEST(History, EventsRotateToABoundedTailThatStaysReadable) {
+  TempDir dir;
+  const History history(place_in(dir));
+  ASSERT_TRUE(history.append(SupervisorEvent{1, "crash", "old", "restart", 0, 0}));
+  const fs::path events = place_in(dir).directory / place_in(dir).events_name;
+  {
+    const std::string line = slurp(events);
+    std::ofstream out(events, std::ios::app);
+    for (size_t written = 0; written < 4 * 1024 * 1024 + 1; written += line.size()) out << line;
+  }
+  ASSERT_TRUE(history.append(SupervisorEvent{2, "crash", "newest", "restart", 0, 0}));
+  const fs::path rotated = events.string() + ".1";
+  ASSERT_TRUE(fs::exists(rotated));
+  EXPECT_LE(fs::file_size(rotated), 4u * 1024 * 1024);
+  EXPECT_GT(fs::file_size(rotated), 3u * 1024 * 1024);
+  EXPECT_LT(fs::file_size(events), 1024u);
+  auto last = history.events(3);
+  ASSERT_TRUE(last) << last.error().message;
+  ASSERT_EQ(last->size(), 3u);
+  EXPECT_EQ((*last)[1].evidence, "old");
+  EXPECT_EQ((*last)[2].evidence, "newest");
+  struct stat info {};
+  ASSERT_EQ(::stat(rotated.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 07777, 0644u);
+  // The next rotation replaces the older tail: never more than two bounded files.
+  {
+    std::ofstream out(events, std::ios::app);
+    const std::string line = slurp(rotated).substr(0, slurp(rotated).find('\n') + 1);
+    for (size_t written = 0; written < 4 * 1024 * 1024 + 1; written += line.size()) out << line;
+  }
+  ASSERT_TRUE(history.append(SupervisorEvent{3, "crash", "third", "restart", 0, 0}));
+  EXPECT_LT(fs::file_size(rotated), 5u * 1024 * 1024);
+  EXPECT_LT(fs::file_size(events), 1024u);
+  ASSERT_TRUE(history.events(1));
+  EXPECT_EQ(history.events(1)->back().evidence, "third");
+}
+
+// A history that grew past the read bound before rotation existed: unreadable (the issue's
+// state), then its tail is kept at the next append and everything reads again.
+TEST(History, AHistoryPastTheReadBoundIsCutToItsTailAtTheNextAppend) {
+  TempDir dir;
+  const History history(place_in(dir));
+  ASSERT_TRUE(history.append(SupervisorEvent{1, "crash", "old", "restart", 0, 0}));
+  const fs::path events = place_in(dir).directory / place_in(dir).events_name;
+  {
+    const std::string line = slurp(events);
+    std::ofstream out(events, std::ios::app);
+    for (size_t written = 0; written < 17 * 1024 * 1024; written += line.size()) out << line;
+  }
+  EXPECT_FALSE(history.events(50));
+  ASSERT_TRUE(history.append(SupervisorEvent{2, "crash", "newest", "restart", 0, 0}));
+  auto last = history.events(50);
+  ASSERT_TRUE(last) << last.error().message;
+  ASSERT_EQ(last->size(), 50u);
+  EXPECT_EQ(last->back().evidence, "newest");
+  EXPECT_EQ(last->front().evidence, "old");
+  EXPECT_LE(fs::file_size(events.string() + ".1"), 4u * 1024 * 1024);
+}
+
 TEST(History, EventLinesOfTheWrongTypeAreSkippedNotThrown) {
   TempDir dir;
   const History history(place_in(dir));

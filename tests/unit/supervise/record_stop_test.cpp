@@ -378,6 +378,37 @@ TEST(RecordStop, ACrashThroughACacheIsQuarantinedAndNotCounted) {
   EXPECT_EQ(second.state.consecutive_failures, 1);
 }
 
+// Issue 28: past events.jsonl's read bound record-exit read no previous stop, so every crash
+// through a cache was quarantined and none counted (35 restarts with budget 2). An unreadable
+// history now counts each one: the budget holds.
+TEST(RecordStop, AnUnreadableHistoryCountsEveryCrashSoTheBudgetHolds) {
+  FakeTimekeeper clock;
+  RestartSettings restart;
+  restart.budget = 2;
+  SupervisorState state;
+  int starts = 1;
+  for (int stop = 0; stop < 35; ++stop) {
+    FakeJournal journal;
+    journal.invocation_reads = {FakeJournal::lines(crash_through_inductor_cache())};
+    StopInput input = crash_with_caches();
+    input.restart = restart;
+    input.events_unreadable =
+        "'/var/lib/gpulaunch/demo/events.jsonl' is larger than 16777216 bytes";
+    const StopDecision decision = decide_stop(state, input, nullptr, &journal, clock);
+    EXPECT_FALSE(decision.quarantine);
+    EXPECT_EQ(decision.events.back().kind, "crash");
+    EXPECT_NE(decision.events.back().action.find(
+                  "counted, no cache moved aside: the event history could not be read"),
+              std::string::npos)
+        << decision.events.back().action;
+    state = decision.state;
+    if (decide_start(state, restart).stay_down) break;
+    ++starts;
+  }
+  EXPECT_EQ(starts, 2);
+  EXPECT_EQ(state.consecutive_failures, 2);
+}
+
 TEST(RecordStop, AMoveThatFailsCountsTheCrashAsUsual) {
   FakeTimekeeper clock;
   FakeJournal journal;

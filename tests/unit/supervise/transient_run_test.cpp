@@ -38,6 +38,23 @@ TEST(TransientRun, TheCommandsExitStatusIsReturnedAfterTheUnitEnds) {
   EXPECT_GE(manager.waits, 2);  // not before the start job ended
 }
 
+// Issue 28: Ctrl-C on `exec` left the command running as the service user. An interruption
+// stops the unit and waits for it to end; the command's end (SIGTERM) is the status.
+TEST(TransientRun, AnInterruptionStopsTheUnitAndWaitsForItsEnd) {
+  FakeManager manager;
+  manager.script_next_job({1, "done", std::nullopt});
+  manager.transient_end = {"active", 2, 15};  // runs until stopped, then killed by SIGTERM
+  manager.script_next_job({2, "done", std::nullopt});
+  int asked = 0;
+  auto status = run_transient(manager, service(), [&] { return ++asked >= 3; });
+  ASSERT_TRUE(status) << status.error().message;
+  EXPECT_EQ(*status, 128 + 15);
+  EXPECT_EQ(manager.calls,
+            (std::vector<std::string>{"StartTransientUnit gpulaunch-demo-exec-42.service",
+                                      "StopUnit gpulaunch-demo-exec-42.service"}));
+  EXPECT_EQ(manager.status("gpulaunch-demo-exec-42.service")->active_state, "inactive");
+}
+
 TEST(TransientRun, ASignalIsReportedAsAShellDoes) {
   FakeManager manager;
   manager.transient_end = {"failed", 2, 9};  // CLD_KILLED by SIGKILL

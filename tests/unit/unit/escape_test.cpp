@@ -46,6 +46,21 @@ TEST(Escape, TrailingBackslashCannotSwallowTheNextLine) {
   EXPECT_EQ(escape_specifiers("100%"), "100%%");
 }
 
+// Issue 28: a newline in text systemd copies into a unit line started a line of its own
+// ("[Service]", "ExecStopPost=+CMD"). One-line text shows it as "\x0a" instead.
+TEST(Escape, OneLineTextCannotStartALineOfItsOwn) {
+  EXPECT_EQ(one_line("x\n[Service]\nExecStopPost=+/bin/touch /pwned"),
+            "x\\x0a[Service]\\x0aExecStopPost=+/bin/touch /pwned");
+  EXPECT_EQ(one_line("a\rb\tc\x7f"), "a\\x0db\\x09c\\x7f");
+  EXPECT_EQ(one_line("100% \\"), "100% \\ ");  // specifiers stay: systemd escapes them itself
+  EXPECT_EQ(escape_specifiers("gpulaunch k: a\nExecStartPre=+/bin/sh"),
+            "gpulaunch k: a\\x0aExecStartPre=+/bin/sh");
+  for (std::string_view text : {"a\nb", "\n", "x\n\\", "\r\n["}) {
+    EXPECT_EQ(one_line(text).find_first_of("\n\r"), std::string::npos) << text;
+    EXPECT_EQ(escape_specifiers(text).find_first_of("\n\r"), std::string::npos) << text;
+  }
+}
+
 // Path lists expand specifiers, not variables: '$' stays one '$' (an ExecStart= word doubles it).
 TEST(Escape, PathWordsKeepDollar) {
   EXPECT_EQ(quote_path_word("/data/cache$HOME/100%"), "\"/data/cache$HOME/100%%\"");

@@ -139,6 +139,31 @@ TEST(Transient, ADirectiveWithoutAMappingIsRefusedByName) {
             "capability names ('CAP_NET_ADMIN') are not mapped");
 }
 
+// Issue 28: `exec PROFILE -- 'x<newline>[Service]<newline>ExecStopPost=+CMD'` put the command
+// into Description=, which systemd 252 writes into the transient unit's file unescaped: CMD ran
+// as root at the next daemon-reload. The description is one line; any other property holding a
+// control byte is refused before it reaches systemd.
+TEST(Transient, NothingTheCallerWroteBecomesALineOfTheTransientUnit) {
+  const std::string description = transient_description(
+      "demo", {"sh", "-c", "x\n[Service]\nExecStopPost=+/bin/touch /pwned\r\n", "\\"});
+  EXPECT_EQ(description.find_first_of("\n\r"), std::string::npos) << description;
+  EXPECT_FALSE(description.ends_with('\\')) << description;
+  EXPECT_EQ(description,
+            "gpulaunch exec demo: sh -c x\\x0a[Service]\\x0aExecStopPost=+/bin/touch "
+            "/pwned\\x0d\\x0a \\ ");
+
+  UnitFile unit;
+  unit.add("Service", "Environment", quote_environment("A", "x\n[Service]\nExecStopPost=+/x"));
+  auto properties = transient_properties(unit, kTransient);
+  ASSERT_FALSE(properties);
+  EXPECT_EQ(properties.error().message,
+            "Cannot run in the service's sandbox: Environment= holds a control character, which "
+            "would become unit-file text");
+  UnitFile paths;
+  paths.add("Service", "ReadWritePaths", quote_path_word("/data\n[Service]"));
+  EXPECT_FALSE(transient_properties(paths, kTransient));
+}
+
 TEST(Transient, UnitWordsUndoTheRenderersQuoting) {
   const std::string odd = "a b\"c\\d%e$f\tg\x01";
   auto words = unit_words(quote_environment("X", odd) + " " + quote_path_word("/p q"), "/creds");
