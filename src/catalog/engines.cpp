@@ -332,8 +332,9 @@ constexpr LivenessFacts kSglangLiveness{
     .default_mode = LivenessMode::generate,
     .health_generates = true,
     .ranks_stub_health = true,
-    .ranks_source = "python/sglang/srt/utils/common.py launch_dummy_health_check_server, "
-                    "sgl-project/sglang 2026",
+    .ranks_source =
+        "python/sglang/srt/utils/common.py launch_dummy_health_check_server, "
+        "sgl-project/sglang 2026",
 };
 // vLLM: POST /v1/completions (vllm/entrypoints/openai/protocol.py CompletionRequest: `model` is
 // optional in current releases and required in older ones; the served name is sent, which both
@@ -396,7 +397,8 @@ constexpr LivenessFacts kTrtllmLiveness{
 // llama-server: POST /completion with n_predict 1 (tools/server/README.md, ggml-org/llama.cpp
 // 00dc805). The key: --api-key KEY (env LLAMA_API_KEY) or --api-key-file FILE, one key a line
 // (common/arg.cpp); it guards every path but /health, /v1/health and the model list, /metrics
-// included (tools/server/server.cpp, its API-key middleware's public endpoints). Prometheus /metrics only with
+// included (tools/server/server.cpp, its API-key middleware's public endpoints). Prometheus
+// /metrics only with
 // --metrics: llamacpp:requests_processing (gauge) and llamacpp:n_decode_total (llama_decode()
 // calls, moving while any slot decodes); llamacpp:tokens_predicted_total is added to only when a
 // request ends. A task that finds no idle slot is deferred on the task queue until one frees

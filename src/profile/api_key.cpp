@@ -40,8 +40,10 @@ ApiKeyUse find_api_key(const ApiKeyFacts& facts, const std::vector<std::string>&
     if (!facts.config_flag.empty())
       if (auto file = flag_value(argv, i, facts.config_flag))
         sources.push_back(
-            {true, fmt::format("{} {}, which gpulaunch does not read", facts.config_flag, *file),
-             {}, {}});
+            {true,
+             fmt::format("{} {}, which gpulaunch does not read", facts.config_flag, *file),
+             {},
+             {}});
   }
   for (std::string_view variable : facts.variables) {
     const std::string name(variable);

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "unit/unit_environment.hpp"
 
-
 namespace gl {
 
 std::vector<UnitVariable> unit_environment(const Profile& profile, const LaunchPlan& plan) {
