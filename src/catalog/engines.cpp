@@ -291,8 +291,8 @@ constexpr std::array kVllmSpeculative{
 // Liveness, per engine (server.liveness; run/liveness decides, run/bridge asks).
 constexpr std::string_view kVllmKeyFlags[] = {"--api-key", "--api_key"};
 constexpr std::string_view kVllmKeyVariables[] = {"VLLM_API_KEY"};
-constexpr std::string_view kLlamacppKeyFlags[] = {"--api-key"};
-constexpr std::string_view kLlamacppKeyFileFlags[] = {"--api-key-file"};
+constexpr std::string_view kLlamacppKeyFlags[] = {"--api-key", "--api_key"};
+constexpr std::string_view kLlamacppKeyFileFlags[] = {"--api-key-file", "--api_key_file"};
 constexpr std::string_view kLlamacppKeyVariables[] = {"LLAMA_API_KEY"};
 //
 // SGLang: python/sglang/srt/entrypoints/http_server.py (sgl-project/sglang 0025436):
@@ -396,7 +396,7 @@ constexpr LivenessFacts kTrtllmLiveness{
 };
 // llama-server: POST /completion with n_predict 1 (tools/server/README.md, ggml-org/llama.cpp
 // 00dc805). The key: --api-key KEY (env LLAMA_API_KEY) or --api-key-file FILE, one key a line
-// (common/arg.cpp); it guards every path but /health, /v1/health and the model list, /metrics
+// (common/arg.cpp, which reads '_' as '-' in a "--" argument and takes no "=VALUE" form); it guards every path but /health, /v1/health and the model list, /metrics
 // included (tools/server/server.cpp, its API-key middleware's public endpoints). Prometheus
 // /metrics only with
 // --metrics: llamacpp:requests_processing (gauge) and llamacpp:n_decode_total (llama_decode()
