@@ -396,9 +396,10 @@ constexpr LivenessFacts kTrtllmLiveness{
 };
 // llama-server: POST /completion with n_predict 1 (tools/server/README.md, ggml-org/llama.cpp
 // 00dc805). The key: --api-key KEY (env LLAMA_API_KEY) or --api-key-file FILE, one key a line
-// (common/arg.cpp, which reads '_' as '-' in a "--" argument and takes no "=VALUE" form); it guards every path but /health, /v1/health and the model list, /metrics
-// included (tools/server/server.cpp, its API-key middleware's public endpoints). Prometheus
-// /metrics only with
+// (common/arg.cpp, which reads '_' as '-' in a "--" argument and takes no "=VALUE" form); it guards
+// every path but /health, /v1/health and the model list, /metrics included
+// (tools/server/server.cpp, its API-key middleware's public endpoints). Prometheus /metrics only
+// with
 // --metrics: llamacpp:requests_processing (gauge) and llamacpp:n_decode_total (llama_decode()
 // calls, moving while any slot decodes); llamacpp:tokens_predicted_total is added to only when a
 // request ends. A task that finds no idle slot is deferred on the task queue until one frees

@@ -650,9 +650,13 @@ std::string liveness_section() {
       "the stop as \\fBstalled\\fR "
       "and the restart policy applies. \\fBserver.ready\\fR = \\fBgenerate\\fR holds "
       "\\fBREADY=1\\fR back until the probe generated a token after health 200 "
-      "(\\fBSTATUS=\\fR {}). Where the probe's path needs an API key (vLLM's and "
-      "llama-server's \\fB\\-\\-api\\-key\\fR), which gpulaunch does not copy into the unit, no "
-      "probe is sent and \\fBserver.ready\\fR = \\fBgenerate\\fR is refused.\n"
+      "(\\fBSTATUS=\\fR {}). Where the probe's path needs an API key, gpulaunch sends one only "
+      "from \\fB[secrets]\\fR, as its only source: \\fBrun\\fR reads the credential from "
+      "\\fB$CREDENTIALS_DIRECTORY\\fR (and sets the engine's variable to it), so the key is never "
+      "in the unit's text; with a key in any other form (below, per engine) no probe is sent, "
+      "nor a metrics read where the key guards the metrics, \\fBcheck\\fR says which signal "
+      "remains, and \\fBserver.ready\\fR = \\fBgenerate\\fR is refused. Where the metrics watch "
+      "the engine, the timeout is at least {} times the engine's metrics refresh.\n"
       ".PP\n"
       "At the defaults that is {} looks an hour: with metrics, one read of the metrics page "
       "each and a one-token generation only when no token moved (at most 2 requests a look); "
@@ -660,7 +664,7 @@ std::string liveness_section() {
       kDefaultLivenessInterval.count(), kDefaultLivenessTimeout.count(),
       kWatchdogLivenessTenths / 10, kWatchdogLivenessTenths % 10, kStallDumpGrace.count(),
       literal(kPythonFaultHandlerVariable), kStallDumpGrace.count(), kExitStalled,
-      kWaitingForGenerationStatus, 3600 / kDefaultLivenessInterval.count());
+      kWaitingForGenerationStatus, kLivenessRefreshTimes, 3600 / kDefaultLivenessInterval.count());
   for (const EngineRow& row : engine_rows()) {
     const LivenessFacts& facts = row.liveness;
     page += fmt::format(".TP\n\\fB{}\\fR\nDefault \\fB{}\\fR.", literal(row.name),
@@ -685,7 +689,33 @@ std::string liveness_section() {
                           literal(facts.metrics.source));
     else
       page += " No Prometheus metrics: not \\fBmetrics\\fR.";
+    if (facts.metrics.busy_needs_metrics)
+      page += fmt::format(
+          " \\fBgenerate\\fR adds \\fB{}\\fR too: the probe waits behind a "
+          "saturated engine's queue, the token counter does not.",
+          literal(facts.metrics.enable_flag));
+    if (facts.metrics.refresh.count() > 0)
+      page +=
+          fmt::format(" Its metrics refresh every {} s when idle.", facts.metrics.refresh.count());
     if (facts.health_generates) page += " Its health endpoint itself generates a token.";
+    if (facts.ranks_stub_health)
+      page += fmt::format(
+          " A rank above 0 answers health with a stub: its liveness is off, "
+          "rank 0's watches the group ({}).",
+          literal(facts.ranks_source));
+    std::string keys;
+    const ApiKeyFacts& key = facts.api_key;
+    for (const auto& ways : {key.flags, key.file_flags})
+      for (std::string_view flag : ways) keys += (keys.empty() ? "" : ", ") + literal(flag);
+    for (std::string_view variable : key.variables)
+      keys += (keys.empty() ? "" : ", ") + literal(variable);
+    if (!key.config_flag.empty())
+      keys += fmt::format("{}{} (a file gpulaunch does not read)", keys.empty() ? "" : ", ",
+                          literal(key.config_flag));
+    if (!keys.empty())
+      page +=
+          fmt::format(" API key: {}{} ({}).", keys,
+                      key.guards_metrics ? "; it guards the metrics too" : "", literal(key.source));
     page += "\n";
   }
   return page;
