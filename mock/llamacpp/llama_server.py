@@ -36,7 +36,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from mock_scheduler import NotReady, Scheduler, prometheus
+from mock_scheduler import NotReady, SlotScheduler, prometheus
 
 VERSION = "00dc805"
 PUBLIC_PATHS = {"/health", "/v1/health", "/models", "/v1/models"}
@@ -109,46 +109,6 @@ def api_keys(options):
                   flush=True)
             sys.exit(1)
     return keys
-
-
-class SlotScheduler(Scheduler):
-    """mock_scheduler's forward loop over `slots` slots: the requests beyond them are deferred
-    and make no progress until one frees; one decode call per step while any slot works."""
-
-    def __init__(self, slots):
-        self.slots = max(1, slots)
-        self.n_decode = 0
-        super().__init__()
-
-    def processing_deferred(self):
-        with self.lock:
-            running = len(self.running)
-        return min(running, self.slots), max(0, running - self.slots)
-
-    def decode_calls(self):
-        with self.lock:
-            return self.n_decode
-
-    def forward_loop(self):
-        while True:
-            time.sleep(self.step)
-            if self.should_wedge():
-                self.wedge()
-            now = time.monotonic()
-            with self.lock:
-                active = self.running[:self.slots]
-                if active:
-                    self.n_decode += 1
-                for request in active:
-                    # A slot predicts at most n_predict tokens; a long generation holds it.
-                    if request.tokens < request.max_tokens:
-                        request.tokens += 1
-                        self.generation_tokens += 1
-                done = [r for r in active if r.tokens >= r.max_tokens and now >= r.deadline]
-                self.running = [r for r in self.running if r not in done]
-                self.finished_tokens += sum(r.tokens for r in done)
-            for request in done:
-                request.finished.set()
 
 
 def serve(options):
