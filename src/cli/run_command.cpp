@@ -205,6 +205,7 @@ void add_run_command(CLI::App& app, CliContext& context) {
   static long long liveness_timeout = kDefaultLivenessTimeout.count();
   static std::string probe_path, probe_body, metrics_path, in_flight_metric, tokens_metric;
   static std::string api_key_credential, api_key_variable;
+  static bool rank0_watches = false;
   command->add_option("--profile", profile, "Profile this engine belongs to")
       ->required()
       ->check(profile_name_check());
@@ -260,6 +261,8 @@ void add_run_command(CLI::App& app, CliContext& context) {
                       "Credential holding the engine's API key, sent with the probe and metrics");
   command->add_option(std::string(kRunApiKeyVariableOption), api_key_variable,
                       "Environment variable the engine reads that key from; set for the engine");
+  command->add_flag(std::string(kRunRank0WatchesOption), rank0_watches,
+                    "This rank's health server is a stub: rank 0's liveness watches the group");
   command
       ->add_option(std::string(kRunReadyOption), ready,
                    "READY=1 on health 200, or on the first generation: health or generate")
@@ -295,6 +298,9 @@ void add_run_command(CLI::App& app, CliContext& context) {
       context.exit_code = kExitConfig;
       return;
     }
+    if (rank0_watches)
+      say("liveness: off on this rank, whose health server answers 200 whatever its engine does; "
+          "rank 0 watches the group");
     if (!api_key_credential.empty()) {
       auto key = read_api_key(api_key_credential);
       if (!key) {

@@ -130,6 +130,8 @@ inline constexpr std::string_view kRunReadyOption = "--ready";
 // The API key's credential and the engine's variable for it (LivenessPlan::key_credential).
 inline constexpr std::string_view kRunApiKeyCredentialOption = "--api-key-credential";
 inline constexpr std::string_view kRunApiKeyVariableOption = "--api-key-variable";
+// A rank whose liveness rank 0 watches (LivenessPlan::rank0_watches): `run` and `status` say so.
+inline constexpr std::string_view kRunRank0WatchesOption = "--liveness-by-rank0";
 // A stop or restart (server.drain_timeout): systemd sends SIGTERM to `run` alone (KillMode=mixed),
 // which forwards it to the engine, lets it drain for the drain time and then kStopKillGrace more,
 // its own teardown once the drain ends (vLLM gives its engine cores 5 s and its workers 4 s
