@@ -192,7 +192,7 @@ struct LivenessFacts {
   // already "ready means generating".
   bool health_generates = false;
   // Whether a rank above 0 of a multi-node group answers health with a stub that says 200
-  // whatever its engine does: rank 0's liveness watches the group, the rank's own is off.
+  // whatever its engine does: rank 0's liveness watches the group, the rank's own is health alone.
   bool ranks_stub_health = false;
   std::string_view ranks_source;
 };

@@ -700,7 +700,7 @@ std::string liveness_section() {
     if (facts.health_generates) page += " Its health endpoint itself generates a token.";
     if (facts.ranks_stub_health)
       page += fmt::format(
-          " A rank above 0 answers health with a stub: its liveness is off, "
+          " A rank above 0 answers health with a stub: its liveness is \\fBhealth\\fR alone, "
           "rank 0's watches the group ({}).",
           literal(facts.ranks_source));
     std::string keys;

@@ -299,8 +299,8 @@ void add_run_command(CLI::App& app, CliContext& context) {
       return;
     }
     if (rank0_watches)
-      say("liveness: off on this rank, whose health server answers 200 whatever its engine does; "
-          "rank 0 watches the group");
+      say("liveness: health alone on this rank, whose health server answers 200 whatever its "
+          "engine does; rank 0 watches the group");
     if (!api_key_credential.empty()) {
       auto key = read_api_key(api_key_credential);
       if (!key) {

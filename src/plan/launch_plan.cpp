@@ -69,7 +69,8 @@ LivenessPlan liveness_plan(const Profile& profile, long long node_rank, bool hea
   if (headless) return plan;
   const LivenessFacts& facts = engine_row(profile.engine.kind).liveness;
   if (facts.ranks_stub_health && node_rank > 0) {
-    plan.mode = LivenessMode::off;
+    // The stub still feeds the watchdog while the rank's process lives; nothing more it says.
+    plan.mode = LivenessMode::health;
     plan.rank0_watches = true;
     return plan;
   }

@@ -61,7 +61,7 @@ struct LivenessPlan {
   std::string key_credential;
   std::string key_variable;
   // A rank above 0 whose health server is a stub (catalog LivenessFacts::ranks_stub_health):
-  // its liveness is off, rank 0's watches the group.
+  // its liveness is "health" alone, rank 0's watches the group.
   bool rank0_watches = false;
 
   // Whether a stall can end the engine: then the unit dumps Python stacks on SIGABRT and

@@ -250,7 +250,7 @@ TEST(LaunchPlan, SglangMetricsTimeoutCoversItsRefresh) {
 }
 
 // An SGLang rank above 0 serves a stub health server that answers 200 whatever its scheduler
-// does: its liveness is off, rank 0's watches the group.
+// does: its liveness is health alone, rank 0's watches the group.
 TEST(LaunchPlan, SglangRanksAboveZeroLeaveLivenessToRankZero) {
   const std::string two_nodes = std::string(kPinned) +
                                 "[parallelism]\ntp = 16\nnodes = 2\n"
@@ -260,7 +260,8 @@ TEST(LaunchPlan, SglangRanksAboveZeroLeaveLivenessToRankZero) {
   EXPECT_EQ(rank0.liveness.mode, LivenessMode::generate);
   EXPECT_FALSE(rank0.liveness.rank0_watches);
   auto rank1 = make_launch_plan(load(two_nodes), {.node_rank = 1});
-  EXPECT_EQ(rank1.liveness.mode, LivenessMode::off);
+  EXPECT_EQ(rank1.liveness.mode, LivenessMode::health);
+  EXPECT_FALSE(rank1.liveness.can_stall());
   EXPECT_TRUE(rank1.liveness.rank0_watches);
   EXPECT_TRUE(rank1.liveness.probe_path.empty());
 }
