@@ -176,12 +176,12 @@ TEST(Check, SaysWhichLivenessSignalRemainsWhenTheKeyCannotBeSent) {
   vllm.toolkit.cuda_home = "/usr/local/cuda-13.0";
   vllm.server.liveness = LivenessMode::generate;
   vllm.engine.args = {"--api_key", "s3cret"};
-  const Finding* keyed = find_code(check(vllm, blackwell_node()), "liveness-key-unusable");
+  const auto keyed_findings = check(vllm, blackwell_node());
+  const Finding* keyed = find_code(keyed_findings, "liveness-key-unusable");
   ASSERT_NE(keyed, nullptr);
   EXPECT_EQ(keyed->severity, Severity::info);
-  EXPECT_EQ(keyed->summary,
-            "liveness sends no probe to vLLM: it needs the API key (--api_key in the engine's "
-            "command line)");
+  EXPECT_THAT(keyed->summary, ::testing::HasSubstr("liveness sends no probe to vLLM"));
+  EXPECT_THAT(keyed->summary, ::testing::HasSubstr("--api_key in the engine's command line"));
   EXPECT_THAT(keyed->facts,
               ::testing::Contains(::testing::Pair("signal left",
                                                   "metrics: vllm:num_requests_running and "
@@ -198,12 +198,13 @@ TEST(Check, SaysWhichLivenessSignalRemainsWhenTheKeyCannotBeSent) {
   llama.model.path = "/m.gguf";
   llama.server.liveness = LivenessMode::generate;
   llama.env["LLAMA_API_KEY"] = "s3cret";
-  const Finding* bare = find_code(check(llama, blackwell_node()), "liveness-key-unusable");
+  const auto bare_findings = check(llama, blackwell_node());
+  const Finding* bare = find_code(bare_findings, "liveness-key-unusable");
   ASSERT_NE(bare, nullptr);
   EXPECT_EQ(bare->severity, Severity::warning);
-  EXPECT_EQ(bare->summary,
-            "liveness sends no probe and no metrics read to llama-server: it needs the API key "
-            "(LLAMA_API_KEY in [env])");
+  EXPECT_THAT(bare->summary,
+              ::testing::HasSubstr("liveness sends no probe and no metrics read to llama-server"));
+  EXPECT_THAT(bare->summary, ::testing::HasSubstr("LLAMA_API_KEY in [env]"));
 }
 
 }  // namespace
