@@ -68,5 +68,20 @@ cp "$here/common/mock_scheduler.py" "$purelib/mock_scheduler.py.tmp"
 mv "$purelib/mock_scheduler.py.tmp" "$purelib/mock_scheduler.py"
 console_script sglang sglang.cli.main
 console_script vllm vllm.entrypoints.cli.main
+# llama.cpp's llama-server is a program, not a package: VENV/bin/llama-server runs the mock
+# (mock/llamacpp/llama_server.py) with the venv's interpreter, beside mock_scheduler.
+cp "$here/llamacpp/llama_server.py" "$purelib/mock_llama_server.py.tmp"
+mv "$purelib/mock_llama_server.py.tmp" "$purelib/mock_llama_server.py"
+printf '#!%s\nimport sys\nfrom mock_llama_server import main\nif __name__ == "__main__":\n    sys.exit(main())\n' \
+  "$(cd "$venv/bin" && pwd)/python" >"$venv/bin/llama-server.tmp"
+chmod 0755 "$venv/bin/llama-server.tmp"
+mv "$venv/bin/llama-server.tmp" "$venv/bin/llama-server"
+# trtllm-serve (mock/trtllm/trtllm_serve.py) likewise, as VENV/bin/trtllm-serve.
+cp "$here/trtllm/trtllm_serve.py" "$purelib/mock_trtllm_serve.py.tmp"
+mv "$purelib/mock_trtllm_serve.py.tmp" "$purelib/mock_trtllm_serve.py"
+printf '#!%s\nimport sys\nfrom mock_trtllm_serve import main\nif __name__ == "__main__":\n    sys.exit(main())\n' \
+  "$(cd "$venv/bin" && pwd)/python" >"$venv/bin/trtllm-serve.tmp"
+chmod 0755 "$venv/bin/trtllm-serve.tmp"
+mv "$venv/bin/trtllm-serve.tmp" "$venv/bin/trtllm-serve"
 "$venv/bin/python" -c 'import sglang.launch_server, sglang; print("mock sglang", sglang.__version__, "in", sglang.__file__)'
 "$venv/bin/python" -c 'import vllm.entrypoints.cli.main, vllm; print("mock vllm", vllm.__version__, "in", vllm.__file__)'

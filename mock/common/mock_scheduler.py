@@ -230,6 +230,53 @@ class Scheduler:
                 "bound": bound}
 
 
+class SlotScheduler(Scheduler):
+    """The forward loop over `slots` slots (llama.cpp's --parallel, trtllm's --max_batch_size):
+    the requests beyond them wait, FIFO, and make no progress until one frees; a slot makes at
+    most its request's max_tokens tokens; one decode call (an iteration) per step while any slot
+    works."""
+
+    def __init__(self, slots):
+        self.slots = max(1, slots)
+        self.n_decode = 0
+        super().__init__()
+
+    def processing_deferred(self):
+        with self.lock:
+            running = len(self.running)
+        return min(running, self.slots), max(0, running - self.slots)
+
+    def decode_calls(self):
+        with self.lock:
+            return self.n_decode
+
+    def forward_loop(self):
+        while True:
+            time.sleep(self.step)
+            if self.should_wedge():
+                self.wedge()
+            now = time.monotonic()
+            with self.lock:
+                active = self.running[:self.slots]
+                if active:
+                    self.n_decode += 1
+                for request in active:
+                    # A slot makes at most max_tokens tokens; a long generation holds it.
+                    if request.tokens < request.max_tokens:
+                        request.tokens += 1
+                        self.generation_tokens += 1
+                done = [r for r in active if r.tokens >= r.max_tokens and now >= r.deadline]
+                self.running = [r for r in self.running if r not in done]
+                self.finished_tokens += sum(r.tokens for r in done)
+                if active:
+                    self.on_iteration(len(active), len(self.running) - len(active) + len(done))
+            for request in done:
+                request.finished.set()
+
+    def on_iteration(self, active, queued):
+        """Called under the lock after each iteration that ran requests."""
+
+
 def write_drain_report(report):
     path = os.environ.get("MOCK_DRAIN_REPORT") or os.path.join(
         os.environ.get("HOME") or "/tmp", "mock-drain.json")

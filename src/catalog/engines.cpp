@@ -291,6 +291,11 @@ constexpr std::array kVllmSpeculative{
 };
 
 // Liveness, per engine (server.liveness; run/liveness decides, run/bridge asks).
+constexpr std::string_view kVllmKeyFlags[] = {"--api-key", "--api_key"};
+constexpr std::string_view kVllmKeyVariables[] = {"VLLM_API_KEY"};
+constexpr std::string_view kLlamacppKeyFlags[] = {"--api-key", "--api_key"};
+constexpr std::string_view kLlamacppKeyFileFlags[] = {"--api-key-file", "--api_key_file"};
+constexpr std::string_view kLlamacppKeyVariables[] = {"LLAMA_API_KEY"};
 //
 // SGLang: python/sglang/srt/entrypoints/http_server.py (sgl-project/sglang 0025436):
 // GET /health and /health_generate are one handler: it submits a one-token generation
@@ -302,29 +307,45 @@ constexpr std::array kVllmSpeculative{
 // it finishes (tokenizer-side collector), so the live counter is
 // sglang:realtime_tokens_total{mode=prefill_compute|prefill_cache|decode}, which the scheduler
 // adds to on each log interval (sglang test/registered/metrics, 2026; releases before it lack it,
-// and then run has no token signal from the metrics).
+// and then run has no token signal from the metrics). An idle scheduler refreshes its gauges
+// only every 30 s (python/sglang/srt/managers/scheduler_runtime_checker_mixin.py, 2026: "During
+// idle time, also collect metrics every 30 seconds"), so the running gauge may say requests for
+// 30 s after the last one ended. --api-key guards neither /health* nor /metrics
+// (python/sglang/srt/utils/common.py add_api_key_middleware, 2026): the probe needs no key. A rank
+// above 0 of a multi-node group serves launch_dummy_health_check_server (same file): /health and
+// /health_generate answer 200 whatever the scheduler does.
 constexpr LivenessFacts kSglangLiveness{
     .probe = {.method = "GET",
               .path = "/health_generate",
               .one_token_field = "",
               .names_model = false,
-              .auth_flag = "",
-              .auth_variable = "",
               .source = "python/sglang/srt/entrypoints/http_server.py, sgl-project/sglang "
                         "0025436"},
+    .api_key = {},
     .metrics = {.path = "/metrics",
                 .in_flight = "sglang:num_running_reqs",
                 .tokens = "sglang:realtime_tokens_total",
                 .enable_flag = "--enable-metrics",
-                .source = "python/sglang/srt/metrics/collector.py, sgl-project/sglang 2026"},
+                .busy_needs_metrics = false,
+                .refresh = std::chrono::seconds{30},
+                .source = "python/sglang/srt/metrics/collector.py, "
+                          "python/sglang/srt/managers/scheduler_runtime_checker_mixin.py, "
+                          "sgl-project/sglang 2026"},
     .default_mode = LivenessMode::generate,
     .health_generates = true,
+    .ranks_stub_health = true,
+    .ranks_source =
+        "python/sglang/srt/utils/common.py launch_dummy_health_check_server, "
+        "sgl-project/sglang 2026",
 };
 // vLLM: POST /v1/completions (vllm/entrypoints/openai/protocol.py CompletionRequest: `model` is
 // optional in current releases and required in older ones; the served name is sent, which both
 // accept); max_tokens caps the answer. --api-key (or VLLM_API_KEY) guards every /v1 path, not
-// /health or /metrics (vllm/entrypoints/openai/api_server.py): with a key, no probe is sent and
-// the metrics alone watch the engine. Prometheus /metrics is always on:
+// /health or /metrics (vllm/entrypoints/openai/api_server.py); FlexibleArgumentParser takes
+// --api_key for --api-key, both with "=" or a separate value, and --config FILE, a YAML file whose
+// keys become flags (vllm/utils/argparse_utils.py, vllm-project/vllm main 2026). Without a key
+// gpulaunch may use, no probe is sent and the metrics alone watch the engine. Prometheus
+// /metrics is always on:
 // vllm/v1/metrics/loggers.py, PrometheusStatLogger (vllm-project/vllm main, 2026): the gauge
 // vllm:num_requests_running and the counter vllm:generation_tokens (exposed with _total), both
 // labelled per engine, the counter added to on every engine step.
@@ -333,62 +354,92 @@ constexpr LivenessFacts kVllmLiveness{
               .path = "/v1/completions",
               .one_token_field = "max_tokens",
               .names_model = true,
-              .auth_flag = "--api-key",
-              .auth_variable = "VLLM_API_KEY",
               .source = "vllm/entrypoints/openai/protocol.py, vllm-project/vllm main 2026"},
+    .api_key = {.flags = kVllmKeyFlags,
+                .file_flags = {},
+                .variables = kVllmKeyVariables,
+                .config_flag = "--config",
+                .guards_metrics = false,
+                .source = "vllm/entrypoints/openai/cli_args.py, vllm/envs.py, "
+                          "vllm/utils/argparse_utils.py, vllm-project/vllm main 2026"},
     .metrics = {.path = "/metrics",
                 .in_flight = "vllm:num_requests_running",
                 .tokens = "vllm:generation_tokens_total",
                 .enable_flag = "",
+                .busy_needs_metrics = false,
+                .refresh = std::chrono::seconds{0},
                 .source = "vllm/v1/metrics/loggers.py, vllm-project/vllm main 2026"},
     .default_mode = LivenessMode::generate,
     .health_generates = false,
+    .ranks_stub_health = false,
+    .ranks_source = "",
 };
 // trtllm-serve: tensorrt_llm/serve/openai_server.py (NVIDIA/TensorRT-LLM 0005772): GET
-// /health_generate runs a one-token chat completion (max_completion_tokens 1) for the served
-// model itself and answers 200, or 500 when it fails. /v1/completions needs `model`
-// (openai_protocol.py 0076e93), which /health_generate fills in. Its /metrics answers JSON
-// iteration statistics, not Prometheus text; /prometheus/metrics exists only with
-// return_perf_metrics and has no in-flight gauge: no metrics signal.
+// /health_generate runs a one-token chat completion (max_completion_tokens 1), which fails (500)
+// for every model without a chat template, so the probe is POST /v1/completions with the served
+// name (`model` is required there, openai_protocol.py 0076e93) and max_tokens 1: a plain prompt,
+// no template. Its /metrics answers JSON iteration statistics only with enable_iter_perf_stats in
+// the --extra_llm_api_options file (docs/source/commands/trtllm-serve.rst), not Prometheus text;
+// /prometheus/metrics exists only with return_perf_metrics and has no in-flight gauge: no metrics
+// signal, and the probe waits in the ordinary queue.
 constexpr LivenessFacts kTrtllmLiveness{
-    .probe = {.method = "GET",
-              .path = "/health_generate",
-              .one_token_field = "",
-              .names_model = false,
-              .auth_flag = "",
-              .auth_variable = "",
-              .source = "tensorrt_llm/serve/openai_server.py, NVIDIA/TensorRT-LLM 0005772"},
+    .probe = {.method = "POST",
+              .path = "/v1/completions",
+              .one_token_field = "max_tokens",
+              .names_model = true,
+              .source = "tensorrt_llm/serve/openai_server.py, openai_protocol.py, "
+                        "NVIDIA/TensorRT-LLM 0005772"},
+    .api_key = {},
     .metrics = {},
     .default_mode = LivenessMode::generate,
     .health_generates = false,
+    .ranks_stub_health = false,
+    .ranks_source = "",
 };
 // llama-server: POST /completion with n_predict 1 (tools/server/README.md, ggml-org/llama.cpp
-// 00dc805); --api-key (LLAMA_API_KEY) guards it, and then no probe is sent. Prometheus /metrics
-// only with --metrics: llamacpp:requests_processing (gauge) and llamacpp:n_decode_total
-// (llama_decode() calls, moving while any slot decodes); llamacpp:tokens_predicted_total is added
-// to only when a request ends.
+// 00dc805). The key: --api-key KEY (env LLAMA_API_KEY) or --api-key-file FILE, one key a line
+// (common/arg.cpp, which reads '_' as '-' in a "--" argument and takes no "=VALUE" form); it guards
+// every path but /health, /v1/health and the model list, /metrics included
+// (tools/server/server.cpp, its API-key middleware's public endpoints). Prometheus /metrics only
+// with
+// --metrics: llamacpp:requests_processing (gauge) and llamacpp:n_decode_total (llama_decode()
+// calls, moving while any slot decodes); llamacpp:tokens_predicted_total is added to only when a
+// request ends. A task that finds no idle slot is deferred on the task queue until one frees
+// (tools/server/server.cpp), so the probe waits behind long generations:
+// liveness "generate" turns --metrics on for the token counter.
 constexpr LivenessFacts kLlamacppLiveness{
     .probe = {.method = "POST",
               .path = "/completion",
               .one_token_field = "n_predict",
               .names_model = false,
-              .auth_flag = "--api-key",
-              .auth_variable = "LLAMA_API_KEY",
               .source = "tools/server/README.md, ggml-org/llama.cpp 00dc805"},
+    .api_key = {.flags = kLlamacppKeyFlags,
+                .file_flags = kLlamacppKeyFileFlags,
+                .variables = kLlamacppKeyVariables,
+                .config_flag = "",
+                .guards_metrics = true,
+                .source = "common/arg.cpp, tools/server/server.cpp, ggml-org/llama.cpp 00dc805"},
     .metrics = {.path = "/metrics",
                 .in_flight = "llamacpp:requests_processing",
                 .tokens = "llamacpp:n_decode_total",
                 .enable_flag = "--metrics",
+                .busy_needs_metrics = true,
+                .refresh = std::chrono::seconds{0},
                 .source = "tools/server/server.cpp, ggml-org/llama.cpp 00dc805"},
     .default_mode = LivenessMode::generate,
     .health_generates = false,
+    .ranks_stub_health = false,
+    .ranks_source = "",
 };
 // A command: no API gpulaunch knows; its health endpoint is all there is.
 constexpr LivenessFacts kCommandLiveness{
     .probe = {},
+    .api_key = {},
     .metrics = {},
     .default_mode = LivenessMode::health,
     .health_generates = false,
+    .ranks_stub_health = false,
+    .ranks_source = "",
 };
 
 // Drain, per engine: what SIGTERM does (server.drain_timeout; the engine's flag where it has one).

@@ -179,11 +179,20 @@ struct GenerationProbe {
   // ("max_tokens", "n_predict"), and whether the body must name the served model.
   std::string_view one_token_field;
   bool names_model = false;
-  // With an API key (this flag in the argv, or this variable in the environment) the probe's
-  // path answers 401 to a request without it; empty: the path needs none.
-  std::string_view auth_flag;
-  std::string_view auth_variable;
   std::string_view source;  // the upstream file and version this was read from
+};
+
+// Every way the engine takes the API key that guards its generation API (profile/api_key reads
+// them). With a key, the probe's path answers 401 to a request without it. Empty: no key guards
+// the probe's path.
+struct ApiKeyFacts {
+  std::span<const std::string_view> flags;       // the key itself, each spelling the engine takes
+  std::span<const std::string_view> file_flags;  // a file of keys, one a line
+  std::span<const std::string_view> variables;   // the key in the engine's environment
+  // A YAML file of flags that may hold the key (vLLM's --config); gpulaunch does not open it.
+  std::string_view config_flag;
+  bool guards_metrics = false;  // the metrics path needs the key too
+  std::string_view source;
 };
 
 // The engine's Prometheus text exposition. Empty path: none (or none in Prometheus' format).
@@ -192,16 +201,27 @@ struct MetricsInterface {
   std::string_view in_flight;    // gauge: requests running now (summed over label sets)
   std::string_view tokens;       // counter that moves while tokens are generated
   std::string_view enable_flag;  // the flag that turns the endpoint on; empty: always on
+  // Whether liveness "generate" turns the endpoint on too: the probe waits behind a saturated
+  // engine's queue, and only the token counter says a busy engine is generating.
+  bool busy_needs_metrics = false;
+  // How often the engine refreshes the token counter at the least (0: on every step); a liveness
+  // timeout below twice this would see a busy engine stand still (plan/launch_plan raises it).
+  std::chrono::seconds refresh{0};
   std::string_view source;
 };
 
 struct LivenessFacts {
   GenerationProbe probe;
+  ApiKeyFacts api_key;
   MetricsInterface metrics;
   LivenessMode default_mode = LivenessMode::health;
   // Whether the health endpoint itself generates a token (SGLang's /health): health 200 is
   // already "ready means generating".
   bool health_generates = false;
+  // Whether a rank above 0 of a multi-node group answers health with a stub that says 200
+  // whatever its engine does: rank 0's liveness watches the group, the rank's own is health alone.
+  bool ranks_stub_health = false;
+  std::string_view ranks_source;
 };
 
 // What the engine does on SIGTERM, the signal a stop (`down`, a restart) forwards to it

@@ -371,7 +371,33 @@ std::string liveness_engines_block() {
                           literal(facts.metrics.source));
     else
       page += " No Prometheus metrics: not \\fBmetrics\\fR.";
+    if (facts.metrics.busy_needs_metrics)
+      page += fmt::format(
+          " \\fBgenerate\\fR adds \\fB{}\\fR too: the probe waits behind a "
+          "saturated engine's queue, the token counter does not.",
+          literal(facts.metrics.enable_flag));
+    if (facts.metrics.refresh.count() > 0)
+      page +=
+          fmt::format(" Its metrics refresh every {} s when idle.", facts.metrics.refresh.count());
     if (facts.health_generates) page += " Its health endpoint itself generates a token.";
+    if (facts.ranks_stub_health)
+      page += fmt::format(
+          " A rank above 0 answers health with a stub: its liveness is \\fBhealth\\fR alone, "
+          "rank 0's watches the group ({}).",
+          literal(facts.ranks_source));
+    std::string keys;
+    const ApiKeyFacts& key = facts.api_key;
+    for (const auto& ways : {key.flags, key.file_flags})
+      for (std::string_view flag : ways) keys += (keys.empty() ? "" : ", ") + literal(flag);
+    for (std::string_view variable : key.variables)
+      keys += (keys.empty() ? "" : ", ") + literal(variable);
+    if (!key.config_flag.empty())
+      keys += fmt::format("{}{} (a file gpulaunch does not read)", keys.empty() ? "" : ", ",
+                          literal(key.config_flag));
+    if (!keys.empty())
+      page +=
+          fmt::format(" API key: {}{} ({}).", keys,
+                      key.guards_metrics ? "; it guards the metrics too" : "", literal(key.source));
     page += "\n";
   }
   return page;
@@ -455,6 +481,7 @@ ManValues man_values(const CLI::App& app, std::string_view date) {
       {"waiting-for-generation-status", std::string(kWaitingForGenerationStatus)},
       {"liveness-looks-per-hour", number(3600 / kDefaultLivenessInterval.count())},
       {"liveness-engines", liveness_engines_block()},
+      {"liveness-refresh-times", number(kLivenessRefreshTimes)},
       {"drain-timeout", number(kDefaultDrainTimeout.count())},
       {"stop-kill-grace", number(kStopKillGrace.count())},
       {"stop-timeout", number((kStopKillGrace + kStopTimeoutMargin).count())},

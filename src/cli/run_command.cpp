@@ -29,9 +29,13 @@
 #include "util/safe_file.hpp"
 #include "util/state_paths.hpp"
 #include "util/timekeeper.hpp"
+#include "util/try.hpp"
 
 namespace gl {
 namespace {
+
+// A key file larger than this is no key.
+constexpr size_t kMaxApiKeyBytes = 64 * 1024;
 
 // `run`'s own lines (log/logger: native journal entries with their fields under systemd).
 void say(const std::string& line, logging::Level level = logging::Level::info,
@@ -166,6 +170,23 @@ void prefetch_weights(const std::string& snapshot, long long ready_timeout, Noti
   notifier.notify(fmt::format("EXTEND_TIMEOUT_USEC={}", (ready_timeout + 60) * 1'000'000LL));
 }
 
+// The engine's API key from the unit's credential `name` (plan/launch_plan's key_credential):
+// systemd copied it into $CREDENTIALS_DIRECTORY, readable by the service's user alone. The first
+// line is the key (llama.cpp's --api-key-file reads one a line).
+Result<std::string> read_api_key(const std::string& name) {
+  const char* directory = std::getenv("CREDENTIALS_DIRECTORY");
+  if (!directory || !*directory)
+    return failf("no credential '{}': $CREDENTIALS_DIRECTORY is not set", name);
+  const std::filesystem::path path = std::filesystem::path(directory) / name;
+  GL_TRY(auto read, read_regular_nofollow(path, kMaxApiKeyBytes));
+  if (!read) return failf("no credential '{}' in {}", name, directory);
+  std::string key = read->content.substr(0, read->content.find('\n'));
+  while (!key.empty() && (key.back() == '\r' || key.back() == ' ' || key.back() == '\t'))
+    key.pop_back();
+  if (key.empty()) return failf("credential '{}' is empty", name);
+  return key;
+}
+
 }  // namespace
 
 void add_run_command(CLI::App& app, CliContext& context) {
@@ -186,6 +207,8 @@ void add_run_command(CLI::App& app, CliContext& context) {
   static long long liveness_interval = kDefaultLivenessInterval.count();
   static long long liveness_timeout = kDefaultLivenessTimeout.count();
   static std::string probe_path, probe_body, metrics_path, in_flight_metric, tokens_metric;
+  static std::string api_key_credential, api_key_variable;
+  static bool rank0_watches = false;
   command->add_option("--profile", profile, "Profile this engine belongs to")
       ->required()
       ->check(profile_name_check());
@@ -239,6 +262,12 @@ void add_run_command(CLI::App& app, CliContext& context) {
                       "Gauge of requests in flight");
   command->add_option(std::string(kRunLivenessTokensOption), tokens_metric,
                       "Counter that moves while tokens are generated");
+  command->add_option(std::string(kRunApiKeyCredentialOption), api_key_credential,
+                      "Credential holding the engine's API key, sent with the probe and metrics");
+  command->add_option(std::string(kRunApiKeyVariableOption), api_key_variable,
+                      "Environment variable the engine reads that key from; set for the engine");
+  command->add_flag(std::string(kRunRank0WatchesOption), rank0_watches,
+                    "This rank's health server is a stub: rank 0's liveness watches the group");
   command
       ->add_option(std::string(kRunReadyOption), ready,
                    "READY=1 on health 200, or on the first generation: health or generate")
@@ -273,6 +302,21 @@ void add_run_command(CLI::App& app, CliContext& context) {
           logging::Level::error);
       context.exit_code = kExitConfig;
       return;
+    }
+    if (rank0_watches)
+      say("liveness: health alone on this rank, whose health server answers 200 whatever its "
+          "engine does; rank 0 watches the group");
+    if (!api_key_credential.empty()) {
+      auto key = read_api_key(api_key_credential);
+      if (!key) {
+        say(fmt::format("Failed to read the API key: {}", key.error().message),
+            logging::Level::error);
+        context.exit_code = kExitConfig;
+        return;
+      }
+      // The engine inherits run's environment; the key never appears in the unit's text.
+      if (!api_key_variable.empty()) ::setenv(api_key_variable.c_str(), key->c_str(), 1);
+      options.api_key = *key;
     }
     if (!rendezvous.empty()) {
       auto [host, port] = split_host_port(rendezvous);

@@ -48,6 +48,8 @@ std::string last_failure(const UnitStatus& status) {
 struct RoleInUnit {
   RankRole role = RankRole::serving;
   std::string rendezvous;  // HOST:PORT for a headless rank
+  // A serving rank whose health server is a stub: rank 0's liveness watches the group.
+  bool rank0_watches = false;
 };
 
 RoleInUnit role_in_unit(const std::string& fragment_path) {
@@ -55,11 +57,16 @@ RoleInUnit role_in_unit(const std::string& fragment_path) {
   const std::string option = std::string(kRunRendezvousOption) + "=";
   for (std::string line; std::getline(in, line);) {
     if (!line.starts_with("ExecStart=")) continue;
+    RoleInUnit role;
+    role.rank0_watches =
+        line.find("\"" + std::string(kRunRank0WatchesOption) + "\"") != std::string::npos;
     const auto at = line.find(option);
-    if (at == std::string::npos) return {};
+    if (at == std::string::npos) return role;
     const auto start = at + option.size();
     auto end = line.find_first_of(" \"", start);
-    return {RankRole::headless, line.substr(start, end == std::string::npos ? end : end - start)};
+    role.role = RankRole::headless;
+    role.rendezvous = line.substr(start, end == std::string::npos ? end : end - start);
+    return role;
   }
   return {};
 }
@@ -127,6 +134,7 @@ int status(const std::string& profile, bool json, bool user) {
                      {"role", rank_role_name(role.role)},
                      {"rendezvous",
                       role.rendezvous.empty() ? nlohmann::json() : nlohmann::json(role.rendezvous)},
+                     {"liveness_by_rank0", role.rank0_watches},
                      {"state", state->active_state},
                      {"sub_state", state->sub_state},
                      {"phase", state->status_text},
@@ -155,6 +163,8 @@ int status(const std::string& profile, bool json, bool user) {
                role.role == RankRole::headless
                    ? fmt::format("headless (no HTTP; joins rank 0 at {})", role.rendezvous)
                    : std::string("serving"));
+    if (role.rank0_watches)
+      fmt::print("  liveness: rank 0 watches the group (this rank's health server is a stub)\n");
     fmt::print("  state:    {} ({})\n", state->active_state, state->sub_state);
     fmt::print("  phase:    {}\n", state->status_text.empty() ? "-" : state->status_text);
     fmt::print("  main pid: {}\n", state->main_pid ? std::to_string(state->main_pid) : "-");

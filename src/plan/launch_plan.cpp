@@ -13,6 +13,7 @@
 #include "facts/environment.hpp"
 #include "plan/gpu_assignment.hpp"
 #include "plan/sandbox_plan.hpp"
+#include "profile/api_key.hpp"
 #include "util/state_paths.hpp"
 
 namespace gl {
@@ -59,34 +60,51 @@ bool has_flag(const std::vector<std::string>& argv, std::string_view flag) {
 }
 
 // The rank's liveness from server.liveness/server.ready and the row: a headless rank has no
-// HTTP API (its rendezvous watches it); the metrics signal is used where the endpoint is on
-// (always, or by its flag, which "metrics" adds to the argv once).
-LivenessPlan liveness_plan(const Profile& profile, bool headless, std::vector<std::string>& argv) {
+// HTTP API (its rendezvous watches it), nor has a rank whose health server is a stub; the metrics
+// signal is used where the endpoint is on (always, or by its flag, which "metrics" adds to the
+// argv once, and "generate" too where a busy engine's probe waits in its queue) and readable with
+// the key gpulaunch holds; the probe only where it can carry the key the engine wants.
+LivenessPlan liveness_plan(const Profile& profile, long long node_rank, bool headless,
+                           std::vector<std::string>& argv) {
   LivenessPlan plan;
   if (headless) return plan;
   const LivenessFacts& facts = engine_row(profile.engine.kind).liveness;
+  if (facts.ranks_stub_health && node_rank > 0) {
+    // The stub still feeds the watchdog while the rank's process lives; nothing more it says.
+    plan.mode = LivenessMode::health;
+    plan.rank0_watches = true;
+    return plan;
+  }
   plan.mode = profile.server.liveness;
   plan.interval = profile.server.liveness_interval;
   plan.timeout = profile.server.liveness_timeout;
   plan.ready = profile.server.ready;
-  if (plan.mode == LivenessMode::metrics && !facts.metrics.enable_flag.empty() &&
+  const bool turn_on_metrics =
+      plan.mode == LivenessMode::metrics ||
+      (plan.mode == LivenessMode::generate && facts.metrics.busy_needs_metrics);
+  if (turn_on_metrics && !facts.metrics.enable_flag.empty() &&
       !has_flag(argv, facts.metrics.enable_flag))
     argv.emplace_back(facts.metrics.enable_flag);
+  const ApiKeyUse key = find_api_key(facts.api_key, argv, profile);
+  if (key.usable() && key.credential) {
+    plan.key_credential = *key.credential;
+    plan.key_variable = key.variable;
+  }
   const bool metrics_on =
       !facts.metrics.path.empty() &&
-      (facts.metrics.enable_flag.empty() || has_flag(argv, facts.metrics.enable_flag));
+      (facts.metrics.enable_flag.empty() || has_flag(argv, facts.metrics.enable_flag)) &&
+      (!facts.api_key.guards_metrics || key.usable());
   if (plan.can_stall() && metrics_on) {
     plan.metrics_path = facts.metrics.path;
     plan.in_flight_metric = facts.metrics.in_flight;
     plan.tokens_metric = facts.metrics.tokens;
+    // A gauge refreshed only every `refresh` may stand for that long while nothing runs.
+    plan.timeout = std::max(plan.timeout, kLivenessRefreshTimes * facts.metrics.refresh);
   }
-  // An API key gpulaunch must not copy into the unit guards the probe's path: no probe then
-  // (cross_rules refuses server.ready = "generate" there), the metrics alone watch the engine.
-  const bool guarded = !facts.probe.auth_flag.empty() &&
-                       (has_flag(argv, facts.probe.auth_flag) ||
-                        profile.env.contains(std::string(facts.probe.auth_variable)));
+  // A probe without the key the engine wants would 401 every time (cross_rules refuses
+  // server.ready = "generate" there): no probe then, the metrics alone watch the engine.
   if ((plan.mode == LivenessMode::generate || plan.ready == ReadyOn::generate) &&
-      !facts.probe.path.empty() && !guarded) {
+      !facts.probe.path.empty() && key.usable()) {
     plan.probe_path = facts.probe.path;
     if (facts.probe.method == "POST") {
       // One token from a one-word prompt: the smallest generation the API serves.
@@ -146,7 +164,7 @@ LaunchPlan make_launch_plan(const Profile& profile, const LaunchOptions& options
   plan.infiniband = options.infiniband;
   plan.engine_version = options.engine_version;
   plan.sandbox = sandbox_plan(profile, options.sandbox, plan.argv);
-  plan.liveness = liveness_plan(profile, plan.rendezvous.has_value(), plan.argv);
+  plan.liveness = liveness_plan(profile, options.node_rank, plan.rendezvous.has_value(), plan.argv);
   auto& env = plan.environment;
 
   // The toolkit first: FlashInfer and torch's cpp_extension take CUDA_HOME, then CUDA_PATH,

@@ -35,6 +35,11 @@ struct HealthTiming {
 HealthTiming health_timing(const Profile& profile,
                            const std::vector<std::pair<std::string, std::string>>& environment);
 
+// A liveness timeout is at least this many of the engine's metrics refresh (catalog
+// MetricsInterface::refresh): the running gauge may lag that long, and a look may fall just before
+// the refresh.
+inline constexpr int kLivenessRefreshTimes = 2;
+
 // What `run` does to tell a wedged engine from a busy one (server.liveness), decided from the
 // profile and the engine's row (catalog/engines' liveness facts) for this rank.
 struct LivenessPlan {
@@ -50,6 +55,14 @@ struct LivenessPlan {
   std::string in_flight_metric;
   std::string tokens_metric;
   ReadyOn ready = ReadyOn::health;
+  // The API key the probe and the metrics reads carry (profile/api_key): the [secrets] entry `run`
+  // reads from $CREDENTIALS_DIRECTORY, and the variable it sets to the key for the engine (empty:
+  // the engine reads the credential's file itself). Empty credential: none sent.
+  std::string key_credential;
+  std::string key_variable;
+  // A rank above 0 whose health server is a stub (catalog LivenessFacts::ranks_stub_health):
+  // its liveness is "health" alone, rank 0's watches the group.
+  bool rank0_watches = false;
 
   // Whether a stall can end the engine: then the unit dumps Python stacks on SIGABRT and
   // refuses core dumps.
@@ -119,6 +132,11 @@ inline constexpr std::string_view kRunLivenessMetricsOption = "--liveness-metric
 inline constexpr std::string_view kRunLivenessInFlightOption = "--liveness-in-flight";
 inline constexpr std::string_view kRunLivenessTokensOption = "--liveness-tokens";
 inline constexpr std::string_view kRunReadyOption = "--ready";
+// The API key's credential and the engine's variable for it (LivenessPlan::key_credential).
+inline constexpr std::string_view kRunApiKeyCredentialOption = "--api-key-credential";
+inline constexpr std::string_view kRunApiKeyVariableOption = "--api-key-variable";
+// A rank whose liveness rank 0 watches (LivenessPlan::rank0_watches): `run` and `status` say so.
+inline constexpr std::string_view kRunRank0WatchesOption = "--liveness-by-rank0";
 // A stop or restart (server.drain_timeout): systemd sends SIGTERM to `run` alone (KillMode=mixed),
 // which forwards it to the engine, lets it drain for the drain time and then kStopKillGrace more,
 // its own teardown once the drain ends (vLLM gives its engine cores 5 s and its workers 4 s

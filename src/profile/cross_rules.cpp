@@ -8,6 +8,7 @@
 
 #include "catalog/engines.hpp"
 #include "catalog/sandbox_allowances.hpp"
+#include "profile/api_key.hpp"
 #include "util/did_you_mean.hpp"
 #include "util/try.hpp"
 
@@ -368,20 +369,16 @@ Result<void> check_liveness(const ValueReader& r, Profile& profile) {
                    "'server.ready' \"generate\" needs a generation API gpulaunch knows; {} has "
                    "none (use \"health\")",
                    row.display);
-  const GenerationProbe& probe = row.liveness.probe;
-  const auto& args = profile.engine.args;
-  const bool guarded = !probe.auth_flag.empty() &&
-                       (std::any_of(args.begin(), args.end(),
-                                    [&](const std::string& word) {
-                                      return word == probe.auth_flag ||
-                                             word.starts_with(std::string(probe.auth_flag) + "=");
-                                    }) ||
-                        profile.env.contains(std::string(probe.auth_variable)));
-  if (server.ready == ReadyOn::generate && guarded)
+  const ApiKeyUse key = find_api_key(row.liveness.api_key, profile.engine.args, profile);
+  if (server.ready == ReadyOn::generate && !key.usable())
     return fail_at(r.where("server.ready"),
                    "'server.ready' \"generate\" cannot send its probe: {} on {} needs the API key "
-                   "({} or {}), which gpulaunch does not copy into the unit (use \"health\")",
-                   probe.path, row.display, probe.auth_flag, probe.auth_variable);
+                   "({}), which gpulaunch takes only from [secrets] ({}use \"health\")",
+                   row.liveness.probe.path, row.display, key.where,
+                   row.liveness.api_key.variables.empty()
+                       ? std::string()
+                       : fmt::format("put it in [secrets] as {}, or ",
+                                     row.liveness.api_key.variables.front()));
   if (server.liveness_timeout < server.liveness_interval)
     return fail_at(r.where("server.liveness_timeout"),
                    "'server.liveness_timeout' ({}) must be at least 'server.liveness_interval' "

@@ -10,6 +10,10 @@
 
 namespace gl {
 
+std::string credential_path(const Profile& profile, std::string_view name) {
+  return std::string(kCredentialsRoot) + "/" + profile.unit_name() + "/" + std::string(name);
+}
+
 Result<void> check_secret_files(const Profile& profile, uid_t owner) {
   for (const auto& [name, file] : profile.secrets) {
     struct stat info {};

@@ -6,10 +6,19 @@
 
 #include <sys/types.h>
 
+#include <string>
+#include <string_view>
+
 #include "profile/profile.hpp"
 #include "util/error.hpp"
 
 namespace gl {
+
+// systemd puts a unit's credentials in /run/credentials/UNIT (its %d specifier and
+// $CREDENTIALS_DIRECTORY; systemd v252 src/core/execute.c, get_credential_directory).
+inline constexpr std::string_view kCredentialsRoot = "/run/credentials";
+// Where the [secrets] entry `name` lies while the profile's unit runs.
+std::string credential_path(const Profile& profile, std::string_view name);
 
 // Each secret's file must exist, be a regular file owned by `owner` (root, or the caller of a
 // --user manager) with no group or other permission bits (0600 or 0400), and, for root, sit where

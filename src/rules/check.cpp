@@ -18,6 +18,7 @@
 #include "plan/gpu_assignment.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/service_user.hpp"
+#include "profile/api_key.hpp"
 #include "rules/gpu_health.hpp"
 #include "rules/installed_profiles.hpp"
 #include "rules/jit_toolkit.hpp"
@@ -897,6 +898,43 @@ FactsRequest facts_request(const Profile& profile, const LaunchPlan& plan,
   return request;
 }
 
+// server.liveness on a keyed engine: a probe or metrics read without the key the engine wants
+// would answer 401 every time, so the plan sends none; say which signal remains.
+void check_liveness_key(const Profile& profile, const LaunchPlan& plan,
+                        std::vector<Finding>& findings) {
+  const EngineRow& row = engine_row(profile.engine.kind);
+  const LivenessPlan& liveness = plan.liveness;
+  if (!liveness.can_stall()) return;
+  const ApiKeyUse key = find_api_key(row.liveness.api_key, plan.argv, profile);
+  if (key.usable()) return;
+  const bool probe_dropped =
+      liveness.mode == LivenessMode::generate && !row.liveness.probe.path.empty();
+  const bool metrics_dropped =
+      row.liveness.api_key.guards_metrics && !row.liveness.metrics.path.empty();
+  if (!probe_dropped && !metrics_dropped) return;
+  const std::string remains =
+      !liveness.metrics_path.empty()
+          ? fmt::format("metrics: {} and {} from {}", liveness.in_flight_metric,
+                        liveness.tokens_metric, liveness.metrics_path)
+          : "none: health answers alone feed the watchdog, a wedged engine that answers health "
+            "is never stopped";
+  findings.push_back(
+      {liveness.metrics_path.empty() ? Severity::warning : Severity::info,
+       "liveness-key-unusable",
+       fmt::format("liveness sends no {} to {}: it needs the API key ({})",
+                   probe_dropped && metrics_dropped ? "probe and no metrics read"
+                   : probe_dropped                  ? "probe"
+                                                    : "metrics read",
+                   row.display, key.where),
+       "gpulaunch sends an engine's API key only from [secrets], read by `run` from the unit's "
+       "credentials; a request without it answers 401 every time",
+       {{"signal left", remains}},
+       row.liveness.api_key.variables.empty()
+           ? std::string()
+           : fmt::format("put the key in [secrets] as {} and drop the other ways it is given",
+                         row.liveness.api_key.variables.front())});
+}
+
 std::vector<Finding> evaluate(const Profile& profile, const LaunchPlan& plan, const Facts& facts,
                               const ShellEnvironment& shell) {
   auto context = make_context(profile, facts, plan);
@@ -909,6 +947,7 @@ std::vector<Finding> evaluate(const Profile& profile, const LaunchPlan& plan, co
   check_trust(context, findings);
   check_node_os(profile, plan, facts, findings);
   check_node_health(plan, facts, findings);
+  check_liveness_key(profile, plan, findings);
   std::stable_sort(findings.begin(), findings.end(),
                    [](const Finding& a, const Finding& b) { return a.severity < b.severity; });
   return findings;

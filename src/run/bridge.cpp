@@ -114,12 +114,14 @@ struct HttpAnswer {
 class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
  public:
   HttpExchange(asio::io_context& io, const Url& url, std::string target, std::string body,
-               std::chrono::milliseconds timeout, std::function<void(HttpAnswer)> done)
+               std::chrono::milliseconds timeout, std::function<void(HttpAnswer)> done,
+               std::string api_key = {})
       : resolver_(io),
         stream_(io),
         url_(url),
         target_(std::move(target)),
         body_(std::move(body)),
+        api_key_(std::move(api_key)),
         timeout_(timeout),
         done_(std::move(done)) {}
 
@@ -127,6 +129,7 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
     request_ = {body_.empty() ? http::verb::get : http::verb::post, target_, 11};
     request_.set(http::field::host, url_.host);
     request_.set(http::field::user_agent, "gpulaunch");
+    if (!api_key_.empty()) request_.set(http::field::authorization, "Bearer " + api_key_);
     if (!body_.empty()) {
       request_.set(http::field::content_type, "application/json");
       request_.body() = body_;
@@ -175,6 +178,7 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
   Url url_;
   std::string target_;
   std::string body_;
+  std::string api_key_;
   std::chrono::milliseconds timeout_;
   std::function<void(HttpAnswer)> done_;
   http::request<http::string_body> request_;
@@ -543,7 +547,10 @@ class Bridge {
 
   void http_exchange(const std::string& target, const std::string& body,
                      std::chrono::milliseconds timeout, std::function<void(HttpAnswer)> done) {
-    std::make_shared<HttpExchange>(io_, url_, target, body, timeout, std::move(done))->start();
+    // The probe and the metrics reads: the engine's API key guards them where it has one.
+    std::make_shared<HttpExchange>(io_, url_, target, body, timeout, std::move(done),
+                                   options_.api_key)
+        ->start();
   }
 
   void schedule_liveness() {

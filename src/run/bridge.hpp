@@ -54,6 +54,9 @@ struct BridgeOptions {
   std::string metrics_path;
   std::string in_flight_metric;
   std::string tokens_metric;
+  // The engine's API key (plan/launch_plan's key_credential, read by `run`): sent as
+  // "Authorization: Bearer KEY" with the probe and the metrics reads; empty: none.
+  std::string api_key;
   // After a stall's SIGABRT, how long the engine's processes get to write their stacks.
   std::chrono::seconds stall_dump_grace{5};
   // The compiling JIT caches, measured at the engine's start and every cache_interval until it

@@ -128,6 +128,12 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
     exec.push_back(fmt::format("{}={}", kRunLivenessInFlightOption, liveness.in_flight_metric));
     exec.push_back(fmt::format("{}={}", kRunLivenessTokensOption, liveness.tokens_metric));
   }
+  if (liveness.rank0_watches) exec.emplace_back(kRunRank0WatchesOption);
+  if (!liveness.key_credential.empty()) {
+    exec.push_back(fmt::format("{}={}", kRunApiKeyCredentialOption, liveness.key_credential));
+    if (!liveness.key_variable.empty())
+      exec.push_back(fmt::format("{}={}", kRunApiKeyVariableOption, liveness.key_variable));
+  }
   if (liveness.ready == ReadyOn::generate)
     exec.push_back(fmt::format("{}=generate", kRunReadyOption));
   exec.emplace_back("--");

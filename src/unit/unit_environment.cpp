@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "unit/unit_environment.hpp"
 
-#include "profile/profile_name.hpp"
-
 namespace gl {
 
 std::vector<UnitVariable> unit_environment(const Profile& profile, const LaunchPlan& plan) {
@@ -12,9 +10,8 @@ std::vector<UnitVariable> unit_environment(const Profile& profile, const LaunchP
   // [secrets]: systemd reads each file as root into the credentials directory, readable by the
   // service's user only; the environment carries the path, never the value (huggingface_hub
   // reads its token from HF_TOKEN_PATH).
-  const std::string directory = std::string(kCredentialsRoot) + "/" + unit_name_for(profile.name);
   for (const auto& [name, file] : profile.secrets)
-    variables.push_back({name + "_PATH", directory + "/" + name, name});
+    variables.push_back({name + "_PATH", credential_path(profile, name), name});
   return variables;
 }
 

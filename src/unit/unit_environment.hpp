@@ -10,12 +10,9 @@
 
 #include "plan/launch_plan.hpp"
 #include "profile/profile.hpp"
+#include "profile/secret_files.hpp"
 
 namespace gl {
-
-// systemd puts a unit's credentials in /run/credentials/UNIT (its %d specifier and
-// $CREDENTIALS_DIRECTORY; systemd v252 src/core/execute.c, get_credential_directory).
-inline constexpr std::string_view kCredentialsRoot = "/run/credentials";
 
 struct UnitVariable {
   std::string name;

@@ -175,6 +175,97 @@ TEST(LaunchPlan, AnApiKeyLeavesVllmToItsMetrics) {
   EXPECT_TRUE(from_env.liveness.probe_path.empty());
 }
 
+// A key in [secrets] is the one the probe may carry: `run` reads the credential and sets the
+// variable vLLM reads it from; the unit names the credential, never the key.
+TEST(LaunchPlan, AKeyInSecretsIsSentWithTheProbe) {
+  auto plan = make_launch_plan(
+      load(vllm_profile("[secrets]\nVLLM_API_KEY = \"/etc/gpulaunch/secrets/vllm\"\n")));
+  EXPECT_EQ(plan.liveness.probe_path, "/v1/completions");
+  EXPECT_EQ(plan.liveness.key_credential, "VLLM_API_KEY");
+  EXPECT_EQ(plan.liveness.key_variable, "VLLM_API_KEY");
+  EXPECT_EQ(plan.liveness.metrics_path, "/metrics");
+  // With a second source the engine may hold another key: nothing is sent.
+  auto both = make_launch_plan(load(vllm_profile(
+      "[secrets]\nVLLM_API_KEY = \"/etc/gpulaunch/secrets/vllm\"\n", R"(["--api_key=other"])")));
+  EXPECT_TRUE(both.liveness.probe_path.empty());
+  EXPECT_TRUE(both.liveness.key_credential.empty());
+}
+
+std::string llamacpp_profile(const std::string& server, const std::string& args = "") {
+  return "[engine]\nkind = \"llamacpp\"\nexecutable = \"/opt/llama.cpp/bin/llama-server\"\n" +
+         (args.empty() ? std::string() : "args = " + args + "\n") +
+         "[model]\npath = \"/models/q.gguf\"\n[server]\nhost = \"0.0.0.0\"\n" + server;
+}
+
+// llama.cpp defers a task while every slot is busy: the probe waits behind long generations, so
+// "generate" turns its metrics on and the decode counter vouches for a busy server.
+TEST(LaunchPlan, LlamacppGenerateTurnsItsMetricsOn) {
+  auto plan = make_launch_plan(load(llamacpp_profile("")));
+  EXPECT_EQ(std::count(plan.argv.begin(), plan.argv.end(), "--metrics"), 1);
+  EXPECT_EQ(plan.liveness.metrics_path, "/metrics");
+  EXPECT_EQ(plan.liveness.tokens_metric, "llamacpp:n_decode_total");
+  EXPECT_EQ(plan.liveness.probe_path, "/completion");
+  auto already = make_launch_plan(load(llamacpp_profile("", R"(["--metrics"])")));
+  EXPECT_EQ(std::count(already.argv.begin(), already.argv.end(), "--metrics"), 1);
+  auto health = make_launch_plan(load(llamacpp_profile("liveness = \"health\"\n")));
+  EXPECT_EQ(std::count(health.argv.begin(), health.argv.end(), "--metrics"), 0);
+}
+
+// llama.cpp's key guards /metrics as well as /completion: a key gpulaunch cannot send leaves
+// neither; one on a [secrets] credential through --api-key-file keeps both.
+TEST(LaunchPlan, LlamacppKeyGuardsItsMetricsToo) {
+  auto keyed = make_launch_plan(load(llamacpp_profile("", R"(["--api-key", "s3cret"])")));
+  EXPECT_TRUE(keyed.liveness.probe_path.empty());
+  EXPECT_TRUE(keyed.liveness.metrics_path.empty());
+  auto file = make_launch_plan(load(llamacpp_profile(
+      "[secrets]\nLLAMA_KEY = \"/etc/gpulaunch/secrets/llama\"\n",
+      R"(["--api-key-file", "/run/credentials/gpulaunch-k26.service/LLAMA_KEY"])")));
+  EXPECT_EQ(file.liveness.probe_path, "/completion");
+  EXPECT_EQ(file.liveness.metrics_path, "/metrics");
+  EXPECT_EQ(file.liveness.key_credential, "LLAMA_KEY");
+  EXPECT_EQ(file.liveness.key_variable, "");  // llama-server reads the file itself
+}
+
+// trtllm-serve's /health_generate is a chat completion: it fails for a model without a chat
+// template. The probe is a plain one-token completion for the served name.
+TEST(LaunchPlan, TrtllmIsProbedWithoutAChatTemplate) {
+  std::string text = kPinned;
+  text.replace(text.find("sglang"), 6, "trtllm");
+  auto plan = make_launch_plan(load(text));
+  EXPECT_EQ(plan.liveness.probe_path, "/v1/completions");
+  EXPECT_EQ(plan.liveness.probe_body, R"({"model":"/m","prompt":"hi","max_tokens":1})");
+}
+
+// SGLang's running gauge is refreshed every 30 s while idle: a shorter timeout would see a
+// finished request's gauge stand still.
+TEST(LaunchPlan, SglangMetricsTimeoutCoversItsRefresh) {
+  auto plan = make_launch_plan(load(std::string(kPinned) +
+                                    "liveness = \"metrics\"\nliveness_interval = \"5s\"\n"
+                                    "liveness_timeout = \"10s\"\n"));
+  EXPECT_EQ(plan.liveness.timeout, Seconds{60});
+  // Its probe alone needs no floor.
+  auto probe = make_launch_plan(
+      load(std::string(kPinned) + "liveness_interval = \"5s\"\nliveness_timeout = \"10s\"\n"));
+  EXPECT_EQ(probe.liveness.timeout, Seconds{10});
+}
+
+// An SGLang rank above 0 serves a stub health server that answers 200 whatever its scheduler
+// does: its liveness is health alone, rank 0's watches the group.
+TEST(LaunchPlan, SglangRanksAboveZeroLeaveLivenessToRankZero) {
+  const std::string two_nodes = std::string(kPinned) +
+                                "[parallelism]\ntp = 16\nnodes = 2\n"
+                                "dist_init_addr = \"10.0.0.1:5000\"\n"
+                                "[nodes]\nhosts = [\"10.0.0.1\", \"10.0.0.2\"]\n";
+  auto rank0 = make_launch_plan(load(two_nodes), {.node_rank = 0});
+  EXPECT_EQ(rank0.liveness.mode, LivenessMode::generate);
+  EXPECT_FALSE(rank0.liveness.rank0_watches);
+  auto rank1 = make_launch_plan(load(two_nodes), {.node_rank = 1});
+  EXPECT_EQ(rank1.liveness.mode, LivenessMode::health);
+  EXPECT_FALSE(rank1.liveness.can_stall());
+  EXPECT_TRUE(rank1.liveness.rank0_watches);
+  EXPECT_TRUE(rank1.liveness.probe_path.empty());
+}
+
 TEST(LaunchPlan, SglangGetsItsMetricsFlagOnceWhenLivenessReadsThem) {
   auto plan = make_launch_plan(load(std::string(kPinned) + "liveness = \"metrics\"\n"));
   EXPECT_EQ(std::count(plan.argv.begin(), plan.argv.end(), "--enable-metrics"), 1);

@@ -237,5 +237,47 @@ TEST(Check, ALostGpuIsNamedAsLostNotAsTooFewGpus) {
   EXPECT_FALSE(find_code(at_init, "no-nvidia-driver"));
 }
 
+// A keyed engine whose key gpulaunch may not send: `check` says the probe is not sent and which
+// liveness signal remains; a key in [secrets] leaves nothing to say.
+TEST(Check, SaysWhichLivenessSignalRemainsWhenTheKeyCannotBeSent) {
+  Profile vllm;
+  vllm.name = "t";
+  vllm.engine.kind = EngineKind::vllm;
+  vllm.engine.venv = "/opt/venv";
+  vllm.model.path = "/m";
+  vllm.toolkit.cuda_home = "/usr/local/cuda-13.0";
+  vllm.server.liveness = LivenessMode::generate;
+  vllm.engine.args = {"--api_key", "s3cret"};
+  const auto keyed_findings = check(vllm, blackwell_node());
+  const Finding* keyed = find_code(keyed_findings, "liveness-key-unusable");
+  ASSERT_NE(keyed, nullptr);
+  EXPECT_EQ(keyed->severity, Severity::info);
+  EXPECT_THAT(keyed->summary, ::testing::HasSubstr("liveness sends no probe to vLLM"));
+  EXPECT_THAT(keyed->summary, ::testing::HasSubstr("--api_key in the engine's command line"));
+  EXPECT_THAT(keyed->facts,
+              ::testing::Contains(::testing::Pair("signal left",
+                                                  "metrics: vllm:num_requests_running and "
+                                                  "vllm:generation_tokens_total from /metrics")));
+  vllm.engine.args.clear();
+  vllm.secrets["VLLM_API_KEY"] = "/etc/gpulaunch/secrets/vllm";
+  EXPECT_EQ(find_code(check(vllm, blackwell_node()), "liveness-key-unusable"), nullptr);
+
+  // llama.cpp's key guards its metrics too: nothing but health is left, a warning.
+  Profile llama;
+  llama.name = "t";
+  llama.engine.kind = EngineKind::llamacpp;
+  llama.engine.executable = "/opt/llama.cpp/bin/llama-server";
+  llama.model.path = "/m.gguf";
+  llama.server.liveness = LivenessMode::generate;
+  llama.env["LLAMA_API_KEY"] = "s3cret";
+  const auto bare_findings = check(llama, blackwell_node());
+  const Finding* bare = find_code(bare_findings, "liveness-key-unusable");
+  ASSERT_NE(bare, nullptr);
+  EXPECT_EQ(bare->severity, Severity::warning);
+  EXPECT_THAT(bare->summary,
+              ::testing::HasSubstr("liveness sends no probe and no metrics read to llama-server"));
+  EXPECT_THAT(bare->summary, ::testing::HasSubstr("LLAMA_API_KEY in [env]"));
+}
+
 }  // namespace
 }  // namespace gl
