@@ -26,8 +26,9 @@ std::string own_binary() {
   return error ? std::string("/usr/bin/gpulaunch") : self.string();
 }
 
-std::string render_for_install(const Profile& profile, const LaunchPlan& plan) {
+std::string render_for_install(const Profile& profile, const LaunchPlan& plan, ManagerScope scope) {
   RenderOptions options;
+  options.user_manager = scope == ManagerScope::user;
   options.gpulaunch_binary = own_binary();
   options.version = GPULAUNCH_VERSION;
   return render_unit(profile, plan, options).to_text();

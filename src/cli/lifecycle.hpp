@@ -19,7 +19,7 @@ struct UnitPlacement {
 };
 
 // The unit file `up` would install for this profile and plan, rendered for this very binary.
-std::string render_for_install(const Profile& profile, const LaunchPlan& plan);
+std::string render_for_install(const Profile& profile, const LaunchPlan& plan, ManagerScope scope);
 
 // This executable's absolute path: the installed one, or the build tree's when run from there.
 std::string own_binary();

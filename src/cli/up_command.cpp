@@ -286,7 +286,7 @@ int up(const UpOptions& options, const CliContext& context) {
                       interface.error().message));
   }
   const LaunchPlan plan = make_launch_plan(*profile, launch);
-  const std::string text = render_for_install(*profile, plan);
+  const std::string text = render_for_install(*profile, plan, placement.scope);
   const std::string existing = read_existing(path);
   logging::debug(fmt::format("unit {} at {}; engine version in the venv: {}; InfiniBand: {}", unit,
                              path.string(), launch.engine_version.value_or("unknown"),

@@ -5,9 +5,9 @@
 
 #include "catalog/exit_codes.hpp"
 #include "catalog/node_requirements.hpp"
-#include "profile/service_user.hpp"
 #include "catalog/nvidia_devices.hpp"
 #include "catalog/sandbox_allowances.hpp"
+#include "profile/service_user.hpp"
 #include "unit/escape.hpp"
 #include "unit/unit_environment.hpp"
 #include "util/state_paths.hpp"
@@ -225,7 +225,7 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
                                              "INVOCATION_ID", "JOURNAL_STREAM"}));
   // Every engine runs unprivileged, by default as the profile's own static user
   // (profile/service_user.hpp says why not DynamicUser=), which `up` creates.
-  unit.add("Service", "User", service_user(profile));
+  if (!options.user_manager) unit.add("Service", "User", service_user(profile));
   if (profile.service.group) unit.add("Service", "Group", *profile.service.group);
   if (profile.service.memory_max) unit.add("Service", "MemoryMax", *profile.service.memory_max);
   // RDMA pins the memory it registers against RLIMIT_MEMLOCK on a node with InfiniBand; an
@@ -289,7 +289,7 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
   unit.add("Service", "SystemCallErrorNumber", "EPERM");
   unit.add("Service", "UMask", "0027");
   // The user's SysV IPC and POSIX shared memory go with the engine's stop.
-  unit.add("Service", "RemoveIPC", "yes");
+  if (!options.user_manager) unit.add("Service", "RemoveIPC", "yes");
   for (const auto& line : profile.service.extra) {
     auto equals = line.find('=');
     unit.add("Service", line.substr(0, equals), line.substr(equals + 1));

@@ -14,6 +14,9 @@ namespace gl {
 struct RenderOptions {
   std::string gpulaunch_binary = "/usr/bin/gpulaunch";  // ExecStart's bridge
   std::string version;                                  // for the header
+  // A user manager (`up --user`) runs its units as the invoking user and cannot switch to
+  // another: no User=/RemoveIPC=, the profile's own uid is a system-manager rule.
+  bool user_manager = false;
 };
 
 // `plan` is make_launch_plan(profile, ...) for the rank the unit is for.

@@ -368,6 +368,11 @@ bool carries_control(const BusValue& value) {
       return false;
     }
     bool operator()(const BusFilter& filter) const { return (*this)(filter.entries); }
+    bool operator()(const BusBinds& binds) const {
+      for (const auto& bind : binds)
+        if (has_control(bind.source) || has_control(bind.destination)) return true;
+      return false;
+    }
     bool operator()(bool) const { return false; }
     bool operator()(uint64_t) const { return false; }
     bool operator()(int32_t) const { return false; }

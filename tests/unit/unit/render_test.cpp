@@ -61,6 +61,21 @@ TEST(Render, TheUnitIsThePlansRank) {
               ::testing::HasSubstr(R"("--node-rank" "1")"));
 }
 
+// The system manager runs each profile's engine as the profile's own user; a user manager
+// (`up --user`) cannot switch users, so its unit names none and the engine runs as the caller.
+TEST(Render, OnlyTheSystemManagersUnitNamesTheProfilesUser) {
+  const Profile profile = load(kProfile);
+  const LaunchPlan plan = make_launch_plan(profile);
+  const UnitFile system = render_unit(profile, plan, RenderOptions{});
+  EXPECT_EQ(system.values("Service", "User"), std::vector<std::string>{"gpulaunch-r"});
+  EXPECT_EQ(system.values("Service", "RemoveIPC"), std::vector<std::string>{"yes"});
+  RenderOptions user_manager;
+  user_manager.user_manager = true;
+  const UnitFile user = render_unit(profile, plan, user_manager);
+  EXPECT_TRUE(user.values("Service", "User").empty());
+  EXPECT_TRUE(user.values("Service", "RemoveIPC").empty());
+}
+
 // A stop drains: systemd sends SIGTERM to `run` alone, `run` gets the drain time and kills the
 // engine kStopKillGrace after it, and systemd's own SIGKILL (TimeoutStopSec=) comes later still.
 TEST(Render, TheStopLetsTheEngineDrainBeforeAnySigkill) {
