@@ -149,7 +149,14 @@ Result<void> remove_at(int dir_fd, const std::string& name, dev_t parent_device,
   const auto reopen = [&](size_t level) -> Result<void> {
     size_t kept = level - 1;
     while (kept > 0 && frames[kept - 1].fd.get() < 0) --kept;
-    for (size_t i = kept; i < level; ++i) GL_TRY_VOID(open_checked(fd_of(i), frames[i], i));
+    for (size_t i = kept; i < level; ++i) {
+      GL_TRY_VOID(open_checked(fd_of(i), frames[i], i));
+      // Only the deepest levels stay open; the walk holds two descriptors above them.
+      if (i > kept && level - i > kRemoveOpenLevels) {
+        frames[i - 1].fd = UniqueFd();
+        --open_count;
+      }
+    }
     trim();
     return {};
   };
