@@ -40,6 +40,7 @@ Result<TreeDigest> digest_tree(const ConfinedRoot& root, std::string_view relati
   }
   std::sort(paths.begin(), paths.end());
   std::string records;
+  std::uint64_t stored = 0;
   for (const auto& path : paths) {
     auto file = root.open_file(path);
     if (!file) {
@@ -52,19 +53,22 @@ Result<TreeDigest> digest_tree(const ConfinedRoot& root, std::string_view relati
     if (::fstat(file->get(), &info) != 0)
       return failf("Failed to stat '{}': {}", root.shown(path), std::strerror(errno));
     const auto size = static_cast<std::uint64_t>(info.st_size);
-    if (digest.bytes + size > limits.max_bytes) {
+    // Bounded by what is stored, not the apparent size: holes are never read.
+    const auto allocated = std::min(size, static_cast<std::uint64_t>(info.st_blocks) * 512);
+    if (stored + allocated > limits.max_bytes) {
       digest.over_limit = true;
       digest.files = paths.size();
       digest.bytes += size;
       return digest;
     }
-    auto content = sha256_fd_hex(file->get(), root.shown(path));
+    auto content = sha256_stored_hex(file->get(), size, root.shown(path));
     if (!content) return std::unexpected(content.error());
+    stored += content->read;
     records += below(relative, path);
     records += '\0';
     records += std::to_string(size);
     records += '\0';
-    records += *content;
+    records += content->sha256;
     records += '\n';
     ++digest.files;
     digest.bytes += size;

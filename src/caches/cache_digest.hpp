@@ -22,14 +22,17 @@
 namespace gl {
 
 // How much of a cache is read for its digest. Past either bound the digest is not taken
-// (over_limit): two caches that cannot be read whole cannot be shown to be equal.
+// (over_limit): two caches that cannot be read whole cannot be shown to be equal. max_bytes
+// counts stored bytes (st_blocks), so sparse holes neither count nor get read. One file is
+// open at a time.
 struct DigestLimits {
   std::uint64_t max_files = 200'000;
   std::uint64_t max_bytes = 64ULL << 30;
 };
 
 struct TreeDigest {
-  // SHA-256 (hex) over one "PATH\0SIZE\0SHA256-OF-CONTENT\n" record per regular file, PATH
+  // SHA-256 (hex) over one "PATH\0SIZE\0CONTENT\n" record per regular file (CONTENT:
+  // sha256_stored_hex, which skips holes and zero blocks), PATH
   // relative to the cache directory, records sorted by PATH. Symlinks, devices, sockets, other
   // mounts and `.trash-*` leftovers are not part of it (and no link is followed). An empty or
   // missing directory digests as no records at all. "" when over_limit.

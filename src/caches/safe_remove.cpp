@@ -22,7 +22,8 @@
 namespace gl {
 namespace {
 
-// Deeper trees are refused rather than risk running out of descriptors mid-removal.
+// Measuring, digesting and handing over a tree stop this deep (one descriptor a level);
+// removal has no depth bound (remove_at).
 constexpr int kMaxDepth = 256;
 
 constexpr std::string_view kNotFollowed = "it is a symbolic link or not a directory; not followed";
@@ -101,32 +102,107 @@ Result<void> check_same_mount(const struct stat& info, dev_t parent_device,
 }
 
 // Removes `name` in `dir_fd`: a file or symlink is unlinked, never followed; a directory is
-// emptied through its own descriptor first.
-Result<void> remove_at(int dir_fd, const std::string& name, dev_t parent_device, int depth,
+// emptied through its own descriptor first. Iterative, so any depth is removed: one frame per
+// level, and descriptors are kept only for the deepest kRemoveOpenLevels of them. A level whose
+// descriptor was dropped is opened again from the nearest kept ancestor by name, no link
+// followed, each step checked to be the directory that was entered (device and inode): a tree
+// renamed while it is removed is refused, never followed elsewhere.
+constexpr size_t kRemoveOpenLevels = 64;
+
+Result<void> remove_at(int dir_fd, const std::string& name, dev_t parent_device,
                        const std::string& shown, RemovedTree& removed) {
-  auto info = stat_at(dir_fd, name, shown);
-  if (!info) return std::unexpected(info.error());
-  if (S_ISDIR(info->st_mode)) {
-    if (auto same = check_same_mount(*info, parent_device, shown); !same) return same;
-    if (depth >= kMaxDepth)
-      return failf("Failed to remove '{}': nested deeper than {} directories", shown, kMaxDepth);
-    auto dir = open_directory_at(dir_fd, name, shown);
-    if (!dir) return std::unexpected(dir.error());
-    auto names = list_names(dir->get(), shown);
-    if (!names) return std::unexpected(names.error());
-    for (const auto& child : *names)
-      if (auto done =
-              remove_at(dir->get(), child, info->st_dev, depth + 1, shown + "/" + child, removed);
-          !done)
-        return done;
-    if (::unlinkat(dir_fd, name.c_str(), AT_REMOVEDIR) != 0)
-      return failf("Failed to remove '{}': {}", shown, errno_text(errno));
-  } else {
-    if (::unlinkat(dir_fd, name.c_str(), 0) != 0)
-      return failf("Failed to remove '{}': {}", shown, errno_text(errno));
-    removed.bytes += static_cast<std::uint64_t>(info->st_size);
+  struct Frame {
+    std::string name;
+    FileIdentity identity;
+    UniqueFd fd;
+    std::vector<std::string> pending;
+  };
+  std::vector<Frame> frames;
+  size_t open_count = 0;
+  // shown for the entry `leaf` in frame `depth` (depth -1: the tree itself); built only for a
+  // message, as a deep tree's paths would be quadratic to keep.
+  const auto shown_at = [&](size_t levels) {
+    std::string text = shown;
+    for (size_t i = 1; i < levels && i < frames.size(); ++i) text += "/" + frames[i].name;
+    return text;
+  };
+  const auto fd_of = [&](size_t level) { return level == 0 ? dir_fd : frames[level - 1].fd.get(); };
+  const auto trim = [&] {
+    for (size_t i = 0; open_count > kRemoveOpenLevels && i < frames.size(); ++i)
+      if (frames[i].fd.get() >= 0) {
+        frames[i].fd = UniqueFd();
+        --open_count;
+      }
+  };
+  const auto open_checked = [&](int parent, Frame& frame, size_t level) -> Result<void> {
+    GL_TRY(auto fd, open_directory_at(parent, frame.name, shown_at(level + 1)));
+    struct stat info {};
+    if (::fstat(fd.get(), &info) != 0)
+      return failf("Failed to stat '{}': {}", shown_at(level + 1), errno_text(errno));
+    if (FileIdentity{info.st_dev, info.st_ino} != frame.identity)
+      return failf("Failed to remove '{}': it was moved while it was removed", shown_at(level + 1));
+    frame.fd = std::move(fd);
+    ++open_count;
+    return {};
+  };
+  // Makes frames[level - 1] (the directory at that level) open again.
+  const auto reopen = [&](size_t level) -> Result<void> {
+    size_t kept = level - 1;
+    while (kept > 0 && frames[kept - 1].fd.get() < 0) --kept;
+    for (size_t i = kept; i < level; ++i) {
+      GL_TRY_VOID(open_checked(fd_of(i), frames[i], i));
+      // Only the deepest levels stay open; the walk holds two descriptors above them.
+      if (i > kept && level - i > kRemoveOpenLevels) {
+        frames[i - 1].fd = UniqueFd();
+        --open_count;
+      }
+    }
+    trim();
+    return {};
+  };
+  const auto enter = [&](int parent, const std::string& child, const struct stat& info,
+                         size_t level) -> Result<void> {
+    frames.push_back({child, {info.st_dev, info.st_ino}, UniqueFd(), {}});
+    GL_TRY_VOID(open_checked(parent, frames.back(), level));
+    GL_TRY(frames.back().pending, list_names(frames.back().fd.get(), shown_at(level + 1)));
+    trim();
+    return {};
+  };
+  const auto take = [&](int parent, const std::string& child, size_t level,
+                        dev_t device) -> Result<void> {
+    const std::string child_shown = level == 0 ? shown : shown_at(level) + "/" + child;
+    GL_TRY(auto info, stat_at(parent, child, child_shown));
+    if (S_ISDIR(info.st_mode)) {
+      GL_TRY_VOID(check_same_mount(info, device, child_shown));
+      return enter(parent, child, info, level);
+    }
+    if (::unlinkat(parent, child.c_str(), 0) != 0)
+      return failf("Failed to remove '{}': {}", child_shown, errno_text(errno));
+    removed.bytes += static_cast<std::uint64_t>(info.st_size);
+    ++removed.entries;
+    return {};
+  };
+  GL_TRY_VOID(take(dir_fd, name, 0, parent_device));
+  while (!frames.empty()) {
+    const size_t level = frames.size();
+    if (frames.back().fd.get() < 0) GL_TRY_VOID(reopen(level));
+    Frame& top = frames.back();
+    if (!top.pending.empty()) {
+      const std::string child = std::move(top.pending.back());
+      top.pending.pop_back();
+      GL_TRY_VOID(take(top.fd.get(), child, level, top.identity.device));
+      continue;
+    }
+    const std::string leaf = top.name;
+    const std::string top_shown = shown_at(level);
+    top.fd = UniqueFd();
+    --open_count;
+    frames.pop_back();
+    if (level > 1 && frames.back().fd.get() < 0) GL_TRY_VOID(reopen(level - 1));
+    if (::unlinkat(fd_of(level - 1), leaf.c_str(), AT_REMOVEDIR) != 0)
+      return failf("Failed to remove '{}': {}", top_shown, errno_text(errno));
+    ++removed.entries;
   }
-  ++removed.entries;
   return {};
 }
 
@@ -388,8 +464,7 @@ Result<RemovedTree> ConfinedRoot::clear_directory(std::string_view relative) con
   RemovedTree removed;
   struct stat root_info {};
   ::fstat(fd_.get(), &root_info);
-  if (auto done =
-          remove_at(fd_.get(), trash->name, root_info.st_dev, 0, shown(trash->name), removed);
+  if (auto done = remove_at(fd_.get(), trash->name, root_info.st_dev, shown(trash->name), removed);
       !done)
     return std::unexpected(done.error());
   if (removed.entries > 0) --removed.entries;  // the trash directory itself
@@ -421,7 +496,7 @@ Result<RemovedTree> ConfinedRoot::clear_contents(std::string_view relative) cons
   struct stat info {};
   ::fstat(dir->get(), &info);
   const std::string trash_path = shown(join(std::string(relative), trash->name));
-  GL_TRY_VOID(remove_at(dir->get(), trash->name, info.st_dev, 0, trash_path, removed));
+  GL_TRY_VOID(remove_at(dir->get(), trash->name, info.st_dev, trash_path, removed));
   if (removed.entries > 0) --removed.entries;  // the trash directory itself
   return removed;
 }
@@ -457,8 +532,8 @@ Result<RemovedTree> ConfinedRoot::remove(std::string_view relative) const {
     return failf("Failed to stat '{}': {}", shown(relative), errno_text(errno));
   }
   RemovedTree removed;
-  if (auto done = remove_at(parent->dir.get(), parent->leaf, parent_info.st_dev, 0, shown(relative),
-                            removed);
+  if (auto done =
+          remove_at(parent->dir.get(), parent->leaf, parent_info.st_dev, shown(relative), removed);
       !done)
     return std::unexpected(done.error());
   return removed;

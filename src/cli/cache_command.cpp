@@ -14,6 +14,7 @@
 #include "profile/validate.hpp"
 #include "rules/node_probe.hpp"
 #include "util/state_paths.hpp"
+#include "util/terminal_text.hpp"
 
 namespace gl {
 namespace {
@@ -80,7 +81,7 @@ int list_caches(const CliContext& context, const std::string& name) {
       fmt::print(
           "{}: quarantined copy {} (a crash's traceback ran through it; inspect, then "
           "remove it by hand)\n",
-          cache.name, copy);
+          cache.name, terminal_text(copy));
   for (const auto& cache : state->caches)
     if (cache.state == CacheState::foreign)
       fmt::print(
@@ -118,7 +119,8 @@ int clear(const CliContext& context, const std::string& name,
   auto records = cache_records_directory(profile.name, state_root);
   auto removals = clear_caches(*plan, names, records, [&](const Removal& removal) {
     ++count;
-    fmt::print("removed {} ({}): {}\n", removal.what, human_size(removal.bytes), removal.why);
+    fmt::print("removed {} ({}): {}\n", terminal_text(removal.what), human_size(removal.bytes),
+               terminal_text(removal.why));
   });
   if (!removals) return report(removals.error());
   if (count == 0) fmt::print("nothing to clear\n");

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/findings_report.hpp"
+#include "util/terminal_text.hpp"
 
 #include <algorithm>
 
@@ -16,10 +17,13 @@ void print_group(const std::vector<Finding>& findings, Severity severity, std::s
   fmt::print("\n{} ({})\n", title, count);
   for (const auto& finding : findings) {
     if (finding.severity != severity) continue;
-    fmt::print("  {}[{}] {}\n", severity_name(severity), finding.code, finding.summary);
+    // Findings quote paths and names from the node (a venv, a model directory): escaped.
+    fmt::print("  {}[{}] {}\n", severity_name(severity), finding.code,
+               terminal_text(finding.summary));
     fmt::print("    rule: {}\n", finding.rule);
-    for (const auto& [name, value] : finding.facts) fmt::print("    {}: {}\n", name, value);
-    fmt::print("    fix: {}\n", finding.fix);
+    for (const auto& [name, value] : finding.facts)
+      fmt::print("    {}: {}\n", name, terminal_text(value));
+    fmt::print("    fix: {}\n", terminal_text(finding.fix));
   }
 }
 

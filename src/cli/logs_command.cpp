@@ -8,6 +8,7 @@
 #include "cli/context.hpp"
 #include "profile/profile.hpp"
 #include "systemd/journal.hpp"
+#include "util/terminal_text.hpp"
 
 namespace gl {
 namespace {
@@ -18,7 +19,10 @@ void print_entry(const JournalEntry& entry) {
   localtime_r(&seconds, &local);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%b %d %H:%M:%S", &local);
-  fmt::print("{} {}[{}]: {}\n", stamp, entry.identifier, entry.pid, entry.message);
+  // The engine writes what it likes: each entry is shown as one line, escapes made visible
+  // (the same with and without -f).
+  fmt::print("{} {}[{}]: {}\n", stamp, terminal_text(entry.identifier), entry.pid,
+             terminal_text(entry.message));
   std::fflush(stdout);
 }
 

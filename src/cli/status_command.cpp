@@ -22,6 +22,7 @@
 #include "supervise/start_phases.hpp"
 #include "util/duration.hpp"
 #include "util/state_paths.hpp"
+#include "util/terminal_text.hpp"
 
 namespace gl {
 namespace {
@@ -166,19 +167,22 @@ int status(const std::string& profile, bool json, bool user) {
     if (role.rank0_watches)
       fmt::print("  liveness: rank 0 watches the group (this rank's health server is a stub)\n");
     fmt::print("  state:    {} ({})\n", state->active_state, state->sub_state);
-    fmt::print("  phase:    {}\n", state->status_text.empty() ? "-" : state->status_text);
+    fmt::print("  phase:    {}\n",
+               state->status_text.empty() ? "-" : terminal_text(state->status_text));
     fmt::print("  main pid: {}\n", state->main_pid ? std::to_string(state->main_pid) : "-");
     fmt::print("  uptime:   {}\n", uptime ? format_duration(Seconds{*uptime}) : "-");
     fmt::print("  restarts: {}\n", state->restarts);
     auto failure = last_failure(*state);
-    fmt::print("  last failure: {}\n", failure.empty() ? "-" : failure);
+    // The failure and the event quote engine lines.
+    fmt::print("  last failure: {}\n", failure.empty() ? "-" : terminal_text(failure));
     fmt::print("  failures in a row: {}{}\n", supervisor.consecutive_failures,
                supervisor.last_class.empty() ? "" : " (last: " + supervisor.last_class + ")");
     fmt::print("  step-down: GPU memory level {}, concurrency level {}{}\n", supervisor.gpu_level,
                supervisor.host_level, forgiveness.empty() ? "" : " (" + forgiveness + ")");
-    if (!history_problem.empty()) fmt::print("  history: {}\n", history_problem);
-    if (unrecorded) fmt::print("  history: a stop went unrecorded: {}\n", *unrecorded);
-    fmt::print("  last event: {}\n", last_event.empty() ? "-" : last_event);
+    if (!history_problem.empty()) fmt::print("  history: {}\n", terminal_text(history_problem));
+    if (unrecorded)
+      fmt::print("  history: a stop went unrecorded: {}\n", terminal_text(*unrecorded));
+    fmt::print("  last event: {}\n", last_event.empty() ? "-" : terminal_text(last_event));
     if (!thread_dump.empty()) fmt::print("  thread dump: {}\n", thread_dump);
     if (supervisor.last_start) {
       fmt::print("  last start: {}\n", describe_start(*supervisor.last_start));

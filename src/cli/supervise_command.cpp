@@ -33,6 +33,7 @@
 #include "systemd/manager.hpp"
 #include "util/safe_file.hpp"
 #include "util/state_paths.hpp"
+#include "util/terminal_text.hpp"
 #include "util/timekeeper.hpp"
 
 namespace gl {
@@ -238,7 +239,8 @@ int show_events(const std::string& name, bool json, size_t count) {
   }
   for (const auto& event : *events) {
     fmt::print("{}  {:<14} {}\n{:26}evidence: {}\n{:26}action:   {}\n",
-               format_time(event.time_usec), event.kind, "", "", event.evidence, "", event.action);
+               format_time(event.time_usec), event.kind, "", "", terminal_text(event.evidence), "",
+               terminal_text(event.action));
     if (!event.journal_cursor.empty())
       fmt::print("{:26}threads:  {}\n", "",
                  thread_dump_command(unit_name_for(name), event.journal_cursor));

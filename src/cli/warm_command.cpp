@@ -11,6 +11,7 @@
 #include "profile/validate.hpp"
 #include "run/prefetch.hpp"
 #include "run/prefetch_io.hpp"
+#include "util/terminal_text.hpp"
 
 namespace gl {
 namespace {
@@ -75,9 +76,13 @@ void add_warm_command(CLI::App& app, CliContext& context) {
           std::fflush(stderr);
         });
     if (tty && result.progress.files_total > 0) fmt::print(stderr, "\n");
-    for (const auto& problem : result.problems) fmt::print(stderr, "warning: {}\n", problem);
-    if (auto stop = prefetch_stop_reason(**io, decided)) fmt::print(stderr, "warm: {}\n", *stop);
-    fmt::print("{}: {}\n", profile->model.path, prefetch_summary(result, seconds_since(start)));
+    // Problems and the stop reason name the model's files: names its owner chose.
+    for (const auto& problem : result.problems)
+      fmt::print(stderr, "warning: {}\n", terminal_text(problem));
+    if (auto stop = prefetch_stop_reason(**io, decided))
+      fmt::print(stderr, "warm: {}\n", terminal_text(*stop));
+    fmt::print("{}: {}\n", terminal_text(profile->model.path),
+               prefetch_summary(result, seconds_since(start)));
   });
 }
 

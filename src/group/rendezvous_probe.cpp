@@ -29,6 +29,9 @@ constexpr std::string_view kGreeting = "gpulaunch rendezvous probe\n";
 constexpr std::string_view kRankPrefix = "rank ";
 constexpr auto kRetryPause = std::chrono::milliseconds(200);
 constexpr auto kAttemptLimit = std::chrono::seconds(3);
+// The longest line either side sends, and how many connections the listener reads at once.
+constexpr size_t kLineLimit = 64;
+constexpr size_t kMaxPeers = 128;
 
 int remaining_ms(Clock::time_point deadline, std::chrono::milliseconds cap) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
@@ -38,7 +41,7 @@ int remaining_ms(Clock::time_point deadline, std::chrono::milliseconds cap) {
 // Reads up to a newline within the deadline; "" when nothing whole came.
 std::string read_line(int fd, Clock::time_point deadline) {
   std::string line;
-  while (line.size() < 64) {
+  while (line.size() < kLineLimit) {
     pollfd waiting{fd, POLLIN, 0};
     int ready = ::poll(&waiting, 1, remaining_ms(deadline, kAttemptLimit));
     if (ready <= 0) return {};
@@ -201,21 +204,67 @@ Result<ListenResult> listen_for_ranks(const std::string& host, long long port,
       return std::find(result.joined.begin(), result.joined.end(), rank) == result.joined.end();
     });
   };
-  while (missing() && Clock::now() < deadline) {
-    pollfd waiting{listener.get(), POLLIN, 0};
-    if (::poll(&waiting, 1, remaining_ms(deadline, std::chrono::milliseconds(1000))) <= 0) continue;
-    UniqueFd peer(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
-    if (!peer || !send_all(peer.get(), kGreeting)) continue;
-    const auto line = read_line(peer.get(), std::min(deadline, Clock::now() + kAttemptLimit));
-    if (!line.starts_with(kRankPrefix) || !line.ends_with('\n')) continue;
+  // Every connection is greeted at once and read without waiting on the others: a peer that
+  // connects and says nothing (a port scanner, a health check) holds one slot until its attempt
+  // limit, never the listener, and the oldest silent one gives way when all slots are taken.
+  struct Peer {
+    UniqueFd fd;
+    std::string line;
+    Clock::time_point until;
+  };
+  std::vector<Peer> peers;
+  const auto heard = [&](const std::string& line) {
+    if (!line.starts_with(kRankPrefix) || !line.ends_with('\n')) return;
     long long rank = -1;
-    try {
-      rank = std::stoll(line.substr(kRankPrefix.size()));
-    } catch (const std::exception&) {
-      continue;
-    }
+    const char* first = line.data() + kRankPrefix.size();
+    const char* last = line.data() + line.size() - 1;
+    const auto [end, error] = std::from_chars(first, last, rank);
+    if (error != std::errc{} || end != last) return;
     if (std::find(result.joined.begin(), result.joined.end(), rank) == result.joined.end())
       result.joined.push_back(rank);
+  };
+  while (missing() && Clock::now() < deadline) {
+    std::vector<pollfd> waiting{{listener.get(), POLLIN, 0}};
+    auto wake = std::min(deadline, Clock::now() + std::chrono::milliseconds(1000));
+    for (const auto& peer : peers) {
+      waiting.push_back({peer.fd.get(), POLLIN, 0});
+      wake = std::min(wake, peer.until);
+    }
+    if (::poll(waiting.data(), waiting.size(),
+               remaining_ms(wake, std::chrono::milliseconds(1000))) < 0 &&
+        errno != EINTR)
+      return failf("Failed to listen on port {}: {}", port, std::strerror(errno));
+    // Peers first (their indices match `waiting`), then new connections.
+    std::vector<bool> done(peers.size(), false);
+    for (size_t i = 0; i < peers.size(); ++i) {
+      if (!(waiting[i + 1].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      char buffer[kLineLimit];
+      const ssize_t got =
+          ::recv(peers[i].fd.get(), buffer, kLineLimit - peers[i].line.size(), MSG_DONTWAIT);
+      if (got < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+      if (got <= 0) {
+        done[i] = true;
+        continue;
+      }
+      peers[i].line.append(buffer, static_cast<size_t>(got));
+      if (const auto newline = peers[i].line.find('\n'); newline != std::string::npos) {
+        heard(peers[i].line.substr(0, newline + 1));
+        done[i] = true;
+      } else if (peers[i].line.size() >= kLineLimit) {
+        done[i] = true;
+      }
+    }
+    const auto now = Clock::now();
+    for (size_t i = peers.size(); i-- > 0;)
+      if (done[i] || peers[i].until <= now) peers.erase(peers.begin() + static_cast<long>(i));
+    if (!(waiting[0].revents & POLLIN)) continue;
+    for (size_t accepted = 0; accepted < kMaxPeers; ++accepted) {
+      UniqueFd peer(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+      if (!peer) break;
+      if (!send_all(peer.get(), kGreeting)) continue;
+      if (peers.size() >= kMaxPeers) peers.erase(peers.begin());
+      peers.push_back({std::move(peer), {}, now + kAttemptLimit});
+    }
   }
   return result;
 }

@@ -49,7 +49,9 @@ struct ListenResult {
 };
 
 // Listens on `port` on every address of `host`'s family (as the engine's store does) until every
-// rank of `expected` has connected or `within` has passed. An error for a bind or listen that
+// rank of `expected` has connected or `within` has passed. Connections are greeted and read all
+// at once, each for a bounded time (at most 128 held; the oldest silent one gives way), so idle
+// connections to the port delay no rank. An error for a bind or listen that
 // fails for another reason than the port being in use.
 Result<ListenResult> listen_for_ranks(const std::string& host, long long port,
                                       const std::vector<long long>& expected,

@@ -11,6 +11,7 @@
 
 #include "catalog/journal_messages.hpp"
 #include "systemd/journal.hpp"
+#include "util/terminal_text.hpp"
 
 namespace gl::logging {
 namespace {
@@ -44,7 +45,8 @@ class StreamSink final : public RecordSink {
  public:
   explicit StreamSink(Stream stream) : stream_(stream) {}
   void write(const Record& record) override {
-    fmt::print(file_of(stream_), "{}\n", record.message);
+    // A message may quote untrusted text (a path, an engine line): escaped for the terminal.
+    fmt::print(file_of(stream_), "{}\n", terminal_text(record.message));
     std::fflush(file_of(stream_));
   }
 

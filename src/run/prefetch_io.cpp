@@ -85,11 +85,41 @@ Result<UniqueFd> open_below(int root_fd, const std::vector<std::string>& names, 
   return current;
 }
 
+// Keeps one descriptor (the model's root) whatever the file count: each file is opened again,
+// the same way, for each piece read and checked to be the file that was listed (device and
+// inode), so 200k shards never hit RLIMIT_NOFILE.
 class RealPrefetchIo final : public PrefetchIo {
  public:
+  struct Listed {
+    std::vector<std::string> names;  // below root
+    dev_t device = 0;
+    ino_t inode = 0;
+  };
+  UniqueFd root;
+  dev_t root_device = 0;
   std::vector<WeightFile> listed;
-  std::vector<UniqueFd> fds;
+  std::vector<Listed> where;
   std::vector<std::string> left;
+
+  Result<void> set_root(int root_fd) {
+    root = UniqueFd(::fcntl(root_fd, F_DUPFD_CLOEXEC, 0));
+    struct stat status {};
+    if (root.get() < 0 || ::fstat(root.get(), &status) != 0)
+      return failf("Failed to open the model's directory: {}", errno_text(errno));
+    root_device = status.st_dev;
+    return {};
+  }
+
+  Result<UniqueFd> reopen(size_t file) const {
+    const auto& shown = listed[file].shown;
+    GL_TRY(auto fd, open_below(root.get(), where[file].names, false, shown));
+    struct stat status {};
+    if (::fstat(fd.get(), &status) != 0)
+      return failf("Failed to stat '{}': {}", shown, errno_text(errno));
+    if (status.st_dev != where[file].device || status.st_ino != where[file].inode)
+      return failf("Failed to read '{}': it was replaced since it was listed", shown);
+    return fd;
+  }
 
   const std::vector<WeightFile>& files() const override { return listed; }
   const std::vector<std::string>& skipped() const override { return left; }
@@ -98,7 +128,8 @@ class RealPrefetchIo final : public PrefetchIo {
     const uint64_t size = listed[file].size;
     if (size == 0) return 0;
     const long page = ::sysconf(_SC_PAGESIZE);
-    void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fds[file].get(), 0);
+    GL_TRY(auto fd, reopen(file));
+    void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd.get(), 0);
     if (map == MAP_FAILED)
       return failf("Failed to map '{}': {}", listed[file].shown, errno_text(errno));
     uint64_t resident = 0;
@@ -122,9 +153,10 @@ class RealPrefetchIo final : public PrefetchIo {
 
   Result<void> read_range(size_t file, uint64_t offset, uint64_t length) override {
     thread_local std::vector<char> buffer(kReadBuffer);
+    GL_TRY(auto fd, reopen(file));
     while (length > 0) {
-      const ssize_t got = ::pread(fds[file].get(), buffer.data(),
-                                  std::min<uint64_t>(length, buffer.size()), offset);
+      const ssize_t got =
+          ::pread(fd.get(), buffer.data(), std::min<uint64_t>(length, buffer.size()), offset);
       if (got < 0) {
         if (errno == EINTR) continue;
         return failf("Failed to read '{}': {}", listed[file].shown, errno_text(errno));
@@ -154,14 +186,18 @@ class RealPrefetchIo final : public PrefetchIo {
     return available;
   }
 
-  // Opens the file `names` names below `root_fd` and keeps it.
-  Result<void> add(int root_fd, const std::vector<std::string>& names, const std::string& shown) {
-    GL_TRY(auto fd, open_below(root_fd, names, false, shown));
+  // Lists the file `names` names below the root (set_root): opened once to check it, then
+  // closed. A file on another filesystem than the model's directory (a FUSE or network mount
+  // inside it, which could block root's reads forever) is left with a line.
+  Result<void> add(const std::vector<std::string>& names, const std::string& shown) {
+    GL_TRY(auto fd, open_below(root.get(), names, false, shown));
     struct stat status {};
     if (::fstat(fd.get(), &status) != 0)
       return failf("Failed to stat '{}': {}", shown, errno_text(errno));
+    if (status.st_dev != root_device)
+      return failf("'{}' is on another filesystem than the model's directory: not read", shown);
     listed.push_back({shown, static_cast<uint64_t>(status.st_size)});
-    fds.push_back(std::move(fd));
+    where.push_back({names, status.st_dev, status.st_ino});
     return {};
   }
 };
@@ -193,6 +229,7 @@ Result<std::unique_ptr<PrefetchIo>> weights_in(int root_fd,
   GL_TRY(auto dir_fd, open_below(root_fd, directory, true, shown));
   GL_TRY(auto names, list_names(dir_fd.get(), shown));
   auto io = std::make_unique<RealPrefetchIo>();
+  GL_TRY_VOID(io->set_root(root_fd));
   for (const auto& name : names) {
     if (!is_weight_file(name)) continue;
     const std::string file_shown = shown + "/" + name;
@@ -218,8 +255,7 @@ Result<std::unique_ptr<PrefetchIo>> weights_in(int root_fd,
     } else if (!S_ISREG(status.st_mode)) {
       continue;
     }
-    if (auto added = io->add(root_fd, target, file_shown); !added)
-      io->left.push_back(added.error().message);
+    if (auto added = io->add(target, file_shown); !added) io->left.push_back(added.error().message);
   }
   if (io->listed.empty() && io->left.empty())
     return failf("'{}' holds no weight files (*.safetensors, *.bin, *.gguf)", shown);
@@ -307,7 +343,8 @@ Result<std::unique_ptr<PrefetchIo>> open_model_weights(
   if (fs::is_regular_file(status)) {
     GL_TRY(auto parent, open_directory_nofollow(where.parent_path()));
     auto io = std::make_unique<RealPrefetchIo>();
-    GL_TRY_VOID(io->add(parent.get(), {where.filename().string()}, model_path));
+    GL_TRY_VOID(io->set_root(parent.get()));
+    GL_TRY_VOID(io->add({where.filename().string()}, model_path));
     return std::unique_ptr<PrefetchIo>(std::move(io));
   }
   // A directory inside a hub cache (.../models--ORG--NAME/snapshots/COMMIT) links into the

@@ -3,7 +3,8 @@
 // The real PrefetchIo (run/prefetch.hpp): a model's weight files found and opened the way root
 // opens what others can write (util/safe_file's rules: no link followed on the way, O_NOFOLLOW,
 // regular files only, nothing written), page-cache residency from mmap + mincore, reads with
-// pread, MemAvailable from /proc/meminfo.
+// pread, MemAvailable from /proc/meminfo. It holds one descriptor (the model's directory)
+// whatever the file count, and reads no file on another filesystem than that directory.
 
 #include <memory>
 #include <optional>

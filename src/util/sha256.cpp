@@ -7,6 +7,9 @@
 #include <fstream>
 #include <memory>
 
+#include <algorithm>
+#include <vector>
+
 #include <unistd.h>
 
 #include <openssl/evp.h>
@@ -76,6 +79,54 @@ Result<std::string> sha256_fd_hex(int fd, std::string_view shown) {
     EVP_DigestUpdate(context.get(), buffer.data(), static_cast<size_t>(got));
   }
   return finish(context.get());
+}
+
+Result<StoredDigest> sha256_stored_hex(int fd, std::uint64_t size, std::string_view shown) {
+  auto context = new_context();
+  if (!context) return failf("Failed to hash '{}': OpenSSL has no SHA-256", shown);
+  StoredDigest digest;
+  std::vector<char> block(kStoredBlock);
+  const auto fail = [&] { return failf("Failed to hash '{}': {}", shown, std::strerror(errno)); };
+  std::uint64_t next = 0;  // the first block not yet hashed; extents come in offset order
+  while (next * kStoredBlock < size) {
+    auto data = static_cast<std::uint64_t>(next * kStoredBlock);
+    auto hole = size;
+    const off_t found = ::lseek(fd, static_cast<off_t>(data), SEEK_DATA);
+    if (found < 0) {
+      if (errno == ENXIO) break;           // only a hole is left
+      if (errno != EINVAL) return fail();  // EINVAL: no hole support here, read it all
+    } else {
+      data = static_cast<std::uint64_t>(found);
+      const off_t end = ::lseek(fd, found, SEEK_HOLE);
+      if (end < 0) return fail();
+      hole = std::min(size, static_cast<std::uint64_t>(end));
+    }
+    const std::uint64_t last = (hole + kStoredBlock - 1) / kStoredBlock;
+    for (std::uint64_t index = std::max(next, data / kStoredBlock); index < last; ++index) {
+      const std::uint64_t offset = index * kStoredBlock;
+      const std::size_t want = static_cast<std::size_t>(std::min(kStoredBlock, size - offset));
+      std::size_t got = 0;
+      while (got < want) {
+        const ssize_t n =
+            ::pread(fd, block.data() + got, want - got, static_cast<off_t>(offset + got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return fail();
+        if (n == 0) break;  // shrunk while read: hash what is there
+        got += static_cast<std::size_t>(n);
+      }
+      digest.read += got;
+      if (std::all_of(block.begin(), block.begin() + static_cast<std::ptrdiff_t>(got),
+                      [](char c) { return c == 0; }))
+        continue;
+      unsigned char where[8];
+      for (int i = 0; i < 8; ++i) where[i] = static_cast<unsigned char>(offset >> (8 * i));
+      EVP_DigestUpdate(context.get(), where, sizeof where);
+      EVP_DigestUpdate(context.get(), block.data(), got);
+    }
+    next = std::max(next, last);
+  }
+  digest.sha256 = finish(context.get());
+  return digest;
 }
 
 }  // namespace gl

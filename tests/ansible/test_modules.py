@@ -6,6 +6,7 @@ and when it reports a change, in normal, check and diff mode.
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -156,6 +157,89 @@ class ProfileTest(ModuleTest):
             self.assertEqual(written.read(), json.dumps(lock, indent=2) + "\n")
         again = self.run_module("gpulaunch_profile", **args)
         self.assertFalse(again["changed"], again)
+
+
+    def profiles(self):
+        path = os.path.join(self.dir, "etc", "profiles")
+        os.makedirs(path)
+        return path
+
+    def test_a_linked_dropin_directory_is_refused_never_written_through(self):
+        self.answers(show=(0, "", ""))
+        profiles = self.profiles()
+        elsewhere = os.path.join(self.dir, "elsewhere")
+        os.makedirs(elsewhere)
+        os.symlink(elsewhere, os.path.join(profiles, "mna.toml.d"))
+        result = self.run_module("gpulaunch_profile", name="mna", content="[engine]\n",
+                                 dropins={"10-port.toml": "[server]\nport = 1\n"},
+                                 profiles_dir=profiles,
+                                 lockfile_path=os.path.join(self.dir, "mna.lock"))
+        self.assertTrue(result.get("failed"), result)
+        self.assertEqual(result["msg"], "Refusing to write '%s/mna.toml.d/10-port.toml': "
+                         "'%s/mna.toml.d' is a symbolic link or not a directory"
+                         % (profiles, profiles))
+        self.assertEqual(os.listdir(elsewhere), [])
+
+    def test_a_link_in_the_lockfile_path_is_refused(self):
+        self.answers(show=(0, "", ""))
+        profiles = self.profiles()
+        elsewhere = os.path.join(self.dir, "elsewhere")
+        os.makedirs(elsewhere)
+        os.symlink(elsewhere, os.path.join(self.dir, "locks"))
+        result = self.run_module("gpulaunch_profile", name="mna", content="[engine]\n",
+                                 lockfile="{}", profiles_dir=profiles,
+                                 lockfile_path=os.path.join(self.dir, "locks", "mna.lock"))
+        self.assertTrue(result.get("failed"), result)
+        self.assertEqual(os.listdir(elsewhere), [])
+
+    def test_names_gpulaunch_would_refuse_or_read_as_options_are_refused(self):
+        self.answers(show=(0, "", ""))
+        profiles = self.profiles()
+        rule = ("letters, digits, '-', '_', '.', not starting with '.' or '-', at most 64 "
+                "characters")
+        named = self.run_module("gpulaunch_profile", name="--help", content="[engine]\n",
+                                profiles_dir=profiles)
+        self.assertTrue(named.get("failed"), named)
+        self.assertEqual(named["msg"], "'--help' is not a valid profile name (%s)" % rule)
+        dropin = self.run_module("gpulaunch_profile", name="mna", content="[engine]\n",
+                                 dropins={"--help.toml": ""}, profiles_dir=profiles)
+        self.assertTrue(dropin.get("failed"), dropin)
+        self.assertEqual(dropin["msg"], "drop-in name '--help.toml' must be NAME.toml, NAME %s"
+                         % rule)
+        for bad in ("a b", "x" * 65, ".hidden", "caf\u00e9"):
+            self.assertTrue(self.run_module("gpulaunch_profile", name=bad, content="",
+                                            profiles_dir=profiles).get("failed"), bad)
+        self.assertEqual(self.calls(), [])
+        self.assertEqual(os.listdir(profiles), [])
+
+    def test_the_name_rule_is_gpulaunchs(self):
+        source = os.path.join(HERE, "..", "..", "src", "profile", "profile_name.cpp")
+        module = os.path.join(COLLECTIONS, "ansible_collections", "gpulaunch", "fleet", "plugins",
+                              "modules", "gpulaunch_profile.py")
+        with open(source) as cpp, open(module) as py:
+            cpp_rule = re.search(r'kRule =\s*"([^"]*)"', cpp.read()).group(1)
+            py_rule = re.search(r'PROFILE_NAME_RULE = \(\s*"([^"]*)"\)', py.read()).group(1)
+        self.assertEqual(py_rule, cpp_rule)
+
+    def test_a_replaced_file_is_roots_and_0644_whoever_owned_it(self):
+        self.answers(show=(0, "", ""))
+        profiles = self.profiles()
+        path = os.path.join(profiles, "mna.toml")
+        with open(path, "w") as old:
+            old.write("[old]\n")
+        os.chmod(path, 0o666)
+        if os.geteuid() == 0:
+            os.chown(path, 65534, 65534)
+        result = self.run_module("gpulaunch_profile", name="mna", content="[engine]\n",
+                                 profiles_dir=profiles)
+        self.assertTrue(result["changed"], result)
+        info = os.stat(path)
+        self.assertEqual(info.st_mode & 0o7777, 0o644)
+        if os.geteuid() == 0:
+            self.assertEqual((info.st_uid, info.st_gid), (0, 0))
+        with open(path) as placed:
+            self.assertEqual(placed.read(), "[engine]\n")
+        self.assertEqual([f for f in os.listdir(profiles) if f.startswith(".tmp-")], [])
 
 
 class VerifyTest(ModuleTest):

@@ -3,6 +3,8 @@
 
 #include <unistd.h>
 
+#include <fstream>
+
 #include "temp_tree.hpp"
 #include "util/sha256.hpp"
 
@@ -21,6 +23,20 @@ TreeDigest digest_of(const fs::path& root, std::string_view relative = "",
   return *digest;
 }
 
+// sha256_stored_hex of content shorter than one block: offset 0 as 8 bytes, then the bytes.
+std::string small_content(const std::string& content) {
+  return sha256_hex(std::string(8, '\0') + content);
+}
+
+void sparse(const fs::path& path, std::uint64_t size, std::uint64_t at, const std::string& data) {
+  std::filesystem::create_directories(path.parent_path());
+  { std::ofstream touch(path); }
+  std::filesystem::resize_file(path, size);
+  std::fstream out(path, std::ios::in | std::ios::out | std::ios::binary);
+  out.seekp(static_cast<std::streamoff>(at));
+  out << data;
+}
+
 TEST_F(CacheDigestTest, EqualTreesDigestEqualWhereverTheyLie) {
   write(base / "a/flashinfer/x/1.so", "kernel one");
   write(base / "a/flashinfer/2.json", "{}");
@@ -35,11 +51,11 @@ TEST_F(CacheDigestTest, EqualTreesDigestEqualWhereverTheyLie) {
   EXPECT_EQ(a.sha256, sha256_hex(std::string("2.json\0"
                                              "2\0",
                                              9) +
-                                 sha256_hex("{}") + "\n" +
+                                 small_content("{}") + "\n" +
                                  std::string("x/1.so\0"
                                              "10\0",
                                              10) +
-                                 sha256_hex("kernel one") + "\n"));
+                                 small_content("kernel one") + "\n"));
 }
 
 TEST_F(CacheDigestTest, ContentNameAndExtraFilesEachChangeIt) {
@@ -91,6 +107,32 @@ TEST_F(CacheDigestTest, PastItsLimitsATreeHasNoDigest) {
   EXPECT_EQ(over_files.sha256, "");
   EXPECT_TRUE(digest_of(base / "c", "", DigestLimits{10, 9}).over_limit);
   EXPECT_FALSE(digest_of(base / "c", "", DigestLimits{2, 10}).over_limit);
+}
+
+TEST_F(CacheDigestTest, SparseHolesAreNeitherReadNorCountedButContentStillCounts) {
+  // Two 60 GiB files that store a few bytes each: digested from their data extents under a
+  // 1 MiB byte bound (reading the holes would take minutes and pass any bound).
+  constexpr std::uint64_t k60GiB = 60ULL << 30;
+  sparse(base / "c/a.bin", k60GiB, 30ULL << 30, "kernel");
+  sparse(base / "c/b.bin", k60GiB, 7, "tail");
+  const DigestLimits small{10, 1 << 20};
+  const auto before = digest_of(base / "c", "", small);
+  ASSERT_FALSE(before.over_limit);
+  EXPECT_EQ(before.files, 2u);
+  EXPECT_EQ(before.bytes, 2 * k60GiB);  // the apparent size is still what is reported
+  sparse(base / "c/a.bin", k60GiB, (30ULL << 30) + 1, "X");  // one byte deep inside
+  const auto changed = digest_of(base / "c", "", small);
+  ASSERT_FALSE(changed.over_limit);
+  EXPECT_NE(changed.sha256, before.sha256);
+  // The same content written densely (zeros on disk) digests as the sparse copy does.
+  sparse(base / "d/f", 3 * kStoredBlock, kStoredBlock + 5, "mid");
+  std::string dense(3 * kStoredBlock, '\0');
+  dense.replace(kStoredBlock + 5, 3, "mid");
+  write(base / "e/f", dense);
+  EXPECT_EQ(digest_of(base / "d").sha256, digest_of(base / "e").sha256);
+  dense[0] = 'x';
+  write(base / "e/f", dense);
+  EXPECT_NE(digest_of(base / "d").sha256, digest_of(base / "e").sha256);
 }
 
 TEST_F(CacheDigestTest, TheFingerprintCountsOnlyTheFactsTheCacheDependsOn) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "caches/safe_remove.hpp"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -119,6 +120,39 @@ TEST_F(SafeRemove, ClearKeepsTheDirectoryModeAndEmptiesIt) {
   EXPECT_EQ(info.st_mode & 07777, 0750u);
   EXPECT_TRUE(fs::is_empty(base / "root/cache"));
   EXPECT_TRUE(root->trash_in("")->empty());  // the trash went with it
+}
+
+TEST_F(SafeRemove, ATreeDeeperThanItsDescriptorsIsClearedWithNoTrashLeft) {
+  // 600 levels (far deeper than the old 256-level bound) cleared under 128 descriptors: one
+  // held per level would run out. A file every 50 levels, and a link out at the bottom.
+  write(base / "outside/precious", "keep me");
+  fs::path deep = base / "root/cache";
+  for (int level = 0; level < 600; ++level) {
+    deep /= "d";
+    if (level % 50 == 0) write(deep / "f", "12345");
+  }
+  fs::create_directories(deep);
+  fs::create_symlink(base / "outside", deep / "out");
+  auto root = ConfinedRoot::open(base / "root");
+  ASSERT_TRUE(root);
+  rlimit before{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &before), 0);
+  rlimit tight = before;
+  tight.rlim_cur = 128;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &tight), 0);
+  auto removed = root->clear_directory("cache");
+  ::setrlimit(RLIMIT_NOFILE, &before);
+  ASSERT_TRUE(removed) << removed.error().message;
+  // The files' bytes and the link's own (the length of its target).
+  EXPECT_EQ(removed->bytes, 12u * 5 + (base / "outside").string().size());
+  EXPECT_EQ(removed->entries, 600u + 12u + 1u);  // directories, files, the link
+  EXPECT_TRUE(fs::is_empty(base / "root/cache"));
+  std::vector<std::string> left;
+  for (const auto& entry : fs::directory_iterator(base / "root"))
+    left.push_back(entry.path().filename().string());
+  EXPECT_EQ(left, std::vector<std::string>{"cache"});  // no .trash-* left behind
+  EXPECT_TRUE(root->trash_in("")->empty());
+  EXPECT_EQ(read(base / "outside/precious"), "keep me");
 }
 
 TEST_F(SafeRemove, ClearContentsKeepsTheDirectoryItself) {

@@ -104,6 +104,16 @@ TEST_F(LoggerTest, AMessageWithBracesIsNotAFormatString) {
   EXPECT_EQ(sink->records[0].message, "Failed to parse '{}': {\"a\": 1}");
 }
 
+TEST_F(LoggerTest, AMessageOnTheTerminalHasItsEscapesShownNotRun) {
+  // A path an engine or a model's owner chose, quoted in an error: OSC 52 would set root's
+  // clipboard, the newline would forge a second line.
+  configure(Config{});
+  ::testing::internal::CaptureStderr();
+  error("Failed to open '/m/x\x1b]52;c;Y3VybA==\x07\nerror: forged': gone");
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(),
+            "Failed to open '/m/x\\x1b]52;c;Y3VybA==\\x07\\x0aerror: forged': gone\n");
+}
+
 TEST(JournalPriority, LevelsAreSyslogPriorities) {
   // syslog(3): LOG_ERR 3, LOG_WARNING 4, LOG_INFO 6, LOG_DEBUG 7: what journalctl -p filters on.
   EXPECT_EQ(journal_priority(Level::error), 3);

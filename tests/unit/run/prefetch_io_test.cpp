@@ -2,11 +2,18 @@
 #include "run/prefetch_io.hpp"
 
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <fstream>
 
 #include <filesystem>
 
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include "temp_dir.hpp"
@@ -140,6 +147,85 @@ TEST(PrefetchIo, ReadingMakesAFileResident) {
   EXPECT_EQ(*after, size);
   EXPECT_FALSE((*io)->read_range(0, size - 10, 20)) << "past the end is an error";
   EXPECT_GT((*io)->memory_available().value_or(0), 0u);
+}
+
+TEST(PrefetchIo, ThousandsOfFilesKeepOneDescriptor) {
+  TempDir dir;
+  constexpr int kFiles = 1000;
+  for (int i = 0; i < kFiles; ++i) dir.write(fmt::format("m/{:05}.safetensors", i), "w");
+  // Far fewer descriptors than files: one kept open per file would run out.
+  rlimit before{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &before), 0);
+  rlimit tight = before;
+  tight.rlim_cur = 64;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &tight), 0);
+  auto io = open_model_weights(dir.str() + "/m", std::nullopt, {});
+  bool all_read = io.has_value();
+  if (io)
+    for (size_t i = 0; i < (*io)->files().size(); ++i)
+      all_read = all_read && (*io)->read_range(i, 0, 1);
+  ::setrlimit(RLIMIT_NOFILE, &before);
+  ASSERT_TRUE(io) << io.error().message;
+  EXPECT_EQ((*io)->files().size(), static_cast<size_t>(kFiles));
+  EXPECT_TRUE((*io)->skipped().empty()) << (*io)->skipped().front();
+  EXPECT_TRUE(all_read);
+}
+
+TEST(PrefetchIo, AFileReplacedAfterListingIsNotRead) {
+  TempDir dir;
+  dir.write("m/w.safetensors", "listed");
+  auto io = open_model_weights(dir.str() + "/m", std::nullopt, {});
+  ASSERT_TRUE(io) << io.error().message;
+  dir.write("m/other", "swapped");
+  fs::rename(dir.path() / "m/other", dir.path() / "m/w.safetensors");
+  auto read = (*io)->read_range(0, 0, 1);
+  ASSERT_FALSE(read);
+  EXPECT_EQ(read.error().message, "Failed to read '" + dir.str() +
+                                      "/m/w.safetensors': it was replaced since it was listed");
+}
+
+TEST(PrefetchIo, AFileOnAnotherFilesystemInsideTheModelIsSkipped) {
+  // A mount inside the model (a user's FUSE mount could block root's read forever): made in a
+  // private mount namespace of a child, which reports back through a pipe.
+  TempDir dir;
+  dir.write("m/b.safetensors", "here");
+  fs::create_directories(dir.path() / "m/sub");
+  const std::string model = dir.str() + "/m";
+  int report[2];
+  ASSERT_EQ(::pipe(report), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::close(report[0]);
+    const int flags = ::geteuid() == 0 ? CLONE_NEWNS : CLONE_NEWUSER | CLONE_NEWNS;
+    if (::unshare(flags) != 0 ||
+        ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+        ::mount("gl-test", (model + "/sub").c_str(), "tmpfs", 0, nullptr) != 0)
+      ::_exit(2);
+    std::ofstream(model + "/sub/w.safetensors") << "mounted";
+    ::symlink("sub/w.safetensors", (model + "/a.safetensors").c_str());
+    std::string text;
+    if (auto io = open_model_weights(model, std::nullopt, {})) {
+      for (const auto& file : (*io)->files()) text += "file " + file.shown + "\n";
+      for (const auto& line : (*io)->skipped()) text += "skipped " + line + "\n";
+    } else {
+      text = "error " + io.error().message + "\n";
+    }
+    (void)!::write(report[1], text.data(), text.size());
+    ::_exit(0);
+  }
+  ::close(report[1]);
+  std::string text;
+  char buffer[4096];
+  for (ssize_t got; (got = ::read(report[0], buffer, sizeof buffer)) > 0;) text.append(buffer, got);
+  ::close(report[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 2) GTEST_SKIP() << "no mount namespace can be made here";
+  EXPECT_EQ(text, "file " + model + "/b.safetensors\nskipped '" + model +
+                      "/a.safetensors' is on another filesystem than the model's directory: "
+                      "not read\n");
 }
 
 TEST(PrefetchIo, TheHubCacheIsWhereHuggingfaceHubLooks) {

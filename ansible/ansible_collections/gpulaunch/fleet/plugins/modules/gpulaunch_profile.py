@@ -90,9 +90,12 @@ lockfile_path:
   type: str
 """
 
+import errno
 import json
 import os
+import re
 import shutil
+import stat
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
@@ -105,14 +108,64 @@ from ansible_collections.gpulaunch.fleet.plugins.module_utils.gpulaunch_cli impo
 )
 
 
-def read_existing(path):
-    if os.path.islink(path):
-        return None, "a symbolic link"
-    if not os.path.exists(path):
+# src/profile/profile_name.cpp's rule (is_valid_profile_name, kRule), which gpulaunch applies to
+# every name it builds a path from; tests/ansible checks the two say the same.
+PROFILE_NAME_RULE = (
+    "letters, digits, '-', '_', '.', not starting with '.' or '-', at most 64 characters")
+PROFILE_NAME = re.compile(r"\A[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}\Z")
+
+DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+class LinkOnTheWay(Exception):
+    pass
+
+
+def open_directory(path, create=False):
+    """A descriptor of the directory `path`, every component from / opened without following a
+    link (LinkOnTheWay names the first that is a link or not a directory); None when missing and
+    not `create`. Missing directories are made root's, 0755."""
+    fd = os.open("/", DIRECTORY_FLAGS)
+    walked = ""
+    try:
+        for part in [p for p in os.path.abspath(path).split("/") if p]:
+            walked += "/" + part
+            try:
+                step = os.open(part, DIRECTORY_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    return None
+                os.mkdir(part, 0o755, dir_fd=fd)
+                step = os.open(part, DIRECTORY_FLAGS, dir_fd=fd)
+                os.fchmod(step, 0o755)
+            except OSError as error:
+                if error.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise LinkOnTheWay(walked)
+                raise
+            os.close(fd)
+            fd = step
+        result, fd = fd, None
+        return result
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def read_existing(directory_fd, leaf):
+    """The text of `leaf` in the directory, never through a link; (None, why) when it is not a
+    regular file, (None, None) when missing."""
+    if directory_fd is None:
         return None, None
-    if not os.path.isfile(path):
+    try:
+        info = os.stat(leaf, dir_fd=directory_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None, None
+    if stat.S_ISLNK(info.st_mode):
+        return None, "a symbolic link"
+    if not stat.S_ISREG(info.st_mode):
         return None, "not a regular file"
-    with open(path, "rb") as existing:
+    fd = os.open(leaf, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=directory_fd)
+    with os.fdopen(fd, "rb") as existing:
         return to_text(existing.read(), errors="surrogate_or_strict"), None
 
 
@@ -123,10 +176,16 @@ def lock_text(lockfile):
     return to_text(lockfile)
 
 
+def profile_name_valid(module, name):
+    if not PROFILE_NAME.match(name):
+        module.fail_json(msg="'%s' is not a valid profile name (%s)" % (name, PROFILE_NAME_RULE))
+
+
 def dropin_names_valid(module, dropins):
     for name in dropins:
-        if "/" in name or name.startswith(".") or not name.endswith(".toml"):
-            module.fail_json(msg="drop-in name '%s' must be a file name ending in .toml" % name)
+        if not name.endswith(".toml") or not PROFILE_NAME.match(name[:-len(".toml")]):
+            module.fail_json(msg="drop-in name '%s' must be NAME.toml, NAME %s" % (
+                name, PROFILE_NAME_RULE))
 
 
 def stage_and_validate(module, name, content, dropins):
@@ -146,7 +205,7 @@ def stage_and_validate(module, name, content, dropins):
             for dropin, text in dropins.items():
                 with open(os.path.join(staging, name + ".toml.d", dropin), "wb") as staged:
                     staged.write(to_bytes(text))
-        rc, out, err = run_gpulaunch(module, ["-P", staging, "show", name])
+        rc, out, err = run_gpulaunch(module, ["-P", staging, "show", "--", name])
         if rc != 0:
             # Name the files where they would have gone, not the staging copies.
             shown = first_line(err).replace(staging, module.params["profiles_dir"].rstrip("/"))
@@ -157,45 +216,91 @@ def stage_and_validate(module, name, content, dropins):
 
 
 class Placement(object):
+    """Writes and removes files through descriptors of their directories, opened with no link
+    followed anywhere on the way: a NAME.toml.d that is a link, or a link in the path, is
+    refused, never written through. A placed file is root's, 0644, whoever owned the one it
+    replaces."""
+
     def __init__(self, module):
         self.module = module
         self.files = []
         self.diffs = []
         self.changed = False
 
+    def directory(self, path, written, create=False):
+        """`path` opened as open_directory does; `written` names the file in the message."""
+        try:
+            return open_directory(path, create)
+        except LinkOnTheWay as link:
+            self.module.fail_json(msg="Refusing to write '%s': '%s' is a symbolic link or not a "
+                                  "directory" % (written, str(link)))
+        return None
+
     def place(self, path, text):
-        before, problem = read_existing(path)
-        if problem:
-            self.module.fail_json(msg="Refusing to replace '%s': %s" % (path, problem))
-        if before == text:
-            self.files.append(dict(path=path, action="unchanged"))
-            return
-        self.changed = True
-        self.files.append(dict(path=path, action="created" if before is None else "replaced"))
-        self.diffs.append(dict(before_header=path, after_header=path, before=before or "",
-                               after=text))
-        if self.module.check_mode:
-            return
-        directory = os.path.dirname(path)
-        if not os.path.isdir(directory):
-            os.makedirs(directory, 0o755)
-        descriptor, temporary = tempfile.mkstemp(prefix=".tmp-", dir=directory)
-        with os.fdopen(descriptor, "wb") as written:
-            written.write(to_bytes(text))
-            written.flush()
-            os.fsync(written.fileno())
-        os.chmod(temporary, 0o644)
-        self.module.atomic_move(temporary, path)
+        directory, leaf = os.path.split(path)
+        fd = self.directory(directory, path)
+        try:
+            before, problem = read_existing(fd, leaf)
+            if problem:
+                self.module.fail_json(msg="Refusing to replace '%s': %s" % (path, problem))
+            if before == text:
+                self.files.append(dict(path=path, action="unchanged"))
+                return
+            self.changed = True
+            self.files.append(dict(path=path, action="created" if before is None else "replaced"))
+            self.diffs.append(dict(before_header=path, after_header=path, before=before or "",
+                                   after=text))
+            if self.module.check_mode:
+                return
+            if fd is None:
+                fd = self.directory(directory, path, create=True)
+            temporary = ".tmp-%s-%s" % (leaf, os.urandom(6).hex())
+            out = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644,
+                          dir_fd=fd)
+            with os.fdopen(out, "wb") as written:
+                written.write(to_bytes(text))
+                if os.geteuid() == 0:
+                    os.fchown(written.fileno(), 0, 0)
+                os.fchmod(written.fileno(), 0o644)
+                written.flush()
+                os.fsync(written.fileno())
+            os.rename(temporary, leaf, src_dir_fd=fd, dst_dir_fd=fd)
+            os.fsync(fd)
+        finally:
+            if fd is not None:
+                os.close(fd)
 
     def remove(self, path):
-        if os.path.islink(path) or os.path.isfile(path):
-            before, _ = read_existing(path)
+        directory, leaf = os.path.split(path)
+        fd = self.directory(directory, path)
+        if fd is None:
+            return
+        try:
+            try:
+                info = os.stat(leaf, dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                return
+            if not (stat.S_ISLNK(info.st_mode) or stat.S_ISREG(info.st_mode)):
+                return
+            before, _ = read_existing(fd, leaf)
             self.changed = True
             self.files.append(dict(path=path, action="removed"))
             self.diffs.append(dict(before_header=path, after_header=path, before=before or "",
                                    after=""))
             if not self.module.check_mode:
-                os.unlink(path)
+                os.unlink(leaf, dir_fd=fd)
+        finally:
+            os.close(fd)
+
+    def dropins_present(self, dropin_dir):
+        """The names in NAME.toml.d; none when it is missing. A link there is refused."""
+        fd = self.directory(dropin_dir, dropin_dir)
+        if fd is None:
+            return None
+        try:
+            return sorted(os.listdir(fd))
+        finally:
+            os.close(fd)
 
 
 def main():
@@ -212,8 +317,7 @@ def main():
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
                            required_if=[("state", "present", ["content"])])
     name = module.params["name"]
-    if "/" in name or name.startswith("."):
-        module.fail_json(msg="profile name '%s' must be a plain name" % name)
+    profile_name_valid(module, name)
     dropins = dict((key, to_text(value)) for key, value in module.params["dropins"].items())
     dropin_names_valid(module, dropins)
     profiles_dir = module.params["profiles_dir"]
@@ -226,8 +330,9 @@ def main():
 
     if module.params["state"] == "absent":
         placement.remove(profile_path)
-        if os.path.isdir(dropin_dir) and not os.path.islink(dropin_dir):
-            for dropin in sorted(os.listdir(dropin_dir)):
+        present = placement.dropins_present(dropin_dir)
+        if present is not None:
+            for dropin in present:
                 placement.remove(os.path.join(dropin_dir, dropin))
             if not module.check_mode:
                 os.rmdir(dropin_dir)
@@ -237,10 +342,9 @@ def main():
         placement.place(profile_path, module.params["content"])
         for dropin in sorted(dropins):
             placement.place(os.path.join(dropin_dir, dropin), dropins[dropin])
-        if os.path.isdir(dropin_dir) and not os.path.islink(dropin_dir):
-            for present in sorted(os.listdir(dropin_dir)):
-                if present.endswith(".toml") and present not in dropins:
-                    placement.remove(os.path.join(dropin_dir, present))
+        for present in placement.dropins_present(dropin_dir) or []:
+            if present.endswith(".toml") and present not in dropins:
+                placement.remove(os.path.join(dropin_dir, present))
         if module.params["lockfile"] is not None:
             placement.place(lockfile_path, lock_text(module.params["lockfile"]))
 
