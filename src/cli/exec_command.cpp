@@ -56,10 +56,10 @@ Result<void> apply_drop_ins(UnitFile& unit, const std::vector<std::string>& path
   return {};
 }
 
-Result<TransientService> transient_for(const std::string& name,
-                                       const std::vector<std::string>& command,
-                                       SystemdManager& manager) {
-  const std::filesystem::path snapshot = state_paths::snapshot_file(name);
+// The installed profile's snapshot, before anything else is asked of the node: an uninstalled
+// profile is refused without a manager.
+Result<std::filesystem::path> installed_snapshot(const std::string& name) {
+  std::filesystem::path snapshot = state_paths::snapshot_file(name);
   std::error_code error;
   if (!std::filesystem::exists(std::filesystem::symlink_status(snapshot, error)))
     return failf("Profile '{}' is not installed (no snapshot at '{}'): run `gpulaunch up {}` first",
@@ -67,6 +67,13 @@ Result<TransientService> transient_for(const std::string& name,
   // Root builds a unit from it: only a file no other user could have written.
   if (auto reason = user_writable_reason(snapshot))
     return failf("Refusing to use the profile snapshot '{}': {}", snapshot.string(), *reason);
+  return snapshot;
+}
+
+Result<TransientService> transient_for(const std::string& name,
+                                       const std::filesystem::path& snapshot,
+                                       const std::vector<std::string>& command,
+                                       SystemdManager& manager) {
   auto profile = load_profile(DirectorySource({}), snapshot.string());
   if (!profile) return std::unexpected(profile.error());
   const LaunchPlan plan = make_launch_plan(*profile);
@@ -171,9 +178,11 @@ int exec_in_service(const std::string& name, const std::vector<std::string>& com
   if (command.empty())
     return report(Error{"gpulaunch exec: a command is required: gpulaunch exec PROFILE -- CMD..."},
                   kExecFailed);
+  auto snapshot = installed_snapshot(name);
+  if (!snapshot) return report(snapshot.error(), kExecFailed);
   auto manager = connect_systemd(ManagerScope::system);
   if (!manager) return report(manager.error(), kExecFailed);
-  auto service = transient_for(name, command, **manager);
+  auto service = transient_for(name, *snapshot, command, **manager);
   if (!service) return report(service.error(), kExecFailed);
   UniqueFd null_input;
   if (::isatty(STDIN_FILENO)) {

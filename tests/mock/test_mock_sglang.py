@@ -71,7 +71,7 @@ class MockSglangTest(MockVenvTestCase):
                  "--port", str(port), "--served-model-name", "demo", "--revision", "main",
                  "--nnodes", "1", "--node-rank", "0", "--dist-init-addr", "10.0.0.1:5000",
                  "--mem-fraction-static", "0.85", "--max-running-requests", "64",
-                 "--cuda-graph-max-bs-decode", "32", "--speculative-algorithm", "EAGLE3",
+                 "--cuda-graph-max-bs", "32", "--speculative-algorithm", "EAGLE3",
                  "--speculative-draft-model-path", "/d", "--speculative-num-steps", "3",
                  "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4",
                  "--trust-remote-code"]
@@ -128,6 +128,13 @@ class MockSglangTest(MockVenvTestCase):
         self.assertEqual(proc.returncode, 0)
         self.assertIn("The server is fired up and ready to roll!", out)
         self.assertNotIn("recommended entrypoint", err)
+
+    def test_a_release_before_the_decode_graph_flag_refuses_it(self):
+        # The default mock is 0.5.6: --cuda-graph-max-bs-decode came later (catalog FlagVersions).
+        proc = self.start("--model-path", "m", "--cuda-graph-max-bs-decode", "80")
+        _, err = proc.communicate(timeout=20)
+        self.assertEqual(proc.returncode, 2, err)
+        self.assertIn("error: unrecognized arguments: --cuda-graph-max-bs-decode 80", err)
 
     def test_sglang_serve_rejects_unknown_flags_and_subcommands(self):
         script = os.path.join(self.venv, "bin", "sglang")

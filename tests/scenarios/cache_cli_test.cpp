@@ -118,7 +118,9 @@ TEST_F(CacheCli, PrepareCreatesTheCachesAndStampsThemInRootsRecords) {
 }
 
 TEST_F(CacheCli, AStampThatIsASymlinkToARootOnlyFileIsNeverReadIntoAStamp) {
-  profile_path_ = profile();
+  // An explicit user that exists on every node: no profile user to create, so the refusal is all
+  // prepare-caches says.
+  profile_path_ = profile("[service]\nuser = \"root\"\n");
   write_secret();
   ASSERT_EQ(prepare().exit_code, 0);
   fs::remove(records() / "fingerprint");

@@ -141,7 +141,11 @@ void install_snapshot(FixtureNode& node, const std::string& name, const std::str
 TEST(CheckAllCli, OneLinePerInstalledProfileAndTheWorstStatus) {
   FixtureNode node;
   auto profile = build_scenario(scenario_named("healthy-blackwell-cuda-13"), node, 30000);
-  const std::string text = slurp_file(profile);
+  std::string text = slurp_file(profile);
+  // Both run as the scenario's explicit user, on purpose (service-user-shared is another test's).
+  const auto service = text.find("[service]\n");
+  ASSERT_NE(service, std::string::npos) << text;
+  text.insert(service + 10, "share_user = true\n");
   install_snapshot(node, "good", text);
   std::string broken = text;
   broken.replace(broken.find("/usr/local/cuda-13.0"), 20, "/usr/local/cuda-12.4");
