@@ -214,7 +214,6 @@ std::string keys_block() {
   return page;
 }
 
-
 // Each sandbox allowance: when the unit carries it, why, and its cost (catalog/sandbox_allowances).
 std::string sandbox_allowances_block() {
   std::string page;

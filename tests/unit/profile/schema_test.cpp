@@ -68,9 +68,9 @@ std::string dump(const Profile& p) {
   line("restart", fmt::format("{} {} {} {} {} {}", r.policy, r.delay.count(), r.max_delay.count(),
                               r.stable_after.count(), r.budget, r.step_down));
   const auto& s = p.service;
-  line("service", fmt::format("{} {} {} {} {} {} {} {}", opt(s.user), s.share_user, opt(s.group),
-                              opt(s.memory_max), s.extra, s.unit_extra, s.allow_unsafe_extra,
-                              s.allow));
+  line("service",
+       fmt::format("{} {} {} {} {} {} {} {}", opt(s.user), s.share_user, opt(s.group),
+                   opt(s.memory_max), s.extra, s.unit_extra, s.allow_unsafe_extra, s.allow));
   line("env", fmt::format("{}", p.env));
   line("secrets", fmt::format("{}", p.secrets));
   return text;
