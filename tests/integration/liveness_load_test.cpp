@@ -180,14 +180,28 @@ class LivenessLoad : public MockEngineSuite<LivenessLoad> {
   }
 };
 
-// SGLang runs every request at once (no slot queue in the mock); llama.cpp and trtllm-serve
-// take kSlots at a time and queue the rest.
+// Every engine takes kSlots requests at a time and queues the rest: SGLang's
+// --max-running-requests, vLLM's --max-num-seqs, llama.cpp's --parallel, trtllm-serve's
+// --max_batch_size.
 Engine sglang(const std::string& name, int port) {
-  return {name,         "sglang", port, {}, "MOCK_SGLANG_LOAD_SECONDS", "/v1/completions",
-          "max_tokens", true};
+  return {name,
+          "sglang",
+          port,
+          {"--max-running-requests", std::to_string(kSlots)},
+          "MOCK_SGLANG_LOAD_SECONDS",
+          "/v1/completions",
+          "max_tokens",
+          true};
 }
 Engine vllm(const std::string& name, int port) {
-  return {name, "vllm", port, {}, "MOCK_VLLM_LOAD_SECONDS", "/v1/completions", "max_tokens", true};
+  return {name,
+          "vllm",
+          port,
+          {"--max-num-seqs", std::to_string(kSlots)},
+          "MOCK_VLLM_LOAD_SECONDS",
+          "/v1/completions",
+          "max_tokens",
+          true};
 }
 Engine llamacpp(const std::string& name, int port) {
   return {name,
@@ -241,7 +255,8 @@ TEST_F(LivenessLoad, SaturatedEnginesAreNeverRestarted) {
   EXPECT_EQ(metric_value(llama_metrics, "llamacpp:requests_processing"), kSlots) << llama_metrics;
   EXPECT_GE(metric_value(llama_metrics, "llamacpp:requests_deferred"), 1) << llama_metrics;
   const std::string vllm_metrics = get(31402, "/metrics");
-  EXPECT_GE(metric_value(vllm_metrics, "vllm:num_requests_running"), kClients) << vllm_metrics;
+  EXPECT_EQ(metric_value(vllm_metrics, "vllm:num_requests_running"), kSlots) << vllm_metrics;
+  EXPECT_GE(metric_value(vllm_metrics, "vllm:num_requests_waiting"), 1) << vllm_metrics;
   std::this_thread::sleep_for(std::chrono::seconds(2 * kTimeout));
 
   // Each still generates: one short request, queued behind the long ones where there are slots.
