@@ -6,15 +6,17 @@
 // restart delay. The load comes from this test: bounded requests (a fixed token count, curl's
 // --max-time) to the engine's loopback port.
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <future>
 #include <map>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -165,6 +167,16 @@ class LivenessLoad : public MockEngineSuite<LivenessLoad> {
         << engine.load_variable << " = \"1\"\nMOCK_WEDGE_FILE = \"" << wedge_file(engine.name)
         << "\"\n"
         << env;
+  }
+
+  // A `run` option's value in seconds as the installed unit's ExecStart passes it
+  // ("--liveness-interval=5"), or -1.
+  static int unit_seconds(const std::string& name, std::string_view option) {
+    const auto unit =
+        host().systemd().exec({"cat", "/run/systemd/system/gpulaunch-" + name + ".service"});
+    const std::string key = "\"" + std::string(option) + "=";
+    const size_t at = unit.out.find(key);
+    return at == std::string::npos ? -1 : std::atoi(unit.out.c_str() + at + key.size());
   }
 
   static nlohmann::json stalls(const std::string& name) {
@@ -320,8 +332,17 @@ TEST_F(LivenessLoad, WedgedEnginesAreRestartedAsStalled) {
     ASSERT_EQ(up.exit_code, 0) << up.out;
     ASSERT_EQ(status_of(engine.name).value("restarts", -1), 0);
   }
-  std::this_thread::sleep_for(std::chrono::seconds(kInterval + 1));  // each probed healthy once
-  const auto bound = std::chrono::seconds(kInterval + kTimeout + kRestartDelay);
+  // The bound from the units' own settings (the plan may raise a timeout to an engine's floor).
+  int interval = 0;
+  int timeout = 0;
+  for (const auto& engine : engines) {
+    interval = std::max(interval, unit_seconds(engine.name, gl::kRunLivenessIntervalOption));
+    timeout = std::max(timeout, unit_seconds(engine.name, gl::kRunLivenessTimeoutOption));
+    EXPECT_EQ(unit_seconds(engine.name, gl::kRunLivenessIntervalOption), kInterval) << engine.name;
+    EXPECT_EQ(unit_seconds(engine.name, gl::kRunLivenessTimeoutOption), kTimeout) << engine.name;
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(interval + 1));  // each probed healthy once
+  const auto bound = std::chrono::seconds(interval + timeout + kRestartDelay);
   const auto slack = 5s;
   const auto limit = bound + gl::kStallDumpGrace + slack;
   // Every engine wedged at once; each restart timed from its own wedge.
