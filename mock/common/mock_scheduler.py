@@ -101,6 +101,10 @@ class Scheduler:
         with self.lock:
             return len(self.running)
 
+    def processing_deferred(self):
+        """(running, waiting): every request runs at once here."""
+        return self.in_flight(), 0
+
     def tokens(self):
         with self.lock:
             return self.generation_tokens
@@ -275,6 +279,13 @@ class SlotScheduler(Scheduler):
 
     def on_iteration(self, active, queued):
         """Called under the lock after each iteration that ran requests."""
+
+
+def scheduler_for(slots):
+    """The scheduler of an engine whose cap on running requests is `slots` (SGLang's
+    --max-running-requests, vLLM's --max-num-seqs): the requests beyond it wait, FIFO; None (the
+    flag not given): every request runs at once, as the mocks did before they modelled the cap."""
+    return SlotScheduler(slots) if slots else Scheduler()
 
 
 def write_drain_report(report):

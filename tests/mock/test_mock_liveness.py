@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import unittest
 
@@ -125,6 +126,33 @@ class MockLivenessTest(MockVenvTestCase):
         self.assertEqual(self.generate("vllm", port, timeout=5)[0], 200)
         self.assertGreaterEqual(time.monotonic() - started, 1.4)
         self.assertGreater(self.metrics("vllm", port)[1], before + 10)
+
+    def test_a_capped_batch_queues_the_rest_while_its_tokens_move(self):
+        # SGLang's --max-running-requests, vLLM's --max-num-seqs: one runs, two wait.
+        for engine, flags, waiting_name in (
+                ("vllm", ("--max-num-seqs", "1"), "vllm:num_requests_waiting"),
+                ("sglang", ("--enable-metrics", "--max-running-requests", "1"),
+                 "sglang:num_queue_reqs")):
+            with self.subTest(engine=engine):
+                port = free_port()
+                self.start(engine, port, *flags)
+                path = "/v1/completions"
+                clients = [threading.Thread(target=http_get, kwargs={
+                    "url": f"http://127.0.0.1:{port}{path}", "timeout": 10,
+                    "data": json.dumps({"prompt": "s", "max_tokens": 40}).encode()})
+                    for _ in range(3)]
+                for client in clients:
+                    client.start()
+                time.sleep(0.5)
+                running, before = self.metrics(engine, port)
+                status, body = http_get(f"http://127.0.0.1:{port}/metrics")
+                self.assertEqual(running, 1.0)
+                self.assertEqual(metric(body, waiting_name), 2.0)
+                time.sleep(0.3)
+                self.assertGreater(self.metrics(engine, port)[1], before)
+                for client in clients:
+                    client.join()
+                self.assertEqual(self.metrics(engine, port)[0], 0.0)
 
     def test_generation_can_fail_for_a_while_after_health_answers(self):
         for engine in ("vllm", "sglang"):

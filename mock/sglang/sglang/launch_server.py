@@ -49,7 +49,7 @@ import time
 import warnings
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from mock_scheduler import (NotReady, Scheduler, install_sigterm, prometheus,
+from mock_scheduler import (NotReady, install_sigterm, scheduler_for, prometheus,
                             silent_jit_build)
 from sglang.version import __version__
 
@@ -165,7 +165,8 @@ class State:
         self.ready = threading.Event()
         self.hung = threading.Event()
         self.name = args.served_model_name or args.model_path
-        self.scheduler = Scheduler()
+        # --max-running-requests caps the running batch; the rest wait in the queue.
+        self.scheduler = scheduler_for(args.max_running_requests)
 
 
 def make_handler(state):
@@ -188,17 +189,21 @@ def make_handler(state):
 
         def reply_metrics(self):
             # Names as SGLang's srt/metrics/collector.py (00ae9c1) registers them:
-            # SchedulerMetricsCollector's gauge sglang:num_running_reqs and counter
-            # sglang:realtime_tokens_total (one sample per mode, added to as the scheduler runs),
+            # SchedulerMetricsCollector's gauges sglang:num_running_reqs and sglang:num_queue_reqs
+            # and counter sglang:realtime_tokens_total (one sample per mode, added to as the
+            # scheduler runs),
             # TokenizerMetricsCollector's sglang:generation_tokens_total (added to when a
             # request finishes); labels model_name (and the rank's).
             model = {"model_name": state.name}
             rank = {**model, "tp_rank": "0", "pp_rank": "0"}
             tokens, finished, admitted = state.scheduler.counters()
+            running, queued = state.scheduler.processing_deferred()
             help_realtime = "Total number of tokens processed (updated on each log interval)."
             data = prometheus([
                 ("sglang:num_running_reqs", "gauge", "The number of running requests.", rank,
-                 state.scheduler.in_flight()),
+                 running),
+                ("sglang:num_queue_reqs", "gauge", "The number of requests in the waiting queue.",
+                 rank, queued),
                 ("sglang:generation_tokens_total", "counter",
                  "Number of generation tokens processed.", model, finished),
                 ("sglang:realtime_tokens_total", "counter", help_realtime,

@@ -37,7 +37,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from mock_scheduler import NotReady, Scheduler, install_sigterm, prometheus
+from mock_scheduler import NotReady, install_sigterm, prometheus, scheduler_for
 from vllm.version import __version__
 
 # vllm/config/parallel.py: ParallelConfig.master_port and data_parallel_rpc_port defaults.
@@ -257,14 +257,17 @@ def make_handler(name, scheduler):
                 self.reply(404, {"detail": "Not Found"})
 
         def reply_metrics(self):
-            # Names as vllm/v1/metrics/loggers.py (a6f0308) registers them: the gauge
-            # vllm:num_requests_running and the counter vllm:generation_tokens, which
-            # prometheus_client exposes as vllm:generation_tokens_total; labels model_name and
-            # engine.
+            # Names as vllm/v1/metrics/loggers.py (a6f0308) registers them: the gauges
+            # vllm:num_requests_running and vllm:num_requests_waiting and the counter
+            # vllm:generation_tokens, which prometheus_client exposes as
+            # vllm:generation_tokens_total; labels model_name and engine.
             labels = {"engine": "0", "model_name": name}
+            running, waiting = scheduler.processing_deferred()
             data = prometheus([
                 ("vllm:num_requests_running", "gauge",
-                 "Number of requests in model execution batches.", labels, scheduler.in_flight()),
+                 "Number of requests in model execution batches.", labels, running),
+                ("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.",
+                 labels, waiting),
                 ("vllm:generation_tokens_total", "counter",
                  "Number of generation tokens processed.", labels, scheduler.tokens()),
             ])
@@ -369,7 +372,8 @@ def run_server():
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     ThreadingHTTPServer.address_family = family
     global SCHEDULER
-    scheduler = SCHEDULER = Scheduler()
+    # --max-num-seqs caps the running batch; the rest wait (vllm/v1/core/sched/scheduler.py).
+    scheduler = SCHEDULER = scheduler_for(ARGS.max_num_seqs)
     server = ThreadingHTTPServer((host, ARGS.port), make_handler(name, scheduler))
     server.daemon_threads = True
     log(f"Starting vLLM API server 0 on http://{host}:{ARGS.port}")
