@@ -46,6 +46,17 @@ import threading
 import time
 
 
+def release(version):
+    """The leading numbers of a version ("0.5.16+mock" -> (0, 5, 16)): what a mock compares with
+    the release a flag came in."""
+    numbers = []
+    for part in version.split("+")[0].split("."):
+        if not part.isdigit():
+            break
+        numbers.append(int(part))
+    return tuple(numbers)
+
+
 def env_float(name, default):
     try:
         return float(os.environ.get(name, default))

@@ -49,22 +49,12 @@ import time
 import warnings
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from mock_scheduler import (NotReady, install_sigterm, scheduler_for, prometheus,
+from mock_scheduler import (release, NotReady, install_sigterm, scheduler_for, prometheus,
                             silent_jit_build)
 from sglang.version import __version__
 
 MODES = ("normal", "leak", "cuda-oom", "hang", "crash", "never-ready", "hostile")
 SHARDS = 8
-
-
-def release():
-    """The leading numbers of this install's version ("0.5.16+mock" -> (0, 5, 16))."""
-    numbers = []
-    for part in __version__.split("+")[0].split("."):
-        if not part.isdigit():
-            break
-        numbers.append(int(part))
-    return tuple(numbers)
 
 
 # python/sglang/srt/server_args.py: the phase-split CUDA-graph flags came with sgl-project/sglang
@@ -92,7 +82,7 @@ def build_parser():
     add("--max-running-requests", type=int, default=None)
     # The installed release's flags only: an older SGLang exits 2, "unrecognized arguments:
     # --cuda-graph-max-bs-decode 80", as argparse words it.
-    if release() >= PHASE_SPLIT_GRAPHS:
+    if release(__version__) >= PHASE_SPLIT_GRAPHS:
         add("--cuda-graph-max-bs-decode", "--cuda-graph-max-bs", type=int, default=None)
     else:
         add("--cuda-graph-max-bs", type=int, default=None, dest="cuda_graph_max_bs_decode")

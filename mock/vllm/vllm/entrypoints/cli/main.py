@@ -37,22 +37,12 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from mock_scheduler import NotReady, install_sigterm, prometheus, scheduler_for
+from mock_scheduler import NotReady, release, install_sigterm, prometheus, scheduler_for
 from vllm.version import __version__
 
 # vllm/config/parallel.py: ParallelConfig.master_port and data_parallel_rpc_port defaults.
 MASTER_PORT = 29501
 DP_RPC_PORT = 29550
-
-
-def release():
-    """The leading numbers of this install's version ("0.10.2+mock" -> (0, 10, 2))."""
-    numbers = []
-    for part in __version__.split("+")[0].split("."):
-        if not part.isdigit():
-            break
-        numbers.append(int(part))
-    return tuple(numbers)
 
 
 # vllm/engine/arg_utils.py: --nnodes/--node-rank/--master-addr/--master-port came with the
@@ -84,7 +74,7 @@ def build_parser():
     add("--api-key", type=str, default=None)
     add("--root-path", type=str, default=None)
     add("--disable-log-stats", action="store_true")
-    if release() >= SHUTDOWN_TIMEOUT:
+    if release(__version__) >= SHUTDOWN_TIMEOUT:
         add("--shutdown-timeout", type=int, default=0)
     else:
         serve.set_defaults(shutdown_timeout=0)
@@ -114,7 +104,7 @@ def build_parser():
     # ParallelConfig (arg_utils.py add_cli_args, the parallel group).
     add("--distributed-executor-backend", type=str, default=None)
     add("--pipeline-parallel-size", "-pp", type=int, default=1)
-    if release() >= MP_MULTI_NODE:
+    if release(__version__) >= MP_MULTI_NODE:
         add("--master-addr", type=str, default="127.0.0.1")
         add("--master-port", type=int, default=MASTER_PORT)
         add("--nnodes", "-n", type=int, default=1)
