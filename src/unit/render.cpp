@@ -79,8 +79,9 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
   unit.add("Unit", "Description", escape_specifiers(description));
   unit.add("Unit", "Wants", "network-online.target");
   // The NVIDIA device nodes exist before the engine starts: the sandbox cannot create them
-  // (catalog/nvidia_devices), and DeviceAllow= is fixed at start.
-  unit.add("Unit", "Requires", std::string(kNvidiaDevicesUnit));
+  // (catalog/nvidia_devices), and DeviceAllow= is fixed at start. A user manager sees no system
+  // unit: Requires= there would fail every start; the system's oneshot has run at boot anyway.
+  if (!options.user_manager) unit.add("Unit", "Requires", std::string(kNvidiaDevicesUnit));
   unit.add("Unit", "After",
            "network-online.target nvidia-persistenced.service " + std::string(kNvidiaDevicesUnit));
   // gpulaunch counts a crash loop itself (`restart.budget` failures in a row, kept across

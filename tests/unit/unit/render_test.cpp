@@ -74,6 +74,9 @@ TEST(Render, OnlyTheSystemManagersUnitNamesTheProfilesUser) {
   const UnitFile user = render_unit(profile, plan, user_manager);
   EXPECT_TRUE(user.values("Service", "User").empty());
   EXPECT_TRUE(user.values("Service", "RemoveIPC").empty());
+  // Nor a Requires= on the system's device oneshot, which a user manager cannot load.
+  EXPECT_EQ(system.values("Unit", "Requires").size(), 1u);
+  EXPECT_TRUE(user.values("Unit", "Requires").empty());
 }
 
 // A stop drains: systemd sends SIGTERM to `run` alone, `run` gets the drain time and kills the
