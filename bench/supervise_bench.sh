@@ -39,9 +39,9 @@ engine_dir=/var/lib/gpulaunch/benchsv/engine
 cat > "$work/profiles/benchsv.toml" <<TOML
 [engine]
 kind = "command"
-argv = ["$here/bench/supervise_engine.sh", "--port", "31201", "--model-path", "/models/mock"]
+argv = ["$here/bench/supervise_engine.sh", "--port", "31401", "--model-path", "/models/mock"]
 [server]
-port = 31201
+port = 31401
 [restart]
 delay = "1s"
 max_delay = "1s"
@@ -84,7 +84,7 @@ logfile=$work/sv/supervisord.log
 pidfile=$work/sv/supervisord.pid
 loglevel=info
 [program:mock]
-command=$here/bench/supervise_engine.sh --port 31202 --model-path /models/mock
+command=$here/bench/supervise_engine.sh --port 31402 --model-path /models/mock
 autorestart=true
 startsecs=1
 startretries=1000
@@ -101,6 +101,14 @@ for _ in $(seq 1 $((crashes * 10 + 30))); do
   sleep 1
 done
 kill "$sv"; wait "$sv" 2>/dev/null || true
+# supervisord stopped while it was restarting the mock can leave that start running (it held the
+# port into later tests): end whatever this run's own venv still runs, by its unique path.
+pkill -TERM -f "^$work/venv/bin/python -m sglang.launch_server" 2>/dev/null || true
+for _ in $(seq 1 50); do
+  pgrep -f "^$work/venv/bin/python -m sglang.launch_server" >/dev/null || break
+  sleep 0.1
+done
+pkill -KILL -f "^$work/venv/bin/python -m sglang.launch_server" 2>/dev/null || true
 # "2026-11-29 17:20:01,123 INFO exited: mock (exit status 3; expected)" -> ns since epoch
 grep ' exited: mock' "$work/sv/supervisord.log" | while read -r day time _; do
   echo "$(date -u -d "$day ${time%,*}" +%s)${time#*,}000000"

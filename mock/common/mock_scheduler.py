@@ -382,6 +382,20 @@ def wait_for_gpu_kernel():
     threading.Event().wait()
 
 
+PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
+
+
+def send_body(handler, status, body, content_type="application/json"):
+    """One HTTP answer from a BaseHTTPRequestHandler: `body` as JSON unless it is bytes already,
+    with its length, so a keep-alive client reads exactly it."""
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", content_type)
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 def prometheus(samples):
     """Prometheus text exposition (version 0.0.4) of [(name, type, help, labels, value)]."""
     lines = []

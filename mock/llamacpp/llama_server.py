@@ -36,7 +36,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from mock_scheduler import NotReady, SlotScheduler, prometheus
+from mock_scheduler import NotReady, SlotScheduler, prometheus, send_body
 
 VERSION = "00dc805"
 PUBLIC_PATHS = {"/health", "/v1/health", "/models", "/v1/models"}
@@ -127,12 +127,7 @@ def serve(options):
             pass
 
         def answer(self, status, body, content_type="application/json"):
-            data = body if isinstance(body, bytes) else json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send_body(self, status, body, content_type)
 
         def authorised(self):
             if not keys or self.path.split("?")[0] in PUBLIC_PATHS:

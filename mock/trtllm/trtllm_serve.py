@@ -37,7 +37,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from mock_scheduler import NotReady, SlotScheduler
+from mock_scheduler import NotReady, SlotScheduler, send_body
 
 OPTIONS = {
     "--host": 1, "--port": 1, "--backend": 1, "--tp_size": 1, "--pp_size": 1, "--ep_size": 1,
@@ -143,12 +143,7 @@ def serve(model, options):
             pass
 
         def answer(self, status, body):
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send_body(self, status, body)
 
         def error(self, status, message):
             self.answer(status, {"object": "error", "message": message, "type": "BadRequestError",

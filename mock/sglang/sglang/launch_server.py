@@ -49,8 +49,8 @@ import time
 import warnings
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from mock_scheduler import (release, NotReady, install_sigterm, scheduler_for, prometheus,
-                            silent_jit_build)
+from mock_scheduler import (PROMETHEUS_TEXT, NotReady, install_sigterm, prometheus, release,
+                            scheduler_for, send_body, silent_jit_build)
 from sglang.version import __version__
 
 MODES = ("normal", "leak", "cuda-oom", "hang", "crash", "never-ready", "hostile")
@@ -170,12 +170,7 @@ def make_handler(state):
                 f"{args[1] if len(args) > 1 else ''}", tp=False)
 
         def reply(self, status, body):
-            data = json.dumps(body).encode() if not isinstance(body, bytes) else body
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json" if body != b"" else "text/plain")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send_body(self, status, body, "application/json" if body != b"" else "text/plain")
 
         def reply_metrics(self):
             # Names as SGLang's srt/metrics/collector.py (00ae9c1) registers them:
@@ -203,11 +198,7 @@ def make_handler(state):
                 ("sglang:realtime_tokens_total", "counter", help_realtime,
                  {**rank, "mode": "decode"}, tokens),
             ])
-            self.send_response(200)
-            self.send_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send_body(self, 200, data, PROMETHEUS_TEXT)
 
         def wedge(self):
             if state.hung.is_set():

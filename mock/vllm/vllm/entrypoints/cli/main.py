@@ -37,7 +37,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from mock_scheduler import NotReady, release, install_sigterm, prometheus, scheduler_for
+from mock_scheduler import PROMETHEUS_TEXT, NotReady, release, send_body, install_sigterm, prometheus, scheduler_for
 from vllm.version import __version__
 
 # vllm/config/parallel.py: ParallelConfig.master_port and data_parallel_rpc_port defaults.
@@ -224,12 +224,7 @@ def make_handler(name, scheduler):
             log(f'{self.client_address[0]} - "{self.requestline}" {args[1] if len(args) > 1 else ""}')
 
         def reply(self, status, body):
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send_body(self, status, body)
 
         def do_GET(self):
             path = self.path.split("?", 1)[0]
@@ -261,11 +256,7 @@ def make_handler(name, scheduler):
                 ("vllm:generation_tokens_total", "counter",
                  "Number of generation tokens processed.", labels, scheduler.tokens()),
             ])
-            self.send_response(200)
-            self.send_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send_body(self, 200, data, PROMETHEUS_TEXT)
 
         def do_POST(self):
             length = int(self.headers.get("Content-Length") or 0)
