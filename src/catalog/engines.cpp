@@ -374,14 +374,23 @@ constexpr LivenessFacts kVllmLiveness{
     .ranks_stub_health = false,
     .ranks_source = "",
 };
-// trtllm-serve: tensorrt_llm/serve/openai_server.py (NVIDIA/TensorRT-LLM 0005772): GET
+// trtllm-serve: tensorrt_llm/serve/openai_server.py (NVIDIA/TensorRT-LLM 0005772, e7f7345): GET
 // /health_generate runs a one-token chat completion (max_completion_tokens 1), which fails (500)
 // for every model without a chat template, so the probe is POST /v1/completions with the served
 // name (`model` is required there, openai_protocol.py 0076e93) and max_tokens 1: a plain prompt,
-// no template. Its /metrics answers JSON iteration statistics only with enable_iter_perf_stats in
-// the --extra_llm_api_options file (docs/source/commands/trtllm-serve.rst), not Prometheus text;
-// /prometheus/metrics exists only with return_perf_metrics and has no in-flight gauge: no metrics
-// signal, and the probe waits in the ordinary queue.
+// no template. The probe waits in the ordinary queue. Progress comes from GET /metrics, a JSON
+// list of the iteration statistics gathered since the last read (get_iteration_stats over
+// llm.get_stats_async(2): each read drains them; "[]" when no iteration ran), which the executor
+// records only with enable_iter_perf_stats, a top-level key of the LLM-API arguments
+// (tensorrt_llm/llmapi/llm_args.py TorchLlmArgs, fcd3f31) read from the YAML file
+// --extra_llm_api_options names (tensorrt_llm/commands/serve.py 4c05a74, where --config is its
+// other spelling; docs/source/commands/trtllm-serve.rst). Each entry's "iter" numbers the
+// iteration. Its numActiveRequests is counted as the iteration starts
+// (tensorrt_llm/_torch/pyexecutor/py_executor.py _get_init_iter_stats), so the last entry before
+// the engine idles still counts the request that finished in it: no in-flight gauge, and the
+// iterations only vouch for the probe that waits behind them. /prometheus/metrics exists only
+// with return_perf_metrics and has no in-flight gauge either.
+constexpr std::string_view kTrtllmOptionsFileFlags[] = {"--extra_llm_api_options", "--config"};
 constexpr LivenessFacts kTrtllmLiveness{
     .probe = {.method = "POST",
               .path = "/v1/completions",
@@ -390,7 +399,19 @@ constexpr LivenessFacts kTrtllmLiveness{
               .source = "tensorrt_llm/serve/openai_server.py, openai_protocol.py, "
                         "NVIDIA/TensorRT-LLM 0005772"},
     .api_key = {},
-    .metrics = {},
+    .metrics = {.path = "/metrics",
+                .format = MetricsFormat::iteration_stats,
+                .in_flight = "",
+                .tokens = "iter",
+                .enable_flag = "",
+                .options_file_flags = kTrtllmOptionsFileFlags,
+                .options_file_name = "gpulaunch-llm-api-options.yaml",
+                .options_file_text = "enable_iter_perf_stats: true\n",
+                .busy_needs_metrics = true,
+                .refresh = std::chrono::seconds{0},
+                .source = "tensorrt_llm/serve/openai_server.py e7f7345, "
+                          "tensorrt_llm/llmapi/llm_args.py fcd3f31, "
+                          "tensorrt_llm/_torch/pyexecutor/py_executor.py, NVIDIA/TensorRT-LLM"},
     .default_mode = LivenessMode::generate,
     .health_generates = false,
     .ranks_stub_health = false,
@@ -861,6 +882,16 @@ std::optional<LivenessMode> parse_liveness_mode(std::string_view name) {
   for (auto mode :
        {LivenessMode::generate, LivenessMode::metrics, LivenessMode::health, LivenessMode::off})
     if (liveness_mode_name(mode) == name) return mode;
+  return std::nullopt;
+}
+
+std::string_view metrics_format_name(MetricsFormat format) {
+  return format == MetricsFormat::iteration_stats ? "iteration-stats" : "prometheus";
+}
+
+std::optional<MetricsFormat> parse_metrics_format(std::string_view name) {
+  for (auto format : {MetricsFormat::prometheus, MetricsFormat::iteration_stats})
+    if (metrics_format_name(format) == name) return format;
   return std::nullopt;
 }
 

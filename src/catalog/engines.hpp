@@ -195,12 +195,31 @@ struct ApiKeyFacts {
   std::string_view source;
 };
 
-// The engine's Prometheus text exposition. Empty path: none (or none in Prometheus' format).
+// What the metrics endpoint answers: Prometheus' text exposition, or trtllm-serve's JSON list of
+// the iteration statistics since the last read (each read drains them).
+enum class MetricsFormat { prometheus, iteration_stats };
+std::string_view metrics_format_name(MetricsFormat format);
+std::optional<MetricsFormat> parse_metrics_format(std::string_view name);
+
+// The engine's metrics endpoint. Empty path: none gpulaunch can read.
 struct MetricsInterface {
   std::string_view path;
-  std::string_view in_flight;    // gauge: requests running now (summed over label sets)
-  std::string_view tokens;       // counter that moves while tokens are generated
+  MetricsFormat format = MetricsFormat::prometheus;
+  // Gauge: requests running now (summed over label sets). Empty: the endpoint has none that
+  // holds while the engine idles, and the counter below vouches for progress only (the probe
+  // still decides a stall).
+  std::string_view in_flight;
+  // Prometheus: a counter that moves while tokens are generated; iteration statistics: the
+  // field that numbers the engine's iterations.
+  std::string_view tokens;
   std::string_view enable_flag;  // the flag that turns the endpoint on; empty: always on
+  // Where a key in the engine's options file turns the endpoint on instead (trtllm-serve's YAML
+  // of LLM-API arguments): each spelling of the file's flag (gpulaunch passes the first, its own
+  // file at options_file_name in the engine's home, only where engine.args name none) and the
+  // text gpulaunch's file holds.
+  std::span<const std::string_view> options_file_flags{};
+  std::string_view options_file_name{};
+  std::string_view options_file_text{};
   // Whether liveness "generate" turns the endpoint on too: the probe waits behind a saturated
   // engine's queue, and only the token counter says a busy engine is generating.
   bool busy_needs_metrics = false;

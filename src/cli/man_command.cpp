@@ -359,22 +359,37 @@ std::string liveness_engines_block() {
           literal(facts.probe.source));
     else
       page += " No generation API gpulaunch knows: \\fBhealth\\fR or \\fBoff\\fR only.";
-    if (!facts.metrics.path.empty())
+    const MetricsInterface& metrics = facts.metrics;
+    const std::string switch_text =
+        !metrics.enable_flag.empty() ? fmt::format(", with \\fB{}\\fR (\\fBmetrics\\fR adds it)",
+                                                   literal(metrics.enable_flag))
+        : !metrics.options_file_flags.empty()
+            ? fmt::format(
+                  ", with \\fB{}\\fR in the \\fB{}\\fR file (gpulaunch passes its own "
+                  "where engine.args name none)",
+                  literal(
+                      metrics.options_file_text.substr(0, metrics.options_file_text.find('\n'))),
+                  literal(metrics.options_file_flags.front()))
+            : std::string(", always on");
+    if (!metrics.path.empty() && metrics.in_flight.empty())
+      page += fmt::format(
+          " Metrics: \\fB{}\\fR, {}, whose \\fB{}\\fR moving vouches for a probe that waits "
+          "behind the queue; no in-flight gauge, so not \\fBmetrics\\fR{} ({}).",
+          literal(metrics.path),
+          metrics.format == MetricsFormat::iteration_stats ? "JSON iteration statistics"
+                                                           : "Prometheus text",
+          literal(metrics.tokens), switch_text, literal(metrics.source));
+    else if (!metrics.path.empty())
       page += fmt::format(" Metrics: \\fB{}\\fR, \\fB{}\\fR and \\fB{}\\fR{} ({}).",
-                          literal(facts.metrics.path), literal(facts.metrics.in_flight),
-                          literal(facts.metrics.tokens),
-                          facts.metrics.enable_flag.empty()
-                              ? std::string(", always on")
-                              : fmt::format(", with \\fB{}\\fR (\\fBmetrics\\fR adds it)",
-                                            literal(facts.metrics.enable_flag)),
-                          literal(facts.metrics.source));
+                          literal(metrics.path), literal(metrics.in_flight),
+                          literal(metrics.tokens), switch_text, literal(metrics.source));
     else
       page += " No Prometheus metrics: not \\fBmetrics\\fR.";
-    if (facts.metrics.busy_needs_metrics)
+    if (metrics.busy_needs_metrics && !metrics.enable_flag.empty())
       page += fmt::format(
           " \\fBgenerate\\fR adds \\fB{}\\fR too: the probe waits behind a "
           "saturated engine's queue, the token counter does not.",
-          literal(facts.metrics.enable_flag));
+          literal(metrics.enable_flag));
     if (facts.metrics.refresh.count() > 0)
       page +=
           fmt::format(" Its metrics refresh every {} s when idle.", facts.metrics.refresh.count());

@@ -25,6 +25,7 @@
 #include "supervise/exit_status.hpp"
 #include "supervise/history.hpp"
 #include "supervise/start_gate.hpp"
+#include "util/atomic_file.hpp"
 #include "util/duration.hpp"
 #include "util/safe_file.hpp"
 #include "util/state_paths.hpp"
@@ -207,6 +208,8 @@ void add_run_command(CLI::App& app, CliContext& context) {
   static long long liveness_interval = kDefaultLivenessInterval.count();
   static long long liveness_timeout = kDefaultLivenessTimeout.count();
   static std::string probe_path, probe_body, metrics_path, in_flight_metric, tokens_metric;
+  static std::string metrics_format = std::string(metrics_format_name(MetricsFormat::prometheus));
+  static std::string engine_options_file, engine_options_text;
   static std::string api_key_credential, api_key_variable;
   static bool rank0_watches = false;
   command->add_option("--profile", profile, "Profile this engine belongs to")
@@ -258,8 +261,17 @@ void add_run_command(CLI::App& app, CliContext& context) {
                       "JSON body of the generation probe: it is a POST");
   command->add_option(std::string(kRunLivenessMetricsOption), metrics_path,
                       "Path of the engine's Prometheus metrics");
+  command
+      ->add_option(std::string(kRunLivenessMetricsFormatOption), metrics_format,
+                   "What the metrics path answers: prometheus or iteration-stats")
+      ->check(CLI::IsMember({std::string(metrics_format_name(MetricsFormat::prometheus)),
+                             std::string(metrics_format_name(MetricsFormat::iteration_stats))}));
   command->add_option(std::string(kRunLivenessInFlightOption), in_flight_metric,
-                      "Gauge of requests in flight");
+                      "Gauge of requests in flight (none: the metrics vouch for progress only)");
+  command->add_option(std::string(kRunEngineOptionsFileOption), engine_options_file,
+                      "The engine's options file, written before the engine starts");
+  command->add_option(std::string(kRunEngineOptionsTextOption), engine_options_text,
+                      "What that file holds");
   command->add_option(std::string(kRunLivenessTokensOption), tokens_metric,
                       "Counter that moves while tokens are generated");
   command->add_option(std::string(kRunApiKeyCredentialOption), api_key_credential,
@@ -288,11 +300,12 @@ void add_run_command(CLI::App& app, CliContext& context) {
     options.liveness.interval = std::chrono::seconds{liveness_interval};
     options.liveness.timeout = std::chrono::seconds{liveness_timeout};
     options.liveness.has_probe = !probe_path.empty();
-    options.liveness.has_metrics =
-        !metrics_path.empty() && !in_flight_metric.empty() && !tokens_metric.empty();
+    options.liveness.has_metrics = !metrics_path.empty() && !tokens_metric.empty();
     options.probe_path = probe_path;
     options.probe_body = probe_body;
     options.metrics_path = metrics_path;
+    options.metrics_format =
+        parse_metrics_format(metrics_format).value_or(MetricsFormat::prometheus);
     options.in_flight_metric = in_flight_metric;
     options.tokens_metric = tokens_metric;
     options.stall_dump_grace = kStallDumpGrace;
@@ -348,6 +361,16 @@ void add_run_command(CLI::App& app, CliContext& context) {
       return;
     }
     prefetch_weights(snapshot, ready_timeout, *notifier);
+    // The engine's options file, in its own home and written as the engine's user: renamed over
+    // whatever is there (a link included, never followed), so each start reads what the unit says.
+    if (!engine_options_file.empty()) {
+      if (auto written = write_file_atomically(engine_options_file, engine_options_text, 0640);
+          !written) {
+        say(fmt::format("{}; not starting", written.error().message), logging::Level::error);
+        context.exit_code = kExitConfig;
+        return;
+      }
+    }
     // The JIT caches were prepared by root before this (ExecStartPre=+ prepare-caches). Those the
     // engine compiles into are where the unit's environment pins them; their growth is progress.
     options.argv = argv;

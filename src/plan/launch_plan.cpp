@@ -41,16 +41,21 @@ std::string local_address(const std::string& host) {
   return host;
 }
 
+// The value of the last `flag` in argv ("--flag VALUE" or "--flag=VALUE"); nullopt: none.
+std::optional<std::string> flag_value(const std::vector<std::string>& argv, std::string_view flag) {
+  std::optional<std::string> value;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    if (argv[i] == flag && i + 1 < argv.size()) value = argv[i + 1];
+    if (argv[i].starts_with(std::string(flag) + "=")) value = argv[i].substr(flag.size() + 1);
+  }
+  return value;
+}
+
 // The name the engine serves the model under: the last --served-model-name in its argv (engine.args
 // come last and win), else the model as passed (vLLM's default for the served name).
 std::string served_model(const Profile& profile, const std::vector<std::string>& argv) {
-  constexpr std::string_view flag = "--served-model-name";
-  std::optional<std::string> name;
-  for (size_t i = 0; i < argv.size(); ++i) {
-    if (argv[i] == flag && i + 1 < argv.size()) name = argv[i + 1];
-    if (argv[i].starts_with(std::string(flag) + "=")) name = argv[i].substr(flag.size() + 1);
-  }
-  return name.value_or(profile.model.served_name.value_or(profile.model.path));
+  return flag_value(argv, "--served-model-name")
+      .value_or(profile.model.served_name.value_or(profile.model.path));
 }
 
 bool has_flag(const std::vector<std::string>& argv, std::string_view flag) {
@@ -65,7 +70,7 @@ bool has_flag(const std::vector<std::string>& argv, std::string_view flag) {
 // argv once, and "generate" too where a busy engine's probe waits in its queue) and readable with
 // the key gpulaunch holds; the probe only where it can carry the key the engine wants.
 LivenessPlan liveness_plan(const Profile& profile, long long node_rank, bool headless,
-                           std::vector<std::string>& argv) {
+                           std::vector<std::string>& argv, LaunchPlan& launch) {
   LivenessPlan plan;
   if (headless) return plan;
   const LivenessFacts& facts = engine_row(profile.engine.kind).liveness;
@@ -85,6 +90,20 @@ LivenessPlan liveness_plan(const Profile& profile, long long node_rank, bool hea
   if (turn_on_metrics && !facts.metrics.enable_flag.empty() &&
       !has_flag(argv, facts.metrics.enable_flag))
     argv.emplace_back(facts.metrics.enable_flag);
+  // An options-file switch: the user's file where engine.args name one (the engine reads one
+  // file; a second flag would replace theirs), gpulaunch's own otherwise.
+  const auto& file_flags = facts.metrics.options_file_flags;
+  if (turn_on_metrics && !file_flags.empty()) {
+    for (const auto flag : file_flags)
+      if (auto value = flag_value(argv, flag)) plan.user_options_file = *value;
+    if (plan.user_options_file.empty()) {
+      launch.engine_options_path =
+          (state_paths::engine_home(profile.name) / facts.metrics.options_file_name).string();
+      launch.engine_options_text = facts.metrics.options_file_text;
+      argv.emplace_back(file_flags.front());
+      argv.push_back(launch.engine_options_path);
+    }
+  }
   const ApiKeyUse key = find_api_key(facts.api_key, argv, profile);
   if (key.usable() && key.credential) {
     plan.key_credential = *key.credential;
@@ -96,6 +115,7 @@ LivenessPlan liveness_plan(const Profile& profile, long long node_rank, bool hea
       (!facts.api_key.guards_metrics || key.usable());
   if (plan.can_stall() && metrics_on) {
     plan.metrics_path = facts.metrics.path;
+    plan.metrics_format = facts.metrics.format;
     plan.in_flight_metric = facts.metrics.in_flight;
     plan.tokens_metric = facts.metrics.tokens;
     // A gauge refreshed only every `refresh` may stand for that long while nothing runs.
@@ -164,7 +184,8 @@ LaunchPlan make_launch_plan(const Profile& profile, const LaunchOptions& options
   plan.infiniband = options.infiniband;
   plan.engine_version = options.engine_version;
   plan.sandbox = sandbox_plan(profile, options.sandbox, plan.argv);
-  plan.liveness = liveness_plan(profile, options.node_rank, plan.rendezvous.has_value(), plan.argv);
+  plan.liveness =
+      liveness_plan(profile, options.node_rank, plan.rendezvous.has_value(), plan.argv, plan);
   auto& env = plan.environment;
 
   // The toolkit first: FlashInfer and torch's cpp_extension take CUDA_HOME, then CUDA_PATH,

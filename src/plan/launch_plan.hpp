@@ -52,8 +52,13 @@ struct LivenessPlan {
   std::string probe_body;
   // The engine's Prometheus metrics, where `run` reads them: empty path when it does not.
   std::string metrics_path;
-  std::string in_flight_metric;
+  MetricsFormat metrics_format = MetricsFormat::prometheus;
+  std::string in_flight_metric;  // empty: the metrics vouch for progress only
   std::string tokens_metric;
+  // The options file the engine reads its metrics switch from (MetricsInterface's options file):
+  // the flag's value in engine.args where they name one (`check` says what that file must hold),
+  // and gpulaunch's own, which `run` writes before each start, otherwise.
+  std::string user_options_file;
   ReadyOn ready = ReadyOn::health;
   // The API key the probe and the metrics reads carry (profile/api_key): the [secrets] entry `run`
   // reads from $CREDENTIALS_DIRECTORY, and the variable it sets to the key for the engine (empty:
@@ -110,6 +115,10 @@ struct LaunchPlan {
   // LaunchOptions::engine_version: the release the argv's flags were fitted to (engines/'
   // fitted_flag); nullopt: the conservative spellings.
   std::optional<std::string> engine_version;
+  // The file `run` writes in the engine's home before each start and the engine's argv names
+  // (MetricsInterface::options_file_*): path and text; empty path when none.
+  std::string engine_options_path;
+  std::string engine_options_text;
   // The sandbox allowances the unit carries (plan/sandbox_plan), in table order.
   std::vector<const SandboxAllowance*> sandbox;
 };
@@ -131,6 +140,12 @@ inline constexpr std::string_view kRunLivenessProbeBodyOption = "--liveness-prob
 inline constexpr std::string_view kRunLivenessMetricsOption = "--liveness-metrics";
 inline constexpr std::string_view kRunLivenessInFlightOption = "--liveness-in-flight";
 inline constexpr std::string_view kRunLivenessTokensOption = "--liveness-tokens";
+// The metrics' format where it is not Prometheus text (catalog MetricsFormat's names).
+inline constexpr std::string_view kRunLivenessMetricsFormatOption = "--liveness-metrics-format";
+// The engine's options file `run` writes before it starts the engine (LaunchPlan's
+// engine_options_path and engine_options_text).
+inline constexpr std::string_view kRunEngineOptionsFileOption = "--engine-options-file";
+inline constexpr std::string_view kRunEngineOptionsTextOption = "--engine-options-text";
 inline constexpr std::string_view kRunReadyOption = "--ready";
 // The API key's credential and the engine's variable for it (LivenessPlan::key_credential).
 inline constexpr std::string_view kRunApiKeyCredentialOption = "--api-key-credential";

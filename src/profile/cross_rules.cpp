@@ -364,6 +364,13 @@ Result<void> check_liveness(const ValueReader& r, Profile& profile) {
                    "'server.liveness' \"metrics\" needs the engine's Prometheus metrics; {} has "
                    "none (use {})",
                    row.display, has_probe ? "\"generate\" or \"health\"" : "\"health\"");
+  // Metrics without an in-flight gauge only vouch for a probe; alone they can tell no stall.
+  if (server.liveness == LivenessMode::metrics && row.liveness.metrics.in_flight.empty())
+    return fail_at(r.where("server.liveness"),
+                   "'server.liveness' \"metrics\" needs a gauge of the requests in flight; {}'s "
+                   "{} has none, so only its generation probe can tell a stall (use {})",
+                   row.display, row.liveness.metrics.path,
+                   has_probe ? "\"generate\" or \"health\"" : "\"health\"");
   if (server.ready == ReadyOn::generate && !has_probe)
     return fail_at(r.where("server.ready"),
                    "'server.ready' \"generate\" needs a generation API gpulaunch knows; {} has "

@@ -914,8 +914,10 @@ void check_liveness_key(const Profile& profile, const LaunchPlan& plan,
   if (!probe_dropped && !metrics_dropped) return;
   const std::string remains =
       !liveness.metrics_path.empty()
-          ? fmt::format("metrics: {} and {} from {}", liveness.in_flight_metric,
-                        liveness.tokens_metric, liveness.metrics_path)
+          ? fmt::format("metrics: {}{} from {}", liveness.in_flight_metric,
+                        liveness.in_flight_metric.empty() ? liveness.tokens_metric
+                                                          : " and " + liveness.tokens_metric,
+                        liveness.metrics_path)
           : "none: health answers alone feed the watchdog, a wedged engine that answers health "
             "is never stopped";
   findings.push_back(
@@ -935,6 +937,31 @@ void check_liveness_key(const Profile& profile, const LaunchPlan& plan,
                          row.liveness.api_key.variables.front())});
 }
 
+// An options-file metrics switch (trtllm-serve's iteration statistics) where engine.args name
+// their own file: gpulaunch passes no second one, so the switch must be in theirs.
+void check_liveness_options_file(const Profile& profile, const LaunchPlan& plan,
+                                 std::vector<Finding>& findings) {
+  const LivenessPlan& liveness = plan.liveness;
+  if (!liveness.can_stall() || liveness.user_options_file.empty()) return;
+  const MetricsInterface& metrics = engine_row(profile.engine.kind).liveness.metrics;
+  std::string text(metrics.options_file_text);
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  findings.push_back(
+      {Severity::info,
+       "liveness-options-file",
+       fmt::format("{} reads its options from '{}': liveness counts its iterations only where "
+                   "that file holds '{}'",
+                   engine_row(profile.engine.kind).display, liveness.user_options_file, text),
+       fmt::format("without it {} answers '[]' and only the probe, which waits behind the "
+                   "queue, watches the engine: a queue busy for longer than {}s is taken for a "
+                   "stall",
+                   metrics.path, liveness.timeout.count()),
+       {{"file", liveness.user_options_file}},
+       fmt::format("add the line '{}' to '{}', or drop {} from engine.args and gpulaunch passes "
+                   "a file of its own",
+                   text, liveness.user_options_file, metrics.options_file_flags.front())});
+}
+
 std::vector<Finding> evaluate(const Profile& profile, const LaunchPlan& plan, const Facts& facts,
                               const ShellEnvironment& shell) {
   auto context = make_context(profile, facts, plan);
@@ -948,6 +975,7 @@ std::vector<Finding> evaluate(const Profile& profile, const LaunchPlan& plan, co
   check_node_os(profile, plan, facts, findings);
   check_node_health(plan, facts, findings);
   check_liveness_key(profile, plan, findings);
+  check_liveness_options_file(profile, plan, findings);
   std::stable_sort(findings.begin(), findings.end(),
                    [](const Finding& a, const Finding& b) { return a.severity < b.severity; });
   return findings;

@@ -16,6 +16,7 @@
 #include <boost/process/extend.hpp>
 
 #include "catalog/journal_messages.hpp"
+#include "run/iteration_stats.hpp"
 #include "run/prometheus_text.hpp"
 #include "run/rendezvous.hpp"
 #include "supervise/exit_status.hpp"
@@ -507,8 +508,11 @@ class Bridge {
                     liveness_mode_name(options_.liveness.mode), options_.liveness.interval.count(),
                     options_.liveness.timeout.count(),
                     options_.liveness.has_metrics
-                        ? fmt::format("; {} and {} from {}", options_.in_flight_metric,
-                                      options_.tokens_metric, options_.metrics_path)
+                        ? (options_.in_flight_metric.empty()
+                               ? fmt::format("; progress: {} of the iteration statistics from {}",
+                                             options_.tokens_metric, options_.metrics_path)
+                               : fmt::format("; {} and {} from {}", options_.in_flight_metric,
+                                             options_.tokens_metric, options_.metrics_path))
                         : std::string(),
                     options_.liveness.has_probe && options_.liveness.mode == LivenessMode::generate
                         ? fmt::format("; probe {}", options_.probe_path)
@@ -583,8 +587,21 @@ class Bridge {
   void on_metrics(const HttpAnswer& answer) {
     if (engine_ended_ || stalling_ || !liveness_) return;
     std::optional<MetricsSample> sample;
-    if (answer.status == 200) {
-      sample = MetricsSample{prometheus_sum(answer.body, options_.in_flight_metric),
+    if (answer.status == 200 && options_.metrics_format == MetricsFormat::iteration_stats) {
+      // No iteration since the last read is no reading of the counter: it stands still.
+      const IterationReading reading = read_iteration_stats(answer.body, options_.tokens_metric);
+      sample = MetricsSample{std::nullopt, reading.last_iteration};
+      if (!reading.parsed && !said_no_tokens_) {
+        said_no_tokens_ = true;
+        say(fmt::format("liveness: {} is not a JSON list of iteration statistics; the probe "
+                        "alone watches the engine",
+                        options_.metrics_path),
+            Level::warning);
+      }
+    } else if (answer.status == 200) {
+      sample = MetricsSample{options_.in_flight_metric.empty()
+                                 ? std::nullopt
+                                 : prometheus_sum(answer.body, options_.in_flight_metric),
                              prometheus_sum(answer.body, options_.tokens_metric)};
       if (!sample->tokens && !said_no_tokens_) {
         said_no_tokens_ = true;

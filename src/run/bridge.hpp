@@ -52,7 +52,8 @@ struct BridgeOptions {
   std::string probe_path;
   std::string probe_body;
   std::string metrics_path;
-  std::string in_flight_metric;
+  MetricsFormat metrics_format = MetricsFormat::prometheus;
+  std::string in_flight_metric;  // empty: none (the metrics vouch for progress only)
   std::string tokens_metric;
   // The engine's API key (plan/launch_plan's key_credential, read by `run`): sent as
   // "Authorization: Bearer KEY" with the probe and the metrics reads; empty: none.

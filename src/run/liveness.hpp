@@ -26,8 +26,10 @@ struct LivenessConfig {
   LivenessMode mode = LivenessMode::health;
   std::chrono::seconds interval{30};
   std::chrono::seconds timeout{60};
-  bool has_probe = false;    // a generation probe to send
-  bool has_metrics = false;  // a metrics endpoint with an in-flight gauge and a token counter
+  bool has_probe = false;  // a generation probe to send
+  // A metrics endpoint with a token counter, and an in-flight gauge or not (without one the
+  // counter only vouches for a probe that waits behind it).
+  bool has_metrics = false;
 };
 
 // One read of the engine's metrics; a value is nullopt when the exposition lacks it.

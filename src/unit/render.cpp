@@ -126,8 +126,16 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
   }
   if (!liveness.metrics_path.empty()) {
     exec.push_back(fmt::format("{}={}", kRunLivenessMetricsOption, liveness.metrics_path));
-    exec.push_back(fmt::format("{}={}", kRunLivenessInFlightOption, liveness.in_flight_metric));
+    if (liveness.metrics_format != MetricsFormat::prometheus)
+      exec.push_back(fmt::format("{}={}", kRunLivenessMetricsFormatOption,
+                                 metrics_format_name(liveness.metrics_format)));
+    if (!liveness.in_flight_metric.empty())
+      exec.push_back(fmt::format("{}={}", kRunLivenessInFlightOption, liveness.in_flight_metric));
     exec.push_back(fmt::format("{}={}", kRunLivenessTokensOption, liveness.tokens_metric));
+  }
+  if (!plan.engine_options_path.empty()) {
+    exec.push_back(fmt::format("{}={}", kRunEngineOptionsFileOption, plan.engine_options_path));
+    exec.push_back(fmt::format("{}={}", kRunEngineOptionsTextOption, plan.engine_options_text));
   }
   if (liveness.rank0_watches) exec.emplace_back(kRunRank0WatchesOption);
   if (!liveness.key_credential.empty()) {

@@ -236,6 +236,42 @@ TEST(LaunchPlan, TrtllmIsProbedWithoutAChatTemplate) {
   EXPECT_EQ(plan.liveness.probe_body, R"({"model":"/m","prompt":"hi","max_tokens":1})");
 }
 
+// trtllm-serve records iteration statistics only with enable_iter_perf_stats in its options
+// file: "generate" passes a file of gpulaunch's own, which `run` writes, and reads /metrics for
+// the iteration number, with no in-flight gauge; engine.args naming their own file keep it.
+TEST(LaunchPlan, TrtllmGenerateCountsIterationsThroughItsOwnOptionsFile) {
+  std::string text = kPinned;
+  text.replace(text.find("sglang"), 6, "trtllm");
+  auto plan = make_launch_plan(load(text));
+  const std::string file = "/var/lib/gpulaunch/k26/engine/gpulaunch-llm-api-options.yaml";
+  EXPECT_EQ(plan.engine_options_path, file);
+  EXPECT_EQ(plan.engine_options_text, "enable_iter_perf_stats: true\n");
+  ASSERT_GE(plan.argv.size(), 2u);
+  EXPECT_EQ(plan.argv[plan.argv.size() - 2], "--extra_llm_api_options");
+  EXPECT_EQ(plan.argv.back(), file);
+  EXPECT_EQ(plan.liveness.metrics_path, "/metrics");
+  EXPECT_EQ(plan.liveness.metrics_format, MetricsFormat::iteration_stats);
+  EXPECT_EQ(plan.liveness.tokens_metric, "iter");
+  EXPECT_EQ(plan.liveness.in_flight_metric, "");
+  EXPECT_EQ(plan.liveness.user_options_file, "");
+
+  for (const std::string args :
+       {R"(["--config", "/etc/trt.yaml"])", R"(["--extra_llm_api_options=/etc/trt.yaml"])"}) {
+    std::string own = text;
+    own.replace(own.find("[model]"), 7, "args = " + args + "\n[model]");
+    auto theirs = make_launch_plan(load(own));
+    EXPECT_EQ(theirs.engine_options_path, "") << args;
+    EXPECT_EQ(theirs.liveness.user_options_file, "/etc/trt.yaml") << args;
+    EXPECT_EQ(std::count(theirs.argv.begin(), theirs.argv.end(), "--extra_llm_api_options"), 0)
+        << args;
+    EXPECT_EQ(theirs.liveness.metrics_path, "/metrics") << args;
+  }
+
+  auto health = make_launch_plan(load(text + "liveness = \"health\"\n"));
+  EXPECT_EQ(health.engine_options_path, "");
+  EXPECT_EQ(std::count(health.argv.begin(), health.argv.end(), "--extra_llm_api_options"), 0);
+}
+
 // SGLang's running gauge is refreshed every 30 s while idle: a shorter timeout would see a
 // finished request's gauge stand still.
 TEST(LaunchPlan, SglangMetricsTimeoutCoversItsRefresh) {

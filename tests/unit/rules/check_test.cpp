@@ -279,5 +279,29 @@ TEST(Check, SaysWhichLivenessSignalRemainsWhenTheKeyCannotBeSent) {
   EXPECT_THAT(bare->summary, ::testing::HasSubstr("LLAMA_API_KEY in [env]"));
 }
 
+// engine.args naming trtllm-serve's options file: gpulaunch passes none of its own, so `check`
+// says what that file must hold for liveness to count iterations.
+TEST(Check, SaysWhatTheUsersTrtllmOptionsFileMustHold) {
+  Profile trt;
+  trt.name = "t";
+  trt.engine.kind = EngineKind::trtllm;
+  trt.engine.venv = "/opt/venv";
+  trt.model.path = "/m";
+  trt.toolkit.cuda_home = "/usr/local/cuda-13.0";
+  trt.server.liveness = LivenessMode::generate;
+  EXPECT_EQ(find_code(check(trt, blackwell_node()), "liveness-options-file"), nullptr);
+  trt.engine.args = {"--config", "/etc/trt.yaml"};
+  const auto findings = check(trt, blackwell_node());
+  const Finding* found = find_code(findings, "liveness-options-file");
+  ASSERT_NE(found, nullptr);
+  EXPECT_EQ(found->severity, Severity::info);
+  EXPECT_EQ(found->summary,
+            "trtllm-serve reads its options from '/etc/trt.yaml': liveness counts its iterations "
+            "only where that file holds 'enable_iter_perf_stats: true'");
+  EXPECT_EQ(found->fix,
+            "add the line 'enable_iter_perf_stats: true' to '/etc/trt.yaml', or drop "
+            "--extra_llm_api_options from engine.args and gpulaunch passes a file of its own");
+}
+
 }  // namespace
 }  // namespace gl
