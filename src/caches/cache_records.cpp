@@ -114,7 +114,8 @@ std::string created_text(const std::vector<CreatedDirectory>& directories) {
   std::string text = std::string(kCreatedHeader) + "\n";
   for (const auto& directory : directories)
     text += std::to_string(directory.identity.device) + " " +
-            std::to_string(directory.identity.inode) + " " + escape_value(directory.path) + "\n";
+            std::to_string(directory.identity.inode) + " " + std::to_string(directory.birth) + " " +
+            escape_value(directory.path) + "\n";
   return text;
 }
 
@@ -130,9 +131,20 @@ std::optional<std::vector<CreatedDirectory>> parse_created(std::string_view text
     if (second == std::string_view::npos) return std::nullopt;
     auto device = number_of<dev_t>(line.substr(0, first));
     auto inode = number_of<ino_t>(line.substr(first + 1, second - first - 1));
-    auto path = unescape_value(line.substr(second + 1));
-    if (!device || !inode || !path || !is_normal_absolute(*path)) return std::nullopt;
-    directories.push_back({std::move(*path), {*device, *inode}});
+    // "DEVICE INODE BIRTH PATH"; records written before the birth time was kept have no BIRTH
+    // (a path is absolute, so its first character tells which).
+    std::optional<BirthTime> birth = BirthTime{0};
+    size_t path_at = second + 1;
+    if (path_at < line.size() && line[path_at] != '/') {
+      const auto third = line.find(' ', path_at);
+      if (third == std::string_view::npos) return std::nullopt;
+      birth = number_of<BirthTime>(line.substr(path_at, third - path_at));
+      path_at = third + 1;
+    }
+    auto path = unescape_value(line.substr(path_at));
+    if (!device || !inode || !birth || *birth < 0 || !path || !is_normal_absolute(*path))
+      return std::nullopt;
+    directories.push_back({std::move(*path), {*device, *inode}, *birth});
   }
   return directories;
 }
@@ -242,12 +254,13 @@ Result<void> CacheRecords::write_owner(const DirectoryOwner& owner) const {
                              shown(kOwnerFile));
 }
 
-Result<bool> CacheRecords::was_created(const std::string& path,
-                                       const FileIdentity& identity) const {
+Result<bool> CacheRecords::was_created(const std::string& path, const FileIdentity& identity,
+                                       BirthTime birth) const {
   auto directories = created();
   if (!directories) return std::unexpected(directories.error());
   return std::any_of(directories->begin(), directories->end(), [&](const auto& directory) {
-    return directory.path == path && directory.identity == identity;
+    return directory.path == path && directory.identity == identity &&
+           (directory.birth == 0 || birth == 0 || directory.birth == birth);
   });
 }
 

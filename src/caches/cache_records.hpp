@@ -44,6 +44,10 @@ std::optional<Stamp> parse_stamp(std::string_view text);
 struct CreatedDirectory {
   std::string path;  // absolute, lexically normal
   FileIdentity identity;
+  // Its birth time (0: unknown: the filesystem keeps none, or a record written before it was
+  // kept): a directory someone made after gpulaunch's was removed may get the same inode number
+  // (ext4 hands freed ones out again), never the same birth time.
+  BirthTime birth = 0;
 };
 
 std::string created_text(const std::vector<CreatedDirectory>& directories);
@@ -84,7 +88,9 @@ class CacheRecords {
 
   // Whether the directory at `path` with `identity` is one gpulaunch created: same path, same
   // device and inode (a directory swapped in at the path is not).
-  Result<bool> was_created(const std::string& path, const FileIdentity& identity) const;
+  // Where both the record and the directory have a birth time, it must be the same too.
+  Result<bool> was_created(const std::string& path, const FileIdentity& identity,
+                           BirthTime birth) const;
 
  private:
   CacheRecords(std::filesystem::path path, UniqueFd fd)

@@ -53,7 +53,9 @@ Result<void> check_created(const CacheRecords& records, const CacheTarget& targe
                            const ConfinedRoot& root, const std::string& cache_root) {
   auto identity = root.identity();
   if (!identity) return std::unexpected(identity.error());
-  auto created = records.was_created(target.location.directory, *identity);
+  auto birth = root.birth();
+  if (!birth) return std::unexpected(birth.error());
+  auto created = records.was_created(target.location.directory, *identity, *birth);
   if (!created) return std::unexpected(created.error());
   if (!*created)
     return failf(

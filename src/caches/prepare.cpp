@@ -68,7 +68,8 @@ Result<std::optional<OpenCaches>> open_caches(const LaunchPlan& plan, const Cach
     if (!made->created)
       return failf("Refusing to use cache directory '{}': it appeared while it was being created",
                    target.location.directory);
-    if (auto recorded = records->record_created({target.location.directory, made->identity});
+    if (auto recorded =
+            records->record_created({target.location.directory, made->identity, made->birth});
         !recorded)
       return std::unexpected(recorded.error());
     auto own = ConfinedRoot::open(target.location.directory);

@@ -658,6 +658,23 @@ Result<std::vector<std::filesystem::path>> ConfinedRoot::names_beside(
   return found;
 }
 
+namespace {
+
+Result<BirthTime> birth_of(int fd, const std::string& shown) {
+  struct statx info {};
+  if (::statx(fd, "", AT_EMPTY_PATH | AT_STATX_SYNC_AS_STAT, STATX_BTIME, &info) != 0)
+    return failf("Failed to stat '{}': {}", shown, errno_text(errno));
+  if ((info.stx_mask & STATX_BTIME) == 0) return BirthTime{0};
+  return static_cast<BirthTime>(info.stx_btime.tv_sec) * 1'000'000'000LL +
+         static_cast<BirthTime>(info.stx_btime.tv_nsec);
+}
+
+}  // namespace
+
+Result<BirthTime> ConfinedRoot::birth() const {
+  return birth_of(fd_.get(), shown(""));
+}
+
 Result<FileIdentity> ConfinedRoot::identity() const {
   struct stat info {};
   if (::fstat(fd_.get(), &info) != 0)
@@ -843,7 +860,9 @@ Result<MadeDirectory> make_cache_directory(const std::filesystem::path& path,
   }
   if (::fstat(current.get(), &info) != 0)
     return failf("Failed to stat '{}': {}", normal.string(), errno_text(errno));
-  return MadeDirectory{{info.st_dev, info.st_ino}, true};
+  auto birth = birth_of(current.get(), normal.string());
+  if (!birth) return std::unexpected(birth.error());
+  return MadeDirectory{{info.st_dev, info.st_ino}, true, *birth};
 }
 
 }  // namespace gl

@@ -49,9 +49,14 @@ struct DirectoryOwner {
   gid_t gid = 0;
 };
 
+// When a directory was made, in nanoseconds since the epoch (statx's STATX_BTIME): tells a
+// directory from a later one that got its inode number back. 0: the filesystem keeps none.
+using BirthTime = long long;
+
 struct MadeDirectory {
   FileIdentity identity;
   bool created = false;  // false: it was there already, and was left as it was
+  BirthTime birth = 0;
 };
 
 // Creates the directory `path` (absolute) when it is missing, mode 0755, owned by `owner`; its
@@ -72,6 +77,8 @@ class ConfinedRoot {
   const std::filesystem::path& path() const { return path_; }
   // The device and inode of the directory that was opened.
   Result<FileIdentity> identity() const;
+  // Its birth time; 0 where the filesystem keeps none.
+  Result<BirthTime> birth() const;
   std::string shown(std::string_view relative) const;  // for messages: root/relative
 
   // `relative` is below the root: no "..", ".", empty components or leading '/'; "" is the root.

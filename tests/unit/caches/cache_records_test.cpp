@@ -69,6 +69,24 @@ TEST(CreatedRecord, RoundTripsAndRefusesAnythingElse) {
   EXPECT_FALSE(parse_created(header + "2049 -1 /scratch\n"));
   EXPECT_FALSE(parse_created(header + "2049 /scratch\n"));
   EXPECT_FALSE(parse_created("2049 131 /scratch\n"));
+  EXPECT_FALSE(parse_created(header + "2049 131 -5 /scratch\n"));
+  EXPECT_FALSE(parse_created(header + "2049 131 17x /scratch\n"));
+}
+
+TEST(CreatedRecord, KeepsTheBirthTimeAndReadsRecordsWrittenWithoutOne) {
+  const std::string header = "# gpulaunch created cache directories v1\n";
+  EXPECT_EQ(created_text({{"/scratch/fi", {2049, 131}, 1764700000123456789}}),
+            header + "2049 131 1764700000123456789 /scratch/fi\n");
+  auto parsed = parse_created(header + "2049 131 1764700000123456789 /scratch/fi\n");
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ((*parsed)[0].birth, 1764700000123456789);
+  // Written before birth times were kept: the birth is unknown, and the rest as it was.
+  auto old = parse_created(header + "2049 131 /scratch/fi\n");
+  ASSERT_TRUE(old);
+  ASSERT_EQ(old->size(), 1u);
+  EXPECT_EQ((*old)[0].path, "/scratch/fi");
+  EXPECT_EQ((*old)[0].identity, (FileIdentity{2049, 131}));
+  EXPECT_EQ((*old)[0].birth, 0);
 }
 
 TEST(CacheRecordsPath, MovesStatePathsPlaceUnderAnotherStateRoot) {
@@ -107,13 +125,19 @@ TEST_F(CacheRecordsTest, OnlyTheRecordedDirectoryAtItsPathCountsAsCreated) {
   ASSERT_TRUE(records->record_created({"/scratch/flashinfer", {10, 20}}));
   ASSERT_TRUE(records->record_created({"/scratch/tvm", {10, 21}}));
   ASSERT_TRUE(records->record_created({"/scratch/flashinfer", {10, 22}}));  // made again
-  EXPECT_TRUE(records->was_created("/scratch/flashinfer", {10, 22}).value());
-  EXPECT_FALSE(records->was_created("/scratch/flashinfer", {10, 20}).value());
-  EXPECT_FALSE(records->was_created("/scratch/tvm", {11, 21}).value());
-  EXPECT_FALSE(records->was_created("/scratch/other", {10, 21}).value());
+  EXPECT_TRUE(records->was_created("/scratch/flashinfer", {10, 22}, 0).value());
+  EXPECT_FALSE(records->was_created("/scratch/flashinfer", {10, 20}, 0).value());
+  EXPECT_FALSE(records->was_created("/scratch/tvm", {11, 21}, 0).value());
+  EXPECT_FALSE(records->was_created("/scratch/other", {10, 21}, 0).value());
+  // The same device and inode born at another time: the inode number was handed out again.
+  ASSERT_TRUE(records->record_created({"/scratch/dg", {10, 30}, 1000}));
+  EXPECT_TRUE(records->was_created("/scratch/dg", {10, 30}, 1000).value());
+  EXPECT_FALSE(records->was_created("/scratch/dg", {10, 30}, 2000).value());
+  EXPECT_TRUE(records->was_created("/scratch/dg", {10, 30}, 0).value())
+      << "a filesystem that keeps no birth times: device and inode decide, as before";
   // A record that is not one vouches for nothing.
   test::TempTree::write(this->records() / "created-directories", "/scratch/tvm\n");
-  EXPECT_FALSE(records->was_created("/scratch/tvm", {10, 21}).value());
+  EXPECT_FALSE(records->was_created("/scratch/tvm", {10, 21}, 0).value());
 }
 
 TEST_F(CacheRecordsTest, LookingCreatesNothing) {

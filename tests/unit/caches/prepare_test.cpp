@@ -5,6 +5,9 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <chrono>
+#include <sstream>
+#include <thread>
 
 #include "caches/cache_state.hpp"
 #include "temp_tree.hpp"
@@ -335,6 +338,40 @@ TEST_F(Prepare, ADirectorySwappedInWhereGpulaunchCreatedOneIsNotCleared) {
   write(base / "fast-disk/flashinfer/precious", "keep me");
   EXPECT_FALSE(clear_caches(plan, {"flashinfer"}, records()));
   EXPECT_FALSE(prepare_caches(plan, toolkit("12.8.93"), options()));
+  EXPECT_EQ(read(base / "fast-disk/flashinfer/precious"), "keep me");
+}
+
+// ext4 hands a freed inode number to the next file made: a directory someone makes at the path
+// after gpulaunch's went may carry the recorded device and inode. Its birth time tells it apart.
+// The reuse is staged: the record is rewritten to name the new directory's inode.
+TEST_F(Prepare, ADirectoryThatGotTheRecordedInodeBackIsNotCleared) {
+  auto plan = plan_under(base / "root");
+  plan.caches[0].directory = (base / "fast-disk/flashinfer").string();
+  ASSERT_TRUE(prepare_caches(plan, toolkit("13.0.48"), options()));
+  const std::string recorded = read(records() / "created-directories");
+  const std::string path = " " + plan.caches[0].directory + "\n";
+  const auto line_end = recorded.find(path);
+  ASSERT_NE(line_end, std::string::npos) << recorded;
+  const auto line_start = recorded.rfind('\n', line_end) + 1;
+  std::istringstream fields(recorded.substr(line_start, line_end - line_start));
+  std::string device, inode, birth;
+  fields >> device >> inode >> birth;
+  if (birth == "0") GTEST_SKIP() << "this filesystem keeps no birth times (statx STATX_BTIME)";
+  fs::remove(base / "fast-disk/flashinfer");
+  // Birth times have nanoseconds, but a coarse clock may give two directories the same one.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  write(base / "fast-disk/flashinfer/precious", "keep me");
+  struct stat info {};
+  ASSERT_EQ(::stat((base / "fast-disk/flashinfer").c_str(), &info), 0);
+  ASSERT_EQ(std::to_string(info.st_dev), device);
+  write(records() / "created-directories", recorded.substr(0, line_start) + device + " " +
+                                               std::to_string(info.st_ino) + " " + birth + path +
+                                               recorded.substr(line_end + path.size()));
+  auto report = prepare_caches(plan, toolkit("12.8.93"), options());
+  ASSERT_FALSE(report) << read(records() / "created-directories");
+  EXPECT_NE(report.error().message.find("gpulaunch did not create it"), std::string::npos)
+      << report.error().message;
+  EXPECT_FALSE(clear_caches(plan, {"flashinfer"}, records()));
   EXPECT_EQ(read(base / "fast-disk/flashinfer/precious"), "keep me");
 }
 

@@ -41,9 +41,8 @@ TEST(IterationStats, AnEmptyListIsNoReadingOfTheCounter) {
 }
 
 TEST(IterationStats, EntriesAsJsonTextAreReadToo) {
-  const IterationReading reading =
-      read_iteration_stats(R"(["{\"iter\": 41, \"numActiveRequests\": 3}", "{\"iter\": 42}"])",
-                           "iter");
+  const IterationReading reading = read_iteration_stats(
+      R"(["{\"iter\": 41, \"numActiveRequests\": 3}", "{\"iter\": 42}"])", "iter");
   EXPECT_EQ(reading.last_iteration, 42);
 }
 
@@ -56,8 +55,8 @@ TEST(IterationStats, AnythingButAListIsNotParsed) {
 }
 
 TEST(IterationStats, EntriesWithoutANumberedIterationAreSkipped) {
-  const IterationReading reading =
-      read_iteration_stats(R"([{"iter": "7"}, 5, null, {"iterLatencyMS": 3}, {"iter": 6}])", "iter");
+  const IterationReading reading = read_iteration_stats(
+      R"([{"iter": "7"}, 5, null, {"iterLatencyMS": 3}, {"iter": 6}])", "iter");
   EXPECT_EQ(reading.last_iteration, 6);
 }
 
