@@ -126,20 +126,20 @@ KnobDefault vllm_max_num_seqs(const GpuContext& gpus) {
 // load_cuda_ops; v0.2.6 and later, through fb28d72, build in silence: run watches the JIT caches
 // grow instead).
 constexpr std::array kSglangProgress{
-    ProgressMarker{"Load weight begin", Phase::loading_weights, Pct::in_line},
-    ProgressMarker{"Load weight end", Phase::loading_weights, Pct::complete, Edge::ends},
-    ProgressMarker{"Multi-thread loading shards", Phase::loading_weights, Pct::in_line},
-    ProgressMarker{"checkpoint shards", Phase::loading_weights, Pct::in_line},
-    ProgressMarker{"cuda graph begin", Phase::capturing_graphs},
-    ProgressMarker{"CUDA graph begin", Phase::capturing_graphs},
-    ProgressMarker{"cuda graph end. ", Phase::capturing_graphs, Pct::none, Edge::ends},
-    ProgressMarker{"CUDA graph end. ", Phase::capturing_graphs, Pct::none, Edge::ends},
-    ProgressMarker{"Entering DeepGEMM JIT Pre-Compile session", Phase::compiling_kernels},
-    ProgressMarker{"Finished loading JIT ops: ", Phase::compiling_kernels, Pct::none, Edge::ends},
-    ProgressMarker{"Loading JIT ops: ", Phase::compiling_kernels},
-    ProgressMarker{"fired up and ready to roll", Phase::waiting_for_health},
+    ProgressMarker{"Load weight begin", Phase::weights, Pct::in_line},
+    ProgressMarker{"Load weight end", Phase::weights, Pct::complete, Edge::ends},
+    ProgressMarker{"Multi-thread loading shards", Phase::weights, Pct::in_line},
+    ProgressMarker{"checkpoint shards", Phase::weights, Pct::in_line},
+    ProgressMarker{"cuda graph begin", Phase::cuda_graphs},
+    ProgressMarker{"CUDA graph begin", Phase::cuda_graphs},
+    ProgressMarker{"cuda graph end. ", Phase::cuda_graphs, Pct::none, Edge::ends},
+    ProgressMarker{"CUDA graph end. ", Phase::cuda_graphs, Pct::none, Edge::ends},
+    ProgressMarker{"Entering DeepGEMM JIT Pre-Compile session", Phase::jit_compile},
+    ProgressMarker{"Finished loading JIT ops: ", Phase::jit_compile, Pct::none, Edge::ends},
+    ProgressMarker{"Loading JIT ops: ", Phase::jit_compile},
+    ProgressMarker{"fired up and ready to roll", Phase::health},
     // uvicorn, which SGLang and vLLM both serve through.
-    ProgressMarker{"Application startup complete", Phase::waiting_for_health},
+    ProgressMarker{"Application startup complete", Phase::health},
 };
 // field-facts §7; first match wins, so the specific advice comes before torch's generic error.
 constexpr std::array kSglangOom{
@@ -184,20 +184,20 @@ constexpr std::array kSglangNotOom{
 // capturing finished in %.0f secs, took %.2f GiB". First match wins: each ending line comes
 // before the shorter marker it contains.
 constexpr std::array kVllmProgress{
-    ProgressMarker{"Loading weights took", Phase::loading_weights, Pct::complete, Edge::ends},
-    ProgressMarker{"Model loading took", Phase::loading_weights, Pct::complete, Edge::ends},
-    ProgressMarker{"Loading weights", Phase::loading_weights, Pct::in_line},
-    ProgressMarker{"checkpoint shards", Phase::loading_weights, Pct::in_line},
-    ProgressMarker{"Multi-thread loading shards", Phase::loading_weights, Pct::in_line},
-    ProgressMarker{"Starting to load model", Phase::loading_weights, Pct::in_line},
-    ProgressMarker{"Graph capturing finished", Phase::capturing_graphs, Pct::none, Edge::ends},
-    ProgressMarker{"Capturing CUDA graph", Phase::capturing_graphs},
-    ProgressMarker{"Capturing CUDA graphs", Phase::capturing_graphs},
-    ProgressMarker{"torch.compile takes", Phase::torch_compiling, Pct::none, Edge::ends},
-    ProgressMarker{"Compiling a graph", Phase::torch_compiling},
-    ProgressMarker{"Dynamo bytecode transform time", Phase::torch_compiling},
-    ProgressMarker{"torch.compile", Phase::torch_compiling},
-    ProgressMarker{"Application startup complete", Phase::waiting_for_health},
+    ProgressMarker{"Loading weights took", Phase::weights, Pct::complete, Edge::ends},
+    ProgressMarker{"Model loading took", Phase::weights, Pct::complete, Edge::ends},
+    ProgressMarker{"Loading weights", Phase::weights, Pct::in_line},
+    ProgressMarker{"checkpoint shards", Phase::weights, Pct::in_line},
+    ProgressMarker{"Multi-thread loading shards", Phase::weights, Pct::in_line},
+    ProgressMarker{"Starting to load model", Phase::weights, Pct::in_line},
+    ProgressMarker{"Graph capturing finished", Phase::cuda_graphs, Pct::none, Edge::ends},
+    ProgressMarker{"Capturing CUDA graph", Phase::cuda_graphs},
+    ProgressMarker{"Capturing CUDA graphs", Phase::cuda_graphs},
+    ProgressMarker{"torch.compile takes", Phase::torch_compile, Pct::none, Edge::ends},
+    ProgressMarker{"Compiling a graph", Phase::torch_compile},
+    ProgressMarker{"Dynamo bytecode transform time", Phase::torch_compile},
+    ProgressMarker{"torch.compile", Phase::torch_compile},
+    ProgressMarker{"Application startup complete", Phase::health},
 };
 // Multi-node, from vllm-project/vllm docs/serving/parallelism_scaling.md (096bd6a: "--nnodes 2
 // --node-rank 1 --master-addr HEAD --headless" on the worker node, mp backend) and
@@ -259,7 +259,7 @@ constexpr std::array kTrtllmFixed{std::string_view{"--backend"}, std::string_vie
 // once it is ready. A GGUF file, no Python.
 constexpr std::array kLlamacppProgress{
     // src/llama-model.cpp, load_tensors().
-    ProgressMarker{"loading model tensors, this can take a while", Phase::loading_weights},
+    ProgressMarker{"loading model tensors, this can take a while", Phase::weights},
 };
 // ggml/src/ggml-cuda/ggml-cuda.cu, ggml_backend_cuda_buffer_type_alloc_buffer: "allocating
 // 279356.51 MiB on device 0: cudaMalloc failed: out of memory". Its CUDA_CHECK failures print

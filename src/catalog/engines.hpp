@@ -47,16 +47,19 @@ struct FlagSpelling {
 FlagSpelling spell_flag(EngineKind kind, std::string_view flag,
                         const std::optional<std::string>& version);
 
-// What an engine's start-up output says it is doing. Kernel JIT builds (FlashInfer, DeepGEMM)
-// and torch.compile are told apart where the engine's lines tell them apart.
+// What an engine is doing while it starts, from its own start-up lines (and its JIT caches
+// growing): the one phase type of the progress line, `run`'s phase marks, the history's start
+// timelines and the metrics' `phase` label. Kernel JIT builds (FlashInfer, DeepGEMM) and
+// torch.compile are told apart where the engine's lines tell them apart. Names: wire names in
+// supervise/start_timeline, words for people in engines/progress.
 enum class Phase {
-  starting,
-  loading_weights,
-  capturing_graphs,
-  compiling_kernels,
-  torch_compiling,
-  waiting_for_health,
-  serving
+  process,        // the engine's process started; nothing said yet
+  weights,        // loading the model's weights
+  jit_compile,    // FlashInfer/Triton/DeepGEMM JIT builds (output, or the JIT caches growing)
+  torch_compile,  // torch.compile / Inductor
+  cuda_graphs,    // CUDA-graph capture
+  health,         // the engine said it serves; waiting for its health (or generation) answer
+  serving,        // ready: no longer a start phase (never in a start's timeline)
 };
 
 // How the profile names the program that serves.

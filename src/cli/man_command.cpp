@@ -29,6 +29,7 @@
 #include "profile/unsafe_directives.hpp"
 #include "run/bridge.hpp"
 #include "supervise/metrics.hpp"
+#include "supervise/step_down.hpp"
 #include "util/state_paths.hpp"
 
 namespace gl {
@@ -275,22 +276,37 @@ std::string engine_rows_block() {
     if (row.model == ModelSource::local_file) page += " \\fBmodel.path\\fR is a local file.";
     page += fmt::format(" Port {} unless \\fBserver.port\\fR says otherwise; {}.", row.default_port,
                         roff(row.readiness));
+    // Each knob as step_down treats it (supervise/step_down's knob_policies).
     std::vector<std::string> knobs;
-    for (auto [key, knob] : {std::pair{"engine.mem_fraction", &row.mem_fraction},
-                             std::pair{"engine.max_requests", &row.max_requests},
-                             std::pair{"engine.cuda_graph_max_bs", &row.cuda_graph_max_bs}})
-      if (!knob->flag.empty())
-        knobs.push_back(fmt::format("\\fB{}\\fR is \\fB{}\\fR", literal(key), literal(knob->flag)));
-    if (!row.context.flag.empty())
-      knobs.push_back(fmt::format("the context is \\fB{}\\fR in \\fBengine.args\\fR",
-                                  literal(row.context.flag)));
+    for (const KnobPolicy& policy : knob_policies(row.kind)) {
+      std::string knob = policy.key == "context"
+                             ? fmt::format("the context is \\fB{}\\fR in \\fBengine.args\\fR",
+                                           literal(policy.knob->flag))
+                             : fmt::format("\\fB{}\\fR is \\fB{}\\fR", literal(policy.key),
+                                           literal(policy.knob->flag));
+      const char* after = policy.trigger == KnobTrigger::gpu_oom ? "a CUDA out-of-memory stop"
+                                                                 : "a host out-of-memory kill";
+      switch (policy.step) {
+        case KnobStep::untouched:
+          knob += ", which the supervisor leaves as it is";
+          break;
+        case KnobStep::from_default:
+          knob += fmt::format(
+              ", lowered after {} (from what the engine itself picks on the unit's GPUs when the "
+              "profile leaves it unset)",
+              after);
+          break;
+        case KnobStep::where_set:
+          knob += fmt::format(
+              ", lowered after {} only where the profile sets it (the engine sizes it itself)",
+              after);
+          break;
+      }
+      knobs.push_back(std::move(knob));
+    }
     for (size_t i = 0; i < knobs.size(); ++i)
-      page += (i == 0 ? " " : i + 1 == knobs.size() ? " and " : ", ") + knobs[i];
-    if (!knobs.empty())
-      page += row.steps_down ? "; after an out-of-memory stop the supervisor lowers them, a knob "
-                               "the profile leaves unset from what the engine itself picks on the "
-                               "unit's GPUs."
-                             : "; the supervisor leaves them as they are.";
+      page += (i == 0 ? " " : i + 1 == knobs.size() ? "; and " : "; ") + knobs[i];
+    if (!knobs.empty()) page += ".";
     if (!row.cuda_graph_max_bs.short_flag.empty())
       page += fmt::format(
           " \\fB{}\\fR, the deprecated spelling of \\fB{}\\fR, is lowered "

@@ -18,10 +18,12 @@
 #include "log/logger.hpp"
 #include "plan/gpu_assignment.hpp"
 #include "plan/launch_plan.hpp"
+#include "plan/run_settings.hpp"
 #include "profile/validate.hpp"
 #include "run/bridge.hpp"
 #include "run/prefetch.hpp"
 #include "run/prefetch_io.hpp"
+#include "run/run_options.hpp"
 #include "supervise/exit_status.hpp"
 #include "supervise/history.hpp"
 #include "supervise/start_gate.hpp"
@@ -194,133 +196,24 @@ void add_run_command(CLI::App& app, CliContext& context) {
   auto* command = app.add_subcommand(
       "run", "The service's main process (ExecStart=): start the engine, report readiness");
   command->group("");  // units call it; people use `up`
-  static std::string profile, health_url, snapshot, unused_engine, rendezvous;
-  static bool rendezvous_any_port = false;
-  static long long ready_timeout = 1200;
-  static long long progress_grace = 0;
-  // Units rendered before the flag existed get the shortest bound health_timing gives.
-  static long long health_timeout = kMinHealthTimeout.count();
-  static long long drain_timeout = kRunDefaultDrainTimeout.count();
-  static std::vector<std::string> argv;
-  static std::string engine_version;
-  // Liveness (plan/launch_plan's LivenessPlan); without them, "health" as before.
-  static std::string liveness = "health", ready = "health";
-  static long long liveness_interval = kDefaultLivenessInterval.count();
-  static long long liveness_timeout = kDefaultLivenessTimeout.count();
-  static std::string probe_path, probe_body, metrics_path, in_flight_metric, tokens_metric;
-  static std::string metrics_format = std::string(metrics_format_name(MetricsFormat::prometheus));
-  static std::string engine_options_file, engine_options_text;
-  static std::string api_key_credential, api_key_variable;
-  static bool rank0_watches = false;
-  command->add_option("--profile", profile, "Profile this engine belongs to")
-      ->required()
-      ->check(profile_name_check());
-  // Units rendered by earlier versions pass --engine=KIND; `run` reads the kind from the
-  // snapshot. Accepted and ignored, so that a package upgrade does not break an installed unit
-  // before its next `up`.
-  command->add_option("--engine", unused_engine)->group("");
-  command->add_option(std::string(kRunEngineVersionOption), engine_version,
-                      "The engine release the command line was built for");
-  command->add_option("--snapshot", snapshot, "The merged profile `up` wrote");
-  command->add_option("--health-url", health_url, "URL answering 200 once serving")->required();
-  command->add_option("--ready-timeout", ready_timeout, "Seconds to wait for health 200")
-      ->check(CLI::Range(1LL, 86400LL));
-  command
-      ->add_option("--progress-grace", progress_grace,
-                   "Seconds by which loading progress pushes the ready deadline back "
-                   "(default: the ready timeout, at most 300)")
-      ->check(CLI::Range(1LL, 86400LL));
-  command
-      ->add_option("--health-timeout", health_timeout,
-                   "Seconds one health answer may take (the engine's own bound and a margin)")
-      ->check(CLI::Range(1LL, 86400LL));
-  command
-      ->add_option(std::string(kRunDrainTimeoutOption), drain_timeout,
-                   "Seconds a stop lets the engine finish in-flight requests after SIGTERM")
-      ->check(CLI::Range(1LL, 86400LL));
-  command->add_option(std::string(kRunRendezvousOption), rendezvous,
-                      "A headless rank: HOST:PORT of rank 0 its engine connects to; ready and "
-                      "watched by that connection instead of --health-url");
-  command->add_flag(std::string(kRunRendezvousAnyPortOption), rendezvous_any_port,
-                    "Any port on the rendezvous host counts");
-  command
-      ->add_option(std::string(kRunLivenessOption), liveness,
-                   "How a serving engine proves forward progress: generate, metrics, health or off")
-      ->check(CLI::IsMember(liveness_mode_names()));
-  command
-      ->add_option(std::string(kRunLivenessIntervalOption), liveness_interval,
-                   "Seconds between two liveness looks")
-      ->check(CLI::Range(1LL, 86400LL));
-  command
-      ->add_option(std::string(kRunLivenessTimeoutOption), liveness_timeout,
-                   "Seconds without forward progress that make a stall")
-      ->check(CLI::Range(1LL, 86400LL));
-  command->add_option(std::string(kRunLivenessProbeOption), probe_path,
-                      "Path of the one-token generation probe (GET, or POST with the body)");
-  command->add_option(std::string(kRunLivenessProbeBodyOption), probe_body,
-                      "JSON body of the generation probe: it is a POST");
-  command->add_option(std::string(kRunLivenessMetricsOption), metrics_path,
-                      "Path of the engine's Prometheus metrics");
-  command
-      ->add_option(std::string(kRunLivenessMetricsFormatOption), metrics_format,
-                   "What the metrics path answers: prometheus or iteration-stats")
-      ->check(CLI::IsMember({std::string(metrics_format_name(MetricsFormat::prometheus)),
-                             std::string(metrics_format_name(MetricsFormat::iteration_stats))}));
-  command->add_option(std::string(kRunLivenessInFlightOption), in_flight_metric,
-                      "Gauge of requests in flight (none: the metrics vouch for progress only)");
-  command->add_option(std::string(kRunEngineOptionsFileOption), engine_options_file,
-                      "The engine's options file, written before the engine starts");
-  command->add_option(std::string(kRunEngineOptionsTextOption), engine_options_text,
-                      "What that file holds");
-  command->add_option(std::string(kRunLivenessTokensOption), tokens_metric,
-                      "Counter that moves while tokens are generated");
-  command->add_option(std::string(kRunApiKeyCredentialOption), api_key_credential,
-                      "Credential holding the engine's API key, sent with the probe and metrics");
-  command->add_option(std::string(kRunApiKeyVariableOption), api_key_variable,
-                      "Environment variable the engine reads that key from; set for the engine");
-  command->add_flag(std::string(kRunRank0WatchesOption), rank0_watches,
-                    "This rank's health server is a stub: rank 0's liveness watches the group");
-  command
-      ->add_option(std::string(kRunReadyOption), ready,
-                   "READY=1 on health 200, or on the first generation: health or generate")
-      ->check(CLI::IsMember({"health", "generate"}));
-  command->add_option("engine_argv", argv, "The engine's command line, after --")->required();
+  static RunSettings settings;
+  add_run_settings_options(*command, settings);
   command->callback([&context] {
+    const std::string& profile = settings.profile;
     // Under systemd stdout is the journal: the engine's lines pass through it, ours are entries.
     logging::configure({context.log_threshold, logging::Stream::out, profile});
-    BridgeOptions options;
-    options.health_url = health_url;
-    options.probe_timeout = std::chrono::seconds{health_timeout};
-    options.drain_timeout = std::chrono::seconds{drain_timeout};
-    options.stop_timeout = options.drain_timeout + kStopKillGrace;
-    options.readiness.ready_timeout = Seconds{ready_timeout};
-    options.readiness.progress_grace =
-        Seconds{progress_grace > 0 ? progress_grace : std::min(300LL, ready_timeout)};
-    options.liveness.mode = parse_liveness_mode(liveness).value_or(LivenessMode::health);
-    options.liveness.interval = std::chrono::seconds{liveness_interval};
-    options.liveness.timeout = std::chrono::seconds{liveness_timeout};
-    options.liveness.has_probe = !probe_path.empty();
-    options.liveness.has_metrics = !metrics_path.empty() && !tokens_metric.empty();
-    options.probe_path = probe_path;
-    options.probe_body = probe_body;
-    options.metrics_path = metrics_path;
-    options.metrics_format =
-        parse_metrics_format(metrics_format).value_or(MetricsFormat::prometheus);
-    options.in_flight_metric = in_flight_metric;
-    options.tokens_metric = tokens_metric;
-    options.stall_dump_grace = kStallDumpGrace;
-    options.readiness.ready_on_generation = ready == "generate";
-    if (options.readiness.ready_on_generation && probe_path.empty()) {
-      say(fmt::format("{}=generate needs {}", kRunReadyOption, kRunLivenessProbeOption),
-          logging::Level::error);
+    auto assembled = bridge_options(settings);
+    if (!assembled) {
+      say(assembled.error().message, logging::Level::error);
       context.exit_code = kExitConfig;
       return;
     }
-    if (rank0_watches)
+    BridgeOptions options = std::move(*assembled);
+    if (settings.rank0_watches)
       say("liveness: health alone on this rank, whose health server answers 200 whatever its "
           "engine does; rank 0 watches the group");
-    if (!api_key_credential.empty()) {
-      auto key = read_api_key(api_key_credential);
+    if (!settings.api_key_credential.empty()) {
+      auto key = read_api_key(settings.api_key_credential);
       if (!key) {
         say(fmt::format("Failed to read the API key: {}", key.error().message),
             logging::Level::error);
@@ -328,21 +221,9 @@ void add_run_command(CLI::App& app, CliContext& context) {
         return;
       }
       // The engine inherits run's environment; the key never appears in the unit's text.
-      if (!api_key_variable.empty()) ::setenv(api_key_variable.c_str(), key->c_str(), 1);
+      if (!settings.api_key_variable.empty())
+        ::setenv(settings.api_key_variable.c_str(), key->c_str(), 1);
       options.api_key = *key;
-    }
-    if (!rendezvous.empty()) {
-      auto [host, port] = split_host_port(rendezvous);
-      long long number = 0;
-      const auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), number);
-      if (host.empty() || error != std::errc{} || end != port.data() + port.size()) {
-        say(fmt::format("invalid {} '{}': expected HOST:PORT", kRunRendezvousOption, rendezvous),
-            logging::Level::error);
-        context.exit_code = kExitConfig;
-        return;
-      }
-      options.rendezvous = Rendezvous{host, number, rendezvous_any_port};
-      options.readiness.headless = true;
     }
     auto notifier = systemd_notifier();
     if (auto refused = caches_refused(profile)) {
@@ -353,18 +234,18 @@ void add_run_command(CLI::App& app, CliContext& context) {
       context.exit_code = kExitConfig;
       return;
     }
-    const std::optional<std::string> version =
-        engine_version.empty() ? std::nullopt : std::optional(engine_version);
-    if (auto stop =
-            supervise_start(profile, snapshot, ready_timeout, version, *notifier, argv, options)) {
+    std::vector<std::string> argv = settings.engine_argv;
+    if (auto stop = supervise_start(profile, settings.snapshot, settings.ready_timeout.count(),
+                                    settings.engine_version, *notifier, argv, options)) {
       context.exit_code = *stop;
       return;
     }
-    prefetch_weights(snapshot, ready_timeout, *notifier);
+    prefetch_weights(settings.snapshot, settings.ready_timeout.count(), *notifier);
     // The engine's options file, in its own home and written as the engine's user: renamed over
     // whatever is there (a link included, never followed), so each start reads what the unit says.
-    if (!engine_options_file.empty()) {
-      if (auto written = write_file_atomically(engine_options_file, engine_options_text, 0640);
+    if (!settings.engine_options_path.empty()) {
+      if (auto written = write_file_atomically(settings.engine_options_path,
+                                               settings.engine_options_text, 0640);
           !written) {
         say(fmt::format("{}; not starting", written.error().message), logging::Level::error);
         context.exit_code = kExitConfig;

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 
 #include <fmt/core.h>
@@ -13,6 +12,7 @@
 #include "cli/supervise.hpp"
 #include "log/logger.hpp"
 #include "plan/launch_plan.hpp"
+#include "plan/run_settings.hpp"
 #include "profile/profile_name.hpp"
 #include "profile/validate.hpp"
 #include "supervise/history.hpp"
@@ -44,8 +44,8 @@ std::string last_failure(const UnitStatus& status) {
   return status.result;
 }
 
-// The rank's role, from the installed unit: a headless rank's `run` carries
-// --rendezvous=HOST:PORT (unit/render), every serving rank's --health-url only.
+// The rank's role, from the installed unit's `run` settings (plan/run_settings, read back from
+// the ExecStart= the manager loaded): a headless rank's carry a rendezvous.
 struct RoleInUnit {
   RankRole role = RankRole::serving;
   std::string rendezvous;  // HOST:PORT for a headless rank
@@ -53,23 +53,19 @@ struct RoleInUnit {
   bool rank0_watches = false;
 };
 
-RoleInUnit role_in_unit(const std::string& fragment_path) {
-  std::ifstream in(fragment_path);
-  const std::string option = std::string(kRunRendezvousOption) + "=";
-  for (std::string line; std::getline(in, line);) {
-    if (!line.starts_with("ExecStart=")) continue;
-    RoleInUnit role;
-    role.rank0_watches =
-        line.find("\"" + std::string(kRunRank0WatchesOption) + "\"") != std::string::npos;
-    const auto at = line.find(option);
-    if (at == std::string::npos) return role;
-    const auto start = at + option.size();
-    auto end = line.find_first_of(" \"", start);
+RoleInUnit role_in_unit(const std::vector<std::string>& exec_start) {
+  // gpulaunch run SETTINGS... -- ENGINE...; a unit whose main process is not `run` has no role.
+  if (exec_start.size() < 2 || exec_start[1] != "run") return {};
+  auto settings =
+      parse_run_settings(std::vector<std::string>(exec_start.begin() + 2, exec_start.end()));
+  if (!settings) return {};
+  RoleInUnit role;
+  role.rank0_watches = settings->rank0_watches;
+  if (settings->rendezvous) {
     role.role = RankRole::headless;
-    role.rendezvous = line.substr(start, end == std::string::npos ? end : end - start);
-    return role;
+    role.rendezvous = rendezvous_text(*settings->rendezvous);
   }
-  return {};
+  return role;
 }
 
 int status(const std::string& profile, bool json, bool user) {
@@ -126,7 +122,7 @@ int status(const std::string& profile, bool json, bool user) {
     const std::string forgiveness = forgiveness_outlook(
         supervisor, serving ? served_for(times, supervisor, now_usec()) : Seconds{0}, serving,
         settings);
-    const RoleInUnit role = role_in_unit(state->fragment_path);
+    const RoleInUnit role = role_in_unit(state->exec_start);
     if (json) {
       const nlohmann::json dump =
           thread_dump.empty() ? nlohmann::json() : nlohmann::json(thread_dump);

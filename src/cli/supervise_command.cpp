@@ -15,8 +15,8 @@
 #include "caches/quarantine.hpp"
 #include "catalog/journal_messages.hpp"
 #include "cli/context.hpp"
-#include "cli/group_restart.hpp"
 #include "cli/metrics.hpp"
+#include "group/peer_notice.hpp"
 #include "group/remote.hpp"
 #include "log/logger.hpp"
 #include "profile/validate.hpp"
@@ -152,8 +152,9 @@ int record_exit(const RecordExitOptions& options) {
           "run `gpulaunch up --all-nodes` again)";
     } else {
       std::fflush(stdout);
+      auto runner = ssh_rank_runner(notice_nodes(supervised.nodes), options.ssh);
       event.action += "; the group: " + notify_group(name, supervised.nodes, options.node_rank,
-                                                     decision.stop, event.time_usec, options.ssh);
+                                                     decision.stop, event.time_usec, *runner);
     }
     logging::info(fmt::format("gpulaunch: {}", event.action));
   }

@@ -5,7 +5,6 @@
 #include <fstream>
 
 #include <fmt/core.h>
-#include <nlohmann/json.hpp>
 
 #include "catalog/journal_messages.hpp"
 #include "cli/all_nodes.hpp"
@@ -20,6 +19,7 @@
 #include "facts/python_env.hpp"
 #include "facts/routes.hpp"
 #include "facts/sandbox_probe.hpp"
+#include "group/dry_run_answer.hpp"
 #include "log/logger.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/secret_files.hpp"
@@ -28,6 +28,7 @@
 #include "rules/check.hpp"
 #include "rules/node_probe.hpp"
 #include "supervise/history.hpp"
+#include "supervise/rollback.hpp"
 #include "supervise/start_phases.hpp"
 #include "supervise/unit_transition.hpp"
 #include "systemd/journal.hpp"
@@ -111,14 +112,6 @@ Result<void> write_snapshot(const MergedProfile& merged, const LaunchPlan& plan)
   return write_file_atomically(path, text);
 }
 
-// What a changed `up` replaced, to put back when the new unit does not become ready.
-struct Previous {
-  std::string unit_text;      // the unit file as it was
-  std::string snapshot_text;  // the profile snapshot `run` read ("" when there was none)
-  bool was_running = false;
-  std::string failure;  // why the changed unit did not become ready, for the event
-};
-
 void print_ready(const Profile& profile, const LaunchPlan& plan, std::chrono::milliseconds elapsed,
                  std::string_view what) {
   if (plan.rendezvous)
@@ -130,11 +123,11 @@ void print_ready(const Profile& profile, const LaunchPlan& plan, std::chrono::mi
                plan.health_url.substr(0, plan.health_url.rfind('/')), elapsed.count() / 1000.0);
 }
 
-// As `podman auto-update` does: the previous unit and snapshot go back, and the previous version
-// runs again if it ran before. Always exit 1: what the operator asked for did not happen.
-int roll_back(SystemdManager& manager, Timekeeper& clock, const Profile& profile,
-              const LaunchPlan& plan, const std::filesystem::path& path, const Previous& previous,
-              std::chrono::seconds limit) {
+// supervise/rollback, said: the error line first (with its journal id), then how it ended.
+// Always exit 1: what the operator asked for did not happen.
+int roll_back_and_say(SystemdManager& manager, Timekeeper& clock, const Profile& profile,
+                      const LaunchPlan& plan, const std::filesystem::path& path,
+                      const PreviousUnit& previous, std::chrono::seconds limit) {
   const std::string unit = profile.unit_name();
   logging::error(
       fmt::format(
@@ -142,52 +135,20 @@ int roll_back(SystemdManager& manager, Timekeeper& clock, const Profile& profile
           "profile snapshot (pass --no-rollback to keep the failed state for inspection).",
           unit),
       logging::Fields{.kind = kRolledBackMessage});
-  auto failed = [&](const Error& error) {
-    logging::error(fmt::format("Failed to roll back {}: {}", unit, error.message));
+  auto rolled = roll_back(manager, clock, History(profile.name),
+                          RollbackPlaces{unit, path, plan.snapshot_path}, previous, limit);
+  if (!rolled) {
+    logging::error(fmt::format("Failed to roll back {}: {}", unit, rolled.error().message));
     return 1;
-  };
-  if (auto written = write_file_atomically(path, previous.unit_text); !written)
-    return failed(written.error());
-  if (previous.snapshot_text.empty()) {
-    std::error_code ignored;
-    std::filesystem::remove(plan.snapshot_path, ignored);
-  } else if (auto written = write_file_atomically(plan.snapshot_path, previous.snapshot_text);
-             !written) {
-    return failed(written.error());
   }
-  if (auto reloaded = manager.reload(); !reloaded) return failed(reloaded.error());
-  // The failed version's stops are not the previous version's: its budget starts afresh.
-  const History history(profile.name);
-  if (auto reset = reset_crash_loop(history, "gpulaunch up: rollback", clock); !reset)
-    logging::warning(fmt::format("warning: {}", reset.error().message));
-  const auto levels = history.state();
-  if (auto appended = history.append(SupervisorEvent{
-          clock.now_usec(), std::string(kRolledBackMessage), previous.failure,
-          previous.was_running ? "previous unit and profile snapshot restored; restarting it"
-                               : "previous unit and profile snapshot restored; left stopped",
-          levels ? levels->gpu_level : 0, levels ? levels->host_level : 0});
-      !appended)
-    logging::warning(fmt::format("warning: {}", appended.error().message));
-  if (!previous.was_running) {
-    auto stopped = stop_unit(manager, clock, unit, limit);
-    if (!stopped) return failed(stopped.error());
+  for (const auto& warning : rolled->warnings)
+    logging::warning(fmt::format("warning: {}", warning));
+  if (rolled->restarted)
+    fmt::print("rolled back: {} runs its previous unit again, ready after {:.1f}s\n", unit,
+               rolled->ready_after.count() / 1000.0);
+  else
     fmt::print("rolled back: {} has its previous unit again and is stopped, as it was before\n",
                unit);
-    return 1;
-  }
-  const auto started = clock.steady_now();
-  auto job = manager.enqueue(job_method(UnitAction::restart), unit);
-  if (!job) return failed(job.error());
-  auto watched = watch_start(manager, clock, *job, unit, limit, [](auto&&...) {});
-  if (!watched) return failed(watched.error());
-  if (watched->job_result != "done")
-    return failed(Error{fmt::format(
-        "the previous unit did not become ready either: {}",
-        watched->job_result ? "job " + *watched->job_result : std::string("no progress"))});
-  const auto elapsed =
-      std::chrono::duration_cast<std::chrono::milliseconds>(clock.steady_now() - started);
-  fmt::print("rolled back: {} runs its previous unit again, ready after {:.1f}s\n", unit,
-             elapsed.count() / 1000.0);
   return 1;
 }
 
@@ -204,39 +165,37 @@ struct DryRun {
 };
 
 int print_dry_run(const DryRun& dry, bool json) {
-  const char* action = dry.transition.action == UnitAction::none      ? "none"
-                       : dry.transition.action == UnitAction::restart ? "restart"
-                                                                      : "start";
-  const std::string diff =
-      dry.transition.install ? unit_diff(dry.installed, dry.rendered, dry.path) : std::string();
-  const auto warnings =
-      std::ranges::count(dry.check.findings, Severity::warning, &Finding::severity);
-  // An unchanged running unit is left alone: `up` does not consult the check then.
-  const bool refuse = dry.check.refuse && dry.transition.action != UnitAction::none;
+  const DryRunAnswer answer{
+      .profile = dry.profile.name,
+      .unit = dry.unit,
+      .path = dry.path,
+      .action = dry.transition.action,
+      .unit_changed = dry.transition.install,
+      .diff =
+          dry.transition.install ? unit_diff(dry.installed, dry.rendered, dry.path) : std::string(),
+      .check_errors = dry.check.errors,
+      .check_warnings =
+          std::ranges::count(dry.check.findings, Severity::warning, &Finding::severity),
+      // An unchanged running unit is left alone: `up` does not consult the check then.
+      .refuse = dry.check.refuse && dry.transition.action != UnitAction::none};
+  const int code = answer.refuse ? 1 : 0;
   if (json) {
-    const nlohmann::ordered_json answer{
-        {"profile", dry.profile.name},
-        {"unit", dry.unit},
-        {"path", dry.path},
-        {"action", action},
-        {"unit_changed", dry.transition.install},
-        {"diff", diff},
-        {"check", {{"errors", dry.check.errors}, {"warnings", warnings}, {"refuse", refuse}}}};
     // One line: `up --all-nodes --dry-run` finds it among a rank's stderr lines.
-    fmt::print("{}\n", answer.dump());
-    return refuse ? 1 : 0;
+    fmt::print("{}\n", dry_run_json(answer).dump());
+    return code;
   }
   fmt::print("dry run: nothing is changed\n");
-  fmt::print("profile: {}\nunit: {}\npath: {}\naction: {}\nunit changed: {}\n", dry.profile.name,
-             dry.unit, dry.path, action, dry.transition.install ? "yes" : "no");
-  fmt::print("check: {} error(s), {} warning(s){}\n", dry.check.errors, warnings,
-             refuse ? "; up would refuse (pass --force to start anyway)" : "");
+  fmt::print("profile: {}\nunit: {}\npath: {}\naction: {}\nunit changed: {}\n", answer.profile,
+             answer.unit, answer.path, unit_action_name(answer.action),
+             answer.unit_changed ? "yes" : "no");
+  fmt::print("check: {} error(s), {} warning(s){}\n", answer.check_errors, answer.check_warnings,
+             answer.refuse ? "; up would refuse (pass --force to start anyway)" : "");
   if (!dry.check.findings.empty()) {
     print_findings(dry.check.findings);
     fmt::print("\n");
   }
-  if (!diff.empty()) fmt::print("{}", diff);
-  return refuse ? 1 : 0;
+  if (!answer.diff.empty()) fmt::print("{}", answer.diff);
+  return code;
 }
 
 int up(const UpOptions& options, const CliContext& context) {
@@ -378,7 +337,7 @@ int up(const UpOptions& options, const CliContext& context) {
       if (*made) fmt::print("created system user {} for {}\n", user, unit);
     }
   }
-  Previous previous{existing, read_existing(plan.snapshot_path), transition.running, ""};
+  PreviousUnit previous{existing, read_existing(plan.snapshot_path), transition.running, ""};
   if (auto written = write_snapshot(*merged, plan); !written) return report(written.error());
   if (transition.install) {
     std::error_code ignored;
@@ -428,7 +387,7 @@ int up(const UpOptions& options, const CliContext& context) {
           unit));
       return 1;
     }
-    return roll_back(**manager, clock, *profile, plan, path, previous, limit);
+    return roll_back_and_say(**manager, clock, *profile, plan, path, previous, limit);
   }
   auto elapsed =
       std::chrono::duration_cast<std::chrono::milliseconds>(clock.steady_now() - started);

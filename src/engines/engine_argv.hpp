@@ -65,6 +65,8 @@ struct Rendezvous {
   std::string host;
   long long port = 0;
   bool any_port = false;
+
+  bool operator==(const Rendezvous&) const = default;
 };
 // nullopt for a serving rank.
 std::optional<Rendezvous> headless_rendezvous(const Profile& profile, const LaunchOptions& options);

@@ -22,17 +22,17 @@ std::optional<int> percent_in(std::string_view line) {
 
 std::string_view phase_name(Phase phase) {
   switch (phase) {
-    case Phase::starting:
+    case Phase::process:
       return "starting";
-    case Phase::loading_weights:
+    case Phase::weights:
       return "loading weights";
-    case Phase::capturing_graphs:
+    case Phase::cuda_graphs:
       return "capturing CUDA graphs";
-    case Phase::compiling_kernels:
+    case Phase::jit_compile:
       return "compiling kernels";
-    case Phase::torch_compiling:
+    case Phase::torch_compile:
       return "torch.compile";
-    case Phase::waiting_for_health:
+    case Phase::health:
       return "waiting for health";
     case Phase::serving:
       return "serving";

@@ -74,4 +74,24 @@ std::vector<RankResult> run_on_all_ranks(const NodesSettings& nodes, const std::
   return results;
 }
 
+namespace {
+class SshRankRunner final : public RankRunner {
+ public:
+  SshRankRunner(NodesSettings nodes, std::string ssh_program)
+      : nodes_(std::move(nodes)), ssh_program_(std::move(ssh_program)) {}
+  std::vector<RankResult> run(const std::vector<std::vector<std::string>>& args_per_rank,
+                              std::chrono::milliseconds timeout) override {
+    return run_on_all_ranks(nodes_, ssh_program_, args_per_rank, timeout);
+  }
+
+ private:
+  NodesSettings nodes_;
+  std::string ssh_program_;
+};
+}  // namespace
+
+std::unique_ptr<RankRunner> ssh_rank_runner(NodesSettings nodes, std::string ssh_program) {
+  return std::make_unique<SshRankRunner>(std::move(nodes), std::move(ssh_program));
+}
+
 }  // namespace gl

@@ -5,6 +5,7 @@
 // each node runs the same gpulaunch, as `up` would there.
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,5 +43,17 @@ struct RankResult {
 std::vector<RankResult> run_on_all_ranks(const NodesSettings& nodes, const std::string& ssh_program,
                                          const std::vector<std::vector<std::string>>& args_per_rank,
                                          std::chrono::milliseconds timeout);
+
+// How the group's steps reach its ranks: every rank's command at once, results in rank order, an
+// empty command skipped. Production runs them over ssh (ssh_rank_runner); tests script answers.
+class RankRunner {
+ public:
+  virtual ~RankRunner() = default;
+  virtual std::vector<RankResult> run(const std::vector<std::vector<std::string>>& args_per_rank,
+                                      std::chrono::milliseconds timeout) = 0;
+};
+
+// run_on_all_ranks over `ssh_program`, for the profile's `nodes`.
+std::unique_ptr<RankRunner> ssh_rank_runner(NodesSettings nodes, std::string ssh_program);
 
 }  // namespace gl

@@ -311,8 +311,7 @@ class Bridge {
     flush_notifications();
     // The engine says it is up: probe now and often, so READY=1 follows health 200 within a
     // fraction of a second without polling every 100 ms through a 20-minute load.
-    if (before != Phase::waiting_for_health && readiness_.phase() == Phase::waiting_for_health &&
-        !readiness_.ready()) {
+    if (before != Phase::health && readiness_.phase() == Phase::health && !readiness_.ready()) {
       fast_probes_until_ = Clock::now() + 60s;
       schedule_probe(0ms);
     }

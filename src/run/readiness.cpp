@@ -28,11 +28,12 @@ void Readiness::on_output_line(std::string_view line, Clock::time_point now) {
   if (update->phase != phase_) percent_.reset();
   phase_ = update->phase;
   if (update->percent) percent_ = update->percent;
-  if (auto phase = start_phase_of(update->phase)) {
+  // Serving is the end of the start, not one of its phases.
+  if (update->phase != Phase::serving) {
     if (update->ends)
-      end_phase(*phase);
+      end_phase(update->phase);
     else
-      begin_phase(*phase);
+      begin_phase(update->phase);
   }
   if (!advanced) return;
   growth_status_.clear();
@@ -49,24 +50,24 @@ void Readiness::note_progress(Clock::time_point now) {
   notifications_.push_back(fmt::format("EXTEND_TIMEOUT_USEC={}", extend.count()));
 }
 
-void Readiness::begin_phase(StartPhase phase) {
+void Readiness::begin_phase(Phase phase) {
   if (open_phase_ == phase) return;
   // A JIT session inside a phase the engine named: that phase resumes when the session ends.
   interrupted_.reset();
-  if (phase == StartPhase::jit_compile && open_phase_ && open_phase_ != StartPhase::process)
+  if (phase == Phase::jit_compile && open_phase_ && open_phase_ != Phase::process)
     interrupted_ = open_phase_;
   open_phase_ = phase;
   marks_.push_back({PhaseMark::Kind::begins, phase});
 }
 
-void Readiness::end_phase(StartPhase phase) {
+void Readiness::end_phase(Phase phase) {
   if (open_phase_ == phase) {
     marks_.push_back({PhaseMark::Kind::ends, phase});
     open_phase_.reset();
-    if (phase == StartPhase::jit_compile && interrupted_) begin_phase(*interrupted_);
-  } else if (open_phase_ == StartPhase::jit_compile && interrupted_ == phase) {
+    if (phase == Phase::jit_compile && interrupted_) begin_phase(*interrupted_);
+  } else if (open_phase_ == Phase::jit_compile && interrupted_ == phase) {
     // The phase the JIT session ran inside ended: so did the session.
-    marks_.push_back({PhaseMark::Kind::ends, StartPhase::jit_compile});
+    marks_.push_back({PhaseMark::Kind::ends, Phase::jit_compile});
     open_phase_.reset();
     interrupted_.reset();
   }
@@ -101,11 +102,11 @@ void Readiness::on_cache_sizes(const std::vector<CacheSize>& sizes, Clock::time_
   }
   if (!grown) return;
   const std::uint64_t baseline = cache_baseline_[grown->name];
-  growth_status_ = fmt::format("{}: {} +{}", phase_name(Phase::compiling_kernels), grown->name,
+  growth_status_ = fmt::format("{}: {} +{}", phase_name(Phase::jit_compile), grown->name,
                                size_text(grown->bytes > baseline ? grown->bytes - baseline : 0));
   // Growth with no phase the engine named in progress is a JIT build of its own; inside one it
   // named (weights, graph capture, torch.compile) it is that phase's.
-  if (!open_phase_ || open_phase_ == StartPhase::process) begin_phase(StartPhase::jit_compile);
+  if (!open_phase_ || open_phase_ == Phase::process) begin_phase(Phase::jit_compile);
   note_progress(now);
   publish_status();
 }
@@ -142,7 +143,7 @@ void Readiness::on_answer(bool good) {
     phase_ = Phase::serving;
     percent_.reset();
     growth_status_.clear();
-    marks_.push_back({PhaseMark::Kind::ready, open_phase_.value_or(StartPhase::health)});
+    marks_.push_back({PhaseMark::Kind::ready, open_phase_.value_or(Phase::health)});
     open_phase_.reset();
     publish_status();
     notifications_.push_back("READY=1");

@@ -87,13 +87,13 @@ class Readiness {
   void on_answer(bool good);
   // The same decision for a progress line and a growing cache.
   void note_progress(Clock::time_point now);
-  void begin_phase(StartPhase phase);
-  void end_phase(StartPhase phase);
+  void begin_phase(Phase phase);
+  void end_phase(Phase phase);
 
   ReadinessConfig config_;
   Clock::time_point started_;
   Clock::time_point deadline_;
-  Phase phase_ = Phase::starting;
+  Phase phase_ = Phase::process;
   std::optional<int> percent_;
   bool ready_ = false;
   bool health_ok_ = false;  // health answered 200 before READY=1 (ready_on_generation)
@@ -101,9 +101,9 @@ class Readiness {
   std::vector<std::string> notifications_;
   // The timeline: the phase in progress (none after an engine's "... end" line), and the one a
   // JIT session interrupted (DeepGEMM compiles inside the graph capture), which resumes after it.
-  std::optional<StartPhase> open_phase_ = StartPhase::process;
-  std::optional<StartPhase> interrupted_;
-  std::vector<PhaseMark> marks_{PhaseMark{PhaseMark::Kind::begins, StartPhase::process}};
+  std::optional<Phase> open_phase_ = Phase::process;
+  std::optional<Phase> interrupted_;
+  std::vector<PhaseMark> marks_{PhaseMark{PhaseMark::Kind::begins, Phase::process}};
   bool have_cache_baseline_ = false;
   std::map<std::string, std::uint64_t> cache_baseline_;
   std::map<std::string, std::uint64_t> cache_last_;

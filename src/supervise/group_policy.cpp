@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "supervise/group_policy.hpp"
 
+#include <algorithm>
+
 #include <fmt/core.h>
 
 #include "systemd/manager.hpp"
@@ -51,6 +53,32 @@ PeerDecision after_peer_failure(SupervisorState state, const PeerFailure& failur
       "{} with the group: {}", decision.response == PeerResponse::stop ? "stop" : "restart",
       decision.outcome.action);
   return decision;
+}
+
+PeerRecord decide_peer_record(const SupervisorState& state, const PeerFailure& failure,
+                              const LocalRank& local, const InvocationTimes& times,
+                              const RestartSettings& settings, int64_t now_usec, int max_gpu_level,
+                              int max_host_level) {
+  SupervisorState current = state;
+  const Seconds served =
+      local.active_state == "active" ? served_for(times, current, now_usec) : Seconds{0};
+  auto stable = stable_service(current, served, settings, now_usec);
+  if (stable) current = stable->state;
+  // The notifier's clock says when the rank failed; this node cannot have heard of it before
+  // that happened, whatever the clocks' disagreement.
+  PeerFailure heard = failure;
+  heard.time_usec = std::min(failure.time_usec, now_usec);
+  PeerRecord record;
+  record.decision =
+      after_peer_failure(current, heard, local, settings, now_usec, max_gpu_level, max_host_level);
+  record.save = record.decision.response != PeerResponse::none;
+  if (record.save && stable) record.events.push_back(std::move(stable->event));
+  const StopOutcome& outcome = record.decision.outcome;
+  record.events.push_back(
+      SupervisorEvent{now_usec, std::string(exit_class_name(failure.stop.value)),
+                      rank_label(failure.rank, failure.host) + ": " + failure.stop.evidence,
+                      outcome.action, outcome.state.gpu_level, outcome.state.host_level});
+  return record;
 }
 
 }  // namespace gl

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "profile/profile.hpp"
 #include "supervise/exit_class.hpp"
@@ -55,6 +56,21 @@ bool group_must_know(ExitClass stop);
 PeerDecision after_peer_failure(SupervisorState state, const PeerFailure& failure,
                                 const LocalRank& local, const RestartSettings& settings,
                                 int64_t now_usec, int max_gpu_level, int max_host_level);
+
+// All that `peer-failed` folds into this rank's history, before it restarts or stops its unit:
+// an invocation that served restart.stable_after is forgiven first, as record-exit would at a
+// stop (this rank's service counts until now), then the peer's failure is decided on.
+struct PeerRecord {
+  PeerDecision decision;
+  bool save = false;  // decision.outcome.state replaces the history's (the rank responds)
+  // To append, oldest first: the "stable" event where the rank responds and was forgiven, then
+  // the peer's failure, naming the rank it came from.
+  std::vector<SupervisorEvent> events;
+};
+PeerRecord decide_peer_record(const SupervisorState& state, const PeerFailure& failure,
+                              const LocalRank& local, const InvocationTimes& times,
+                              const RestartSettings& settings, int64_t now_usec, int max_gpu_level,
+                              int max_host_level);
 
 // "rank 1 (10.0.0.2)"
 std::string rank_label(long long rank, const std::string& host);

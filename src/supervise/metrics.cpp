@@ -57,8 +57,8 @@ Labels profile_label(const ProfileMetricsInput& in) {
 
 // Each phase's time in the last start that became ready, summed where a phase came back; a
 // phase still open at READY=1 ends there.
-std::vector<std::pair<StartPhase, int64_t>> phase_durations(const StartTimeline& start) {
-  std::vector<std::pair<StartPhase, int64_t>> durations;
+std::vector<std::pair<Phase, int64_t>> phase_durations(const StartTimeline& start) {
+  std::vector<std::pair<Phase, int64_t>> durations;
   for (const auto& span : start.phases) {
     const int64_t end = span.end_usec ? span.end_usec : start.ready_usec;
     if (end < span.begin_usec) continue;

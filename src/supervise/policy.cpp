@@ -5,6 +5,7 @@
 
 #include <fmt/core.h>
 
+#include "catalog/journal_messages.hpp"
 #include "util/duration.hpp"
 
 namespace gl {
@@ -158,6 +159,18 @@ std::optional<StopOutcome> forgive_if_stable(const SupervisorState& state, Secon
   if (state.consecutive_failures == 0 && state.gpu_level == 0 && state.host_level == 0)
     return std::nullopt;
   return after_stable(state, now_usec);
+}
+
+std::optional<StableService> stable_service(const SupervisorState& state, Seconds served,
+                                            const RestartSettings& settings, int64_t now_usec) {
+  auto stable = forgive_if_stable(state, served, settings, now_usec);
+  if (!stable) return std::nullopt;
+  return StableService{
+      stable->state,
+      SupervisorEvent{now_usec, std::string(kStableMessage),
+                      fmt::format("served {} (restart.stable_after {})", format_duration(served),
+                                  format_duration(settings.stable_after)),
+                      stable->action, stable->state.gpu_level, stable->state.host_level}};
 }
 
 std::string forgiveness_outlook(const SupervisorState& state, Seconds served, bool serving,

@@ -66,6 +66,15 @@ Seconds served_for(const InvocationTimes& times, const SupervisorState& state, i
 std::optional<StopOutcome> forgive_if_stable(const SupervisorState& state, Seconds served,
                                              const RestartSettings& settings, int64_t now_usec);
 
+// forgive_if_stable's answer with the "stable" event that records it, as both record-exit and
+// peer-failed append it: the state forgiven, and the event naming how long it served.
+struct StableService {
+  SupervisorState state;
+  SupervisorEvent event;
+};
+std::optional<StableService> stable_service(const SupervisorState& state, Seconds served,
+                                            const RestartSettings& settings, int64_t now_usec);
+
 // For `status`: when the current levels and failures will be forgiven, in words ("" when there
 // is nothing to forgive).
 std::string forgiveness_outlook(const SupervisorState& state, Seconds served, bool serving,

@@ -5,6 +5,7 @@
 
 #include <fmt/core.h>
 
+#include "catalog/journal_messages.hpp"
 #include "supervise/start_timeline.hpp"
 
 namespace gl {
@@ -74,7 +75,7 @@ std::optional<QuarantineCandidate> decide_quarantine(const std::vector<std::stri
 
 const SupervisorEvent* previous_stop_event(const std::vector<SupervisorEvent>& events) {
   for (auto event = events.rbegin(); event != events.rend(); ++event)
-    if (event->kind != "stable" && event->kind != kStartedEventKind) return &*event;
+    if (event->kind != kStableMessage && event->kind != kStartedEventKind) return &*event;
   return nullptr;
 }
 

@@ -108,14 +108,10 @@ StopDecision decide_stop(SupervisorState state, StopInput input, SystemdManager*
   // Serving for restart.stable_after forgives what came before, whatever ended it (a failure,
   // `gpulaunch down`): root decides it here, from systemd's own timestamps.
   const Seconds served = served_for(invocation_times(manager, report.unit), state, now);
-  if (auto stable = forgive_if_stable(state, served, input.restart, now)) {
+  if (auto stable = stable_service(state, served, input.restart, now)) {
     state = stable->state;
-    decision.stable_action = stable->action;
-    decision.events.push_back(
-        SupervisorEvent{now, "stable",
-                        fmt::format("served {} (restart.stable_after {})", format_duration(served),
-                                    format_duration(input.restart.stable_after)),
-                        stable->action, state.gpu_level, state.host_level});
+    decision.stable_action = stable->event.action;
+    decision.events.push_back(std::move(stable->event));
   }
   decision.uncounted = state;
   if (decision.stop.value == ExitClass::crash && !input.events_unreadable)

@@ -54,26 +54,6 @@ std::optional<PhaseMark> parse_phase_line(std::string_view line) {
   return mark;
 }
 
-std::optional<StartPhase> start_phase_of(Phase phase) {
-  switch (phase) {
-    case Phase::starting:
-      return StartPhase::process;
-    case Phase::loading_weights:
-      return StartPhase::weights;
-    case Phase::capturing_graphs:
-      return StartPhase::cuda_graphs;
-    case Phase::compiling_kernels:
-      return StartPhase::jit_compile;
-    case Phase::torch_compiling:
-      return StartPhase::torch_compile;
-    case Phase::waiting_for_health:
-      return StartPhase::health;
-    case Phase::serving:
-      return std::nullopt;
-  }
-  return std::nullopt;
-}
-
 StartTimeline timeline_from_lines(const std::vector<TimedLine>& lines) {
   StartTimeline timeline;
   auto close_open = [&](int64_t at) {
@@ -84,7 +64,7 @@ StartTimeline timeline_from_lines(const std::vector<TimedLine>& lines) {
     auto mark = parse_phase_line(line.text);
     if (!mark) continue;
     const int64_t at = line.realtime_usec;
-    if (mark->kind == PhaseMark::Kind::begins && mark->phase == StartPhase::process) {
+    if (mark->kind == PhaseMark::Kind::begins && mark->phase == Phase::process) {
       timeline = StartTimeline{};  // a new start: the last one is what counts
       timeline.process_start_usec = at;
     }
@@ -117,7 +97,7 @@ Seconds span_duration(const StartPhaseSpan& span, int64_t ready_usec) {
 }
 
 std::string describe_start(const StartTimeline& timeline) {
-  std::vector<std::pair<StartPhase, Seconds>> totals;
+  std::vector<std::pair<Phase, Seconds>> totals;
   for (const auto& span : timeline.phases) {
     auto it = std::find_if(totals.begin(), totals.end(),
                            [&](const auto& total) { return total.first == span.phase; });
@@ -126,7 +106,7 @@ std::string describe_start(const StartTimeline& timeline) {
   }
   std::string parts;
   for (const auto& [phase, took] : totals) {
-    if (phase == StartPhase::process && took < Seconds{1}) continue;
+    if (phase == Phase::process && took < Seconds{1}) continue;
     if (!parts.empty()) parts += ", ";
     parts += fmt::format("{} {}", start_phase_name(phase), compact(took));
   }

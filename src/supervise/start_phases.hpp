@@ -21,7 +21,7 @@ namespace gl {
 struct PhaseMark {
   enum class Kind { begins, ends, ready };
   Kind kind = Kind::begins;
-  StartPhase phase = StartPhase::process;  // for `ready`: the phase that was in progress
+  Phase phase = Phase::process;  // for `ready`: the phase that was in progress
   bool operator==(const PhaseMark&) const = default;
 };
 
@@ -30,9 +30,6 @@ struct PhaseMark {
 std::string phase_line(const PhaseMark& mark);
 // The mark a phase line carries; nullopt for any other line.
 std::optional<PhaseMark> parse_phase_line(std::string_view line);
-
-// The timeline's phase for what an engine's line says; nullopt for `serving`.
-std::optional<StartPhase> start_phase_of(Phase phase);
 
 // A start holds at most this many spans; a flapping engine's further changes are dropped (the
 // history keeps each start in one bounded line).

@@ -6,22 +6,22 @@
 namespace gl {
 namespace {
 
-constexpr NameTable<StartPhase, 6> kNames{{
-    {StartPhase::process, "process"},
-    {StartPhase::weights, "weights"},
-    {StartPhase::jit_compile, "jit_compile"},
-    {StartPhase::torch_compile, "torch_compile"},
-    {StartPhase::cuda_graphs, "cuda_graphs"},
-    {StartPhase::health, "health"},
+constexpr NameTable<Phase, 6> kNames{{
+    {Phase::process, "process"},
+    {Phase::weights, "weights"},
+    {Phase::jit_compile, "jit_compile"},
+    {Phase::torch_compile, "torch_compile"},
+    {Phase::cuda_graphs, "cuda_graphs"},
+    {Phase::health, "health"},
 }};
 
 }  // namespace
 
-std::string_view start_phase_name(StartPhase phase) {
+std::string_view start_phase_name(Phase phase) {
   return name_in(kNames, phase, "process");
 }
 
-std::optional<StartPhase> start_phase_from_name(std::string_view name) {
+std::optional<Phase> start_phase_from_name(std::string_view name) {
   return value_in(kNames, name);
 }
 

@@ -11,25 +11,17 @@
 #include <string_view>
 #include <vector>
 
+#include "catalog/engines.hpp"
 #include "catalog/journal_messages.hpp"
 
 namespace gl {
 
-enum class StartPhase {
-  process,        // the engine's process started; nothing said yet
-  weights,        // loading the model's weights
-  jit_compile,    // FlashInfer/Triton/DeepGEMM JIT builds (output, or the JIT caches growing)
-  torch_compile,  // torch.compile / Inductor
-  cuda_graphs,    // CUDA-graph capture
-  health,         // the engine said it serves; waiting for its health (or generation) answer
-};
-
 // "process", "weights", "jit_compile", "torch_compile", "cuda_graphs", "health".
-std::string_view start_phase_name(StartPhase phase);
-std::optional<StartPhase> start_phase_from_name(std::string_view name);
+std::string_view start_phase_name(Phase phase);
+std::optional<Phase> start_phase_from_name(std::string_view name);
 
 struct StartPhaseSpan {
-  StartPhase phase = StartPhase::process;
+  Phase phase = Phase::process;
   int64_t begin_usec = 0;  // realtime
   int64_t end_usec = 0;    // realtime; 0 while the phase has not ended
 };

@@ -166,4 +166,26 @@ SteppedArgv step_down(std::vector<std::string> argv, EngineKind kind, int gpu_le
   return out;
 }
 
+std::vector<KnobPolicy> knob_policies(EngineKind kind) {
+  const EngineRow& row = engine_row(kind);
+  const bool steps = stepped_row(kind) != nullptr;
+  const auto step_of = [&](const EngineKnob& knob, bool lowered) {
+    if (!steps || !lowered) return KnobStep::untouched;
+    return knob.engine_default ? KnobStep::from_default : KnobStep::where_set;
+  };
+  // As step_down: a memory share with a default is lowered, and the CUDA graphs' batch with it;
+  // without one, the context is halved instead. Concurrency after a host OOM.
+  const bool share = row.mem_fraction.engine_default != nullptr;
+  std::vector<KnobPolicy> policies{
+      {"engine.mem_fraction", &row.mem_fraction, step_of(row.mem_fraction, share),
+       KnobTrigger::gpu_oom},
+      {"engine.max_requests", &row.max_requests, step_of(row.max_requests, true),
+       KnobTrigger::host_oom},
+      {"engine.cuda_graph_max_bs", &row.cuda_graph_max_bs, step_of(row.cuda_graph_max_bs, share),
+       KnobTrigger::gpu_oom},
+      {"context", &row.context, step_of(row.context, !share), KnobTrigger::gpu_oom}};
+  std::erase_if(policies, [](const KnobPolicy& policy) { return policy.knob->flag.empty(); });
+  return policies;
+}
+
 }  // namespace gl

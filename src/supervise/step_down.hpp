@@ -46,4 +46,18 @@ SteppedArgv step_down(std::vector<std::string> argv, EngineKind kind, int gpu_le
                       const GpuContext& gpus = {}, const StepBounds& bounds = {},
                       const std::optional<std::string>& engine_version = std::nullopt);
 
+// What step_down does to each of an engine's knobs, for the manual: whether it is lowered, after
+// which kind of OOM, and whether an unset knob is inserted from the engine's own default or
+// lowered only where engine.args sets it. Read from the same rules step_down applies.
+enum class KnobStep { untouched, from_default, where_set };
+enum class KnobTrigger { gpu_oom, host_oom };
+struct KnobPolicy {
+  std::string_view key;  // the profile's key ("engine.mem_fraction"), or "context" (engine.args)
+  const EngineKnob* knob;
+  KnobStep step;
+  KnobTrigger trigger;
+};
+// The knobs the engine has a flag for, in the manual's order.
+std::vector<KnobPolicy> knob_policies(EngineKind kind);
+
 }  // namespace gl

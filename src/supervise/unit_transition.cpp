@@ -5,6 +5,7 @@
 
 #include <fmt/core.h>
 
+#include "catalog/journal_messages.hpp"
 #include "rules/check.hpp"
 #include "util/try.hpp"
 
@@ -113,7 +114,7 @@ Result<void> reset_crash_loop(const History& history, const std::string& why, Ti
   state.consecutive_failures = 0;
   if (auto saved = history.save(state); !saved) return saved;
   auto appended = history.append(SupervisorEvent{
-      clock.now_usec(), "operator-reset", why,
+      clock.now_usec(), std::string(kOperatorResetMessage), why,
       current.problem.empty() ? fmt::format("forgave {} failure(s); starting again", forgiven)
                               : "replaced a bad history (" + current.problem + "); starting again",
       state.gpu_level, state.host_level});

@@ -125,6 +125,7 @@ class SdBusManager final : public SystemdManager {
         !ok)
       return std::unexpected(ok.error());
     GL_TRY_VOID(trivial(*path, kServiceIface, "WatchdogTimestamp", 't', &status.watchdog_usec));
+    GL_TRY(status.exec_start, exec_start(*path, status.name));
     GL_TRY_VOID(trivial(*path, kServiceIface, "ExecMainCode", 'i', &status.exec_main_code));
     if (auto ok = trivial(*path, kServiceIface, "ExecMainStatus", 'i', &status.exec_main_status);
         !ok)
@@ -265,6 +266,34 @@ class SdBusManager final : public SystemdManager {
     sd_bus_message_unref(reply);
     if (r < 0) return failf("Failed to read the path of '{}': {}", name, std::strerror(-r));
     return result;
+  }
+  // ExecStart (org.freedesktop.systemd1.Service, a(sasbttttuii): path, argv, ignore-failure,
+  // then timestamps, pid and status of its last run; systemd src/core/dbus-execute.c, v252): the
+  // first command's argv.
+  Result<std::vector<std::string>> exec_start(const std::string& path, const std::string& name) {
+    sd_bus_error error = SD_BUS_ERROR_NULL;
+    sd_bus_message* reply = nullptr;
+    int r = sd_bus_get_property(bus_, kService, path.c_str(), kServiceIface, "ExecStart", &error,
+                                &reply, "a(sasbttttuii)");
+    if (r < 0) {
+      auto message = describe(error, r);
+      sd_bus_error_free(&error);
+      return failf("Failed to read ExecStart of '{}': {}", name, message);
+    }
+    std::vector<std::string> argv;
+    r = sd_bus_message_enter_container(reply, 'a', "(sasbttttuii)");
+    if (r > 0) r = sd_bus_message_enter_container(reply, 'r', "sasbttttuii");
+    if (r > 0) r = sd_bus_message_skip(reply, "s");
+    char** words = nullptr;
+    if (r > 0) r = sd_bus_message_read_strv(reply, &words);
+    for (char** each = words; each && *each; ++each) {
+      argv.emplace_back(*each);
+      free(*each);
+    }
+    free(words);
+    sd_bus_message_unref(reply);
+    if (r < 0) return failf("Failed to read ExecStart of '{}': {}", name, std::strerror(-r));
+    return argv;
   }
 
   template <class T>

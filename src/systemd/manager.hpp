@@ -48,6 +48,9 @@ struct UnitStatus {
   // realtime of the last WATCHDOG=1 the service sent, or of its start finishing (READY=1 for
   // Type=notify; service.c's service_enter_start_post resets it too); 0 when never.
   uint64_t watchdog_usec = 0;
+  // ExecStart= of a service as the manager loaded it (its drop-ins applied): the first command's
+  // argv, argv[0] included; empty for a unit that is not a loaded service.
+  std::vector<std::string> exec_start{};
 
   bool running() const { return is_running_state(active_state); }
 };

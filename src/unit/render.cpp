@@ -7,6 +7,7 @@
 #include "catalog/node_requirements.hpp"
 #include "catalog/nvidia_devices.hpp"
 #include "catalog/sandbox_allowances.hpp"
+#include "plan/run_settings.hpp"
 #include "profile/service_user.hpp"
 #include "unit/escape.hpp"
 #include "unit/unit_environment.hpp"
@@ -94,59 +95,10 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
 
   // [Service]: the bridge is the main process; it starts the engine and tells systemd when the
   // model serves.
-  std::vector<std::string> exec{
-      options.gpulaunch_binary, "run", "--profile=" + profile.name,
-      "--snapshot=" + plan.snapshot_path, "--health-url=" + plan.health_url,
-      "--ready-timeout=" + std::to_string(profile.server.ready_timeout.count()),
-      // The engine's own health answer time plus a margin (plan/launch_plan's health_timing).
-      "--health-timeout=" + std::to_string(plan.health_timeout.count()),
-      // How long a stop lets the engine drain before `run` kills it (server.drain_timeout).
-      fmt::format("{}={}", kRunDrainTimeoutOption, profile.server.drain_timeout.count())};
-  // Step-down inserts knobs in the spelling of the release the argv was built for.
-  if (plan.engine_version)
-    exec.push_back(fmt::format("{}={}", kRunEngineVersionOption, *plan.engine_version));
-  // A headless rank answers no health check: `run` waits for its rendezvous with rank 0.
-  if (plan.rendezvous) {
-    exec.push_back(fmt::format("{}={}", kRunRendezvousOption, rendezvous_text(*plan.rendezvous)));
-    if (plan.rendezvous->any_port) exec.emplace_back(kRunRendezvousAnyPortOption);
-  }
-  // Liveness (plan/launch_plan's LivenessPlan): "health", the mode units had before these
-  // options, passes none.
-  const LivenessPlan& liveness = plan.liveness;
-  if (liveness.mode != LivenessMode::health)
-    exec.push_back(fmt::format("{}={}", kRunLivenessOption, liveness_mode_name(liveness.mode)));
-  if (liveness.can_stall()) {
-    exec.push_back(fmt::format("{}={}", kRunLivenessIntervalOption, liveness.interval.count()));
-    exec.push_back(fmt::format("{}={}", kRunLivenessTimeoutOption, liveness.timeout.count()));
-  }
-  if (!liveness.probe_path.empty()) {
-    exec.push_back(fmt::format("{}={}", kRunLivenessProbeOption, liveness.probe_path));
-    if (!liveness.probe_body.empty())
-      exec.push_back(fmt::format("{}={}", kRunLivenessProbeBodyOption, liveness.probe_body));
-  }
-  if (!liveness.metrics_path.empty()) {
-    exec.push_back(fmt::format("{}={}", kRunLivenessMetricsOption, liveness.metrics_path));
-    if (liveness.metrics_format != MetricsFormat::prometheus)
-      exec.push_back(fmt::format("{}={}", kRunLivenessMetricsFormatOption,
-                                 metrics_format_name(liveness.metrics_format)));
-    if (!liveness.in_flight_metric.empty())
-      exec.push_back(fmt::format("{}={}", kRunLivenessInFlightOption, liveness.in_flight_metric));
-    exec.push_back(fmt::format("{}={}", kRunLivenessTokensOption, liveness.tokens_metric));
-  }
-  if (!plan.engine_options_path.empty()) {
-    exec.push_back(fmt::format("{}={}", kRunEngineOptionsFileOption, plan.engine_options_path));
-    exec.push_back(fmt::format("{}={}", kRunEngineOptionsTextOption, plan.engine_options_text));
-  }
-  if (liveness.rank0_watches) exec.emplace_back(kRunRank0WatchesOption);
-  if (!liveness.key_credential.empty()) {
-    exec.push_back(fmt::format("{}={}", kRunApiKeyCredentialOption, liveness.key_credential));
-    if (!liveness.key_variable.empty())
-      exec.push_back(fmt::format("{}={}", kRunApiKeyVariableOption, liveness.key_variable));
-  }
-  if (liveness.ready == ReadyOn::generate)
-    exec.push_back(fmt::format("{}=generate", kRunReadyOption));
-  exec.emplace_back("--");
-  exec.insert(exec.end(), plan.argv.begin(), plan.argv.end());
+  // `run`'s settings (plan/run_settings: the one writer of what `run` reads).
+  std::vector<std::string> exec{options.gpulaunch_binary, "run"};
+  const std::vector<std::string> settings = run_settings_argv(run_settings(profile, plan));
+  exec.insert(exec.end(), settings.begin(), settings.end());
   unit.add("Service", "Type", "notify");
   unit.add("Service", "NotifyAccess", "main");
   // Root clears the JIT caches the node's facts made stale; `run` (the service user) cannot.
@@ -249,7 +201,7 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
   // Without a limit each rank would then dump core: the whole address space of a process that
   // maps the model and CUDA's memory (100 GB and more, per rank), written while the GPUs stay
   // held and the restart waits. The stacks in the journal are the evidence; no core.
-  if (liveness.can_stall()) unit.add("Service", "LimitCORE", "0");
+  if (plan.liveness.can_stall()) unit.add("Service", "LimitCORE", "0");
 
   // Hardening that CUDA survives (field-facts section 8): no PrivateDevices (it hides
   // /dev/nvidia*), no ProcSubset=pid (the driver reads /proc/driver/nvidia), no

@@ -149,7 +149,7 @@ std::vector<PhaseMark> marks_of(Readiness& readiness) {
 TEST(Readiness, SglangsLinesMarkItsStartPhases) {
   const auto start = Clock::now();
   Readiness readiness({.ready_timeout = 1200s, .progress_grace = 300s}, start);
-  EXPECT_EQ(marks_of(readiness), (std::vector<PhaseMark>{{Kind::begins, StartPhase::process}}));
+  EXPECT_EQ(marks_of(readiness), (std::vector<PhaseMark>{{Kind::begins, Phase::process}}));
   for (const char* line : {
            "[2026-12-01 10:00:02 TP0] Load weight begin. avail mem=138.69 GB",
            "Multi-thread loading shards:  50% Completed | 2/4 [00:30<00:30,  0.07it/s]",
@@ -165,15 +165,15 @@ TEST(Readiness, SglangsLinesMarkItsStartPhases) {
        })
     readiness.on_output_line(line, start + 1s);
   EXPECT_EQ(marks_of(readiness), (std::vector<PhaseMark>{
-                                     {Kind::begins, StartPhase::weights},
-                                     {Kind::ends, StartPhase::weights},
-                                     {Kind::begins, StartPhase::cuda_graphs},
-                                     {Kind::begins, StartPhase::jit_compile},
-                                     {Kind::ends, StartPhase::jit_compile},
-                                     {Kind::begins, StartPhase::health},
+                                     {Kind::begins, Phase::weights},
+                                     {Kind::ends, Phase::weights},
+                                     {Kind::begins, Phase::cuda_graphs},
+                                     {Kind::begins, Phase::jit_compile},
+                                     {Kind::ends, Phase::jit_compile},
+                                     {Kind::begins, Phase::health},
                                  }));
   readiness.on_health(200, start + 2s);
-  EXPECT_EQ(marks_of(readiness), (std::vector<PhaseMark>{{Kind::ready, StartPhase::health}}));
+  EXPECT_EQ(marks_of(readiness), (std::vector<PhaseMark>{{Kind::ready, Phase::health}}));
 }
 
 // vLLM's (vllm/compilation/monitor.py, backends.py, gpu_model_runner.py): torch.compile is its
@@ -202,14 +202,14 @@ TEST(Readiness, VllmsLinesTellTorchCompileFromJitAndEndEachPhase) {
        })
     readiness.on_output_line(line, start + 1s);
   EXPECT_EQ(marks_of(readiness), (std::vector<PhaseMark>{
-                                     {Kind::begins, StartPhase::weights},
-                                     {Kind::ends, StartPhase::weights},
-                                     {Kind::begins, StartPhase::torch_compile},
-                                     {Kind::ends, StartPhase::torch_compile},
-                                     {Kind::begins, StartPhase::jit_compile},
-                                     {Kind::ends, StartPhase::jit_compile},
-                                     {Kind::begins, StartPhase::cuda_graphs},
-                                     {Kind::ends, StartPhase::cuda_graphs},
+                                     {Kind::begins, Phase::weights},
+                                     {Kind::ends, Phase::weights},
+                                     {Kind::begins, Phase::torch_compile},
+                                     {Kind::ends, Phase::torch_compile},
+                                     {Kind::begins, Phase::jit_compile},
+                                     {Kind::ends, Phase::jit_compile},
+                                     {Kind::begins, Phase::cuda_graphs},
+                                     {Kind::ends, Phase::cuda_graphs},
                                  }));
 }
 
@@ -233,7 +233,7 @@ TEST(Readiness, AGrowingJitCacheIsProgressAndSilenceIsNot) {
   EXPECT_EQ(readiness.take_notifications(),
             (std::vector<std::string>{"EXTEND_TIMEOUT_USEC=360000000",
                                       "STATUS=compiling kernels: flashinfer +20 MiB"}));
-  EXPECT_EQ(marks_of(readiness), (std::vector<PhaseMark>{{Kind::begins, StartPhase::jit_compile}}));
+  EXPECT_EQ(marks_of(readiness), (std::vector<PhaseMark>{{Kind::begins, Phase::jit_compile}}));
   EXPECT_FALSE(readiness.deadline_passed(start + 804s));
   // Triton grows more than FlashInfer this time: it is the one named.
   readiness.on_cache_sizes({{"flashinfer", 1100 + 20 * 1024 * 1024}, {"triton", 300 * 1024}},
@@ -248,7 +248,7 @@ TEST(Readiness, AGrowingJitCacheIsProgressAndSilenceIsNot) {
   readiness.on_output_line("Capture cuda graph begin. This can take up to several minutes.",
                            start + 950s);
   EXPECT_EQ(readiness.status_text(), "capturing CUDA graphs");
-  EXPECT_EQ(marks_of(readiness), (std::vector<PhaseMark>{{Kind::begins, StartPhase::cuda_graphs}}));
+  EXPECT_EQ(marks_of(readiness), (std::vector<PhaseMark>{{Kind::begins, Phase::cuda_graphs}}));
 }
 
 TEST(Readiness, GrowthInsideAPhaseTheEngineNamedStaysThatPhase) {
@@ -262,7 +262,7 @@ TEST(Readiness, GrowthInsideAPhaseTheEngineNamedStaysThatPhase) {
   EXPECT_EQ(readiness.status_text(), "compiling kernels: deep-gemm +4 KiB");
   EXPECT_TRUE(marks_of(readiness).empty());
   readiness.on_health(200, start + 20s);
-  EXPECT_EQ(marks_of(readiness), (std::vector<PhaseMark>{{Kind::ready, StartPhase::cuda_graphs}}));
+  EXPECT_EQ(marks_of(readiness), (std::vector<PhaseMark>{{Kind::ready, Phase::cuda_graphs}}));
   // Once ready, sizes are no longer looked at.
   readiness.on_cache_sizes({{"deep-gemm", 1 << 30}}, start + 25s);
   EXPECT_EQ(readiness.status_text(), "serving");

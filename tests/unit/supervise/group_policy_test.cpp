@@ -150,5 +150,47 @@ TEST(GroupPolicy, ACleanStopBetweenFailuresKeepsTheFailureToBackOffFrom) {
   EXPECT_EQ(outcome.state.consecutive_failures, 1);
 }
 
+// peer-failed's whole record: a rank that served restart.stable_after is forgiven first, as
+// its own record-exit would have done, and both events land in its history, oldest first.
+TEST(GroupPolicy, ARankThatServedLongEnoughIsForgivenBeforeThePeersFailureCounts) {
+  SupervisorState state;
+  state.consecutive_failures = 2;
+  state.gpu_level = 1;
+  RestartSettings restart = settings();
+  restart.stable_after = Seconds{600};
+  const InvocationTimes times{kFailedAt - 700'000'000, kFailedAt - 650'000'000, 0};
+  const PeerRecord record =
+      decide_peer_record(state, failure(ExitClass::crash), serving(), times, restart, kNow, 4, 4);
+  EXPECT_EQ(record.decision.response, PeerResponse::restart);
+  EXPECT_TRUE(record.save);
+  ASSERT_EQ(record.events.size(), 2U);
+  EXPECT_EQ(record.events[0].kind, "stable");
+  EXPECT_EQ(record.events[0].evidence, "served 10min 50s (restart.stable_after 10min)");
+  EXPECT_EQ(record.events[1].kind, "crash");
+  EXPECT_EQ(record.events[1].evidence, "rank 1 (10.0.0.2): engine was killed by signal KILL");
+  // Forgiven one level and its failures, then the peer's crash counts as the first again.
+  EXPECT_EQ(record.decision.outcome.state.consecutive_failures, 1);
+  EXPECT_EQ(record.decision.outcome.state.gpu_level, 0);
+}
+
+TEST(GroupPolicy, ARankThatDoesNotRespondRecordsThePeersFailureAndKeepsItsState) {
+  const PeerRecord record =
+      decide_peer_record(SupervisorState{}, failure(ExitClass::crash), LocalRank{"inactive", 0, 0},
+                         InvocationTimes{}, settings(), kNow, 4, 4);
+  EXPECT_EQ(record.decision.response, PeerResponse::none);
+  EXPECT_FALSE(record.save);
+  ASSERT_EQ(record.events.size(), 1U);
+  EXPECT_EQ(record.events[0].kind, "crash");
+}
+
+// The notifier's clock may run ahead: a failure "from the future" is taken as heard now.
+TEST(GroupPolicy, AFailureStampedAfterNowIsTakenAsHappeningNow) {
+  PeerFailure ahead = failure(ExitClass::crash);
+  ahead.time_usec = kNow + 60'000'000;
+  const PeerRecord record = decide_peer_record(SupervisorState{}, ahead, serving(),
+                                               InvocationTimes{}, settings(), kNow, 4, 4);
+  EXPECT_EQ(record.decision.response, PeerResponse::restart);
+}
+
 }  // namespace
 }  // namespace gl

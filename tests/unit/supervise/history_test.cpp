@@ -385,10 +385,10 @@ constexpr int64_t kS = 1'000'000;
 StartTimeline a_start() {
   return StartTimeline{kT0,
                        kT0 + 250 * kS,
-                       {{StartPhase::process, kT0, kT0 + 3 * kS},
-                        {StartPhase::weights, kT0 + 3 * kS, kT0 + 103 * kS},
-                        {StartPhase::jit_compile, kT0 + 110 * kS, kT0 + 225 * kS},
-                        {StartPhase::health, kT0 + 247 * kS, kT0 + 250 * kS}}};
+                       {{Phase::process, kT0, kT0 + 3 * kS},
+                        {Phase::weights, kT0 + 3 * kS, kT0 + 103 * kS},
+                        {Phase::jit_compile, kT0 + 110 * kS, kT0 + 225 * kS},
+                        {Phase::health, kT0 + 247 * kS, kT0 + 250 * kS}}};
 }
 
 void expect_same(const StartTimeline& a, const StartTimeline& b) {

@@ -40,12 +40,12 @@ ProfileMetricsInput serving() {
   start.process_start_usec = kNow - 300'000'000;
   start.ready_usec = kNow - 100'000'000;
   start.phases = {
-      {StartPhase::process, kNow - 300'000'000, kNow - 290'000'000},
-      {StartPhase::weights, kNow - 290'000'000, kNow - 200'000'000},
-      {StartPhase::jit_compile, kNow - 200'000'000, kNow - 150'000'000},
-      {StartPhase::cuda_graphs, kNow - 150'000'000, kNow - 120'500'000},
-      {StartPhase::jit_compile, kNow - 120'500'000, kNow - 110'000'000},  // came back
-      {StartPhase::health, kNow - 110'000'000, 0},  // open at READY=1: ends there
+      {Phase::process, kNow - 300'000'000, kNow - 290'000'000},
+      {Phase::weights, kNow - 290'000'000, kNow - 200'000'000},
+      {Phase::jit_compile, kNow - 200'000'000, kNow - 150'000'000},
+      {Phase::cuda_graphs, kNow - 150'000'000, kNow - 120'500'000},
+      {Phase::jit_compile, kNow - 120'500'000, kNow - 110'000'000},  // came back
+      {Phase::health, kNow - 110'000'000, 0},                        // open at READY=1: ends there
   };
   in.state.last_start = start;
   CacheStatus flashinfer;

@@ -316,5 +316,31 @@ TEST(StepDown, LlamacppHalvesTheContextAndSlotsOnlyWhereTheArgvSetsThem) {
   EXPECT_EQ(max_host_level(EngineKind::llamacpp), 3);
 }
 
+// The manual's knob list comes from these: each knob as step_down actually treats it.
+TEST(StepDown, KnobPoliciesSayWhichKnobsAreLoweredAndFromWhat) {
+  const auto policy = [](EngineKind kind, std::string_view key) -> std::optional<KnobPolicy> {
+    for (const auto& each : knob_policies(kind))
+      if (each.key == key) return each;
+    return std::nullopt;
+  };
+  // SGLang: its memory share has a default per GPU, so it is lowered (inserted when unset).
+  ASSERT_TRUE(policy(EngineKind::sglang, "engine.mem_fraction"));
+  EXPECT_EQ(policy(EngineKind::sglang, "engine.mem_fraction")->step, KnobStep::from_default);
+  EXPECT_EQ(policy(EngineKind::sglang, "engine.mem_fraction")->trigger, KnobTrigger::gpu_oom);
+  ASSERT_TRUE(policy(EngineKind::sglang, "engine.max_requests"));
+  EXPECT_EQ(policy(EngineKind::sglang, "engine.max_requests")->trigger, KnobTrigger::host_oom);
+  EXPECT_NE(policy(EngineKind::sglang, "engine.max_requests")->step, KnobStep::untouched);
+  // trtllm-serve's row does not step down: every knob it has is left alone.
+  for (const auto& each : knob_policies(EngineKind::trtllm))
+    EXPECT_EQ(each.step, KnobStep::untouched) << each.key;
+  // llama.cpp has no memory share: a CUDA OOM halves the context instead.
+  EXPECT_FALSE(policy(EngineKind::llamacpp, "engine.mem_fraction") &&
+               policy(EngineKind::llamacpp, "engine.mem_fraction")->step != KnobStep::untouched);
+  ASSERT_TRUE(policy(EngineKind::llamacpp, "context"));
+  EXPECT_NE(policy(EngineKind::llamacpp, "context")->step, KnobStep::untouched);
+  // A command has no knobs at all.
+  EXPECT_TRUE(knob_policies(EngineKind::command).empty());
+}
+
 }  // namespace
 }  // namespace gl

@@ -21,24 +21,24 @@ JournalEntry at(uint64_t seconds, const std::string& message) {
 }
 
 std::vector<JournalEntry> until_health() {
-  return {at(0, phase_line({PhaseMark::Kind::begins, StartPhase::process})),
+  return {at(0, phase_line({PhaseMark::Kind::begins, Phase::process})),
           at(2, "[2026-12-01 10:00:02 TP0] Load weight begin. avail mem=138.69 GB"),
-          at(2, phase_line({PhaseMark::Kind::begins, StartPhase::weights})),
-          at(40, phase_line({PhaseMark::Kind::begins, StartPhase::health}))};
+          at(2, phase_line({PhaseMark::Kind::begins, Phase::weights})),
+          at(40, phase_line({PhaseMark::Kind::begins, Phase::health}))};
 }
 
 // journald hands over run's last lines a moment after systemd saw READY=1.
 TEST(RecordStart, ReadsTheJournalAgainUntilTheReadyLineIsIn) {
   FakeJournal journal;
   auto complete = until_health();
-  complete.push_back(at(41, phase_line({PhaseMark::Kind::ready, StartPhase::health})));
+  complete.push_back(at(41, phase_line({PhaseMark::Kind::ready, Phase::health})));
   journal.invocation_reads = {until_health(), until_health(), complete};
   FakeTimekeeper clock;
   const StartTimeline timeline = read_start_timeline("abc", &journal, clock);
   EXPECT_EQ(journal.invocation_calls, 3);
   EXPECT_EQ(timeline.ready_usec, static_cast<int64_t>(kT0 + 41 * kS));
   ASSERT_EQ(timeline.phases.size(), 3u);
-  EXPECT_EQ(timeline.phases[1].phase, StartPhase::weights);
+  EXPECT_EQ(timeline.phases[1].phase, Phase::weights);
 }
 
 TEST(RecordStart, GivesUpWithinTwoSecondsAndRecordsWhatItHas) {
@@ -58,7 +58,7 @@ TEST(RecordStart, GivesUpWithinTwoSecondsAndRecordsWhatItHas) {
 TEST(RecordStart, TheStartedEventAndTheStateCarryTheTimeline) {
   FakeJournal journal;
   auto lines = until_health();
-  lines.push_back(at(43, phase_line({PhaseMark::Kind::ready, StartPhase::health})));
+  lines.push_back(at(43, phase_line({PhaseMark::Kind::ready, Phase::health})));
   journal.invocation_reads = {lines};
   FakeTimekeeper clock;
   SupervisorState before;
