@@ -64,8 +64,7 @@ Result<void> check_created(const CacheRecords& records, const CacheTarget& targe
 }
 
 Result<TreeUsage> cache_usage(const ConfinedRoot& root, const CacheTarget& target) {
-  auto usage = root.usage(target.relative);
-  if (!usage) return usage;
+  GL_TRY(auto usage, root.usage(target.relative));
   if (target.own_root) {
     // Leftover trash in the directory is not cache content.
     auto trash = root.trash_in("");
@@ -73,8 +72,8 @@ Result<TreeUsage> cache_usage(const ConfinedRoot& root, const CacheTarget& targe
       for (const auto& name : *trash) {
         auto part = root.usage(name);
         if (part) {
-          usage->bytes -= std::min(usage->bytes, part->bytes);
-          usage->entries -= std::min(usage->entries, part->entries + 1);
+          usage.bytes -= std::min(usage.bytes, part->bytes);
+          usage.entries -= std::min(usage.entries, part->entries + 1);
         }
       }
     }

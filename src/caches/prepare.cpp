@@ -98,10 +98,10 @@ Result<void> sweep_trash(const OpenCaches& caches, Recorder& recorder) {
     }
     return {};
   };
-  if (auto done = sweep(caches.root, ""); !done) return done;
+  GL_TRY_VOID(sweep(caches.root, ""));
   for (size_t i = 0; i < caches.targets.size(); ++i)
     if (const ConfinedRoot* root = caches.confined(i))
-      if (auto done = sweep(*root, caches.targets[i].relative); !done) return done;
+      GL_TRY_VOID(sweep(*root, caches.targets[i].relative));
   return {};
 }
 
@@ -129,7 +129,7 @@ Result<void> make_missing(const OpenCaches& caches, const DirectoryOwner& owner)
     if (target.own_root) continue;
     GL_TRY(const bool exists, caches.root.exists(target.relative));
     if (exists) continue;  // a file or link there is the engine's and stays stale
-    if (auto made = caches.root.make_directories(target.relative, owner); !made) return made;
+    GL_TRY_VOID(caches.root.make_directories(target.relative, owner));
   }
   return {};
 }

@@ -226,10 +226,8 @@ Result<void> add_usage(int dir_fd, const std::string& shown, dev_t device, int d
       usage.bytes += static_cast<std::uint64_t>(info->st_size);
     } else if (info->st_dev == device) {  // another mount is not the cache's to count
       GL_TRY(auto child, open_directory_at(dir_fd, name, shown + "/" + name));
-      if (auto added =
-              add_usage(child.get(), shown + "/" + name, device, depth + 1, max_entries, usage);
-          !added)
-        return added;
+      GL_TRY_VOID(
+          add_usage(child.get(), shown + "/" + name, device, depth + 1, max_entries, usage));
     }
   }
   return {};
@@ -248,10 +246,8 @@ Result<void> visit_files(int dir_fd, const std::string& relative, const std::str
     } else if (S_ISDIR(info.st_mode) && info.st_dev == device && !name.starts_with(kTrashPrefix)) {
       auto child = open_directory_at(dir_fd, name, shown + "/" + name);
       if (!child) continue;  // replaced by a symlink meanwhile: not ours to look into
-      if (auto done = visit_files(child->get(), join(relative, name), shown + "/" + name, device,
-                                  depth + 1, visit);
-          !done)
-        return done;
+      GL_TRY_VOID(visit_files(child->get(), join(relative, name), shown + "/" + name, device,
+                              depth + 1, visit));
     }
   }
   return {};

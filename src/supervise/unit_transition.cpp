@@ -101,13 +101,13 @@ Result<UnitStop> stop_unit(SystemdManager& manager, Timekeeper& clock, const std
 }
 
 Result<void> reset_crash_loop(const History& history, const std::string& why, Timekeeper& clock) {
-  if (auto cleared = history.clear_unrecorded(); !cleared) return cleared;
+  GL_TRY_VOID(history.clear_unrecorded());
   auto current = history.state_to_update();
   if (current.state.consecutive_failures == 0 && current.problem.empty()) return {};
   SupervisorState state = current.state;
   const long long forgiven = state.consecutive_failures;
   state.consecutive_failures = 0;
-  if (auto saved = history.save(state); !saved) return saved;
+  GL_TRY_VOID(history.save(state));
   GL_TRY_VOID(history.append(SupervisorEvent{
       clock.now_usec(), "operator-reset", why,
       current.problem.empty() ? fmt::format("forgave {} failure(s); starting again", forgiven)
