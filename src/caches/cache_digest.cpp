@@ -13,6 +13,7 @@
 #include "caches/cache_records.hpp"
 #include "caches/cache_state.hpp"
 #include "util/sha256.hpp"
+#include "util/try.hpp"
 
 namespace gl {
 namespace {
@@ -29,10 +30,9 @@ Result<TreeDigest> digest_tree(const ConfinedRoot& root, std::string_view relati
   TreeDigest digest;
   std::vector<std::string> paths;
   // The walk visits every file (depth-bounded); only max_files + 1 names are kept.
-  auto walked = root.for_each_file(relative, [&](const std::string& path) {
+  GL_TRY_VOID(root.for_each_file(relative, [&](const std::string& path) {
     if (paths.size() <= limits.max_files) paths.push_back(path);
-  });
-  if (!walked) return std::unexpected(walked.error());
+  }));
   if (paths.size() > limits.max_files) {
     digest.over_limit = true;
     digest.files = paths.size();
@@ -61,14 +61,13 @@ Result<TreeDigest> digest_tree(const ConfinedRoot& root, std::string_view relati
       digest.bytes += size;
       return digest;
     }
-    auto content = sha256_stored_hex(file->get(), size, root.shown(path));
-    if (!content) return std::unexpected(content.error());
-    stored += content->read;
+    GL_TRY(auto content, sha256_stored_hex(file->get(), size, root.shown(path)));
+    stored += content.read;
     records += below(relative, path);
     records += '\0';
     records += std::to_string(size);
     records += '\0';
-    records += content->sha256;
+    records += content.sha256;
     records += '\n';
     ++digest.files;
     digest.bytes += size;
@@ -91,20 +90,17 @@ Result<std::vector<CacheDigest>> cache_digests(const LaunchPlan& plan,
                                                const FingerprintInputs& inputs,
                                                const std::filesystem::path& records_directory,
                                                const DigestLimits& limits) {
-  auto targets = cache_targets(plan);
-  if (!targets) return std::unexpected(targets.error());
-  auto records = CacheRecords::open_existing(records_directory);
-  if (!records) return std::unexpected(records.error());
+  GL_TRY(auto targets, cache_targets(plan));
+  GL_TRY(auto records, CacheRecords::open_existing(records_directory));
   const std::string cache_root = std::filesystem::path(plan.cache_root).lexically_normal().string();
   std::optional<ConfinedRoot> root;
   std::error_code error;
   if (std::filesystem::exists(std::filesystem::symlink_status(plan.cache_root, error))) {
-    auto opened = ConfinedRoot::open(plan.cache_root);
-    if (!opened) return std::unexpected(opened.error());
-    root.emplace(std::move(*opened));
+    GL_TRY(auto opened, ConfinedRoot::open(plan.cache_root));
+    root.emplace(std::move(opened));
   }
   std::vector<CacheDigest> digests;
-  for (const auto& target : *targets) {
+  for (const auto& target : targets) {
     CacheDigest cache{target.location.name,
                       target.location.directory,
                       cache_fingerprint(target.entry, inputs),
@@ -112,10 +108,8 @@ Result<std::vector<CacheDigest>> cache_digests(const LaunchPlan& plan,
                       {}};
     std::optional<ConfinedRoot> own;
     if (target.own_root) {
-      auto opened = open_own_root(target);
-      if (!opened) return std::unexpected(opened.error());
-      own = std::move(*opened);
-      if (own && !(*records && check_created(**records, target, *own, cache_root))) {
+      GL_TRY(own, open_own_root(target));
+      if (own && !(records && check_created(*records, target, *own, cache_root))) {
         cache.foreign = true;
         digests.push_back(std::move(cache));
         continue;
@@ -124,9 +118,7 @@ Result<std::vector<CacheDigest>> cache_digests(const LaunchPlan& plan,
     const ConfinedRoot* confined =
         target.own_root ? (own ? &*own : nullptr) : (root ? &*root : nullptr);
     if (confined) {
-      auto digest = digest_tree(*confined, target.relative, limits);
-      if (!digest) return std::unexpected(digest.error());
-      cache.digest = std::move(*digest);
+      GL_TRY(cache.digest, digest_tree(*confined, target.relative, limits));
     } else {
       cache.digest.sha256 = sha256_hex("");
     }

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "util/state_paths.hpp"
+#include "util/try.hpp"
 
 namespace gl {
 namespace {
@@ -178,9 +179,8 @@ std::optional<DirectoryOwner> parse_owner(std::string_view text) {
 }
 
 Result<CacheRecords> CacheRecords::open(const std::filesystem::path& directory) {
-  auto fd = open_root_owned_directory(directory);
-  if (!fd) return std::unexpected(fd.error());
-  return CacheRecords(directory, std::move(*fd));
+  GL_TRY(auto fd, open_root_owned_directory(directory));
+  return CacheRecords(directory, std::move(fd));
 }
 
 Result<std::optional<CacheRecords>> CacheRecords::open_existing(
@@ -196,9 +196,8 @@ Result<std::optional<CacheRecords>> CacheRecords::open_existing(
 Result<std::optional<CacheRecords>> CacheRecords::open_as_caller(
     const std::filesystem::path& directory) {
   if (::geteuid() != 0) return open_existing(directory);
-  auto records = open(directory);
-  if (!records) return std::unexpected(records.error());
-  return std::optional<CacheRecords>(std::move(*records));
+  GL_TRY(auto records, open(directory));
+  return std::optional<CacheRecords>(std::move(records));
 }
 
 std::string CacheRecords::shown(std::string_view name) const {
@@ -206,10 +205,9 @@ std::string CacheRecords::shown(std::string_view name) const {
 }
 
 Result<std::optional<Stamp>> CacheRecords::stamp() const {
-  auto read = read_regular_at(fd_.get(), kStampFile, kMaxRecordBytes, shown(kStampFile));
-  if (!read) return std::unexpected(read.error());
-  if (!*read) return std::optional<Stamp>{};
-  return parse_stamp((*read)->content);
+  GL_TRY(auto read, read_regular_at(fd_.get(), kStampFile, kMaxRecordBytes, shown(kStampFile)));
+  if (!read) return std::optional<Stamp>{};
+  return parse_stamp(read->content);
 }
 
 Result<void> CacheRecords::write_stamp(const Stamp& stamp) const {
@@ -227,26 +225,23 @@ Result<void> CacheRecords::remove_stamp() const {
 }
 
 Result<std::vector<CreatedDirectory>> CacheRecords::created() const {
-  auto read = read_regular_at(fd_.get(), kCreatedFile, kMaxRecordBytes, shown(kCreatedFile));
-  if (!read) return std::unexpected(read.error());
-  if (!*read) return std::vector<CreatedDirectory>{};
-  return parse_created((*read)->content).value_or(std::vector<CreatedDirectory>{});
+  GL_TRY(auto read, read_regular_at(fd_.get(), kCreatedFile, kMaxRecordBytes, shown(kCreatedFile)));
+  if (!read) return std::vector<CreatedDirectory>{};
+  return parse_created(read->content).value_or(std::vector<CreatedDirectory>{});
 }
 
 Result<void> CacheRecords::record_created(const CreatedDirectory& directory) const {
-  auto directories = created();
-  if (!directories) return std::unexpected(directories.error());
-  std::erase_if(*directories, [&](const auto& other) { return other.path == directory.path; });
-  directories->push_back(directory);
-  return write_atomically_at(fd_.get(), kCreatedFile, created_text(*directories), kRecordMode,
+  GL_TRY(auto directories, created());
+  std::erase_if(directories, [&](const auto& other) { return other.path == directory.path; });
+  directories.push_back(directory);
+  return write_atomically_at(fd_.get(), kCreatedFile, created_text(directories), kRecordMode,
                              shown(kCreatedFile));
 }
 
 Result<std::optional<DirectoryOwner>> CacheRecords::owner() const {
-  auto read = read_regular_at(fd_.get(), kOwnerFile, kMaxRecordBytes, shown(kOwnerFile));
-  if (!read) return std::unexpected(read.error());
-  if (!*read) return std::optional<DirectoryOwner>{};
-  return parse_owner((*read)->content);
+  GL_TRY(auto read, read_regular_at(fd_.get(), kOwnerFile, kMaxRecordBytes, shown(kOwnerFile)));
+  if (!read) return std::optional<DirectoryOwner>{};
+  return parse_owner(read->content);
 }
 
 Result<void> CacheRecords::write_owner(const DirectoryOwner& owner) const {
@@ -256,9 +251,8 @@ Result<void> CacheRecords::write_owner(const DirectoryOwner& owner) const {
 
 Result<bool> CacheRecords::was_created(const std::string& path, const FileIdentity& identity,
                                        BirthTime birth) const {
-  auto directories = created();
-  if (!directories) return std::unexpected(directories.error());
-  return std::any_of(directories->begin(), directories->end(), [&](const auto& directory) {
+  GL_TRY(const auto directories, created());
+  return std::any_of(directories.begin(), directories.end(), [&](const auto& directory) {
     return directory.path == path && directory.identity == identity &&
            (directory.birth == 0 || birth == 0 || directory.birth == birth);
   });

@@ -4,6 +4,7 @@
 #include <system_error>
 
 #include "caches/quarantine.hpp"
+#include "util/try.hpp"
 
 namespace gl {
 namespace {
@@ -44,20 +45,16 @@ Result<std::optional<ConfinedRoot>> open_own_root(const CacheTarget& target) {
   std::error_code error;
   if (!std::filesystem::exists(std::filesystem::symlink_status(target.location.directory, error)))
     return std::optional<ConfinedRoot>{};
-  auto root = ConfinedRoot::open(target.location.directory);
-  if (!root) return std::unexpected(root.error());
-  return std::optional<ConfinedRoot>(std::move(*root));
+  GL_TRY(auto root, ConfinedRoot::open(target.location.directory));
+  return std::optional<ConfinedRoot>(std::move(root));
 }
 
 Result<void> check_created(const CacheRecords& records, const CacheTarget& target,
                            const ConfinedRoot& root, const std::string& cache_root) {
-  auto identity = root.identity();
-  if (!identity) return std::unexpected(identity.error());
-  auto birth = root.birth();
-  if (!birth) return std::unexpected(birth.error());
-  auto created = records.was_created(target.location.directory, *identity, *birth);
-  if (!created) return std::unexpected(created.error());
-  if (!*created)
+  GL_TRY(const auto identity, root.identity());
+  GL_TRY(const auto birth, root.birth());
+  GL_TRY(const bool created, records.was_created(target.location.directory, identity, birth));
+  if (!created)
     return failf(
         "Refusing to use cache directory '{}' (caches.paths.{}): gpulaunch did not create it "
         "and it is not under the cache root '{}'; remove it so gpulaunch creates its own, or "
@@ -67,8 +64,7 @@ Result<void> check_created(const CacheRecords& records, const CacheTarget& targe
 }
 
 Result<TreeUsage> cache_usage(const ConfinedRoot& root, const CacheTarget& target) {
-  auto usage = root.usage(target.relative);
-  if (!usage) return usage;
+  GL_TRY(auto usage, root.usage(target.relative));
   if (target.own_root) {
     // Leftover trash in the directory is not cache content.
     auto trash = root.trash_in("");
@@ -76,8 +72,8 @@ Result<TreeUsage> cache_usage(const ConfinedRoot& root, const CacheTarget& targe
       for (const auto& name : *trash) {
         auto part = root.usage(name);
         if (part) {
-          usage->bytes -= std::min(usage->bytes, part->bytes);
-          usage->entries -= std::min(usage->entries, part->entries + 1);
+          usage.bytes -= std::min(usage.bytes, part->bytes);
+          usage.entries -= std::min(usage.entries, part->entries + 1);
         }
       }
     }
@@ -127,10 +123,8 @@ Result<CacheReport> inspect_caches(const LaunchPlan& plan, const FingerprintInpu
   CacheReport report;
   report.root = normal(plan.cache_root);
   report.fingerprint = fingerprint_hex(fingerprint_hash(inputs));
-  auto targets = cache_targets(plan);
-  if (!targets) return std::unexpected(targets.error());
-  auto records = CacheRecords::open_existing(records_directory);
-  if (!records) return std::unexpected(records.error());
+  GL_TRY(auto targets, cache_targets(plan));
+  GL_TRY(auto records, CacheRecords::open_existing(records_directory));
 
   std::optional<Stamp> stamp;
   std::error_code error;
@@ -138,13 +132,11 @@ Result<CacheReport> inspect_caches(const LaunchPlan& plan, const FingerprintInpu
       std::filesystem::exists(std::filesystem::symlink_status(report.root, error));
   std::optional<ConfinedRoot> root;
   if (root_exists) {
-    auto opened = ConfinedRoot::open(report.root);
-    if (!opened) return std::unexpected(opened.error());
-    root.emplace(std::move(*opened));
-    if (*records) {
-      auto read = (*records)->stamp();
-      if (!read) return std::unexpected(read.error());
-      if (*read && (*read)->root == report.root) stamp = std::move(*read);
+    GL_TRY(auto opened, ConfinedRoot::open(report.root));
+    root.emplace(std::move(opened));
+    if (records) {
+      GL_TRY(auto read, records->stamp());
+      if (read && read->root == report.root) stamp = std::move(read);
     }
     if (stamp) {
       report.stamped = stamp->hash;
@@ -156,7 +148,7 @@ Result<CacheReport> inspect_caches(const LaunchPlan& plan, const FingerprintInpu
   }
   const bool matches = report.stamped == report.fingerprint;
   const std::vector<FingerprintField> now = fingerprint_fields(inputs);
-  for (const auto& target : *targets) {
+  for (const auto& target : targets) {
     CacheStatus status{target.location.name,        target.location.directory,
                        target.location.keys_itself, {},
                        CacheState::missing,         {}};
@@ -164,10 +156,8 @@ Result<CacheReport> inspect_caches(const LaunchPlan& plan, const FingerprintInpu
       status.stale_on.assign(target.entry->stale_on.begin(), target.entry->stale_on.end());
     std::optional<ConfinedRoot> own;
     if (target.own_root) {
-      auto opened = open_own_root(target);
-      if (!opened) return std::unexpected(opened.error());
-      own = std::move(*opened);
-      if (own && !(*records && check_created(**records, target, *own, report.root))) {
+      GL_TRY(own, open_own_root(target));
+      if (own && !(records && check_created(*records, target, *own, report.root))) {
         status.usage.exists = true;
         status.state = CacheState::foreign;  // not measured either: not gpulaunch's to walk
         report.caches.push_back(std::move(status));
@@ -177,13 +167,11 @@ Result<CacheReport> inspect_caches(const LaunchPlan& plan, const FingerprintInpu
     const ConfinedRoot* confined =
         target.own_root ? (own ? &*own : nullptr) : (root ? &*root : nullptr);
     if (confined) {
-      auto usage = cache_usage(*confined, target);
-      if (!usage) return std::unexpected(usage.error());
-      status.usage = *usage;
+      GL_TRY(status.usage, cache_usage(*confined, target));
       const std::string leaf = std::filesystem::path(target.location.directory).filename().string();
-      auto copies = confined->names_beside(target.relative, leaf + std::string(kQuarantinedInfix));
-      if (!copies) return std::unexpected(copies.error());
-      for (const auto& copy : *copies) status.quarantined.push_back(copy.string());
+      GL_TRY(const auto copies,
+             confined->names_beside(target.relative, leaf + std::string(kQuarantinedInfix)));
+      for (const auto& copy : copies) status.quarantined.push_back(copy.string());
     }
     status.state =
         classify(status.usage, status.keys_itself,

@@ -34,22 +34,20 @@ struct OpenCaches {
 // in `records` (which `create` needs). No `records`: no directory outside the root is ours.
 Result<std::optional<OpenCaches>> open_caches(const LaunchPlan& plan, const CacheRecords* records,
                                               const DirectoryOwner* create) {
-  auto targets = cache_targets(plan);
-  if (!targets) return std::unexpected(targets.error());
+  GL_TRY(auto targets, cache_targets(plan));
   GL_TRY_VOID(check_clearable(plan.cache_root));
   std::vector<std::optional<ConfinedRoot>> own_roots;
-  for (const auto& target : *targets) {
+  for (const auto& target : targets) {
     own_roots.emplace_back();
     if (!target.own_root) continue;
-    auto own = open_own_root(target);
-    if (!own) return std::unexpected(own.error());
-    if (*own && !records)
+    GL_TRY(auto own, open_own_root(target));
+    if (own && !records)
       return failf(
           "Refusing to use cache directory '{}' (caches.paths.{}): there is no record "
           "that gpulaunch created it, and it is not under the cache root '{}'",
           target.location.directory, target.location.name, plan.cache_root);
-    if (*own) GL_TRY_VOID(check_created(*records, target, **own, plan.cache_root));
-    own_roots.back() = std::move(*own);
+    if (own) GL_TRY_VOID(check_created(*records, target, *own, plan.cache_root));
+    own_roots.back() = std::move(own);
   }
   if (create) {
     GL_TRY_VOID(make_cache_directory(plan.cache_root, *create));
@@ -57,27 +55,21 @@ Result<std::optional<OpenCaches>> open_caches(const LaunchPlan& plan, const Cach
              !std::filesystem::exists(std::filesystem::symlink_status(plan.cache_root, missing))) {
     return std::optional<OpenCaches>{};  // nothing was ever cached; creating it is the start's
   }
-  auto root = ConfinedRoot::open(plan.cache_root);
-  if (!root) return std::unexpected(root.error());
-  OpenCaches caches{std::move(*root), std::move(*targets), std::move(own_roots)};
+  GL_TRY(auto root, ConfinedRoot::open(plan.cache_root));
+  OpenCaches caches{std::move(root), std::move(targets), std::move(own_roots)};
   for (size_t i = 0; create && i < caches.targets.size(); ++i) {
     const auto& target = caches.targets[i];
     if (!target.own_root || caches.own[i]) continue;
-    auto made = make_cache_directory(target.location.directory, *create);
-    if (!made) return std::unexpected(made.error());
-    if (!made->created)
+    GL_TRY(const auto made, make_cache_directory(target.location.directory, *create));
+    if (!made.created)
       return failf("Refusing to use cache directory '{}': it appeared while it was being created",
                    target.location.directory);
-    if (auto recorded =
-            records->record_created({target.location.directory, made->identity, made->birth});
-        !recorded)
-      return std::unexpected(recorded.error());
-    auto own = ConfinedRoot::open(target.location.directory);
-    if (!own) return std::unexpected(own.error());
-    if (auto same = own->identity(); !same || *same != made->identity)
+    GL_TRY_VOID(records->record_created({target.location.directory, made.identity, made.birth}));
+    GL_TRY(auto own, ConfinedRoot::open(target.location.directory));
+    if (auto same = own.identity(); !same || *same != made.identity)
       return failf("Refusing to use cache directory '{}': it was replaced while it was created",
                    target.location.directory);
-    caches.own[i] = std::move(*own);
+    caches.own[i] = std::move(own);
   }
   return std::optional<OpenCaches>(std::move(caches));
 }
@@ -99,19 +91,17 @@ class Recorder {
 // A clear that was killed leaves `.trash-*` in the root or in a cache directory; finish it.
 Result<void> sweep_trash(const OpenCaches& caches, Recorder& recorder) {
   auto sweep = [&](const ConfinedRoot& root, std::string_view relative) -> Result<void> {
-    auto trash = root.trash_in(relative);
-    if (!trash) return std::unexpected(trash.error());
-    for (const auto& name : *trash) {
-      auto removed = root.remove(name);
-      if (!removed) return std::unexpected(removed.error());
-      recorder.add({root.shown(name), "left by an interrupted clear", removed->bytes});
+    GL_TRY(const auto trash, root.trash_in(relative));
+    for (const auto& name : trash) {
+      GL_TRY(const auto removed, root.remove(name));
+      recorder.add({root.shown(name), "left by an interrupted clear", removed.bytes});
     }
     return {};
   };
-  if (auto done = sweep(caches.root, ""); !done) return done;
+  GL_TRY_VOID(sweep(caches.root, ""));
   for (size_t i = 0; i < caches.targets.size(); ++i)
     if (const ConfinedRoot* root = caches.confined(i))
-      if (auto done = sweep(*root, caches.targets[i].relative); !done) return done;
+      GL_TRY_VOID(sweep(*root, caches.targets[i].relative));
   return {};
 }
 
@@ -125,12 +115,11 @@ Result<RemovedTree> clear_one(const OpenCaches& caches, size_t i) {
 // A stamp an older gpulaunch kept in the cache root is the engine's file now: never read, and
 // removed confined like any cache content.
 Result<void> remove_old_stamp(const OpenCaches& caches, Recorder& recorder) {
-  auto removed = caches.root.remove(kOldStampName);
-  if (!removed) return std::unexpected(removed.error());
-  if (removed->entries > 0)
+  GL_TRY(const auto removed, caches.root.remove(kOldStampName));
+  if (removed.entries > 0)
     recorder.add({caches.root.shown(kOldStampName),
                   "fingerprint stamp of an older gpulaunch, not trusted: stamps are root's now",
-                  removed->bytes});
+                  removed.bytes});
   return {};
 }
 
@@ -138,10 +127,9 @@ Result<void> remove_old_stamp(const OpenCaches& caches, Recorder& recorder) {
 Result<void> make_missing(const OpenCaches& caches, const DirectoryOwner& owner) {
   for (const auto& target : caches.targets) {
     if (target.own_root) continue;
-    auto exists = caches.root.exists(target.relative);
-    if (!exists) return std::unexpected(exists.error());
-    if (*exists) continue;  // a file or link there is the engine's and stays stale
-    if (auto made = caches.root.make_directories(target.relative, owner); !made) return made;
+    GL_TRY(const bool exists, caches.root.exists(target.relative));
+    if (exists) continue;  // a file or link there is the engine's and stays stale
+    GL_TRY_VOID(caches.root.make_directories(target.relative, owner));
   }
   return {};
 }
@@ -174,77 +162,73 @@ Result<std::optional<OwnerChange>> move_to_owner(const OpenCaches& caches,
 
 Result<PrepareReport> prepare_caches(const LaunchPlan& plan, const FingerprintInputs& inputs,
                                      const PrepareOptions& options, const RemovalSink& on_removal) {
-  auto records = CacheRecords::open(options.records);
-  if (!records) return std::unexpected(records.error());
-  auto stamp = records->stamp();  // a stamp that is not a plain file refuses before any change
-  if (!stamp) return std::unexpected(stamp.error());
-  auto opened = open_caches(plan, &*records, &options.owner);
-  if (!opened) return std::unexpected(opened.error());
-  if (!*opened) return failf("Failed to open the cache root '{}'", plan.cache_root);
-  const OpenCaches* caches = &**opened;
+  GL_TRY(auto records, CacheRecords::open(options.records));
+  // A stamp that is not a plain file refuses before any change.
+  GL_TRY(const auto stamp, records.stamp());
+  GL_TRY(auto opened, open_caches(plan, &records, &options.owner));
+  if (!opened) return failf("Failed to open the cache root '{}'", plan.cache_root);
+  const OpenCaches* caches = &*opened;
   Recorder recorder(on_removal);
   PrepareReport report;
   report.fingerprint = fingerprint_hex(fingerprint_hash(inputs));
   GL_TRY_VOID(remove_old_stamp(*caches, recorder));
   GL_TRY_VOID(sweep_trash(*caches, recorder));
-  GL_TRY(report.owner_change, move_to_owner(*caches, *records, options.owner));
+  GL_TRY(report.owner_change, move_to_owner(*caches, records, options.owner));
 
   const std::string root = caches->root.path().string();
-  const bool other_root = *stamp && (*stamp)->root != root;
-  if (*stamp && !other_root) report.previous = (*stamp)->hash;
+  const bool other_root = stamp && stamp->root != root;
+  if (stamp && !other_root) report.previous = stamp->hash;
   const bool matches = report.previous == report.fingerprint;
   if (!matches)
     report.change =
-        report.previous ? "fingerprint changed: " +
-                              describe_changes((*stamp)->fields, fingerprint_fields(inputs))
-        : other_root ? "the fingerprint stamp is for another cache root '" + (*stamp)->root + "'"
+        report.previous
+            ? "fingerprint changed: " + describe_changes(stamp->fields, fingerprint_fields(inputs))
+        : other_root ? "the fingerprint stamp is for another cache root '" + stamp->root + "'"
                      : "no fingerprint stamp (first start, or an earlier clear was interrupted)";
 
   const std::vector<FingerprintField> now = fingerprint_fields(inputs);
-  const std::vector<FingerprintField>* before = report.previous ? &(*stamp)->fields : nullptr;
+  const std::vector<FingerprintField>* before = report.previous ? &stamp->fields : nullptr;
   std::vector<std::pair<size_t, std::string>> stale;  // with why
   std::vector<bool> cleared(caches->targets.size(), false);
   for (size_t i = 0; !matches && i < caches->targets.size(); ++i) {
     const auto& target = caches->targets[i];
     const ConfinedRoot* confined = caches->confined(i);
     if (!confined) continue;
-    auto usage = cache_usage(*confined, target);
-    if (!usage) return std::unexpected(usage.error());
+    GL_TRY(const auto usage, cache_usage(*confined, target));
     const auto why = stale_because(target, before, now);
     if (!why) {
-      if (usage->entries > 0)
+      if (usage.entries > 0)
         report.kept.push_back(target.location.name +
                               (target.location.keys_itself
                                    ? ": keys its entries on what changed"
                                    : ": its entries do not depend on what changed"));
-    } else if (classify(*usage, false, false) == CacheState::stale) {
+    } else if (classify(usage, false, false) == CacheState::stale) {
       stale.emplace_back(i, target.location.name + " does not key itself and " +
                                 (why->empty() ? report.change : *why));
     }
   }
   if (!stale.empty()) {
     // No stamp while anything is half-cleared: a kill from here on means "stale" next start.
-    GL_TRY_VOID(records->remove_stamp());
+    GL_TRY_VOID(records.remove_stamp());
     for (const auto& [i, why] : stale) {
-      auto removed = clear_one(*caches, i);
-      if (!removed) return std::unexpected(removed.error());
+      GL_TRY(const auto removed, clear_one(*caches, i));
       cleared[i] = true;
-      recorder.add({caches->targets[i].location.directory, why, removed->bytes});
+      recorder.add({caches->targets[i].location.directory, why, removed.bytes});
     }
   }
-  if (!matches) GL_TRY_VOID(records->write_stamp(make_stamp(root, inputs)));
+  if (!matches) GL_TRY_VOID(records.write_stamp(make_stamp(root, inputs)));
   GL_TRY_VOID(make_missing(*caches, options.owner));
 
   for (size_t i = 0; i < caches->targets.size(); ++i) {
     const auto& target = caches->targets[i];
     const ConfinedRoot* confined = caches->confined(i);
     if (cleared[i] || !confined || !target.entry || target.entry->lock_directory.empty()) continue;
-    auto sweep = remove_stale_locks(*confined, target.relative, target.entry->lock_directory);
-    if (!sweep) return std::unexpected(sweep.error());
-    for (const auto& lock : sweep->removed)
+    GL_TRY(const auto sweep,
+           remove_stale_locks(*confined, target.relative, target.entry->lock_directory));
+    for (const auto& lock : sweep.removed)
       recorder.add(
           {confined->shown(lock), "stale lock of a killed JIT build: no process holds it", 0});
-    for (const auto& lock : sweep->held) report.held_locks.push_back(confined->shown(lock));
+    for (const auto& lock : sweep.held) report.held_locks.push_back(confined->shown(lock));
   }
   report.removals = std::move(recorder.removals());
   return report;
@@ -260,22 +244,19 @@ Result<std::vector<Removal>> clear_caches(const LaunchPlan& plan,
     if (std::find(known.begin(), known.end(), name) == known.end())
       return failf("Unknown cache '{}'{}; known: {}", name, did_you_mean_suffix(name, known),
                    fmt::format("{}", fmt::join(known, ", ")));
-  auto records = CacheRecords::open_as_caller(records_directory);
-  if (!records) return std::unexpected(records.error());
-  auto opened = open_caches(plan, *records ? &**records : nullptr, nullptr);
-  if (!opened) return std::unexpected(opened.error());
-  if (!*opened) return std::vector<Removal>{};
-  const OpenCaches* caches = &**opened;
+  GL_TRY(auto records, CacheRecords::open_as_caller(records_directory));
+  GL_TRY(auto opened, open_caches(plan, records ? &*records : nullptr, nullptr));
+  if (!opened) return std::vector<Removal>{};
+  const OpenCaches* caches = &*opened;
   Recorder recorder(on_removal);
   GL_TRY_VOID(remove_old_stamp(*caches, recorder));
   GL_TRY_VOID(sweep_trash(*caches, recorder));
   for (size_t i = 0; i < caches->targets.size(); ++i) {
     const auto& name = caches->targets[i].location.name;
     if (!names.empty() && std::find(names.begin(), names.end(), name) == names.end()) continue;
-    auto removed = clear_one(*caches, i);
-    if (!removed) return std::unexpected(removed.error());
-    if (removed->entries > 0 || removed->bytes > 0)
-      recorder.add({caches->targets[i].location.directory, "cleared on demand", removed->bytes});
+    GL_TRY(const auto removed, clear_one(*caches, i));
+    if (removed.entries > 0 || removed.bytes > 0)
+      recorder.add({caches->targets[i].location.directory, "cleared on demand", removed.bytes});
   }
   return std::move(recorder.removals());
 }

@@ -10,6 +10,7 @@
 #include "caches/cache_records.hpp"
 #include "caches/cache_state.hpp"
 #include "caches/safe_remove.hpp"
+#include "util/try.hpp"
 
 namespace gl {
 namespace {
@@ -23,21 +24,18 @@ struct Confined {
 Result<std::optional<Confined>> confine(const LaunchPlan& plan, const CacheTarget& target,
                                         const std::optional<CacheRecords>& records) {
   if (target.own_root) {
-    auto own = open_own_root(target);
-    if (!own) return std::unexpected(own.error());
-    if (!*own || !records) return std::optional<Confined>{};
-    if (!check_created(*records, target, **own, plan.cache_root)) return std::optional<Confined>{};
-    return std::optional<Confined>(Confined{std::move(**own), ""});
+    GL_TRY(auto own, open_own_root(target));
+    if (!own || !records) return std::optional<Confined>{};
+    if (!check_created(*records, target, *own, plan.cache_root)) return std::optional<Confined>{};
+    return std::optional<Confined>(Confined{std::move(*own), ""});
   }
   std::error_code error;
   if (!std::filesystem::exists(std::filesystem::symlink_status(plan.cache_root, error)))
     return std::optional<Confined>{};
-  auto root = ConfinedRoot::open(plan.cache_root);
-  if (!root) return std::unexpected(root.error());
-  auto there = root->exists(target.relative);
-  if (!there) return std::unexpected(there.error());
-  if (!*there) return std::optional<Confined>{};
-  return std::optional<Confined>(Confined{std::move(*root), target.relative});
+  GL_TRY(auto root, ConfinedRoot::open(plan.cache_root));
+  GL_TRY(const bool there, root.exists(target.relative));
+  if (!there) return std::optional<Confined>{};
+  return std::optional<Confined>(Confined{std::move(root), target.relative});
 }
 
 }  // namespace
@@ -53,15 +51,12 @@ std::string quarantine_leaf(std::string_view leaf, int64_t time_usec) {
 
 Result<std::vector<CachePlace>> movable_caches(const LaunchPlan& plan,
                                                const std::filesystem::path& records_directory) {
-  auto targets = cache_targets(plan);
-  if (!targets) return std::unexpected(targets.error());
-  auto records = CacheRecords::open_existing(records_directory);
-  if (!records) return std::unexpected(records.error());
+  GL_TRY(const auto targets, cache_targets(plan));
+  GL_TRY(const auto records, CacheRecords::open_existing(records_directory));
   std::vector<CachePlace> places;
-  for (const auto& target : *targets) {
-    auto confined = confine(plan, target, *records);
-    if (!confined) return std::unexpected(confined.error());
-    if (*confined) places.push_back({target.location.name, target.location.directory});
+  for (const auto& target : targets) {
+    GL_TRY(const auto confined, confine(plan, target, records));
+    if (confined) places.push_back({target.location.name, target.location.directory});
   }
   return places;
 }
@@ -69,21 +64,18 @@ Result<std::vector<CachePlace>> movable_caches(const LaunchPlan& plan,
 Result<std::filesystem::path> quarantine_cache(const LaunchPlan& plan, std::string_view name,
                                                int64_t time_usec,
                                                const std::filesystem::path& records_directory) {
-  auto targets = cache_targets(plan);
-  if (!targets) return std::unexpected(targets.error());
-  for (const auto& target : *targets) {
+  GL_TRY(const auto targets, cache_targets(plan));
+  for (const auto& target : targets) {
     if (target.location.name != name) continue;
-    auto records = CacheRecords::open_existing(records_directory);
-    if (!records) return std::unexpected(records.error());
-    auto confined = confine(plan, target, *records);
-    if (!confined) return std::unexpected(confined.error());
-    if (!*confined)
+    GL_TRY(const auto records, CacheRecords::open_existing(records_directory));
+    GL_TRY(const auto confined, confine(plan, target, records));
+    if (!confined)
       return failf(
           "Refusing to move cache '{}' at '{}' aside: it is missing, or gpulaunch did "
           "not create it",
           name, target.location.directory);
     const std::string leaf = std::filesystem::path(target.location.directory).filename().string();
-    return (*confined)->root.move_aside((*confined)->relative, quarantine_leaf(leaf, time_usec));
+    return confined->root.move_aside(confined->relative, quarantine_leaf(leaf, time_usec));
   }
   return failf("Unknown cache '{}'", name);
 }

@@ -210,9 +210,8 @@ Result<void> add_usage(int dir_fd, const std::string& shown, dev_t device, int d
                        std::uint64_t max_entries, TreeUsage& usage) {
   if (depth >= kMaxDepth)
     return failf("Failed to measure '{}': nested deeper than {} directories", shown, kMaxDepth);
-  auto names = list_names(dir_fd, shown);
-  if (!names) return std::unexpected(names.error());
-  for (const auto& name : *names) {
+  GL_TRY(auto names, list_names(dir_fd, shown));
+  for (const auto& name : names) {
     if (usage.entries >= max_entries) {
       usage.truncated = true;
       return {};
@@ -226,12 +225,9 @@ Result<void> add_usage(int dir_fd, const std::string& shown, dev_t device, int d
     if (!S_ISDIR(info->st_mode)) {
       usage.bytes += static_cast<std::uint64_t>(info->st_size);
     } else if (info->st_dev == device) {  // another mount is not the cache's to count
-      auto child = open_directory_at(dir_fd, name, shown + "/" + name);
-      if (!child) return std::unexpected(child.error());
-      if (auto added =
-              add_usage(child->get(), shown + "/" + name, device, depth + 1, max_entries, usage);
-          !added)
-        return added;
+      GL_TRY(auto child, open_directory_at(dir_fd, name, shown + "/" + name));
+      GL_TRY_VOID(
+          add_usage(child.get(), shown + "/" + name, device, depth + 1, max_entries, usage));
     }
   }
   return {};
@@ -241,9 +237,8 @@ Result<void> visit_files(int dir_fd, const std::string& relative, const std::str
                          dev_t device, int depth,
                          const std::function<void(const std::string&)>& visit) {
   if (depth >= kMaxDepth) return {};
-  auto names = list_names(dir_fd, shown);
-  if (!names) return std::unexpected(names.error());
-  for (const auto& name : *names) {
+  GL_TRY(auto names, list_names(dir_fd, shown));
+  for (const auto& name : names) {
     struct stat info {};
     if (::fstatat(dir_fd, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) continue;
     if (S_ISREG(info.st_mode)) {
@@ -251,10 +246,8 @@ Result<void> visit_files(int dir_fd, const std::string& relative, const std::str
     } else if (S_ISDIR(info.st_mode) && info.st_dev == device && !name.starts_with(kTrashPrefix)) {
       auto child = open_directory_at(dir_fd, name, shown + "/" + name);
       if (!child) continue;  // replaced by a symlink meanwhile: not ours to look into
-      if (auto done = visit_files(child->get(), join(relative, name), shown + "/" + name, device,
-                                  depth + 1, visit);
-          !done)
-        return done;
+      GL_TRY_VOID(visit_files(child->get(), join(relative, name), shown + "/" + name, device,
+                              depth + 1, visit));
     }
   }
   return {};
@@ -277,9 +270,8 @@ Result<Trash> make_trash(int dir_fd, const std::string& label, const std::string
       if (errno == EEXIST) continue;
       return failf("Failed to create '{}/{}': {}", shown, name, errno_text(errno));
     }
-    auto fd = open_directory_at(dir_fd, name, shown + "/" + name);
-    if (!fd) return std::unexpected(fd.error());
-    return Trash{name, std::move(*fd)};
+    GL_TRY(auto fd, open_directory_at(dir_fd, name, shown + "/" + name));
+    return Trash{name, std::move(fd)};
   }
   return failf("Failed to create a trash directory in '{}': names exhausted", shown);
 }
@@ -338,16 +330,14 @@ Result<ConfinedRoot> ConfinedRoot::open(const std::filesystem::path& root) {
         "directory instead",
         shown, length > 0 ? std::string(target.data(), static_cast<size_t>(length)) : "?");
   }
-  auto fd = open_directory_at(parent_fd.get(), leaf, shown);
-  if (!fd) return std::unexpected(fd.error());
+  GL_TRY(auto fd, open_directory_at(parent_fd.get(), leaf, shown));
   // Ancestors were followed: the directory they lead to must pass the same check.
   std::error_code error;
-  auto resolved =
-      std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(fd->get()), error);
+  auto resolved = std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(fd.get()), error);
   if (!error)
     if (auto allowed = check_clearable(resolved); !allowed)
       return failf("{} (resolved from '{}')", allowed.error().message, shown);
-  return ConfinedRoot(normal, std::move(*fd));
+  return ConfinedRoot(normal, std::move(fd));
 }
 
 std::string ConfinedRoot::shown(std::string_view relative) const {
@@ -370,20 +360,17 @@ Result<UniqueFd> open_parts(int root_fd, const std::vector<std::string>& parts, 
   std::string relative;
   for (size_t i = 0; i < count; ++i) {
     relative = join(relative, parts[i]);
-    auto next = open_directory_at(current.get(), parts[i], root.shown(relative));
-    if (!next) return std::unexpected(next.error());
-    current = std::move(*next);
+    GL_TRY(auto next, open_directory_at(current.get(), parts[i], root.shown(relative)));
+    current = std::move(next);
   }
   return current;
 }
 
 Result<Parent> open_parent(int root_fd, std::string_view relative, const ConfinedRoot& root) {
-  auto parts = split_relative(relative);
-  if (!parts) return std::unexpected(parts.error());
-  if (parts->empty()) return failf("Refusing to remove the cache root '{}' itself", root.shown(""));
-  auto dir = open_parts(root_fd, *parts, parts->size() - 1, root);
-  if (!dir) return std::unexpected(dir.error());
-  return Parent{std::move(*dir), parts->back()};
+  GL_TRY(auto parts, split_relative(relative));
+  if (parts.empty()) return failf("Refusing to remove the cache root '{}' itself", root.shown(""));
+  GL_TRY(auto dir, open_parts(root_fd, parts, parts.size() - 1, root));
+  return Parent{std::move(dir), parts.back()};
 }
 
 bool missing(const Error& error) {
@@ -398,14 +385,12 @@ bool nothing_below(const Error& error) {
 }  // namespace
 
 Result<TreeUsage> ConfinedRoot::usage(std::string_view relative, std::uint64_t max_entries) const {
-  auto parts = split_relative(relative);
-  if (!parts) return std::unexpected(parts.error());
+  GL_TRY(auto parts, split_relative(relative));
   TreeUsage usage;
   UniqueFd dir;
-  if (parts->empty()) {
-    auto opened = open_parts(fd_.get(), *parts, 0, *this);
-    if (!opened) return std::unexpected(opened.error());
-    dir = std::move(*opened);
+  if (parts.empty()) {
+    GL_TRY(auto opened, open_parts(fd_.get(), parts, 0, *this));
+    dir = std::move(opened);
   } else {
     auto parent = open_parent(fd_.get(), relative, *this);
     if (!parent)
@@ -417,9 +402,8 @@ Result<TreeUsage> ConfinedRoot::usage(std::string_view relative, std::uint64_t m
     }
     usage.exists = true;
     if (!S_ISDIR(info.st_mode)) return usage;
-    auto opened = open_directory_at(parent->dir.get(), parent->leaf, shown(relative));
-    if (!opened) return std::unexpected(opened.error());
-    dir = std::move(*opened);
+    GL_TRY(auto opened, open_directory_at(parent->dir.get(), parent->leaf, shown(relative)));
+    dir = std::move(opened);
   }
   struct stat info {};
   if (::fstat(dir.get(), &info) != 0)
@@ -431,88 +415,77 @@ Result<TreeUsage> ConfinedRoot::usage(std::string_view relative, std::uint64_t m
 }
 
 Result<RemovedTree> ConfinedRoot::clear_directory(std::string_view relative) const {
-  auto parent = open_parent(fd_.get(), relative, *this);
-  if (!parent) return std::unexpected(parent.error());
+  GL_TRY(auto parent, open_parent(fd_.get(), relative, *this));
   struct stat info {};
-  if (::fstatat(parent->dir.get(), parent->leaf.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) {
+  if (::fstatat(parent.dir.get(), parent.leaf.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) {
     if (errno == ENOENT) return RemovedTree{};
     return failf("Failed to stat '{}': {}", shown(relative), errno_text(errno));
   }
-  auto trash = make_trash(fd_.get(), parent->leaf, shown(""));
-  if (!trash) return std::unexpected(trash.error());
-  if (::renameat(parent->dir.get(), parent->leaf.c_str(), trash->fd.get(), parent->leaf.c_str()) !=
-      0) {
+  GL_TRY(auto trash, make_trash(fd_.get(), parent.leaf, shown("")));
+  if (::renameat(parent.dir.get(), parent.leaf.c_str(), trash.fd.get(), parent.leaf.c_str()) != 0) {
     int error = errno;
-    ::unlinkat(fd_.get(), trash->name.c_str(), AT_REMOVEDIR);
+    ::unlinkat(fd_.get(), trash.name.c_str(), AT_REMOVEDIR);
     if (error == EXDEV && S_ISDIR(info.st_mode)) return clear_contents(relative);
     return failf("Failed to move '{}' aside: {}", shown(relative), errno_text(error));
   }
   if (S_ISDIR(info.st_mode)) {
     // The engine may run as another user than this process: keep the directory it can write.
-    if (::mkdirat(parent->dir.get(), parent->leaf.c_str(), 0700) != 0)
+    if (::mkdirat(parent.dir.get(), parent.leaf.c_str(), 0700) != 0)
       return failf("Failed to recreate '{}': {}", shown(relative), errno_text(errno));
-    auto fresh = open_directory_at(parent->dir.get(), parent->leaf, shown(relative));
-    if (!fresh) return std::unexpected(fresh.error());
-    if (::fchown(fresh->get(), info.st_uid, info.st_gid) != 0 && errno != EPERM)
+    GL_TRY(auto fresh, open_directory_at(parent.dir.get(), parent.leaf, shown(relative)));
+    if (::fchown(fresh.get(), info.st_uid, info.st_gid) != 0 && errno != EPERM)
       return failf("Failed to set the owner of '{}': {}", shown(relative), errno_text(errno));
-    if (::fchmod(fresh->get(), info.st_mode & 07777) != 0)
+    if (::fchmod(fresh.get(), info.st_mode & 07777) != 0)
       return failf("Failed to set the mode of '{}': {}", shown(relative), errno_text(errno));
   }
   // Durable before deleting: after a crash the cache is empty and the trash is swept next time.
-  GL_TRY_VOID(sync_directory(parent->dir.get(), shown(relative)));
+  GL_TRY_VOID(sync_directory(parent.dir.get(), shown(relative)));
   GL_TRY_VOID(sync_directory(fd_.get(), shown("")));
   RemovedTree removed;
   struct stat root_info {};
   ::fstat(fd_.get(), &root_info);
-  if (auto done = remove_at(fd_.get(), trash->name, root_info.st_dev, shown(trash->name), removed);
-      !done)
-    return std::unexpected(done.error());
+  GL_TRY_VOID(remove_at(fd_.get(), trash.name, root_info.st_dev, shown(trash.name), removed));
   if (removed.entries > 0) --removed.entries;  // the trash directory itself
   if (S_ISDIR(info.st_mode) && removed.entries > 0) --removed.entries;  // the cache directory
   return removed;
 }
 
 Result<RemovedTree> ConfinedRoot::clear_contents(std::string_view relative) const {
-  auto parts = split_relative(relative);
-  if (!parts) return std::unexpected(parts.error());
-  auto dir = open_parts(fd_.get(), *parts, parts->size(), *this);
+  GL_TRY(auto parts, split_relative(relative));
+  auto dir = open_parts(fd_.get(), parts, parts.size(), *this);
   if (!dir) {
     if (missing(dir.error())) return RemovedTree{};
     return std::unexpected(dir.error());
   }
-  auto names = list_names(dir->get(), shown(relative));
-  if (!names) return std::unexpected(names.error());
+  GL_TRY(auto names, list_names(dir->get(), shown(relative)));
   RemovedTree removed;
-  if (names->empty()) return removed;
-  auto trash = make_trash(dir->get(), "contents", shown(relative));
-  if (!trash) return std::unexpected(trash.error());
-  for (const auto& name : *names) {
+  if (names.empty()) return removed;
+  GL_TRY(auto trash, make_trash(dir->get(), "contents", shown(relative)));
+  for (const auto& name : names) {
     if (name.starts_with(kTrashPrefix)) continue;
-    if (::renameat(dir->get(), name.c_str(), trash->fd.get(), name.c_str()) != 0)
+    if (::renameat(dir->get(), name.c_str(), trash.fd.get(), name.c_str()) != 0)
       return failf("Failed to move '{}' aside: {}", shown(join(std::string(relative), name)),
                    errno_text(errno));
   }
   GL_TRY_VOID(sync_directory(dir->get(), shown(relative)));
   struct stat info {};
   ::fstat(dir->get(), &info);
-  const std::string trash_path = shown(join(std::string(relative), trash->name));
-  GL_TRY_VOID(remove_at(dir->get(), trash->name, info.st_dev, trash_path, removed));
+  const std::string trash_path = shown(join(std::string(relative), trash.name));
+  GL_TRY_VOID(remove_at(dir->get(), trash.name, info.st_dev, trash_path, removed));
   if (removed.entries > 0) --removed.entries;  // the trash directory itself
   return removed;
 }
 
 Result<std::vector<std::string>> ConfinedRoot::trash_in(std::string_view relative) const {
-  auto parts = split_relative(relative);
-  if (!parts) return std::unexpected(parts.error());
-  auto dir = open_parts(fd_.get(), *parts, parts->size(), *this);
+  GL_TRY(auto parts, split_relative(relative));
+  auto dir = open_parts(fd_.get(), parts, parts.size(), *this);
   if (!dir) {
     if (nothing_below(dir.error())) return std::vector<std::string>{};
     return std::unexpected(dir.error());
   }
-  auto names = list_names(dir->get(), shown(relative));
-  if (!names) return std::unexpected(names.error());
+  GL_TRY(auto names, list_names(dir->get(), shown(relative)));
   std::vector<std::string> trash;
-  for (const auto& name : *names)
+  for (const auto& name : names)
     if (name.starts_with(kTrashPrefix)) trash.push_back(join(std::string(relative), name));
   return trash;
 }
@@ -532,25 +505,22 @@ Result<RemovedTree> ConfinedRoot::remove(std::string_view relative) const {
     return failf("Failed to stat '{}': {}", shown(relative), errno_text(errno));
   }
   RemovedTree removed;
-  if (auto done =
-          remove_at(parent->dir.get(), parent->leaf, parent_info.st_dev, shown(relative), removed);
-      !done)
-    return std::unexpected(done.error());
+  GL_TRY_VOID(
+      remove_at(parent->dir.get(), parent->leaf, parent_info.st_dev, shown(relative), removed));
   return removed;
 }
 
 Result<bool> ConfinedRoot::remove_file_if_same(std::string_view relative,
                                                const FileIdentity& expected) const {
-  auto parent = open_parent(fd_.get(), relative, *this);
-  if (!parent) return std::unexpected(parent.error());
+  GL_TRY(auto parent, open_parent(fd_.get(), relative, *this));
   struct stat info {};
-  if (::fstatat(parent->dir.get(), parent->leaf.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) {
+  if (::fstatat(parent.dir.get(), parent.leaf.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) {
     if (errno == ENOENT) return false;
     return failf("Failed to stat '{}': {}", shown(relative), errno_text(errno));
   }
   if (!S_ISREG(info.st_mode) || info.st_dev != expected.device || info.st_ino != expected.inode)
     return false;
-  if (::unlinkat(parent->dir.get(), parent->leaf.c_str(), 0) != 0) {
+  if (::unlinkat(parent.dir.get(), parent.leaf.c_str(), 0) != 0) {
     if (errno == ENOENT) return false;
     return failf("Failed to remove '{}': {}", shown(relative), errno_text(errno));
   }
@@ -559,9 +529,8 @@ Result<bool> ConfinedRoot::remove_file_if_same(std::string_view relative,
 
 Result<void> ConfinedRoot::for_each_file(
     std::string_view relative, const std::function<void(const std::string&)>& visit) const {
-  auto parts = split_relative(relative);
-  if (!parts) return std::unexpected(parts.error());
-  auto dir = open_parts(fd_.get(), *parts, parts->size(), *this);
+  GL_TRY(auto parts, split_relative(relative));
+  auto dir = open_parts(fd_.get(), parts, parts.size(), *this);
   if (!dir) {
     if (nothing_below(dir.error())) return {};
     return std::unexpected(dir.error());
@@ -573,9 +542,8 @@ Result<void> ConfinedRoot::for_each_file(
 }
 
 Result<UniqueFd> ConfinedRoot::open_file(std::string_view relative, FileIdentity* identity) const {
-  auto parent = open_parent(fd_.get(), relative, *this);
-  if (!parent) return std::unexpected(parent.error());
-  int fd = ::openat(parent->dir.get(), parent->leaf.c_str(),
+  GL_TRY(auto parent, open_parent(fd_.get(), relative, *this));
+  int fd = ::openat(parent.dir.get(), parent.leaf.c_str(),
                     O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) return failf("Failed to open '{}': {}", shown(relative), errno_text(errno));
   UniqueFd file(fd);
@@ -615,29 +583,27 @@ Result<std::filesystem::path> ConfinedRoot::move_aside(std::string_view relative
                                                        std::string_view new_leaf) const {
   if (!plain_leaf(new_leaf))
     return failf("Refusing to move '{}' to '{}'", shown(relative), new_leaf);
-  auto parent = parent_of(fd_.get(), relative, *this);
-  if (!parent) return std::unexpected(parent.error());
-  auto info = stat_at(parent->dir.get(), parent->leaf, shown(relative));
-  if (!info) return std::unexpected(info.error());
-  if (!S_ISDIR(info->st_mode))
+  GL_TRY(auto parent, parent_of(fd_.get(), relative, *this));
+  GL_TRY(auto info, stat_at(parent.dir.get(), parent.leaf, shown(relative)));
+  if (!S_ISDIR(info.st_mode))
     return failf("Refusing to move '{}' aside: {}", shown(relative), kNotFollowed);
   struct stat root_info {};
   if (::fstat(fd_.get(), &root_info) != 0)
     return failf("Failed to stat '{}': {}", shown(""), errno_text(errno));
   if (relative.empty()) {
     // The name may have been swapped since the root was opened: move only the same directory.
-    if (info->st_dev != root_info.st_dev || info->st_ino != root_info.st_ino)
+    if (info.st_dev != root_info.st_dev || info.st_ino != root_info.st_ino)
       return failf("Refusing to move '{}' aside: it is no longer the directory that was opened",
                    shown(""));
   } else {
-    GL_TRY_VOID(check_same_mount(*info, root_info.st_dev, shown(relative)));
+    GL_TRY_VOID(check_same_mount(info, root_info.st_dev, shown(relative)));
   }
   const std::string leaf(new_leaf);
-  if (::renameat2(parent->dir.get(), parent->leaf.c_str(), parent->dir.get(), leaf.c_str(),
+  if (::renameat2(parent.dir.get(), parent.leaf.c_str(), parent.dir.get(), leaf.c_str(),
                   RENAME_NOREPLACE) != 0)
     return failf("Failed to move '{}' aside: {}", shown(relative), errno_text(errno));
   const std::filesystem::path moved = std::filesystem::path(shown(relative)).parent_path() / leaf;
-  GL_TRY_VOID(sync_directory(parent->dir.get(), moved.parent_path().string()));
+  GL_TRY_VOID(sync_directory(parent.dir.get(), moved.parent_path().string()));
   return moved;
 }
 
@@ -650,9 +616,8 @@ Result<std::vector<std::filesystem::path>> ConfinedRoot::names_beside(
     return std::unexpected(parent.error());
   }
   const std::filesystem::path directory = std::filesystem::path(shown(relative)).parent_path();
-  auto names = list_names(parent->dir.get(), directory.string());
-  if (!names) return std::unexpected(names.error());
-  for (const auto& name : *names)
+  GL_TRY(auto names, list_names(parent->dir.get(), directory.string()));
+  for (const auto& name : names)
     if (name.starts_with(prefix)) found.push_back(directory / name);
   std::sort(found.begin(), found.end());
   return found;
@@ -726,17 +691,14 @@ Result<bool> ConfinedRoot::exists(std::string_view relative) const {
 
 Result<void> ConfinedRoot::make_directories(std::string_view relative,
                                             const DirectoryOwner& owner) const {
-  auto parts = split_relative(relative);
-  if (!parts) return std::unexpected(parts.error());
-  auto current = open_parts(fd_.get(), *parts, 0, *this);
-  if (!current) return std::unexpected(current.error());
+  GL_TRY(auto parts, split_relative(relative));
+  GL_TRY(auto current, open_parts(fd_.get(), parts, 0, *this));
   std::string reached;
-  for (const auto& part : *parts) {
+  for (const auto& part : parts) {
     reached = join(reached, part);
     bool created = false;
-    auto next = make_directory_at(current->get(), part, &owner, shown(reached), created);
-    if (!next) return std::unexpected(next.error());
-    *current = std::move(*next);
+    GL_TRY(auto next, make_directory_at(current.get(), part, &owner, shown(reached), created));
+    current = std::move(next);
   }
   return {};
 }
@@ -764,16 +726,14 @@ Result<void> change_owner_at(int dir_fd, const std::string& name, uid_t from,
     if (depth >= kMaxDepth)
       return failf("Failed to change the owner of '{}': nested deeper than {} directories", shown,
                    kMaxDepth);
-    auto dir = open_directory_at(dir_fd, name, shown);
-    if (!dir) return std::unexpected(dir.error());
+    GL_TRY(auto dir, open_directory_at(dir_fd, name, shown));
     struct stat opened {};
-    if (::fstat(dir->get(), &opened) != 0 || opened.st_ino != info.st_ino ||
+    if (::fstat(dir.get(), &opened) != 0 || opened.st_ino != info.st_ino ||
         opened.st_dev != info.st_dev)
       return failf("Failed to change the owner of '{}': it was replaced while it was read", shown);
-    auto names = list_names(dir->get(), shown);
-    if (!names) return std::unexpected(names.error());
-    for (const auto& child : *names)
-      GL_TRY_VOID(change_owner_at(dir->get(), child, from, to, device, depth + 1,
+    GL_TRY(auto names, list_names(dir.get(), shown));
+    for (const auto& child : names)
+      GL_TRY_VOID(change_owner_at(dir.get(), child, from, to, device, depth + 1,
                                   shown + "/" + child, changed));
   } else if (info.st_nlink > 1) {
     // A second name of a file elsewhere (a hard link the engine made) stays: changing it would
@@ -801,9 +761,8 @@ Result<std::uint64_t> ConfinedRoot::change_owner(uid_t from, const DirectoryOwne
   if (::fstat(fd_.get(), &info) != 0)
     return failf("Failed to stat '{}': {}", shown(""), errno_text(errno));
   std::uint64_t changed = 0;
-  auto names = list_names(fd_.get(), shown(""));
-  if (!names) return std::unexpected(names.error());
-  for (const auto& child : *names)
+  GL_TRY(auto names, list_names(fd_.get(), shown("")));
+  for (const auto& child : names)
     GL_TRY_VOID(change_owner_at(fd_.get(), child, from, to, info.st_dev, 1, shown(child), changed));
   if (info.st_uid == from) {
     if (::fchown(fd_.get(), to.uid, to.gid) != 0)
@@ -819,11 +778,9 @@ Result<MadeDirectory> make_cache_directory(const std::filesystem::path& path,
   const std::filesystem::path normal(normal_text(path));
   struct stat info {};
   if (::lstat(normal.c_str(), &info) == 0) {
-    auto root = ConfinedRoot::open(normal);  // refuses a link or a file at `path`
-    if (!root) return std::unexpected(root.error());
-    auto identity = root->identity();
-    if (!identity) return std::unexpected(identity.error());
-    return MadeDirectory{*identity, false};
+    GL_TRY(auto root, ConfinedRoot::open(normal));  // refuses a link or a file at `path`
+    GL_TRY(auto identity, root.identity());
+    return MadeDirectory{identity, false};
   }
   // The missing components, leaf last, below the deepest ancestor that exists.
   std::vector<std::string> missing{normal.filename().string()};
@@ -850,19 +807,17 @@ Result<MadeDirectory> make_cache_directory(const std::filesystem::path& path,
     reached /= missing[i];
     const bool leaf = i + 1 == missing.size();
     bool created = false;
-    auto next = make_directory_at(current.get(), missing[i], leaf ? &owner : nullptr,
-                                  reached.string(), created);
-    if (!next) return std::unexpected(next.error());
-    current = std::move(*next);
+    GL_TRY(auto next, make_directory_at(current.get(), missing[i], leaf ? &owner : nullptr,
+                                        reached.string(), created));
+    current = std::move(next);
     if (leaf && !created)
       return failf("Refusing to use '{}': it appeared while it was being created",
                    reached.string());
   }
   if (::fstat(current.get(), &info) != 0)
     return failf("Failed to stat '{}': {}", normal.string(), errno_text(errno));
-  auto birth = birth_of(current.get(), normal.string());
-  if (!birth) return std::unexpected(birth.error());
-  return MadeDirectory{{info.st_dev, info.st_ino}, true, *birth};
+  GL_TRY(auto birth, birth_of(current.get(), normal.string()));
+  return MadeDirectory{{info.st_dev, info.st_ino}, true, birth};
 }
 
 }  // namespace gl

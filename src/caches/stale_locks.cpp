@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "catalog/jit_caches.hpp"
+#include "util/try.hpp"
 
 namespace gl {
 namespace {
@@ -51,11 +52,10 @@ Result<LockSweep> remove_stale_locks(const ConfinedRoot& root, std::string_view 
   LockSweep sweep;
   if (lock_directory.empty()) return sweep;
   std::vector<std::string> candidates;
-  auto walked = root.for_each_file(cache, [&](const std::string& relative) {
+  GL_TRY_VOID(root.for_each_file(cache, [&](const std::string& relative) {
     if (relative.ends_with(".lock") && in_lock_directory(relative, lock_directory))
       candidates.push_back(relative);
-  });
-  if (!walked) return std::unexpected(walked.error());
+  }));
   for (const auto& relative : candidates) {
     FileIdentity identity;
     auto file = root.open_file(relative, &identity);
@@ -69,9 +69,8 @@ Result<LockSweep> remove_stale_locks(const ConfinedRoot& root, std::string_view 
       continue;
     }
     // Unlinked while our flock is held, so no flock user can have taken it in between.
-    auto removed = root.remove_file_if_same(relative, identity);
-    if (!removed) return std::unexpected(removed.error());
-    if (*removed) sweep.removed.push_back(relative);
+    GL_TRY(auto removed, root.remove_file_if_same(relative, identity));
+    if (removed) sweep.removed.push_back(relative);
   }
   return sweep;
 }

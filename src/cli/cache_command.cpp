@@ -15,6 +15,7 @@
 #include "rules/node_probe.hpp"
 #include "util/state_paths.hpp"
 #include "util/terminal_text.hpp"
+#include "util/try.hpp"
 
 namespace gl {
 namespace {
@@ -31,10 +32,9 @@ std::string human_size(std::uint64_t bytes) {
 }
 
 Result<LaunchPlan> plan_for(const CliContext& context, const std::string& name, Profile* out) {
-  auto profile = load_profile(context.profile_source(), name);
-  if (!profile) return std::unexpected(profile.error());
-  auto plan = make_launch_plan(*profile);
-  *out = std::move(*profile);
+  GL_TRY(auto profile, load_profile(context.profile_source(), name));
+  auto plan = make_launch_plan(profile);
+  *out = std::move(profile);
   return plan;
 }
 

@@ -9,6 +9,7 @@
 #include "lock/drift.hpp"
 #include "lock/lockfile.hpp"
 #include "util/json_file.hpp"
+#include "util/try.hpp"
 
 namespace gl {
 namespace {
@@ -21,19 +22,15 @@ struct Document {
 };
 
 Result<Document> load_document(const std::string& path) {
-  auto text = read_json_text(path);
-  if (!text) return std::unexpected(text.error());
-  auto document = parse_bounded_json<Json>(*text, fmt::format("'{}'", path));
-  if (!document) return std::unexpected(document.error());
-  if (is_lock(*document)) {
-    auto lock = parse_lock(*text, path);
-    if (!lock) return std::unexpected(lock.error());
-    return Document{std::move(*lock), true};
+  GL_TRY(auto text, read_json_text(path));
+  GL_TRY(auto document, parse_bounded_json<Json>(text, fmt::format("'{}'", path)));
+  if (is_lock(document)) {
+    GL_TRY(auto lock, parse_lock(text, path));
+    return Document{std::move(lock), true};
   }
-  auto facts = parse_facts(*text, path);
-  if (!facts) return std::unexpected(facts.error());
+  GL_TRY(auto facts, parse_facts(text, path));
   Json node = Json::object();
-  node["node"] = facts_section(*facts);
+  node["node"] = facts_section(facts);
   return Document{std::move(node), false};
 }
 

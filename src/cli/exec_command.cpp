@@ -74,22 +74,20 @@ Result<TransientService> transient_for(const std::string& name,
                                        const std::filesystem::path& snapshot,
                                        const std::vector<std::string>& command,
                                        SystemdManager& manager) {
-  auto profile = load_profile(DirectorySource({}), snapshot.string());
-  if (!profile) return std::unexpected(profile.error());
-  const LaunchPlan plan = make_launch_plan(*profile);
+  GL_TRY(auto profile, load_profile(DirectorySource({}), snapshot.string()));
+  const LaunchPlan plan = make_launch_plan(profile);
   RenderOptions options;
   options.gpulaunch_binary = own_binary();
   options.version = GPULAUNCH_VERSION;
-  UnitFile unit = render_unit(*profile, plan, options);
+  UnitFile unit = render_unit(profile, plan, options);
   // `systemctl edit` drop-ins (InaccessiblePaths= and the like) hold for exec too.
   GL_TRY(const UnitStatus installed, manager.status(unit_name_for(name)));
   GL_TRY_VOID(apply_drop_ins(unit, installed.drop_in_paths));
 
   TransientService service;
   service.unit = fmt::format("gpulaunch-{}-exec-{}.service", name, ::getpid());
-  auto properties = transient_properties(unit, service.unit);
-  if (!properties) return std::unexpected(properties.error());
-  service.properties = std::move(*properties);
+  GL_TRY(auto properties, transient_properties(unit, service.unit));
+  service.properties = std::move(properties);
   service.description = transient_description(name, command);
   // env(1), root's, finds CMD on the unit's own PATH, as the service's user inside its sandbox.
   service.argv = {std::string(kCleanEnvProgram), "--"};

@@ -16,6 +16,7 @@
 #include "rules/check.hpp"
 #include "util/atomic_file.hpp"
 #include "util/state_paths.hpp"
+#include "util/try.hpp"
 
 namespace gl {
 namespace {
@@ -51,10 +52,9 @@ Result<Facts> node_facts(const Profile& profile, const LaunchPlan& plan,
 Result<void> add_caches(LockBuild& build, const Profile& profile, const LaunchPlan& plan,
                         const Facts& facts, const NodeOptions& options) {
   if (options.root != "/" || !options.facts_file.empty()) return {};
-  auto digests = cache_digests(plan, fingerprint_inputs(profile, plan, facts),
-                               state_paths::cache_stamp_directory(profile.name));
-  if (!digests) return std::unexpected(digests.error());
-  build.lock["caches"] = cache_digests_json(*digests);
+  GL_TRY(auto digests, cache_digests(plan, fingerprint_inputs(profile, plan, facts),
+                                     state_paths::cache_stamp_directory(profile.name)));
+  build.lock["caches"] = cache_digests_json(digests);
   return {};
 }
 
@@ -65,11 +65,9 @@ struct LoadedProfile {
 
 Result<LoadedProfile> load(const CliContext& context, const std::string& name_or_path) {
   auto source = context.profile_source();
-  auto merged = load_merged(source, name_or_path);
-  if (!merged) return std::unexpected(merged.error());
-  auto profile = validate_profile(*merged);
-  if (!profile) return std::unexpected(profile.error());
-  return LoadedProfile{std::move(*merged), std::move(*profile)};
+  GL_TRY(auto merged, load_merged(source, name_or_path));
+  GL_TRY(auto profile, validate_profile(merged));
+  return LoadedProfile{std::move(merged), std::move(profile)};
 }
 
 int lock(const CliContext& context, const std::string& name, const std::string& output,
@@ -181,10 +179,9 @@ int verify(const CliContext& context, const std::string& lock_path,
 Result<std::vector<FieldRow>> locked_drift(const std::string& lock_path,
                                            const MergedProfile& merged, const Profile& profile,
                                            const LaunchPlan& plan, const Facts& facts) {
-  auto locked = load_lock_file(lock_path);
-  if (!locked) return std::unexpected(locked.error());
+  GL_TRY(auto locked, load_lock_file(lock_path));
   auto live = make_lock(merged, profile, plan, facts, NodeFs("/"));
-  return drift(*locked, live.lock);
+  return drift(locked, live.lock);
 }
 
 void add_lock_command(CLI::App& app, CliContext& context) {

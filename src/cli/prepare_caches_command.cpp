@@ -47,48 +47,46 @@ Result<void> prepare(const std::string& name, const std::string& snapshot,
   // Root acts on what the snapshot says: only a file no other user could have written.
   if (auto reason = user_writable_reason(snapshot))
     return failf("Refusing to use the profile snapshot '{}': {}", snapshot, *reason);
-  auto profile = load_profile(DirectorySource({}), snapshot);
-  if (!profile) return std::unexpected(profile.error());
-  if (profile->name != name)
+  GL_TRY(auto profile, load_profile(DirectorySource({}), snapshot));
+  if (profile.name != name)
     return failf("Refusing to use the profile snapshot '{}': it is of profile '{}', not '{}'",
-                 snapshot, profile->name, name);
+                 snapshot, profile.name, name);
   // `up` creates the profile's own user before it installs a unit that names it: without that
   // user, the installed unit is an older gpulaunch's, with no User= (its engine runs as root),
   // so its caches stay root's until `up` installs the new unit.
   std::optional<DirectoryOwner> older_unit;
-  if (service_user_is_default(*profile)) {
-    GL_TRY(auto account, lookup_user(service_user(*profile)));
+  if (service_user_is_default(profile)) {
+    GL_TRY(auto account, lookup_user(service_user(profile)));
     if (!account) {
       older_unit = DirectoryOwner{0, 0};
       say(
           fmt::format("the installed unit predates one user per profile and runs the engine as "
                       "root: run `gpulaunch up {}` to move it to its own user {}",
-                      name, service_user(*profile)));
+                      name, service_user(profile)));
     }
   }
-  auto owner = older_unit ? Result<DirectoryOwner>(*older_unit) : cache_owner(*profile);
-  if (!owner) return std::unexpected(owner.error());
-  const LaunchPlan plan = make_launch_plan(*profile);
-  const Facts facts = probe_node_for(*profile, plan, ShellEnvironment::current());
-  auto report = prepare_caches(
-      plan, fingerprint_inputs(*profile, plan, facts),
-      PrepareOptions{cache_records_directory(name, state_root), *owner},
-      [](const Removal& removal) {
-        say(fmt::format("removed {} ({} bytes): {}", removal.what, removal.bytes, removal.why));
-      });
-  if (!report) return std::unexpected(report.error());
+  GL_TRY(auto owner, older_unit ? Result<DirectoryOwner>(*older_unit) : cache_owner(profile));
+  const LaunchPlan plan = make_launch_plan(profile);
+  const Facts facts = probe_node_for(profile, plan, ShellEnvironment::current());
+  GL_TRY(auto report,
+         prepare_caches(plan, fingerprint_inputs(profile, plan, facts),
+                        PrepareOptions{cache_records_directory(name, state_root), owner},
+                        [](const Removal& removal) {
+                          say(fmt::format("removed {} ({} bytes): {}", removal.what, removal.bytes,
+                                          removal.why));
+                        }));
   // Said at the one start that moved them: the records name the new owner from then on.
-  if (const auto& moved = report->owner_change)
+  if (const auto& moved = report.owner_change)
     say(
         fmt::format("caches moved to the service user {} (uid {}, was uid {}): {} entries "
                     "handed over, compiled kernels kept",
-                    service_user(*profile), moved->to.uid, moved->from, moved->entries));
-  if (!report->change.empty())
-    say(fmt::format("JIT caches were stale: {}", report->change));
+                    service_user(profile), moved->to.uid, moved->from, moved->entries));
+  if (!report.change.empty())
+    say(fmt::format("JIT caches were stale: {}", report.change));
   else
-    say(fmt::format("JIT caches current (fingerprint {})", report->fingerprint));
-  for (const auto& kept : report->kept) say("kept " + kept);
-  for (const auto& held : report->held_locks) say("lock still held, left in place: " + held);
+    say(fmt::format("JIT caches current (fingerprint {})", report.fingerprint));
+  for (const auto& kept : report.kept) say("kept " + kept);
+  for (const auto& held : report.held_locks) say("lock still held, left in place: " + held);
   return {};
 }
 
@@ -96,10 +94,9 @@ Result<void> prepare(const std::string& name, const std::string& snapshot,
 // was refused, and is gone once a start was allowed.
 Result<void> leave_verdict(const std::string& name, const std::optional<std::string>& refusal) {
   const auto marker = state_paths::caches_refused_marker(name);
-  auto directory = open_root_owned_directory(marker.parent_path());
-  if (!directory) return std::unexpected(directory.error());
-  if (!refusal) return remove_regular_at(directory->get(), marker.filename().string(), marker);
-  return write_atomically_at(directory->get(), marker.filename().string(), *refusal + "\n", 0644,
+  GL_TRY(auto directory, open_root_owned_directory(marker.parent_path()));
+  if (!refusal) return remove_regular_at(directory.get(), marker.filename().string(), marker);
+  return write_atomically_at(directory.get(), marker.filename().string(), *refusal + "\n", 0644,
                              marker.string());
 }
 

@@ -159,10 +159,9 @@ Result<void> check_facts_shape(const nlohmann::json& json, const std::string& or
 }  // namespace
 
 Result<Facts> parse_facts(std::string_view text, const std::string& origin) {
-  auto json = parse_bounded_json<nlohmann::json>(text, fmt::format("facts '{}'", origin));
-  if (!json) return std::unexpected(json.error());
-  GL_TRY_VOID(check_facts_shape(*json, origin));
-  auto facts = facts_from_json(*json);
+  GL_TRY(auto json, parse_bounded_json<nlohmann::json>(text, fmt::format("facts '{}'", origin)));
+  GL_TRY_VOID(check_facts_shape(json, origin));
+  auto facts = facts_from_json(json);
   if (!facts) return failf("Failed to read facts '{}': {}", origin, facts.error().message);
   return facts;
 }
@@ -172,9 +171,8 @@ std::string capability_text(const GpuFact& gpu) {
 }
 
 Result<Facts> load_facts_file(const std::string& path) {
-  auto text = read_json_text(path);
-  if (!text) return std::unexpected(text.error());
-  return parse_facts(*text, path);
+  GL_TRY(auto text, read_json_text(path));
+  return parse_facts(text, path);
 }
 
 }  // namespace gl

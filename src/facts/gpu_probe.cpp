@@ -7,6 +7,7 @@
 
 #include "catalog/node_health.hpp"
 #include "util/process.hpp"
+#include "util/try.hpp"
 #include "util/version.hpp"
 
 namespace gl {
@@ -84,25 +85,23 @@ std::optional<std::string> parse_nvidia_smi_cuda_version(std::string_view report
 Result<GpuProbe> probe_nvidia_smi(const std::string& program,
                                   const std::optional<std::string>& service_user) {
   // Found on a PATH that may list a venv: never run as root (util/process drops privileges).
-  auto listing =
-      run_unprivileged(program,
-                       {"--query-gpu=index,name,uuid,compute_cap,memory.total,driver_version,"
-                        "mig.mode.current",
-                        "--format=csv,noheader,nounits"},
-                       service_user);
-  if (!listing) return std::unexpected(listing.error());
+  GL_TRY(auto listing,
+         run_unprivileged(program,
+                          {"--query-gpu=index,name,uuid,compute_cap,memory.total,driver_version,"
+                           "mig.mode.current",
+                           "--format=csv,noheader,nounits"},
+                          service_user));
   // A lost GPU makes nvidia-smi exit non-zero with its line: the node has a driver, and the
   // finding is the lost GPU (rules/check), not a missing driver.
-  auto lost = parse_nvidia_smi_lost_gpus(listing->out);
-  if (listing->exit_code != 0 && lost.empty())
-    return failf("Failed to query GPUs with '{}': exit code {}", program, listing->exit_code);
+  auto lost = parse_nvidia_smi_lost_gpus(listing.out);
+  if (listing.exit_code != 0 && lost.empty())
+    return failf("Failed to query GPUs with '{}': exit code {}", program, listing.exit_code);
   GpuProbe probe;
   probe.driver.source = "nvidia-smi";
   probe.driver.present = true;
   std::string driver_version;
-  auto gpus = parse_nvidia_smi_csv(listing->out, &driver_version);
-  if (!gpus) return std::unexpected(gpus.error());
-  probe.gpus = std::move(*gpus);
+  GL_TRY(auto gpus, parse_nvidia_smi_csv(listing.out, &driver_version));
+  probe.gpus = std::move(gpus);
   probe.driver.lost_gpus = std::move(lost);
   if (!driver_version.empty()) probe.driver.version = driver_version;
   auto report = run_unprivileged(program, {"-q"}, service_user);

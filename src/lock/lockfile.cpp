@@ -10,6 +10,7 @@
 #include "unit/render.hpp"
 #include "util/json_file.hpp"
 #include "util/sha256.hpp"
+#include "util/try.hpp"
 
 namespace gl {
 namespace {
@@ -223,9 +224,8 @@ bool is_lock(const Json& document) {
 }
 
 Result<Json> parse_lock(std::string_view text, const std::string& origin) {
-  auto parsed = parse_bounded_json<Json>(text, fmt::format("lock '{}'", origin));
-  if (!parsed) return std::unexpected(parsed.error());
-  Json& document = *parsed;
+  GL_TRY(auto parsed, parse_bounded_json<Json>(text, fmt::format("lock '{}'", origin)));
+  Json& document = parsed;
   if (!is_lock(document))
     return failf("Failed to read lock '{}': no \"gpulaunch_lock\" key; not a gpulaunch lockfile",
                  origin);
@@ -249,9 +249,8 @@ Result<Json> parse_lock(std::string_view text, const std::string& origin) {
 }
 
 Result<Json> load_lock_file(const std::filesystem::path& path) {
-  auto text = read_json_text(path);
-  if (!text) return std::unexpected(text.error());
-  return parse_lock(*text, path.string());
+  GL_TRY(auto text, read_json_text(path));
+  return parse_lock(text, path.string());
 }
 
 }  // namespace gl

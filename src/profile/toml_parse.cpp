@@ -128,7 +128,7 @@ class Guard {
       // between ('{', '[', quotes), so none of that opens anything.
       if (in_value_ && starts_number_or_date(c) &&
           (i_ == 0 || !is_value_token_char(text_[i_ - 1]))) {
-        if (auto scanned = skip_number_or_date(); !scanned) return scanned;
+        GL_TRY_VOID(skip_number_or_date());
         continue;
       }
       if (c == '"' || c == '\'') {
@@ -136,12 +136,12 @@ class Guard {
         // on through the quote to the next terminator, and non-ASCII text there reaches its
         // __builtin_unreachable. No valid value has a quote there.
         if (in_value_ && i_ > 0 && is_value_token_char(text_[i_ - 1])) return glued_quote();
-        if (auto skipped = skip_string(c); !skipped) return skipped;
+        GL_TRY_VOID(skip_string(c));
         continue;
       }
       const bool header = c == '[' && open_.empty() && at_line_start_;
       if (header) {
-        if (auto checked = check_header(); !checked) return checked;
+        GL_TRY_VOID(check_header());
       }
       // Keys come at a line's start, in headers, after '{' and after ',' in an inline table;
       // values after '=', '[' (an array) and ',' in an array.
@@ -154,7 +154,7 @@ class Guard {
       if (c == '}' && !open_.empty() && open_.back() == '[')
         return fail_here("'}}' inside an array closes nothing");
       if ((c == ']' || c == '}') && !open_.empty()) open_.pop_back();
-      if (auto checked = check_bare_byte(c); !checked) return checked;
+      GL_TRY_VOID(check_bare_byte(c));
       if (c != ' ' && c != '\t' && c != '\r') at_line_start_ = false;
       advance();
     }
@@ -214,7 +214,7 @@ class Guard {
       }
       if (is_value_terminator(c)) break;
       if ((c == '"' || c == '\'') && i_ > 0) return glued_quote();
-      if (auto checked = check_bare_byte(c); !checked) return checked;
+      GL_TRY_VOID(check_bare_byte(c));
       advance();
     }
     const std::string_view token = text_.substr(start, i_ - start);
@@ -262,7 +262,7 @@ class Guard {
     while (i_ < text_.size()) {
       char c = text_[i_];
       if (c == '\\' && quote == '"') {
-        if (auto escape = check_escape(multi_line); !escape) return escape;
+        GL_TRY_VOID(check_escape(multi_line));
         advance();
         if (i_ < text_.size() && text_[i_] != '\n') advance();
         continue;

@@ -145,7 +145,7 @@ Result<std::optional<StartTimeline>> take_timeline(const Json& json, std::string
   for (auto taken : {take_integer(json, process_key.c_str(), 0, LLONG_MAX, process),
                      take_integer(json, ready_key.c_str(), 0, LLONG_MAX, ready),
                      take_string(json, phases_key.c_str(), spans)})
-    if (!taken) return std::unexpected(taken.error());
+    GL_TRY_VOID(taken);
   auto timeline = parse_start_timeline(process, ready, spans);
   if (!timeline) return failf("'{}': {}", phases_key, timeline.error().message);
   return std::optional<StartTimeline>{*timeline};
@@ -239,53 +239,48 @@ std::string supervisor_state_to_json(const SupervisorState& state) {
 }
 
 Result<SupervisorState> parse_supervisor_state(std::string_view text) {
-  auto json = parse_object(text);
-  if (!json) return std::unexpected(json.error());
+  GL_TRY(auto json, parse_object(text));
   SupervisorState state;
   for (auto taken :
-       {take_integer(*json, "consecutive_failures", 0, LLONG_MAX, state.consecutive_failures),
-        take_integer(*json, "gpu_level", 0, kMaxLevel, state.gpu_level),
-        take_integer(*json, "host_level", 0, kMaxLevel, state.host_level),
-        take_integer(*json, "last_failure_usec", 0, LLONG_MAX, state.last_failure_usec),
-        take_integer(*json, "last_stable_usec", 0, LLONG_MAX, state.last_stable_usec),
-        take_string(*json, "last_class", state.last_class),
-        take_integer(*json, "cgroup_oom_kills", 0, LLONG_MAX, state.cgroup_oom_kills)})
-    if (!taken) return std::unexpected(taken.error());
+       {take_integer(json, "consecutive_failures", 0, LLONG_MAX, state.consecutive_failures),
+        take_integer(json, "gpu_level", 0, kMaxLevel, state.gpu_level),
+        take_integer(json, "host_level", 0, kMaxLevel, state.host_level),
+        take_integer(json, "last_failure_usec", 0, LLONG_MAX, state.last_failure_usec),
+        take_integer(json, "last_stable_usec", 0, LLONG_MAX, state.last_stable_usec),
+        take_string(json, "last_class", state.last_class),
+        take_integer(json, "cgroup_oom_kills", 0, LLONG_MAX, state.cgroup_oom_kills)})
+    GL_TRY_VOID(taken);
   for (ExitClass value : all_exit_classes()) {
     long long count = 0;
     const std::string field = stops_field(value);
-    if (auto taken = take_integer(*json, field.c_str(), 0, LLONG_MAX, count); !taken)
-      return std::unexpected(taken.error());
+    GL_TRY_VOID(take_integer(json, field.c_str(), 0, LLONG_MAX, count));
     if (count > 0) state.stops_by_class[value] = count;
   }
   // A field with the prefix that names no class is not ours: refused, like a bad value.
-  for (const auto& [key, value] : json->items())
+  for (const auto& [key, value] : json.items())
     if (key.starts_with(kStopsFieldPrefix) &&
         !parse_exit_class(std::string_view(key).substr(kStopsFieldPrefix.size())))
       return failf("'{}' names no stop class", key);
-  auto last_start = take_timeline(*json, kLastStartPrefix);
-  if (!last_start) return std::unexpected(last_start.error());
-  state.last_start = *last_start;
+  GL_TRY(auto last_start, take_timeline(json, kLastStartPrefix));
+  state.last_start = last_start;
   return state;
 }
 
 Result<SupervisorEvent> parse_event(std::string_view line) {
-  auto json = parse_object(line);
-  if (!json) return std::unexpected(json.error());
-  if (!json->contains("time_usec") || !json->contains("kind"))
+  GL_TRY(auto json, parse_object(line));
+  if (!json.contains("time_usec") || !json.contains("kind"))
     return failf("an event needs 'time_usec' and 'kind'");
   SupervisorEvent event;
   for (auto taken :
-       {take_integer(*json, "time_usec", 0, LLONG_MAX, event.time_usec),
-        take_string(*json, "kind", event.kind), take_string(*json, "evidence", event.evidence),
-        take_string(*json, "action", event.action),
-        take_integer(*json, "gpu_level", 0, kMaxLevel, event.gpu_level),
-        take_integer(*json, "host_level", 0, kMaxLevel, event.host_level),
-        take_string(*json, "journal_cursor", event.journal_cursor)})
-    if (!taken) return std::unexpected(taken.error());
-  auto start = take_timeline(*json, "");
-  if (!start) return std::unexpected(start.error());
-  event.start = *start;
+       {take_integer(json, "time_usec", 0, LLONG_MAX, event.time_usec),
+        take_string(json, "kind", event.kind), take_string(json, "evidence", event.evidence),
+        take_string(json, "action", event.action),
+        take_integer(json, "gpu_level", 0, kMaxLevel, event.gpu_level),
+        take_integer(json, "host_level", 0, kMaxLevel, event.host_level),
+        take_string(json, "journal_cursor", event.journal_cursor)})
+    GL_TRY_VOID(taken);
+  GL_TRY(auto start, take_timeline(json, ""));
+  event.start = start;
   return event;
 }
 
@@ -304,10 +299,9 @@ History::History(HistoryPlace place, HistoryWriter writer)
 
 Result<SupervisorState> History::state() const {
   const auto path = place_.directory / place_.supervisor_name;
-  auto read = read_regular_nofollow(path, kMaxStateBytes);
-  if (!read) return std::unexpected(read.error());
-  if (!*read) return SupervisorState{};
-  auto state = parse_supervisor_state((*read)->content);
+  GL_TRY(auto read, read_regular_nofollow(path, kMaxStateBytes));
+  if (!read) return SupervisorState{};
+  auto state = parse_supervisor_state(read->content);
   if (!state) return failf("Failed to read '{}': {}", path.string(), state.error().message);
   return state;
 }
@@ -375,10 +369,10 @@ Result<std::vector<SupervisorEvent>> History::events(size_t count) const {
 }
 
 Result<std::optional<std::string>> History::unrecorded() const {
-  auto read = read_regular_nofollow(place_.runtime_directory / place_.marker_name, kMaxMarkerBytes);
-  if (!read) return std::unexpected(read.error());
-  if (!*read) return std::optional<std::string>{};
-  std::string why = (*read)->content;
+  GL_TRY(auto read,
+         read_regular_nofollow(place_.runtime_directory / place_.marker_name, kMaxMarkerBytes));
+  if (!read) return std::optional<std::string>{};
+  std::string why = read->content;
   while (!why.empty() && why.back() == '\n') why.pop_back();
   return std::optional<std::string>{why.empty() ? std::string("unknown reason") : why};
 }
@@ -409,48 +403,42 @@ History::Current History::state_to_update() const {
 }
 
 Result<void> History::create() const {
-  auto directory = open_root_owned_directory(place_.directory);
-  if (!directory) return std::unexpected(directory.error());
+  GL_TRY_VOID(open_root_owned_directory(place_.directory));
   return {};
 }
 
 Result<void> History::save(const SupervisorState& state) const {
-  auto directory = open_root_owned_directory(place_.directory);
-  if (!directory) return std::unexpected(directory.error());
-  return writer_.replace(directory->get(), place_.supervisor_name, supervisor_state_to_json(state),
+  GL_TRY(auto directory, open_root_owned_directory(place_.directory));
+  return writer_.replace(directory.get(), place_.supervisor_name, supervisor_state_to_json(state),
                          kFileMode, (place_.directory / place_.supervisor_name).string());
 }
 
 Result<std::string> History::append(const SupervisorEvent& event) const {
-  auto directory = open_root_owned_directory(place_.directory);
-  if (!directory) return std::unexpected(directory.error());
+  GL_TRY(auto directory, open_root_owned_directory(place_.directory));
   const std::string shown = (place_.directory / place_.events_name).string();
   const std::string line = event_to_json(event) + "\n";
   struct stat info {};
   std::string note;
-  if (::fstatat(directory->get(), place_.events_name.c_str(), &info, AT_SYMLINK_NOFOLLOW) == 0 &&
+  if (::fstatat(directory.get(), place_.events_name.c_str(), &info, AT_SYMLINK_NOFOLLOW) == 0 &&
       (!S_ISREG(info.st_mode) || info.st_nlink > 1)) {
     // Never written through: what is there is taken away (a directory is left, and refused).
     if (S_ISDIR(info.st_mode)) return failf("Refusing to append to '{}': it is a directory", shown);
-    if (::unlinkat(directory->get(), place_.events_name.c_str(), 0) != 0)
+    if (::unlinkat(directory.get(), place_.events_name.c_str(), 0) != 0)
       return failf("Failed to remove '{}': {}", shown, errno_text(errno));
     note = fmt::format("'{}' was not a regular file of its own ({}); replaced it with a new one",
                        shown, S_ISREG(info.st_mode) ? "hard-linked" : "a link or special file");
   } else if (S_ISREG(info.st_mode) && info.st_size >= kRotateEventsBytes) {
-    GL_TRY_VOID(rotate_events(directory->get(), place_.events_name, shown));
+    GL_TRY_VOID(rotate_events(directory.get(), place_.events_name, shown));
   }
-  if (auto appended = writer_.append(directory->get(), place_.events_name, line, kFileMode, shown);
-      !appended)
-    return std::unexpected(appended.error());
+  GL_TRY_VOID(writer_.append(directory.get(), place_.events_name, line, kFileMode, shown));
   return note;
 }
 
 Result<void> History::mark_unrecorded(std::string_view why) const {
-  auto directory = open_root_owned_directory(place_.runtime_directory);
-  if (!directory) return std::unexpected(directory.error());
+  GL_TRY(auto directory, open_root_owned_directory(place_.runtime_directory));
   std::string line(why.substr(0, kMaxMarkerBytes - 1));
   std::erase(line, '\n');
-  return write_atomically_at(directory->get(), place_.marker_name, line + "\n", kFileMode,
+  return write_atomically_at(directory.get(), place_.marker_name, line + "\n", kFileMode,
                              (place_.runtime_directory / place_.marker_name).string());
 }
 
@@ -476,18 +464,18 @@ Result<LegacyHistory> read_legacy_history(int directory_fd, const std::filesyste
                                           const HistoryPlace& names) {
   LegacyHistory legacy;
   const std::string state_path = (shown / names.supervisor_name).string();
-  auto state = read_regular_at(directory_fd, names.supervisor_name, kMaxStateBytes, state_path);
-  if (!state) return std::unexpected(state.error());
-  if (*state) {
-    auto parsed = parse_supervisor_state((*state)->content);
+  GL_TRY(auto state,
+         read_regular_at(directory_fd, names.supervisor_name, kMaxStateBytes, state_path));
+  if (state) {
+    auto parsed = parse_supervisor_state(state->content);
     if (!parsed) return failf("'{}': {}", state_path, parsed.error().message);
     legacy.state = *parsed;
   }
   const std::string events_path = (shown / names.events_name).string();
-  auto events = read_regular_at(directory_fd, names.events_name, kMaxEventsBytes, events_path);
-  if (!events) return std::unexpected(events.error());
-  if (*events) {
-    std::string_view text = (*events)->content;
+  GL_TRY(auto events,
+         read_regular_at(directory_fd, names.events_name, kMaxEventsBytes, events_path));
+  if (events) {
+    std::string_view text = events->content;
     for (size_t number = 1; !text.empty(); ++number) {
       const size_t end = std::min(text.find('\n'), text.size());
       const auto line = text.substr(0, end);
@@ -518,17 +506,16 @@ Result<std::optional<std::string>> migrate_legacy_state(const std::filesystem::p
   const std::string engine_name = state_paths::engine_home(profile).filename().string();
   const std::string staging = "." + name + ".migrating";
   const auto old_path = state_root / name;
-  auto root = open_root_owned_directory(state_root);
-  if (!root) return std::unexpected(root.error());
+  GL_TRY(auto root, open_root_owned_directory(state_root));
 
   struct stat info {};
-  if (::fstatat(root->get(), name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) {
+  if (::fstatat(root.get(), name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) {
     if (errno != ENOENT)
       return failf("Failed to stat '{}': {}", old_path.string(), errno_text(errno));
     // An interrupted migration left everything in the staging directory: finish it.
-    if (::fstatat(root->get(), staging.c_str(), &info, AT_SYMLINK_NOFOLLOW) == 0 &&
+    if (::fstatat(root.get(), staging.c_str(), &info, AT_SYMLINK_NOFOLLOW) == 0 &&
         S_ISDIR(info.st_mode) && info.st_uid == 0) {
-      if (::renameat(root->get(), staging.c_str(), root->get(), name.c_str()) != 0)
+      if (::renameat(root.get(), staging.c_str(), root.get(), name.c_str()) != 0)
         return failf("Failed to rename '{}': {}", (state_root / staging).string(),
                      errno_text(errno));
       return std::optional<std::string>{
@@ -542,9 +529,8 @@ Result<std::optional<std::string>> migrate_legacy_state(const std::filesystem::p
     return failf("Refusing to use '{}': it is not a directory", old_path.string());
   if (info.st_uid == 0) return std::optional<std::string>{};  // root's already
 
-  auto old_directory = open_child_directory(root->get(), name, old_path);
-  if (!old_directory) return std::unexpected(old_directory.error());
-  auto legacy = read_legacy_history(old_directory->get(), old_path, names);
+  GL_TRY(auto old_directory, open_child_directory(root.get(), name, old_path));
+  auto legacy = read_legacy_history(old_directory.get(), old_path, names);
   if (!legacy)
     return failf(
         "Refusing to migrate '{}' (owned by uid {}) to root-owned history: {}. Move that file "
@@ -553,35 +539,29 @@ Result<std::optional<std::string>> migrate_legacy_state(const std::filesystem::p
 
   // Root's new directory, filled, then the old one moved into it as the engine's home, then the
   // whole renamed into place: each step is one rename, and an interruption is finished above.
-  if (::mkdirat(root->get(), staging.c_str(), 0755) != 0 && errno != EEXIST)
+  if (::mkdirat(root.get(), staging.c_str(), 0755) != 0 && errno != EEXIST)
     return failf("Failed to create '{}': {}", (state_root / staging).string(), errno_text(errno));
-  auto staged = open_root_owned_directory(state_root / staging);
-  if (!staged) return std::unexpected(staged.error());
-  if (::fchmod(staged->get(), 0755) != 0)
+  GL_TRY(auto staged, open_root_owned_directory(state_root / staging));
+  if (::fchmod(staged.get(), 0755) != 0)
     return failf("Failed to set the mode of '{}': {}", (state_root / staging).string(),
                  errno_text(errno));
   const auto new_shown = [&](const std::string& file) { return (old_path / file).string(); };
   if (legacy->state)
-    if (auto written = write_atomically_at(staged->get(), names.supervisor_name,
-                                           supervisor_state_to_json(*legacy->state), kFileMode,
-                                           new_shown(names.supervisor_name));
-        !written)
-      return std::unexpected(written.error());
+    GL_TRY_VOID(write_atomically_at(staged.get(), names.supervisor_name,
+                                    supervisor_state_to_json(*legacy->state), kFileMode,
+                                    new_shown(names.supervisor_name)));
   if (!legacy->events.empty())
-    if (auto written =
-            write_atomically_at(staged->get(), names.events_name, join_lines(legacy->events),
-                                kFileMode, new_shown(names.events_name));
-        !written)
-      return std::unexpected(written.error());
-  if (::renameat(root->get(), name.c_str(), staged->get(), engine_name.c_str()) != 0)
+    GL_TRY_VOID(write_atomically_at(staged.get(), names.events_name, join_lines(legacy->events),
+                                    kFileMode, new_shown(names.events_name)));
+  if (::renameat(root.get(), name.c_str(), staged.get(), engine_name.c_str()) != 0)
     return failf("Failed to move '{}' to '{}': {}", old_path.string(),
                  (old_path / engine_name).string(), errno_text(errno));
-  if (::renameat(root->get(), staging.c_str(), root->get(), name.c_str()) != 0)
+  if (::renameat(root.get(), staging.c_str(), root.get(), name.c_str()) != 0)
     return failf("Failed to rename '{}' to '{}': {}", (state_root / staging).string(),
                  old_path.string(), errno_text(errno));
   // The engine's copies are history no one reads any more.
-  ::unlinkat(old_directory->get(), names.supervisor_name.c_str(), 0);
-  ::unlinkat(old_directory->get(), names.events_name.c_str(), 0);
+  ::unlinkat(old_directory.get(), names.supervisor_name.c_str(), 0);
+  ::unlinkat(old_directory.get(), names.events_name.c_str(), 0);
   return std::optional<std::string>{fmt::format(
       "migrated '{}' (owned by uid {}): it is now the engine's home '{}'; its history ({} "
       "event(s)) is root's",

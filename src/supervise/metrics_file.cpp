@@ -10,6 +10,7 @@
 
 #include "util/safe_file.hpp"
 #include "util/state_paths.hpp"
+#include "util/try.hpp"
 
 namespace gl {
 namespace {
@@ -24,16 +25,15 @@ constexpr mode_t kMetricsMode = 0644;  // node_exporter runs as its own user and
 Result<std::optional<UniqueFd>> open_textfile_directory(const std::filesystem::path& directory) {
   struct stat info {};
   if (::lstat(directory.c_str(), &info) != 0 && errno == ENOENT) return std::optional<UniqueFd>{};
-  auto fd = open_directory_nofollow(directory);
-  if (!fd) return std::unexpected(fd.error());
-  if (::fstat(fd->get(), &info) != 0)
+  GL_TRY(auto fd, open_directory_nofollow(directory));
+  if (::fstat(fd.get(), &info) != 0)
     return failf("Failed to stat '{}': {}", directory.string(), std::strerror(errno));
   if (info.st_uid != 0 || (info.st_mode & (S_IWGRP | S_IWOTH)) != 0)
     return failf(
         "Refusing to write metrics into '{}': it is owned by uid {} (mode {:04o}); only a "
         "directory root alone can write is used",
         directory.string(), info.st_uid, info.st_mode & 07777);
-  return std::optional<UniqueFd>{std::move(*fd)};
+  return std::optional<UniqueFd>{std::move(fd)};
 }
 
 }  // namespace
@@ -42,18 +42,15 @@ Result<MetricsWrite> write_metrics_file(const std::filesystem::path& directory,
                                         std::string_view profile, std::string_view text) {
   MetricsWrite write;
   write.path = (directory / state_paths::metrics_file_name(profile)).string();
-  auto fd = open_textfile_directory(directory);
-  if (!fd) return std::unexpected(fd.error());
-  if (!*fd) {
+  GL_TRY(auto fd, open_textfile_directory(directory));
+  if (!fd) {
     write.note =
         fmt::format("'{}' does not exist (node_exporter is not installed); not writing '{}'",
                     directory.string(), write.path);
     return write;
   }
-  if (auto written = write_atomically_at((*fd)->get(), state_paths::metrics_file_name(profile),
-                                         text, kMetricsMode, write.path);
-      !written)
-    return std::unexpected(written.error());
+  GL_TRY_VOID(write_atomically_at(fd->get(), state_paths::metrics_file_name(profile), text,
+                                  kMetricsMode, write.path));
   write.done = true;
   return write;
 }
@@ -62,13 +59,9 @@ Result<MetricsWrite> remove_metrics_file(const std::filesystem::path& directory,
                                          std::string_view profile) {
   MetricsWrite removal;
   removal.path = (directory / state_paths::metrics_file_name(profile)).string();
-  auto fd = open_textfile_directory(directory);
-  if (!fd) return std::unexpected(fd.error());
-  if (!*fd) return removal;
-  if (auto removed =
-          remove_regular_at((*fd)->get(), state_paths::metrics_file_name(profile), removal.path);
-      !removed)
-    return std::unexpected(removed.error());
+  GL_TRY(auto fd, open_textfile_directory(directory));
+  if (!fd) return removal;
+  GL_TRY_VOID(remove_regular_at(fd->get(), state_paths::metrics_file_name(profile), removal.path));
   removal.done = true;
   return removal;
 }

@@ -17,8 +17,7 @@ constexpr int32_t kDumped = 3;  // CLD_DUMPED
 
 Result<int> run_transient(SystemdManager& manager, const TransientService& service,
                           const std::function<bool()>& interrupted) {
-  auto job = manager.start_transient(service);
-  if (!job) return std::unexpected(job.error());
+  GL_TRY(auto job, manager.start_transient(service));
   bool stopping = false;
   for (;;) {
     if (!stopping && interrupted && interrupted()) {
@@ -27,24 +26,23 @@ Result<int> run_transient(SystemdManager& manager, const TransientService& servi
       stopping = true;
     }
     GL_TRY_VOID(manager.wait(std::chrono::milliseconds(200)));
-    const auto result = manager.job_result(*job);
+    const auto result = manager.job_result(job);
     if (!result) continue;  // the start job still runs: the unit is not up yet
-    auto status = manager.status(service.unit);
-    if (!status) return std::unexpected(status.error());
+    GL_TRY(auto status, manager.status(service.unit));
     // CollectMode=inactive removes a unit that ended well at once; a failed one stays.
-    if (status->load_state != "loaded") {
+    if (status.load_state != "loaded") {
       if (*result == "done") return 0;
       return failf("Transient unit '{}' did not run the command: its start job {}", service.unit,
                    *result);
     }
-    if (status->active_state != "inactive" && status->active_state != "failed") continue;
-    if (status->active_state == "failed") GL_TRY_VOID(manager.reset_failed(service.unit));
-    switch (status->exec_main_code) {
+    if (status.active_state != "inactive" && status.active_state != "failed") continue;
+    if (status.active_state == "failed") GL_TRY_VOID(manager.reset_failed(service.unit));
+    switch (status.exec_main_code) {
       case kExited:
-        return status->exec_main_status;
+        return status.exec_main_status;
       case kKilled:
       case kDumped:
-        return 128 + status->exec_main_status;
+        return 128 + status.exec_main_status;
       default:
         return failf("Transient unit '{}' did not run the command: its start job {}", service.unit,
                      *result == "done" ? "ended without it" : *result);

@@ -61,19 +61,18 @@ Result<StartWatch> watch_start(
   std::string last_phase;
   for (;;) {
     GL_TRY_VOID(manager.wait(std::chrono::milliseconds(250)));
-    auto status = manager.status(unit);
-    if (!status) return std::unexpected(status.error());
-    std::string phase = status->status_text.empty()
-                            ? status->active_state + " (" + status->sub_state + ")"
-                            : status->status_text;
+    GL_TRY(auto status, manager.status(unit));
+    std::string phase = status.status_text.empty()
+                            ? status.active_state + " (" + status.sub_state + ")"
+                            : status.status_text;
     const auto now = clock.steady_now();
     if (on_phase) on_phase(phase, now - started);
     if (phase != last_phase) {
       last_phase = phase;
       last_change = now;
     }
-    if (auto result = manager.job_result(job)) return StartWatch{*result, *status};
-    if (now - last_change > limit) return StartWatch{std::nullopt, *status};
+    if (auto result = manager.job_result(job)) return StartWatch{*result, status};
+    if (now - last_change > limit) return StartWatch{std::nullopt, status};
   }
 }
 
@@ -89,36 +88,32 @@ Result<std::string> wait_for_job(SystemdManager& manager, Timekeeper& clock, con
 
 Result<UnitStop> stop_unit(SystemdManager& manager, Timekeeper& clock, const std::string& unit,
                            std::chrono::seconds limit) {
-  auto status = manager.status(unit);
-  if (!status) return std::unexpected(status.error());
+  GL_TRY(auto status, manager.status(unit));
   UnitStop stop;
-  stop.before = *status;
-  if (status->load_state != "loaded" || status->active_state == "inactive" ||
-      status->active_state == "failed")
+  stop.before = status;
+  if (status.load_state != "loaded" || status.active_state == "inactive" ||
+      status.active_state == "failed")
     return stop;
   stop.was_running = true;
-  auto job = manager.enqueue("StopUnit", unit);
-  if (!job) return std::unexpected(job.error());
-  auto result = wait_for_job(manager, clock, *job, limit);
-  if (!result) return std::unexpected(result.error());
-  stop.job_result = *result;
+  GL_TRY(auto job, manager.enqueue("StopUnit", unit));
+  GL_TRY(auto result, wait_for_job(manager, clock, job, limit));
+  stop.job_result = result;
   return stop;
 }
 
 Result<void> reset_crash_loop(const History& history, const std::string& why, Timekeeper& clock) {
-  if (auto cleared = history.clear_unrecorded(); !cleared) return cleared;
+  GL_TRY_VOID(history.clear_unrecorded());
   auto current = history.state_to_update();
   if (current.state.consecutive_failures == 0 && current.problem.empty()) return {};
   SupervisorState state = current.state;
   const long long forgiven = state.consecutive_failures;
   state.consecutive_failures = 0;
-  if (auto saved = history.save(state); !saved) return saved;
-  auto appended = history.append(SupervisorEvent{
+  GL_TRY_VOID(history.save(state));
+  GL_TRY_VOID(history.append(SupervisorEvent{
       clock.now_usec(), std::string(kOperatorResetMessage), why,
       current.problem.empty() ? fmt::format("forgave {} failure(s); starting again", forgiven)
                               : "replaced a bad history (" + current.problem + "); starting again",
-      state.gpu_level, state.host_level});
-  if (!appended) return std::unexpected(appended.error());
+      state.gpu_level, state.host_level}));
   return {};
 }
 
@@ -128,11 +123,9 @@ Result<UnitRestart> restart_unit(SystemdManager& manager, Timekeeper& clock, con
   // The documented way out of a crash loop: the operator says try again.
   if (auto reset = reset_crash_loop(history, "gpulaunch restart", clock); !reset)
     restart.warning = reset.error().message;
-  auto job = manager.enqueue("RestartUnit", unit);
-  if (!job) return std::unexpected(job.error());
-  auto result = wait_for_job(manager, clock, *job, limit);
-  if (!result) return std::unexpected(result.error());
-  restart.job_result = *result;
+  GL_TRY(auto job, manager.enqueue("RestartUnit", unit));
+  GL_TRY(auto result, wait_for_job(manager, clock, job, limit));
+  restart.job_result = result;
   restart.after = manager.status(unit);
   return restart;
 }

@@ -69,15 +69,14 @@ class SdBusManager final : public SystemdManager {
   }
 
   Result<UnitStatus> status(std::string_view unit) override {
-    auto path = unit_path(unit);
-    if (!path) return std::unexpected(path.error());
+    GL_TRY(auto path, unit_path(unit));
     UnitStatus status;
     status.name = std::string(unit);
     auto text = [&](const char* iface, const char* property, std::string& target) -> Result<void> {
       sd_bus_error error = SD_BUS_ERROR_NULL;
       char* value = nullptr;
-      int r = sd_bus_get_property_string(bus_, kService, path->c_str(), iface, property, &error,
-                                         &value);
+      int r =
+          sd_bus_get_property_string(bus_, kService, path.c_str(), iface, property, &error, &value);
       if (r < 0) {
         auto message = describe(error, r);
         sd_bus_error_free(&error);
@@ -95,7 +94,7 @@ class SdBusManager final : public SystemdManager {
     {
       sd_bus_error error = SD_BUS_ERROR_NULL;
       char** paths = nullptr;
-      int r = sd_bus_get_property_strv(bus_, kService, path->c_str(), kUnit, "DropInPaths", &error,
+      int r = sd_bus_get_property_strv(bus_, kService, path.c_str(), kUnit, "DropInPaths", &error,
                                        &paths);
       if (r < 0) {
         auto message = describe(error, r);
@@ -108,28 +107,20 @@ class SdBusManager final : public SystemdManager {
       }
       free(paths);
     }
-    if (auto ok = trivial(*path, kUnit, "ActiveEnterTimestamp", 't', &status.active_enter_usec);
-        !ok)
-      return std::unexpected(ok.error());
-    GL_TRY_VOID(trivial(*path, kUnit, "ActiveExitTimestamp", 't', &status.active_exit_usec));
-    if (auto ok = trivial(*path, kUnit, "StateChangeTimestamp", 't', &status.state_change_usec);
-        !ok)
-      return std::unexpected(ok.error());
+    GL_TRY_VOID(trivial(path, kUnit, "ActiveEnterTimestamp", 't', &status.active_enter_usec));
+    GL_TRY_VOID(trivial(path, kUnit, "ActiveExitTimestamp", 't', &status.active_exit_usec));
+    GL_TRY_VOID(trivial(path, kUnit, "StateChangeTimestamp", 't', &status.state_change_usec));
     if (!status.name.ends_with(".service") || status.load_state != "loaded") return status;
     GL_TRY_VOID(text(kServiceIface, "Result", status.result));
     GL_TRY_VOID(text(kServiceIface, "StatusText", status.status_text));
-    GL_TRY_VOID(trivial(*path, kServiceIface, "MainPID", 'u', &status.main_pid));
-    GL_TRY_VOID(trivial(*path, kServiceIface, "NRestarts", 'u', &status.restarts));
-    if (auto ok =
-            trivial(*path, kServiceIface, "ExecMainStartTimestamp", 't', &status.main_start_usec);
-        !ok)
-      return std::unexpected(ok.error());
-    GL_TRY_VOID(trivial(*path, kServiceIface, "WatchdogTimestamp", 't', &status.watchdog_usec));
-    GL_TRY(status.exec_start, exec_start(*path, status.name));
-    GL_TRY_VOID(trivial(*path, kServiceIface, "ExecMainCode", 'i', &status.exec_main_code));
-    if (auto ok = trivial(*path, kServiceIface, "ExecMainStatus", 'i', &status.exec_main_status);
-        !ok)
-      return std::unexpected(ok.error());
+    GL_TRY_VOID(trivial(path, kServiceIface, "MainPID", 'u', &status.main_pid));
+    GL_TRY_VOID(trivial(path, kServiceIface, "NRestarts", 'u', &status.restarts));
+    GL_TRY_VOID(
+        trivial(path, kServiceIface, "ExecMainStartTimestamp", 't', &status.main_start_usec));
+    GL_TRY_VOID(trivial(path, kServiceIface, "WatchdogTimestamp", 't', &status.watchdog_usec));
+    GL_TRY(status.exec_start, exec_start(path, status.name));
+    GL_TRY_VOID(trivial(path, kServiceIface, "ExecMainCode", 'i', &status.exec_main_code));
+    GL_TRY_VOID(trivial(path, kServiceIface, "ExecMainStatus", 'i', &status.exec_main_status));
     return status;
   }
 
@@ -442,9 +433,8 @@ Result<sd_bus*> open_bus(ManagerScope scope) {
 }  // namespace
 
 Result<std::unique_ptr<SystemdManager>> connect_systemd(ManagerScope scope) {
-  auto bus = open_bus(scope);
-  if (!bus) return std::unexpected(bus.error());
-  auto manager = std::make_unique<SdBusManager>(*bus);
+  GL_TRY(auto bus, open_bus(scope));
+  auto manager = std::make_unique<SdBusManager>(bus);
   GL_TRY_VOID(manager->subscribe());
   return std::unique_ptr<SystemdManager>(std::move(manager));
 }

@@ -241,29 +241,25 @@ Result<std::vector<BusProperty>> map_directive(const Directive& directive, std::
     case Kind::lifecycle:
       return std::vector<BusProperty>{};
     case Kind::string: {
-      auto text = single_value(value, credentials);
-      if (!text) return std::unexpected(text.error());
-      return one(*text);
+      GL_TRY(auto text, single_value(value, credentials));
+      return one(text);
     }
     case Kind::boolean: {
-      auto flag = parse_boolean(value);
-      if (!flag) return std::unexpected(flag.error());
-      return one(*flag);
+      GL_TRY(auto flag, parse_boolean(value));
+      return one(flag);
     }
     case Kind::strv: {
-      auto words = unit_words(value, credentials);
-      if (!words) return std::unexpected(words.error());
-      return one(*words);
+      GL_TRY(auto words, unit_words(value, credentials));
+      return one(words);
     }
     case Kind::capabilities:
       if (!value.empty()) return failf("capability names ('{}') are not mapped", value);
       return one(uint64_t{0});
     case Kind::device_allow: {
-      auto words = unit_words(value, credentials);
-      if (!words) return std::unexpected(words.error());
-      if (words->empty()) return one(BusPairs{});
-      if (words->size() > 2) return failf("'{}' is not 'DEVICE [rwm]'", value);
-      return one(BusPairs{{(*words)[0], words->size() == 2 ? (*words)[1] : std::string()}});
+      GL_TRY(auto words, unit_words(value, credentials));
+      if (words.empty()) return one(BusPairs{});
+      if (words.size() > 2) return failf("'{}' is not 'DEVICE [rwm]'", value);
+      return one(BusPairs{{words[0], words.size() == 2 ? words[1] : std::string()}});
     }
     case Kind::namespaces: {
       auto flag = parse_boolean(value);
@@ -277,9 +273,8 @@ Result<std::vector<BusProperty>> map_directive(const Directive& directive, std::
         filter.allow = false;
         rest.remove_prefix(1);
       }
-      auto words = unit_words(rest, credentials);
-      if (!words) return std::unexpected(words.error());
-      filter.entries = std::move(*words);
+      GL_TRY(auto words, unit_words(rest, credentials));
+      filter.entries = std::move(words);
       return one(filter);
     }
     case Kind::error_number:
@@ -293,22 +288,19 @@ Result<std::vector<BusProperty>> map_directive(const Directive& directive, std::
     }
     case Kind::rlimit: {
       const size_t colon = value.find(':');
-      auto soft = parse_size(value.substr(0, colon));
-      auto hard = parse_size(colon == std::string_view::npos ? value : value.substr(colon + 1));
-      if (!soft) return std::unexpected(soft.error());
-      if (!hard) return std::unexpected(hard.error());
-      return std::vector<BusProperty>{BusProperty{name, *hard}, BusProperty{name + "Soft", *soft}};
+      GL_TRY(auto soft, parse_size(value.substr(0, colon)));
+      GL_TRY(auto hard,
+             parse_size(colon == std::string_view::npos ? value : value.substr(colon + 1)));
+      return std::vector<BusProperty>{BusProperty{name, hard}, BusProperty{name + "Soft", soft}};
     }
     case Kind::bytes: {
-      auto size = parse_size(value);
-      if (!size) return std::unexpected(size.error());
-      return one(*size);
+      GL_TRY(auto size, parse_size(value));
+      return one(size);
     }
     case Kind::binds: {
-      auto words = unit_words(value, credentials);
-      if (!words) return std::unexpected(words.error());
+      GL_TRY(auto words, unit_words(value, credentials));
       BusBinds binds;
-      for (std::string word : *words) {
+      for (std::string word : words) {
         BusBind bind;
         if (word.starts_with('-')) {
           bind.ignore_missing = true;
@@ -335,11 +327,10 @@ Result<std::vector<BusProperty>> map_directive(const Directive& directive, std::
       return one(binds);
     }
     case Kind::credential: {
-      auto text = single_value(value, credentials);
-      if (!text) return std::unexpected(text.error());
-      const size_t colon = text->find(':');
+      GL_TRY(auto text, single_value(value, credentials));
+      const size_t colon = text.find(':');
       if (colon == std::string::npos || colon == 0) return failf("'{}' is not 'NAME:FILE'", value);
-      return one(BusPairs{{text->substr(0, colon), text->substr(colon + 1)}});
+      return one(BusPairs{{text.substr(0, colon), text.substr(colon + 1)}});
     }
   }
   return failf("unknown directive kind");
