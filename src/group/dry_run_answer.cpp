@@ -53,17 +53,16 @@ std::string_view unit_action_name(UnitAction action) {
 }
 
 nlohmann::ordered_json dry_run_json(const DryRunAnswer& answer) {
-  return nlohmann::ordered_json{
-      {kProfileKey, answer.profile},
-      {kUnitKey, answer.unit},
-      {kPathKey, answer.path},
-      {kActionKey, unit_action_name(answer.action)},
-      {kUnitChangedKey, answer.unit_changed},
-      {kDiffKey, answer.diff},
-      {kCheckKey,
-       {{kErrorsKey, answer.check_errors},
-        {kWarningsKey, answer.check_warnings},
-        {kRefuseKey, answer.refuse}}}};
+  return nlohmann::ordered_json{{kProfileKey, answer.profile},
+                                {kUnitKey, answer.unit},
+                                {kPathKey, answer.path},
+                                {kActionKey, unit_action_name(answer.action)},
+                                {kUnitChangedKey, answer.unit_changed},
+                                {kDiffKey, answer.diff},
+                                {kCheckKey,
+                                 {{kErrorsKey, answer.check_errors},
+                                  {kWarningsKey, answer.check_warnings},
+                                  {kRefuseKey, answer.refuse}}}};
 }
 
 Result<DryRunAnswer> read_dry_run_answer(const nlohmann::ordered_json& json) {

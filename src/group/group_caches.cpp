@@ -96,7 +96,8 @@ bool ranks_agree_on_caches(const Profile& profile, RankRunner& runner, GroupOutp
   print_empty();
   for (const auto& result : cleared)
     if (!result.ok()) {
-      output.line(fmt::format("  {}: clearing failed: {}", rank_label(result), rank_failure(result)));
+      output.line(
+          fmt::format("  {}: clearing failed: {}", rank_label(result), rank_failure(result)));
       print_indented(output, result.output);
     }
   if (!not_cleared.empty()) {

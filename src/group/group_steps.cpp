@@ -118,8 +118,7 @@ bool ranks_agree(const Profile& profile, RankRunner& runner, GroupOutput& output
 // when a node could not be checked, or found errors and there is no --force.
 bool every_rank_checked(const Profile& profile, const GroupOptions& options, RankRunner& runner,
                         GroupOutput& output) {
-  output.line(
-      fmt::format("checking '{}' on {} node(s)", profile.name, profile.nodes.hosts.size()));
+  output.line(fmt::format("checking '{}' on {} node(s)", profile.name, profile.nodes.hosts.size()));
   auto checks = runner.run(same_for_every_rank(profile, {"check", profile.name}), kRankCallLimit);
   bool check_errors = false;
   bool unchecked = false;
@@ -168,8 +167,8 @@ std::optional<std::vector<DryRunAnswer>> every_rank_plan(const Profile& profile,
   std::vector<DryRunAnswer> plans;
   bool all_read = answers.all_answered;
   for (const auto& rank : answers.ranks) {
-    const std::string where = fmt::format("rank {} ({})", rank["rank"].get<long long>(),
-                                          rank["host"].get<std::string>());
+    const std::string where =
+        fmt::format("rank {} ({})", rank["rank"].get<long long>(), rank["host"].get<std::string>());
     if (rank.contains("error")) {
       output.line(fmt::format("  {}: could not tell what up would do: {}", where,
                               rank["error"].get<std::string>()));
@@ -210,9 +209,10 @@ int up_group(const Profile& profile, const GroupOptions& options, RankRunner& ru
     output.error(fmt::format("Refusing to start '{}': not every node answered.", profile.name));
     return 1;
   }
-  if (std::ranges::all_of(*plans, [](const auto& plan) { return plan.action == UnitAction::none; })) {
-    output.line(fmt::format("'{}' runs unchanged on all {} node(s): nothing to do", profile.name,
-                            ranks));
+  if (std::ranges::all_of(*plans,
+                          [](const auto& plan) { return plan.action == UnitAction::none; })) {
+    output.line(
+        fmt::format("'{}' runs unchanged on all {} node(s): nothing to do", profile.name, ranks));
     return 0;
   }
   if (std::ranges::any_of(*plans,
@@ -260,8 +260,8 @@ int up_group_dry_run(const Profile& profile, const GroupOptions& options, bool j
         {"profile", profile.name}, {"ranks", answers.ranks}, {"changed", changed}};
     output.line(answer.dump(2));
   } else {
-    output.line(fmt::format("dry run: nothing is changed on any of {} node(s)",
-                            answers.ranks.size()));
+    output.line(
+        fmt::format("dry run: nothing is changed on any of {} node(s)", answers.ranks.size()));
     for (const auto& rank : answers.ranks) {
       const std::string where = fmt::format("rank {} ({})", rank["rank"].get<long long>(),
                                             rank["host"].get<std::string>());
@@ -282,9 +282,9 @@ int up_group_dry_run(const Profile& profile, const GroupOptions& options, bool j
 
 int status_group_json(const Profile& profile, RankRunner& runner, GroupOutput& output) {
   // Exit 3: not installed there (an empty list).
-  auto answers = json_from_every_rank(
-      runner, same_for_every_rank(profile, {"status", profile.name, "--json"}), {0, 3},
-      kRankCallLimit);
+  auto answers =
+      json_from_every_rank(runner, same_for_every_rank(profile, {"status", profile.name, "--json"}),
+                           {0, 3}, kRankCallLimit);
   for (auto& rank : answers.ranks) {
     // `status --json` answers a list: this profile's unit, or none when it is not installed.
     if (!rank.contains("answer")) continue;
@@ -336,9 +336,9 @@ int down_group(const Profile& profile, const GroupOptions& options, RankRunner& 
     if (!rest[rank].skipped) results[rank] = rest[rank];
   int code = 0;
   for (const auto& result : results) {
-    output.line(fmt::format("  {}: {}", rank_label(result),
-                            result.ok() ? last_line(result.output)
-                                        : "FAILED: " + rank_failure(result)));
+    output.line(
+        fmt::format("  {}: {}", rank_label(result),
+                    result.ok() ? last_line(result.output) : "FAILED: " + rank_failure(result)));
     if (!result.ok()) {
       print_indented(output, result.output);
       code = 1;

@@ -5,9 +5,9 @@
 
 #include <fmt/core.h>
 
+#include "catalog/oom_signatures.hpp"
 #include "group/rank_answers.hpp"
 #include "plan/launch_plan.hpp"
-#include "catalog/oom_signatures.hpp"
 
 namespace gl {
 namespace {

@@ -5,9 +5,9 @@
 #include <charconv>
 #include <span>
 
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "profile/profile_name.hpp"
 #include "util/try.hpp"
@@ -89,8 +89,9 @@ const Row kRows[] = {
     {"--health-timeout", "Seconds one health answer may take (the engine's own bound and a margin)",
      false, false, [](const RunSettings& s) { return seconds_text(s.health_timeout); },
      read_duration<&RunSettings::health_timeout>},
-    {kRunDrainTimeoutOption, "Seconds a stop lets the engine finish in-flight requests after SIGTERM",
-     false, false, [](const RunSettings& s) { return seconds_text(s.drain_timeout); },
+    {kRunDrainTimeoutOption,
+     "Seconds a stop lets the engine finish in-flight requests after SIGTERM", false, false,
+     [](const RunSettings& s) { return seconds_text(s.drain_timeout); },
      read_duration<&RunSettings::drain_timeout>},
     {kRunEngineVersionOption, "The engine release the command line was built for", false, false,
      [](const RunSettings& s) { return s.engine_version; },
@@ -129,8 +130,7 @@ const Row kRows[] = {
        return {};
      }},
     {kRunLivenessOption,
-     "How a serving engine proves forward progress: generate, metrics, health or off", false,
-     false,
+     "How a serving engine proves forward progress: generate, metrics, health or off", false, false,
      [](const RunSettings& s) -> std::optional<std::string> {
        if (s.liveness == LivenessMode::health) return std::nullopt;
        return std::string(liveness_mode_name(s.liveness));
@@ -165,8 +165,8 @@ const Row kRows[] = {
      write_text_if_set<&RunSettings::probe_body>, read_text<&RunSettings::probe_body>},
     {kRunLivenessMetricsOption, "Path of the engine's metrics", false, false,
      write_text_if_set<&RunSettings::metrics_path>, read_text<&RunSettings::metrics_path>},
-    {kRunLivenessMetricsFormatOption, "What the metrics path answers: prometheus or iteration-stats",
-     false, false,
+    {kRunLivenessMetricsFormatOption,
+     "What the metrics path answers: prometheus or iteration-stats", false, false,
      [](const RunSettings& s) -> std::optional<std::string> {
        if (s.metrics_format == MetricsFormat::prometheus) return std::nullopt;
        return std::string(metrics_format_name(s.metrics_format));
@@ -290,9 +290,9 @@ void add_run_settings_options(CLI::App& command, RunSettings& settings) {
         throw CLI::ValidationError(name, done.error().message);
     };
     CLI::Option* option =
-        row.flag
-            ? command.add_flag_callback(name, [read] { read(""); }, std::string(row.help))
-            : command.add_option_function<std::string>(name, read, std::string(row.help));
+        row.flag ? command.add_flag_callback(
+                       name, [read] { read(""); }, std::string(row.help))
+                 : command.add_option_function<std::string>(name, read, std::string(row.help));
     if (row.required) option->required();
   }
   command.add_option(std::string(kIgnoredEngineOption))->group("");

@@ -23,9 +23,10 @@ Result<BridgeOptions> bridge_options(const RunSettings& settings) {
   options.drain_timeout = settings.drain_timeout;
   options.stop_timeout = options.drain_timeout + kStopKillGrace;
   options.readiness.ready_timeout = settings.ready_timeout;
-  options.readiness.progress_grace = settings.progress_grace.count() > 0
-                                         ? settings.progress_grace
-                                         : std::min(kMaxDefaultProgressGrace, settings.ready_timeout);
+  options.readiness.progress_grace =
+      settings.progress_grace.count() > 0
+          ? settings.progress_grace
+          : std::min(kMaxDefaultProgressGrace, settings.ready_timeout);
   options.readiness.ready_on_generation = settings.ready == ReadyOn::generate;
   options.liveness.mode = settings.liveness;
   options.liveness.interval = settings.liveness_interval;

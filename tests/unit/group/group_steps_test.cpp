@@ -21,10 +21,10 @@ namespace {
 
 using ::testing::Contains;
 using ::testing::ElementsAre;
+using testing::FakeRankRunner;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
-using testing::FakeRankRunner;
 
 constexpr const char* kPair = R"([engine]
 kind = "KIND"

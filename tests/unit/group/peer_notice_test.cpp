@@ -23,15 +23,13 @@ NodesSettings three_nodes() {
 }
 
 TEST(PeerNotice, EveryOtherRankIsToldTheStopAndItsAnswerComesBack) {
-  FakeRankRunner runner({"node-a", "node-b", "node-c"},
-                        [](long long rank, const std::vector<std::string>&) {
-                          if (rank == 0)
-                            return FakeRankRunner::Answer{
-                                0, "checking\npeer-failed: restart with the group: restart after 10s\n",
-                                ""};
-                          return FakeRankRunner::Answer{255, "ssh: connect to host node-c: No route\n",
-                                                        ""};
-                        });
+  FakeRankRunner runner(
+      {"node-a", "node-b", "node-c"}, [](long long rank, const std::vector<std::string>&) {
+        if (rank == 0)
+          return FakeRankRunner::Answer{
+              0, "checking\npeer-failed: restart with the group: restart after 10s\n", ""};
+        return FakeRankRunner::Answer{255, "ssh: connect to host node-c: No route\n", ""};
+      });
   const Classification stop{ExitClass::cuda_oom, "torch.OutOfMemoryError: CUDA out of memory.",
                             MemoryKnob::mem_fraction};
   const std::string answers =

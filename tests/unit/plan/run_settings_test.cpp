@@ -73,9 +73,9 @@ TEST(RunSettings, ASettingAtItsDefaultIsNotWritten) {
               ElementsAre("--profile=k26", "--snapshot=/s.toml",
                           "--health-url=http://127.0.0.1:8000/health", "--ready-timeout=1200",
                           "--health-timeout=5", "--drain-timeout=80", "--", "/bin/engine"));
-  auto read = parse_run_settings({"--profile=k26", "--snapshot=/s.toml",
-                                  "--health-url=http://127.0.0.1:8000/health", "--",
-                                  "/bin/engine"});
+  auto read =
+      parse_run_settings({"--profile=k26", "--snapshot=/s.toml",
+                          "--health-url=http://127.0.0.1:8000/health", "--", "/bin/engine"});
   ASSERT_TRUE(read) << read.error().message;
   EXPECT_EQ(*read, written);
 }
