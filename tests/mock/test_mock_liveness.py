@@ -47,6 +47,18 @@ class MockLivenessTest(MockVenvTestCase):
             time.sleep(0.05)
         self.fail(f"{engine} never answered /health")
 
+    @staticmethod
+    def wait_for_quiet_threads(proc, settle=0.3, limit=5.0):
+        """Until the process's thread count has held for `settle` seconds (at most `limit`)."""
+        tasks = f"/proc/{proc.pid}/task"
+        deadline = time.monotonic() + limit
+        count, since = len(os.listdir(tasks)), time.monotonic()
+        while time.monotonic() < deadline and time.monotonic() - since < settle:
+            time.sleep(0.05)
+            now = len(os.listdir(tasks))
+            if now != count:
+                count, since = now, time.monotonic()
+
     def generate(self, engine, port, timeout=2.0):
         """One token through the engine's own generation API: (status, completion tokens)."""
         if engine == "sglang":
@@ -109,6 +121,11 @@ class MockLivenessTest(MockVenvTestCase):
                     self.assertEqual(
                         http_get(f"http://127.0.0.1:{port}/health_generate", timeout=5)[0], 503)
                 # PYTHONFAULTHANDLER=1: SIGABRT dumps every thread, the wedged ones included.
+                # The dump walks the thread list without a lock, so a thread still being torn
+                # down (the /metrics handler that just answered) can make it fault (CPython's
+                # faulthandler docs: the dump is best effort). gpulaunch reads the stall from its
+                # own journal line, not this exit status; the test waits for the handlers to end.
+                self.wait_for_quiet_threads(proc)
                 proc.send_signal(signal.SIGABRT)
                 _, stderr = proc.communicate(timeout=10)
                 self.assertEqual(proc.returncode, -signal.SIGABRT)
