@@ -17,7 +17,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
   libtomlplusplus-dev libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev
-  libsystemd-dev libboost-dev libboost-filesystem-dev libssl-dev
+  libsystemd-dev libboost-dev libboost-filesystem-dev libssl-dev libarchive-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev clang-format-14
   systemd dbus util-linux iproute2 python3 python3-venv procps
