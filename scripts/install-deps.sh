@@ -9,7 +9,8 @@
 # test, which runs promtool and its own node_exporter on loopback; the same policy keeps their
 # postinst from starting the packages' own services (enabled, never started here; on a machine
 # without a running systemd the start is skipped the same way).
-# supervisor, strace and curl are there for the benchmarks (bench/), whose smoke runs are tests.
+# supervisor, strace and curl are there for the benchmarks (bench/), whose smoke runs are tests;
+# zstd for the cache-archive test, which alters an exported archive by one byte.
 # ansible-core (ansible-playbook, ansible-doc, ansible-test) is there for the Ansible collection
 # under ansible/: its ctest and the multi-node test's playbook.
 set -euo pipefail
@@ -17,14 +18,14 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
   libtomlplusplus-dev libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev
-  libsystemd-dev libboost-dev libboost-filesystem-dev libssl-dev
+  libsystemd-dev libboost-dev libboost-filesystem-dev libssl-dev libarchive-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev clang-format-14
   systemd dbus util-linux iproute2 python3 python3-venv procps
   openssh-client openssh-server
   prometheus prometheus-node-exporter
   ansible-core
-  supervisor strace curl
+  supervisor strace curl zstd
   debhelper dpkg-dev fakeroot lintian man-db bash-completion
 )
 

@@ -26,6 +26,8 @@ Environment (the same names for both mocks; never flags, the real engines would 
                             either, a start that is dead rather than compiling
   MOCK_JIT_CACHE_VARIABLE   the variable naming the cache it writes to (default
                             FLASHINFER_WORKSPACE_BASE: FlashInfer's .cache/flashinfer below it)
+  MOCK_JIT_KEY              what the build is for (default mock): a finished build is recorded
+                            under it, and a later start that finds it whole compiles nothing
   MOCK_SIGTERM              what SIGTERM does (install_sigterm): drain (default), the engine's
                             own graceful shutdown: those in flight finished (within the engine's
                             bound, where it has one; new ones refused with 503 where it does), exit
@@ -354,27 +356,61 @@ def install_sigterm(scheduler, bound, log, refuse_new):
     signal.signal(signal.SIGINT, on_term)
 
 
+JIT_BUILD_RECORD = "mock-jit-build.json"
+
+
+def cached_jit_build(directory, key):
+    """Whether `directory` holds a finished build for `key`: its record names every object with
+    its size, and each is there whole (a build cut short, or a cache missing a file, compiles
+    again), as FlashInfer loads a built op instead of compiling it."""
+    try:
+        with open(os.path.join(directory, JIT_BUILD_RECORD)) as record_file:
+            record = json.load(record_file)
+        if record.get("key") != key or not record.get("objects"):
+            return False
+        return all(os.path.getsize(os.path.join(directory, name)) == size
+                   for name, size in record["objects"].items())
+    except (OSError, ValueError, AttributeError, TypeError):
+        return False
+
+
 def silent_jit_build():
     """A first-use JIT build as FlashInfer (v0.2.6 and later) runs one: nothing printed for
-    MOCK_JIT_GROW_SECONDS, objects appearing in the cache meanwhile."""
+    MOCK_JIT_GROW_SECONDS, objects appearing in the cache meanwhile. A build that ran to its end
+    leaves a record of its objects keyed by MOCK_JIT_KEY (default "mock": what they were compiled
+    for); a start that finds that record with every object whole compiles nothing (a warm cache,
+    or one imported from another node). Returns whether it compiled."""
     seconds = env_float("MOCK_JIT_GROW_SECONDS", 0)
     if seconds <= 0:
-        return
+        return False
     rate = env_float("MOCK_JIT_GROW_KIB_PER_SECOND", 256) * 1024
     variable = os.environ.get("MOCK_JIT_CACHE_VARIABLE", "FLASHINFER_WORKSPACE_BASE")
     root = os.environ.get(variable, "")
+    key = os.environ.get("MOCK_JIT_KEY", "mock")
     directory = os.path.join(root, ".cache", "flashinfer", "mock-jit", "cached_ops") if root else ""
     if directory and rate > 0:
+        if cached_jit_build(directory, key):
+            return False
         os.makedirs(directory, exist_ok=True)
     step = 0.5
     deadline = time.monotonic() + seconds
     number = 0
+    objects = {}
     while time.monotonic() < deadline:
         time.sleep(step)
         if directory and rate > 0:
             number += 1
-            with open(os.path.join(directory, f"kernel_{number}.o"), "wb") as out:
-                out.write(b"\0" * int(rate * step))
+            name = f"kernel_{number}.o"
+            content = os.urandom(int(rate * step))
+            with open(os.path.join(directory, name), "wb") as out:
+                out.write(content)
+            objects[name] = len(content)
+    if objects:
+        temporary = os.path.join(directory, JIT_BUILD_RECORD + ".tmp")
+        with open(temporary, "w") as out:
+            json.dump({"key": key, "objects": objects}, out)
+        os.replace(temporary, os.path.join(directory, JIT_BUILD_RECORD))
+    return True
 
 
 def wait_for_gpu_kernel():

@@ -76,14 +76,19 @@ Result<TreeDigest> digest_tree(const ConfinedRoot& root, std::string_view relati
   return digest;
 }
 
-std::string cache_fingerprint(const JitCache* entry, const FingerprintInputs& inputs) {
+std::vector<FingerprintField> cache_fingerprint_fields(const JitCache* entry,
+                                                       const FingerprintInputs& inputs) {
   auto fields = fingerprint_fields(inputs);
   if (entry && !entry->stale_on.empty())
     std::erase_if(fields, [&](const FingerprintField& field) {
       return std::find(entry->stale_on.begin(), entry->stale_on.end(), field.name) ==
              entry->stale_on.end();
     });
-  return fingerprint_hex(fingerprint_hash(fields));
+  return fields;
+}
+
+std::string cache_fingerprint(const JitCache* entry, const FingerprintInputs& inputs) {
+  return fingerprint_hex(fingerprint_hash(cache_fingerprint_fields(entry, inputs)));
 }
 
 Result<std::vector<CacheDigest>> cache_digests(const LaunchPlan& plan,

@@ -46,8 +46,11 @@ struct TreeDigest {
 Result<TreeDigest> digest_tree(const ConfinedRoot& root, std::string_view relative,
                                const DigestLimits& limits = {});
 
-// The fingerprint (fingerprint_hex) of the facts `entry`'s entries depend on: its catalog row's
-// stale_on, or every fact when the row names none (or there is no row).
+// The facts `entry`'s entries depend on: its catalog row's stale_on, or every fact when the row
+// names none (or there is no row); in fingerprint_fields' order.
+std::vector<FingerprintField> cache_fingerprint_fields(const JitCache* entry,
+                                                       const FingerprintInputs& inputs);
+// Their fingerprint (fingerprint_hex).
 std::string cache_fingerprint(const JitCache* entry, const FingerprintInputs& inputs);
 
 struct CacheDigest {

@@ -238,6 +238,13 @@ Result<void> CacheRecords::record_created(const CreatedDirectory& directory) con
                              shown(kCreatedFile));
 }
 
+Result<void> CacheRecords::add_created(const CreatedDirectory& directory) const {
+  GL_TRY(auto directories, created());
+  directories.push_back(directory);
+  return write_atomically_at(fd_.get(), kCreatedFile, created_text(directories), kRecordMode,
+                             shown(kCreatedFile));
+}
+
 Result<std::optional<DirectoryOwner>> CacheRecords::owner() const {
   GL_TRY(auto read, read_regular_at(fd_.get(), kOwnerFile, kMaxRecordBytes, shown(kOwnerFile)));
   if (!read) return std::optional<DirectoryOwner>{};

@@ -83,6 +83,10 @@ class CacheRecords {
   Result<std::vector<CreatedDirectory>> created() const;
   // Records `directory`, replacing what was recorded at its path.
   Result<void> record_created(const CreatedDirectory& directory) const;
+  // Records `directory` beside what is recorded at its path: a directory about to be swapped in
+  // for the recorded one (cache import), so whichever a crash leaves there counts as
+  // gpulaunch's until record_created settles it.
+  Result<void> add_created(const CreatedDirectory& directory) const;
   Result<std::optional<DirectoryOwner>> owner() const;
   Result<void> write_owner(const DirectoryOwner& owner) const;
 

@@ -772,6 +772,81 @@ Result<std::uint64_t> ConfinedRoot::change_owner(uid_t from, const DirectoryOwne
   return changed;
 }
 
+Result<UniqueFd> ConfinedRoot::create_file(std::string_view relative, mode_t mode,
+                                           const DirectoryOwner& owner) const {
+  GL_TRY(auto parent, open_parent(fd_.get(), relative, *this));
+  int raw = ::openat(parent.dir.get(), parent.leaf.c_str(),
+                     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 0777);
+  if (raw < 0) return failf("Failed to create '{}': {}", shown(relative), errno_text(errno));
+  UniqueFd file(raw);
+  if (::fchmod(file.get(), mode & 0777) != 0)  // whatever the umask
+    return failf("Failed to set the mode of '{}': {}", shown(relative), errno_text(errno));
+  if (::fchown(file.get(), owner.uid, owner.gid) != 0)
+    return failf("Failed to set the owner of '{}': {}", shown(relative), errno_text(errno));
+  return file;
+}
+
+Result<ConfinedRoot::Sibling> ConfinedRoot::make_sibling(std::string_view relative,
+                                                         std::string_view label) const {
+  GL_TRY(auto parent, parent_of(fd_.get(), relative, *this));
+  const std::filesystem::path directory = std::filesystem::path(shown(relative)).parent_path();
+  GL_TRY(auto trash, make_trash(parent.dir.get(), std::string(label), directory.string()));
+  return Sibling{trash.name, ConfinedRoot(directory / trash.name, std::move(trash.fd))};
+}
+
+Result<bool> ConfinedRoot::swap_in(std::string_view relative, const Sibling& sibling,
+                                   const DirectoryOwner& owner) const {
+  GL_TRY(auto parent, parent_of(fd_.get(), relative, *this));
+  GL_TRY(const auto made, sibling.root.identity());
+  GL_TRY(const auto there, stat_at(parent.dir.get(), sibling.name, sibling.root.shown("")));
+  if (FileIdentity{there.st_dev, there.st_ino} != made)
+    return failf("Refusing to use '{}': it was replaced after it was made", sibling.root.shown(""));
+  struct stat info {};
+  const bool exists =
+      ::fstatat(parent.dir.get(), parent.leaf.c_str(), &info, AT_SYMLINK_NOFOLLOW) == 0;
+  if (!exists && errno != ENOENT)
+    return failf("Failed to stat '{}': {}", shown(relative), errno_text(errno));
+  if (exists && !S_ISDIR(info.st_mode))
+    return failf("Refusing to replace '{}': {}", shown(relative), kNotFollowed);
+  if (exists && relative.empty()) {
+    GL_TRY(const auto opened, identity());
+    if (FileIdentity{info.st_dev, info.st_ino} != opened)
+      return failf("Refusing to replace '{}': it is no longer the directory that was opened",
+                   shown(""));
+  }
+  if (::fchmod(sibling.root.fd_.get(), 0755) != 0)
+    return failf("Failed to set the mode of '{}': {}", sibling.root.shown(""), errno_text(errno));
+  if (::fchown(sibling.root.fd_.get(), owner.uid, owner.gid) != 0)
+    return failf("Failed to set the owner of '{}': {}", sibling.root.shown(""), errno_text(errno));
+  // Everything below is on disk before the name points at it.
+  GL_TRY_VOID(sync_directory(sibling.root.fd_.get(), sibling.root.shown("")));
+  if (::renameat2(parent.dir.get(), sibling.name.c_str(), parent.dir.get(), parent.leaf.c_str(),
+                  exists ? RENAME_EXCHANGE : RENAME_NOREPLACE) != 0)
+    return failf("Failed to move '{}' to '{}': {}", sibling.root.shown(""), shown(relative),
+                 errno_text(errno));
+  GL_TRY_VOID(sync_directory(parent.dir.get(), shown(relative)));
+  return exists;
+}
+
+Result<RemovedTree> ConfinedRoot::remove_beside(std::string_view relative,
+                                                std::string_view name) const {
+  if (!plain_leaf(name)) return failf("Refusing to remove '{}' beside '{}'", name, shown(relative));
+  GL_TRY(auto parent, parent_of(fd_.get(), relative, *this));
+  const std::string leaf(name);
+  const std::string where = (std::filesystem::path(shown(relative)).parent_path() / leaf).string();
+  struct stat parent_info {};
+  if (::fstat(parent.dir.get(), &parent_info) != 0)
+    return failf("Failed to stat '{}': {}", where, errno_text(errno));
+  struct stat info {};
+  if (::fstatat(parent.dir.get(), leaf.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno == ENOENT) return RemovedTree{};
+    return failf("Failed to stat '{}': {}", where, errno_text(errno));
+  }
+  RemovedTree removed;
+  GL_TRY_VOID(remove_at(parent.dir.get(), leaf, parent_info.st_dev, where, removed));
+  return removed;
+}
+
 Result<MadeDirectory> make_cache_directory(const std::filesystem::path& path,
                                            const DirectoryOwner& owner) {
   GL_TRY_VOID(check_clearable(path));

@@ -147,11 +147,41 @@ class ConfinedRoot {
   // Makes the renames and unlinks done so far in the root durable.
   Result<void> sync() const;
 
+  // Creates the regular file `relative` (its parent must exist; nothing on the way followed),
+  // failing if anything is there already, with `mode` whatever the umask, owned by `owner`.
+  // Returns it open for writing.
+  Result<UniqueFd> create_file(std::string_view relative, mode_t mode,
+                               const DirectoryOwner& owner) const;
+
+  // A new, empty directory beside `relative` (in its parent, or for "" in the root's own parent
+  // as the administrator laid it out), mode 0700 and this process's, so nobody else can enter
+  // it while it is filled; named `.trash-LABEL-RANDOM`, so one left by a run cut short is swept
+  // like a clear's leftovers. Its `root` confines everything done inside it.
+  struct Sibling;
+  Result<Sibling> make_sibling(std::string_view relative, std::string_view label) const;
+
+  // Hands `sibling` to `owner` with mode 0755 (as make_cache_directory makes a cache) and puts it
+  // at `relative` in one rename: exchanged with the directory there, which then sits at the
+  // sibling's name, or moved there when nothing is. Refuses a link or anything but a directory at
+  // `relative` (never written through), a sibling name that no longer holds the directory that
+  // was made, and (for "") a root name that no longer holds the directory this root opened.
+  // Returns whether something was exchanged (and now waits at the sibling's name).
+  Result<bool> swap_in(std::string_view relative, const Sibling& sibling,
+                       const DirectoryOwner& owner) const;
+
+  // Deletes the tree at `name` beside `relative` (what swap_in left there), confined as remove().
+  Result<RemovedTree> remove_beside(std::string_view relative, std::string_view name) const;
+
  private:
   ConfinedRoot(std::filesystem::path path, UniqueFd fd)
       : path_(std::move(path)), fd_(std::move(fd)) {}
   std::filesystem::path path_;
   UniqueFd fd_;
+};
+
+struct ConfinedRoot::Sibling {
+  std::string name;   // in the parent of the directory it is beside
+  ConfinedRoot root;  // the sibling itself
 };
 
 }  // namespace gl

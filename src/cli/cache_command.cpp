@@ -1,10 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <fmt/core.h>
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
 #include "caches/cache_digest.hpp"
+#include "caches/cache_export.hpp"
+#include "caches/cache_import.hpp"
+#include "caches/cache_owner.hpp"
 #include "caches/cache_records.hpp"
 #include "caches/cache_state.hpp"
 #include "caches/fingerprint_facts.hpp"
@@ -13,9 +23,11 @@
 #include "plan/launch_plan.hpp"
 #include "profile/validate.hpp"
 #include "rules/node_probe.hpp"
+#include "util/atomic_file.hpp"
 #include "util/state_paths.hpp"
 #include "util/terminal_text.hpp"
 #include "util/try.hpp"
+#include "util/unique_fd.hpp"
 
 namespace gl {
 namespace {
@@ -127,11 +139,79 @@ int clear(const CliContext& context, const std::string& name,
   return 0;
 }
 
+FingerprintInputs node_inputs(const Profile& profile, const LaunchPlan& plan) {
+  return fingerprint_inputs(profile, plan,
+                            probe_node_for(profile, plan, ShellEnvironment::current()));
+}
+
+// `cache export NAME [CACHE...] -o FILE`: the archive is written beside FILE and renamed over
+// it, so a refused or interrupted export leaves no half archive.
+int export_archive(const CliContext& context, const std::string& name,
+                   const std::vector<std::string>& names, const std::string& output) {
+  Profile profile;
+  auto plan = plan_for(context, name, &profile);
+  if (!plan) return report(plan.error());
+  const auto inputs = node_inputs(profile, *plan);
+  ArchiveManifest manifest;
+  auto written = write_file_atomically_with(output, [&](int fd) -> Result<void> {
+    GL_TRY(manifest,
+           export_caches(*plan, profile.name, inputs,
+                         cache_records_directory(profile.name, state_root), names, fd, output));
+    if (manifest.caches.empty())
+      return failf("Failed to export '{}': no cache of profile '{}' holds files", output,
+                   profile.name);
+    return {};
+  });
+  if (!written) return report(written.error());
+  for (const auto& cache : manifest.caches)
+    fmt::print("exported {}: {} file(s), {} (fingerprint {}, digest {})\n", cache.name, cache.files,
+               human_size(cache.bytes), cache.fingerprint, cache.digest.substr(0, 12));
+  fmt::print("wrote {}\n", terminal_text(output));
+  return 0;
+}
+
+// `cache import NAME FILE`, as root: the service user's caches and root's records change.
+int import_archive(const CliContext& context, const std::string& name, const std::string& file) {
+  if (::geteuid() != 0)
+    return report(Error{"gpulaunch cache import: run it as root (it writes the service user's "
+                        "caches and root's records of them)"},
+                  2);
+  Profile profile;
+  auto plan = plan_for(context, name, &profile);
+  if (!plan) return report(plan.error());
+  auto owner = cache_owner(profile);
+  if (!owner) return report(owner.error());
+  // O_NONBLOCK: a FIFO named as the archive is refused below instead of blocking the open.
+  UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  if (!fd) return report(Error{fmt::format("Failed to open '{}': {}", file, std::strerror(errno))});
+  struct stat info {};
+  if (::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode))
+    return report(Error{fmt::format("Failed to import '{}': not a regular file", file)});
+  const ImportOptions options{{cache_records_directory(profile.name, state_root), *owner}, {}};
+  auto imported = import_caches(*plan, node_inputs(profile, *plan), options, fd.get(), file,
+                                [](const Removal& removal) {
+                                  fmt::print("removed {} ({}): {}\n", terminal_text(removal.what),
+                                             human_size(removal.bytes), terminal_text(removal.why));
+                                });
+  if (!imported) return report(imported.error());
+  for (const auto& cache : imported->caches)
+    fmt::print("imported {} into {}: {} file(s), {}{}\n", cache.name, cache.path, cache.files,
+               human_size(cache.bytes),
+               cache.replaced_entries > 0
+                   ? fmt::format(" (the {} entries it held before removed)", cache.replaced_entries)
+                   : std::string());
+  fmt::print("from profile '{}' of {}; fingerprint stamped {}\n", terminal_text(imported->profile),
+             terminal_text(file), imported->prepared.fingerprint);
+  return 0;
+}
+
 }  // namespace
 
 void add_cache_command(CLI::App& app, CliContext& context) {
   auto* command = app.add_subcommand(
-      "cache", "List a profile's JIT caches with size and state, or clear them (cache clear)");
+      "cache",
+      "List a profile's JIT caches with size and state, clear them (cache clear), or carry them "
+      "to another node (cache export, cache import)");
   static std::string name;
   command->add_option("profile", name, "Profile name or path to a .toml file")
       ->check(profile_argument_check());
@@ -151,8 +231,39 @@ void add_cache_command(CLI::App& app, CliContext& context) {
       ->group("");
   clear_command->callback(
       [&context] { context.exit_code = clear(context, clear_name, cache_names); });
-  command->callback([&context, clear_command] {
-    if (clear_command->parsed()) return;
+  auto* export_command = command->add_subcommand(
+      "export",
+      "Write a profile's compiled caches into one archive, with each cache's fingerprint facts "
+      "and content digest, for `cache import` on another node");
+  static std::string export_name, output;
+  static std::vector<std::string> export_names;
+  export_command->add_option("profile", export_name, "Profile name or path to a .toml file")
+      ->required()
+      ->check(profile_argument_check());
+  export_command->add_option("names", export_names, "Caches to export (default: all with files)");
+  export_command->add_option("-o,--output", output, "The archive to write (tar, zstd)")->required();
+  export_command->add_option("--state-root", state_root, "Where root keeps its state (tests)")
+      ->group("");
+  export_command->callback([&context] {
+    context.exit_code = export_archive(context, export_name, export_names, output);
+  });
+  auto* import_command = command->add_subcommand(
+      "import",
+      "As root: put the caches of an archive from `cache export` in place of this profile's, "
+      "refusing a cache compiled for other facts than this node's or whose content does not "
+      "match its digest");
+  static std::string import_name, archive;
+  import_command->add_option("profile", import_name, "Profile name or path to a .toml file")
+      ->required()
+      ->check(profile_argument_check());
+  import_command->add_option("archive", archive, "An archive `gpulaunch cache export` wrote")
+      ->required();
+  import_command->add_option("--state-root", state_root, "Where root keeps its state (tests)")
+      ->group("");
+  import_command->callback(
+      [&context] { context.exit_code = import_archive(context, import_name, archive); });
+  command->callback([&context, clear_command, export_command, import_command] {
+    if (clear_command->parsed() || export_command->parsed() || import_command->parsed()) return;
     if (name.empty()) {
       context.exit_code = report(Error{"gpulaunch cache: a profile is required"}, 2);
       return;

@@ -71,7 +71,7 @@ Result<LoadedProfile> load(const CliContext& context, const std::string& name_or
 }
 
 int lock(const CliContext& context, const std::string& name, const std::string& output,
-         long long node_rank, const NodeOptions& options) {
+         long long node_rank, const NodeOptions& options, const std::string& cache_archive) {
   auto loaded = load(context, name);
   if (!loaded) return report(loaded.error(), 2);
   if (node_rank >= loaded->profile.parallelism.nodes)
@@ -89,6 +89,9 @@ int lock(const CliContext& context, const std::string& name, const std::string& 
   auto build = make_lock(loaded->merged, loaded->profile, plan, *facts, NodeFs(options.root));
   if (auto added = add_caches(build, loaded->profile, plan, *facts, options); !added)
     return report(added.error(), 2);
+  if (!cache_archive.empty())
+    if (auto added = add_cache_archive(build.lock, cache_archive); !added)
+      return report(added.error(), 2);
   if (!build.problems.empty()) {
     for (const auto& problem : build.problems) logging::error(problem);
     logging::error(fmt::format("Refusing to write a lock for '{}': it would not pin the above.",
@@ -123,7 +126,8 @@ void print_verify_json(const std::string& lock_path, const std::string& profile,
 }
 
 int verify(const CliContext& context, const std::string& lock_path,
-           const std::string& profile_override, const NodeOptions& options, bool json) {
+           const std::string& profile_override, const NodeOptions& options, bool json,
+           const std::string& cache_archive) {
   auto locked = load_lock_file(lock_path);
   if (!locked) return report(locked.error(), kVerifyCouldNotRun);
   std::string name = profile_override;
@@ -147,6 +151,9 @@ int verify(const CliContext& context, const std::string& lock_path,
   auto live = make_lock(loaded->merged, loaded->profile, plan, *facts, NodeFs(options.root));
   if (auto added = add_caches(live, loaded->profile, plan, *facts, options); !added)
     return report(added.error(), kVerifyCouldNotRun);
+  if (!cache_archive.empty())
+    if (auto added = add_cache_archive(live.lock, cache_archive); !added)
+      return report(added.error(), kVerifyCouldNotRun);
   auto rows = drift(*locked, live.lock);
   const auto notes = cache_notes(*locked, live.lock);
   const auto print_notes = [&notes] {
@@ -198,8 +205,13 @@ void add_lock_command(CLI::App& app, CliContext& context) {
   command->add_option("--node-rank", node_rank, "Rank of this node in a multi-node profile")
       ->check(CLI::Range(0LL, 1023LL));
   add_node_options(command, options);
-  command->callback(
-      [&context] { context.exit_code = lock(context, name, output, node_rank, options); });
+  static std::string cache_archive;
+  command->add_option("--cache-archive", cache_archive,
+                      "Record the SHA-256 of this archive from `cache export`, the caches the "
+                      "deployment is seeded from");
+  command->callback([&context] {
+    context.exit_code = lock(context, name, output, node_rank, options, cache_archive);
+  });
 }
 
 void add_verify_command(CLI::App& app, CliContext& context) {
@@ -216,8 +228,13 @@ void add_verify_command(CLI::App& app, CliContext& context) {
                    "Profile to compare (default: the lock's file if present, else its name)")
       ->check(profile_argument_check());
   add_node_options(command, options);
-  command->callback(
-      [&context] { context.exit_code = verify(context, lock_path, profile, options, json); });
+  static std::string cache_archive;
+  command->add_option("--cache-archive", cache_archive,
+                      "Compare this cache archive with the one the lock names (drift when it is "
+                      "another)");
+  command->callback([&context] {
+    context.exit_code = verify(context, lock_path, profile, options, json, cache_archive);
+  });
 }
 
 }  // namespace gl

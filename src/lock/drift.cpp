@@ -29,8 +29,12 @@ bool informational(const std::string& key) {
          cache_content(key);
 }
 
+bool both_have(const Json& a, const Json& b, const char* section) {
+  return a.is_object() && b.is_object() && a.contains(section) && b.contains(section);
+}
+
 bool both_have_caches(const Json& a, const Json& b) {
-  return a.is_object() && b.is_object() && a.contains("caches") && b.contains("caches");
+  return both_have(a, b, "caches");
 }
 
 std::string leaf_text(const Json& value) {
@@ -95,6 +99,9 @@ constexpr std::array kReasons{
     Reason{"caches.",
            "the facts this cache's entries depend on changed: they are stale, and the next "
            "start clears the cache"},
+    Reason{"cache_archive.sha256",
+           "another cache archive than the lock names: the caches it seeds were compiled from "
+           "something else"},
     Reason{"unit.name", "systemd runs another unit"},
     Reason{"unit.node_rank", "this node takes another rank in the group"},
     Reason{"unit.sha256", "systemd would run a different unit: argv, environment or limits differ"},
@@ -155,8 +162,11 @@ std::vector<FieldRow> drift(const Json& locked, const Json& live) {
   auto rows = field_rows(locked, live);
   // A lock written without the caches (from another node's facts) compares none of them.
   const bool caches = both_have_caches(locked, live);
-  std::erase_if(rows, [caches](const FieldRow& row) {
-    return !row.differs() || (!caches && row.key.starts_with(kCaches));
+  // The archive is compared only when verify was given one and the lock names one.
+  const bool archive = both_have(locked, live, "cache_archive");
+  std::erase_if(rows, [caches, archive](const FieldRow& row) {
+    return !row.differs() || (!caches && row.key.starts_with(kCaches)) ||
+           (!archive && row.key.starts_with("cache_archive."));
   });
   return rows;
 }

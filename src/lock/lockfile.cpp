@@ -219,6 +219,12 @@ std::string lock_text(const Json& lock) {
   return lock.dump(2) + "\n";
 }
 
+Result<void> add_cache_archive(Json& lock, const std::filesystem::path& archive) {
+  GL_TRY(auto sha256, sha256_file_hex(archive));
+  lock[std::string(kCacheArchiveKey)] = Json{{"sha256", std::move(sha256)}};
+  return {};
+}
+
 bool is_lock(const Json& document) {
   return document.is_object() && document.contains("gpulaunch_lock");
 }
@@ -245,6 +251,10 @@ Result<Json> parse_lock(std::string_view text, const std::string& origin) {
       unit.contains("node_rank") &&
       (!unit["node_rank"].is_number_integer() || unit["node_rank"] < 0 || unit["node_rank"] > 1023))
     return failf("Failed to read lock '{}': \"unit.node_rank\" is not a rank (0 to 1023)", origin);
+  if (const auto archive = document.find(std::string(kCacheArchiveKey)); archive != document.end())
+    if (!archive->is_object() || !archive->contains("sha256") || !(*archive)["sha256"].is_string())
+      return failf("Failed to read lock '{}': \"{}.sha256\" is not a string", origin,
+                   kCacheArchiveKey);
   return parsed;
 }
 

@@ -57,6 +57,11 @@ std::string unit_text_for_lock(const Profile& profile, const LaunchPlan& plan);
 LockBuild make_lock(const MergedProfile& merged, const Profile& profile, const LaunchPlan& plan,
                     const Facts& facts, const NodeFs& node);
 
+// The optional "cache_archive" section: {"sha256": HEX} of an archive `cache export` wrote, the
+// caches this deployment is seeded from. `verify --cache-archive FILE` compares it (drift).
+inline constexpr std::string_view kCacheArchiveKey = "cache_archive";
+Result<void> add_cache_archive(nlohmann::ordered_json& lock, const std::filesystem::path& archive);
+
 // 2-space indent, trailing newline.
 std::string lock_text(const nlohmann::ordered_json& lock);
 

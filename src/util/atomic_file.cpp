@@ -23,6 +23,13 @@ std::string errno_text(int error) {
 
 Result<void> write_file_atomically(const std::filesystem::path& path, std::string_view content,
                                    mode_t mode) {
+  return write_file_atomically_with(
+      path, [&](int fd) { return write_all(fd, content, path.string()); }, mode);
+}
+
+Result<void> write_file_atomically_with(const std::filesystem::path& path,
+                                        const std::function<Result<void>(int fd)>& write,
+                                        mode_t mode) {
   const std::filesystem::path directory = path.has_parent_path() ? path.parent_path() : ".";
   std::string temp_template = (directory / ("." + path.filename().string() + ".XXXXXX")).string();
   UniqueFd fd(::mkstemp(temp_template.data()));
@@ -37,7 +44,7 @@ Result<void> write_file_atomically(const std::filesystem::path& path, std::strin
   };
   if (::fchmod(fd.get(), mode) != 0)
     return discard({fmt::format("Failed to set mode of '{}': {}", temp, errno_text(errno))});
-  if (auto written = write_all(fd.get(), content, temp); !written) return discard(written.error());
+  if (auto written = write(fd.get()); !written) return discard(written.error());
   if (::fsync(fd.get()) != 0)
     return discard({fmt::format("Failed to sync '{}': {}", temp, errno_text(errno))});
   if (fd.close() != 0) {

@@ -189,12 +189,12 @@ class MockSilentJitTest(MockVenvTestCase):
     """MOCK_JIT_GROW_*: a first-use JIT build after the weights that prints nothing while its
     cache grows (or, at 0 KiB/s, does not)."""
 
-    def serve_after_silent_jit(self, seconds, rate):
+    def serve_after_silent_jit(self, seconds, rate, key="mock", workspace=None):
         port = free_port()
-        workspace = os.path.join(self.tmp, "flashinfer")
+        workspace = workspace or os.path.join(self.tmp, "flashinfer")
         environment = dict(os.environ, HOME=self.tmp, MOCK_SGLANG_LOAD_SECONDS="0.2",
                            MOCK_JIT_GROW_SECONDS=str(seconds), MOCK_JIT_GROW_KIB_PER_SECOND=rate,
-                           FLASHINFER_WORKSPACE_BASE=workspace)
+                           FLASHINFER_WORKSPACE_BASE=workspace, MOCK_JIT_KEY=key)
         argv = [os.path.join(self.venv, "bin", "sglang"), "serve", "--model-path", "/m", "--port",
                 str(port)]
         proc = subprocess.Popen(argv, env=environment, stdout=subprocess.PIPE,
@@ -219,6 +219,29 @@ class MockSilentJitTest(MockVenvTestCase):
         written = sum(os.path.getsize(os.path.join(root, name))
                       for root, _, names in os.walk(workspace) for name in names)
         self.assertGreaterEqual(written, 256 * 1024)
+
+    def test_a_finished_build_is_not_compiled_again_for_the_same_key(self):
+        workspace = os.path.join(self.tmp, "flashinfer-reused")
+        _, lines = self.serve_after_silent_jit(1.5, "64", workspace=workspace)
+        self.assertGreaterEqual(self.quiet_seconds_after_weights(lines), 1.4)
+        self.stop_all()
+        _, again = self.serve_after_silent_jit(1.5, "64", workspace=workspace)
+        self.assertLess(self.quiet_seconds_after_weights(again), 0.5)
+        self.stop_all()
+        # Built for something else, or missing an object: compiled again.
+        _, other = self.serve_after_silent_jit(1.5, "64", key="other", workspace=workspace)
+        self.assertGreaterEqual(self.quiet_seconds_after_weights(other), 1.4)
+        self.stop_all()
+        ops = os.path.join(workspace, ".cache", "flashinfer", "mock-jit", "cached_ops")
+        os.remove(os.path.join(ops, "kernel_1.o"))
+        _, partial = self.serve_after_silent_jit(1.5, "64", key="other", workspace=workspace)
+        self.assertGreaterEqual(self.quiet_seconds_after_weights(partial), 1.4)
+
+    def stop_all(self):
+        for proc in self.procs:
+            proc.terminate()
+            proc.wait(timeout=10)
+        self.procs.clear()
 
     def test_at_zero_rate_nothing_is_written_either(self):
         workspace, lines = self.serve_after_silent_jit(1, "0")

@@ -3,6 +3,7 @@
 // recorded field comes back as one row naming the field, both values and why it matters.
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -481,6 +482,36 @@ TEST_F(LockTest, CacheFingerprintIsDriftItsContentANote) {
                           "next start clears the cache"));
   EXPECT_THAT(drift(locked, lock()), ElementsAre());
   EXPECT_TRUE(cache_notes(locked, lock()).empty());
+}
+
+// The cache archive a lock names (`lock --cache-archive`): drift only when verify is given one
+// and it is another; a lock without one, or a verify without one, compares nothing.
+TEST_F(LockTest, ANamedCacheArchiveIsDriftOnlyWhenAnotherIsGiven) {
+  const std::string path = ::testing::TempDir() + "/gl-lock-archive";
+  const auto with_archive = [&](const std::string& content) {
+    std::ofstream(path) << content;
+    Json document = lock();
+    EXPECT_TRUE(add_cache_archive(document, path));
+    return document;
+  };
+  const auto locked = with_archive("seeded caches");
+  ASSERT_TRUE(parse_lock(locked.dump(), "l.json"));
+  EXPECT_EQ(locked["cache_archive"]["sha256"], sha256_hex("seeded caches"));
+  EXPECT_THAT(drift(locked, with_archive("seeded caches")), ElementsAre());
+  EXPECT_THAT(drift(locked, lock()), ElementsAre());
+  EXPECT_THAT(drift(lock(), with_archive("other caches")), ElementsAre());
+  const auto rows = drift(locked, with_archive("other caches"));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].key, "cache_archive.sha256");
+  EXPECT_EQ(rows[0].b, sha256_hex("other caches"));
+  EXPECT_THAT(rows[0].why, ::testing::HasSubstr("another cache archive than the lock names"));
+  Json odd = lock();
+  odd["cache_archive"] = 3;
+  auto parsed = parse_lock(odd.dump(), "odd.json");
+  ASSERT_FALSE(parsed);
+  EXPECT_EQ(parsed.error().message,
+            "Failed to read lock 'odd.json': \"cache_archive.sha256\" is not a string");
+  std::remove(path.c_str());
 }
 
 }  // namespace

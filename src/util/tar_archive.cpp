@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: Apache-2.0
+// The one file that includes libarchive's headers.
+#include "util/tar_archive.hpp"
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include <limits>
+#include <utility>
+
+namespace gl {
+namespace {
+
+std::string why(struct archive* archive) {
+  const char* text = archive_error_string(archive);
+  return text ? text : "unknown libarchive error";
+}
+
+std::string kind_name(mode_t type, const char* hardlink) {
+  if (hardlink) return "hard link";
+  switch (type) {
+    case AE_IFREG:
+      return "regular file";
+    case AE_IFDIR:
+      return "directory";
+    case AE_IFLNK:
+      return "symbolic link";
+    case AE_IFCHR:
+      return "character device";
+    case AE_IFBLK:
+      return "block device";
+    case AE_IFIFO:
+      return "FIFO";
+    case AE_IFSOCK:
+      return "socket";
+    default:
+      return "member of unknown type";
+  }
+}
+
+}  // namespace
+
+struct TarWriter::State {
+  struct archive* archive = nullptr;
+  std::string shown;
+  ~State() {
+    if (archive) archive_write_free(archive);
+  }
+};
+
+TarWriter::TarWriter(std::unique_ptr<State> state) : state_(std::move(state)) {}
+TarWriter::TarWriter(TarWriter&&) noexcept = default;
+TarWriter& TarWriter::operator=(TarWriter&&) noexcept = default;
+TarWriter::~TarWriter() = default;
+
+Result<TarWriter> TarWriter::open(int fd, std::string shown) {
+  auto state = std::make_unique<State>();
+  state->shown = std::move(shown);
+  state->archive = archive_write_new();
+  if (!state->archive) return failf("Failed to write '{}': out of memory", state->shown);
+  if (archive_write_set_format_pax_restricted(state->archive) != ARCHIVE_OK)
+    return failf("Failed to write '{}': {}", state->shown, why(state->archive));
+  // ARCHIVE_WARN here means libarchive would run the zstd program: never.
+  if (archive_write_add_filter_zstd(state->archive) != ARCHIVE_OK)
+    return failf("Failed to write '{}': this libarchive has no built-in zstd", state->shown);
+  if (archive_write_open_fd(state->archive, fd) != ARCHIVE_OK)
+    return failf("Failed to write '{}': {}", state->shown, why(state->archive));
+  return TarWriter(std::move(state));
+}
+
+Result<void> TarWriter::add_file(std::string_view path, std::uint64_t size, bool executable) {
+  if (size > static_cast<std::uint64_t>(std::numeric_limits<la_int64_t>::max()))
+    return failf("Failed to write '{}': '{}' is too large", state_->shown, path);
+  struct archive_entry* entry = archive_entry_new();
+  if (!entry) return failf("Failed to write '{}': out of memory", state_->shown);
+  const std::string name(path);
+  archive_entry_set_pathname(entry, name.c_str());
+  archive_entry_set_filetype(entry, AE_IFREG);
+  archive_entry_set_perm(entry, executable ? 0755 : 0644);
+  archive_entry_set_size(entry, static_cast<la_int64_t>(size));
+  archive_entry_set_mtime(entry, 0, 0);
+  archive_entry_set_uid(entry, 0);
+  archive_entry_set_gid(entry, 0);
+  const int status = archive_write_header(state_->archive, entry);
+  archive_entry_free(entry);
+  if (status != ARCHIVE_OK)
+    return failf("Failed to write '{}': member '{}': {}", state_->shown, path,
+                 why(state_->archive));
+  return {};
+}
+
+Result<void> TarWriter::write_data(std::span<const char> data) {
+  while (!data.empty()) {
+    const la_ssize_t written = archive_write_data(state_->archive, data.data(), data.size());
+    if (written <= 0) return failf("Failed to write '{}': {}", state_->shown, why(state_->archive));
+    data = data.subspan(static_cast<std::size_t>(written));
+  }
+  return {};
+}
+
+Result<void> TarWriter::finish() {
+  if (archive_write_close(state_->archive) != ARCHIVE_OK)
+    return failf("Failed to write '{}': {}", state_->shown, why(state_->archive));
+  return {};
+}
+
+struct TarReader::State {
+  struct archive* archive = nullptr;
+  std::string shown;
+  ~State() {
+    if (archive) archive_read_free(archive);
+  }
+};
+
+TarReader::TarReader(std::unique_ptr<State> state) : state_(std::move(state)) {}
+TarReader::TarReader(TarReader&&) noexcept = default;
+TarReader& TarReader::operator=(TarReader&&) noexcept = default;
+TarReader::~TarReader() = default;
+
+Result<TarReader> TarReader::open(int fd, std::string shown) {
+  auto state = std::make_unique<State>();
+  state->shown = std::move(shown);
+  state->archive = archive_read_new();
+  if (!state->archive) return failf("Failed to read '{}': out of memory", state->shown);
+  if (archive_read_support_format_tar(state->archive) != ARCHIVE_OK)
+    return failf("Failed to read '{}': {}", state->shown, why(state->archive));
+  // ARCHIVE_WARN: only through the zstd program, which is never run.
+  if (archive_read_support_filter_zstd(state->archive) != ARCHIVE_OK)
+    return failf("Failed to read '{}': this libarchive has no built-in zstd", state->shown);
+  if (archive_read_open_fd(state->archive, fd, 64 * 1024) != ARCHIVE_OK)
+    return failf("Failed to read '{}': {}", state->shown, why(state->archive));
+  return TarReader(std::move(state));
+}
+
+Result<std::optional<ArchiveMember>> TarReader::next() {
+  struct archive_entry* entry = nullptr;
+  const int status = archive_read_next_header(state_->archive, &entry);
+  if (status == ARCHIVE_EOF) return std::optional<ArchiveMember>{};
+  // A warning (an unknown pax keyword, a character-set conversion) is not trusted either.
+  if (status != ARCHIVE_OK)
+    return failf("Failed to read '{}': {}", state_->shown, why(state_->archive));
+  ArchiveMember member;
+  const char* path = archive_entry_pathname(entry);
+  if (!path) return failf("Failed to read '{}': a member has no name", state_->shown);
+  member.path = path;
+  const char* hardlink = archive_entry_hardlink(entry);
+  const mode_t type = archive_entry_filetype(entry);
+  member.kind_name = kind_name(type, hardlink);
+  if (!hardlink && type == AE_IFREG)
+    member.kind = MemberKind::file;
+  else if (!hardlink && type == AE_IFDIR)
+    member.kind = MemberKind::directory;
+  if (archive_entry_size_is_set(entry) && archive_entry_size(entry) > 0)
+    member.size = static_cast<std::uint64_t>(archive_entry_size(entry));
+  member.executable = (archive_entry_perm(entry) & 0111) != 0;
+  return std::optional<ArchiveMember>(std::move(member));
+}
+
+Result<std::size_t> TarReader::read_data(std::span<char> buffer) {
+  const la_ssize_t got = archive_read_data(state_->archive, buffer.data(), buffer.size());
+  if (got < 0) return failf("Failed to read '{}': {}", state_->shown, why(state_->archive));
+  return static_cast<std::size_t>(got);
+}
+
+}  // namespace gl
