@@ -46,6 +46,15 @@ int down(const DownOptions& options) {
   } else {
     fmt::print("{} is not running\n", unit);
   }
+  // Down stays down across a reboot: the boot no longer starts it. A unit that is not installed
+  // has no links to remove (and DisableUnitFiles refuses a name with no file).
+  bool unlinked = false;
+  if (stop->before.load_state != "not-found") {
+    auto disabled = start_at_boot(**manager, unit, false, placement.runtime);
+    if (!disabled) return report(disabled.error());
+    for (const auto& line : *disabled) fmt::print("{}\n", line);
+    unlinked = !disabled->empty();
+  }
   if (options.purge) {
     std::filesystem::path file = stop->before.fragment_path.empty()
                                      ? placement.directory() / unit
@@ -61,7 +70,11 @@ int down(const DownOptions& options) {
     } else if (error) {
       return report(
           Error{fmt::format("Failed to remove '{}': {}", file.string(), error.message())});
+    } else if (unlinked) {
+      if (auto reloaded = (*manager)->reload(); !reloaded) return report(reloaded.error());
     }
+  } else if (unlinked) {
+    if (auto reloaded = (*manager)->reload(); !reloaded) return report(reloaded.error());
   }
   return 0;
 }

@@ -36,6 +36,7 @@
 #include "util/state_paths.hpp"
 #include "util/system_users.hpp"
 #include "util/timekeeper.hpp"
+#include "util/try.hpp"
 
 namespace gl {
 namespace {
@@ -285,7 +286,18 @@ int up(const UpOptions& options, const CliContext& context) {
                                               transition, options.force)},
                          options.json);
 
+  // `up` means up after a reboot too: the unit's [Install] links, made where the unit lives.
+  auto enable = [&]() -> Result<bool> {
+    GL_TRY(const auto changed, start_at_boot(**manager, unit, true, placement.runtime));
+    for (const auto& line : changed) fmt::print("{}\n", line);
+    return !changed.empty();
+  };
   if (transition.action == UnitAction::none) {
+    // An installation made before `up` enabled its unit gets its links now.
+    auto enabled = enable();
+    if (!enabled) return report(enabled.error());
+    if (*enabled)
+      if (auto reloaded = (*manager)->reload(); !reloaded) return report(reloaded.error());
     fmt::print("{} is running and unchanged: nothing to do.\n", unit);
     if (plan.rendezvous)
       fmt::print("headless rank {}: no endpoint; joins rank 0 at {}\n", plan.node_rank,
@@ -343,8 +355,11 @@ int up(const UpOptions& options, const CliContext& context) {
     std::error_code ignored;
     std::filesystem::create_directories(placement.directory(), ignored);
     if (auto written = write_file_atomically(path, text); !written) return report(written.error());
-    if (auto reloaded = (*manager)->reload(); !reloaded) return report(reloaded.error());
   }
+  auto enabled = enable();
+  if (!enabled) return report(enabled.error());
+  if (transition.install || *enabled)
+    if (auto reloaded = (*manager)->reload(); !reloaded) return report(reloaded.error());
 
   // Starting by hand is the operator's word: an earlier crash loop no longer holds it down.
   Timekeeper& clock = system_timekeeper();

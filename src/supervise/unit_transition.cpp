@@ -86,6 +86,21 @@ Result<std::string> wait_for_job(SystemdManager& manager, Timekeeper& clock, con
   return failf("Failed to wait for job '{}': still running after {}s", job, limit.count());
 }
 
+Result<std::vector<std::string>> start_at_boot(SystemdManager& manager, const std::string& unit,
+                                               bool enabled, bool runtime) {
+  GL_TRY(const auto changes, manager.set_enabled(unit, enabled, runtime));
+  std::vector<std::string> lines;
+  for (const auto& change : changes) {
+    if (change.type == "symlink")
+      lines.push_back(fmt::format("Created symlink {} -> {}.", change.file, change.source));
+    else if (change.type == "unlink")
+      lines.push_back(fmt::format("Removed \"{}\".", change.file));
+    else
+      lines.push_back(fmt::format("{} {} {}", change.type, change.file, change.source));
+  }
+  return lines;
+}
+
 Result<UnitStop> stop_unit(SystemdManager& manager, Timekeeper& clock, const std::string& unit,
                            std::chrono::seconds limit) {
   GL_TRY(auto status, manager.status(unit));

@@ -77,6 +77,12 @@ Result<void> reset_crash_loop(const History& history, const std::string& why, Ti
 
 // `restart`: ends a crash loop, restarts the unit and waits for the job. A history that cannot be
 // reset is a warning, not a reason to keep the unit down.
+// Whether the boot starts the unit (its [Install] links: `up` enables what it starts, `down`
+// disables what it stops, so a reboot brings back exactly what the operator left up). Returns
+// what changed, one line each as systemctl says it; the manager sees it at the next reload.
+Result<std::vector<std::string>> start_at_boot(SystemdManager& manager, const std::string& unit,
+                                               bool enabled, bool runtime);
+
 struct UnitRestart {
   std::string job_result;
   Result<UnitStatus> after;

@@ -196,6 +196,40 @@ class SdBusManager final : public SystemdManager {
     return {};
   }
 
+  Result<std::vector<UnitFileChange>> set_enabled(std::string_view unit, bool enabled,
+                                                  bool runtime) override {
+    sd_bus_error error = SD_BUS_ERROR_NULL;
+    sd_bus_message* reply = nullptr;
+    const std::string name(unit);
+    // org.freedesktop.systemd1(5): EnableUnitFiles(as files, b runtime, b force) -> (b
+    // carries_install_info, a(sss) changes); DisableUnitFiles(as files, b runtime) -> a(sss).
+    int r = enabled ? sd_bus_call_method(bus_, kService, kManagerPath, kManager, "EnableUnitFiles",
+                                         &error, &reply, "asbb", 1, name.c_str(), runtime, false)
+                    : sd_bus_call_method(bus_, kService, kManagerPath, kManager, "DisableUnitFiles",
+                                         &error, &reply, "asb", 1, name.c_str(), runtime);
+    if (r < 0) {
+      auto message = describe(error, r);
+      sd_bus_error_free(&error);
+      return failf("Failed to {} '{}': {}", enabled ? "enable" : "disable", name, message);
+    }
+    std::vector<UnitFileChange> changes;
+    int carries_install_info = 0;
+    if (enabled) r = sd_bus_message_read(reply, "b", &carries_install_info);
+    if (r >= 0) r = sd_bus_message_enter_container(reply, 'a', "(sss)");
+    while (r >= 0) {
+      const char *type = nullptr, *file = nullptr, *source = nullptr;
+      r = sd_bus_message_read(reply, "(sss)", &type, &file, &source);
+      if (r <= 0) break;
+      changes.push_back({type ? type : "", file ? file : "", source ? source : ""});
+    }
+    if (r >= 0) r = sd_bus_message_exit_container(reply);
+    sd_bus_message_unref(reply);
+    if (r < 0)
+      return failf("Failed to read what {} '{}' changed: {}", enabled ? "enabling" : "disabling",
+                   name, std::strerror(-r));
+    return changes;
+  }
+
   Result<void> wait(std::chrono::milliseconds timeout) override {
     changed_ = false;
     const auto deadline = std::chrono::steady_clock::now() + timeout;

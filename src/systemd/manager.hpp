@@ -68,6 +68,14 @@ struct TransientService {
   int stdin_fd = 0, stdout_fd = 1, stderr_fd = 2;
 };
 
+// One change EnableUnitFiles/DisableUnitFiles made: "symlink" (`file` now links to `source`) or
+// "unlink" (`file` removed), as systemctl prints them.
+struct UnitFileChange {
+  std::string type;
+  std::string file;
+  std::string source;
+};
+
 class SystemdManager {
  public:
   virtual ~SystemdManager() = default;
@@ -80,6 +88,11 @@ class SystemdManager {
   virtual Result<std::string> start_transient(const TransientService& service) = 0;
   // ResetFailedUnit: forgets a failed unit (a failed transient one is then removed).
   virtual Result<void> reset_failed(std::string_view unit) = 0;
+  // EnableUnitFiles / DisableUnitFiles (`systemctl enable/disable`): the links the unit's
+  // [Install] section asks for, under /etc (or /run where `runtime`), so the boot starts it (or
+  // no longer does). The manager sees them at the next reload().
+  virtual Result<std::vector<UnitFileChange>> set_enabled(std::string_view unit, bool enabled,
+                                                          bool runtime) = 0;
   // Processes signals (JobRemoved, PropertiesChanged) for up to `timeout`; returns early once
   // something arrived.
   virtual Result<void> wait(std::chrono::milliseconds timeout) = 0;

@@ -256,7 +256,8 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
     unit.add("Service", line.substr(0, equals), line.substr(equals + 1));
   }
 
-  unit.add("Install", "WantedBy", "multi-user.target");
+  // `up` enables the unit: the system's boot target, or a user manager's own.
+  unit.add("Install", "WantedBy", options.user_manager ? "default.target" : "multi-user.target");
   return unit;
 }
 

@@ -70,6 +70,14 @@ TEST_F(Lifecycle, UpWaitsUntilServingThenStatusThenDown) {
                                        "'http://127.0.0.1:31001/health').status)"});
   EXPECT_EQ(health.out, "200\n");
 
+  // Up across a reboot too (--runtime: until the next one): the unit is enabled where it lives.
+  EXPECT_NE(up.out.find("Created symlink /run/systemd/system/multi-user.target.wants/"
+                        "gpulaunch-basic.service -> /run/systemd/system/gpulaunch-basic.service."),
+            std::string::npos)
+      << up.out;
+  EXPECT_EQ(host().systemd().exec({"systemctl", "is-enabled", "gpulaunch-basic.service"}).out,
+            "enabled-runtime\n");
+
   auto status = status_of("basic");
   EXPECT_EQ(status["state"], "active");
   EXPECT_EQ(status["phase"], "serving");
@@ -84,6 +92,10 @@ TEST_F(Lifecycle, UpWaitsUntilServingThenStatusThenDown) {
   auto down = gpulaunch("down basic --runtime --purge");
   EXPECT_EQ(down.exit_code, 0) << down.out;
   EXPECT_NE(down.out.find("stopped gpulaunch-basic.service"), std::string::npos) << down.out;
+  EXPECT_NE(down.out.find("Removed \"/run/systemd/system/multi-user.target.wants/"
+                          "gpulaunch-basic.service\"."),
+            std::string::npos)
+      << down.out;
   EXPECT_NE(down.out.find("removed /run/systemd/system/gpulaunch-basic.service"),
             std::string::npos);
   auto gone = gpulaunch("status basic");

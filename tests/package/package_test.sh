@@ -50,8 +50,9 @@ dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|' >"$scratch/files.txt"
 has() { grep -qxF "$1" "$scratch/files.txt"; }
 for path in /usr/bin/gpulaunch /usr/share/man/man1/gpulaunch.1.gz \
   /usr/share/man/man5/gpulaunch.toml.5.gz /usr/share/bash-completion/completions/gpulaunch \
-  /usr/lib/systemd/system/gpulaunch-check@.service /usr/lib/sysusers.d/gpulaunch.conf \
-  /usr/lib/systemd/system/gpulaunch-metrics.service /usr/lib/systemd/system/gpulaunch-metrics.timer \
+  /lib/systemd/system/gpulaunch-check@.service /usr/lib/sysusers.d/gpulaunch.conf \
+  /lib/systemd/system/gpulaunch-metrics.service /lib/systemd/system/gpulaunch-metrics.timer \
+  /lib/systemd/system/gpulaunch-nvidia-devices.service \
   /usr/share/gpulaunch/grafana/gpulaunch.json /usr/lib/systemd/catalog/gpulaunch.catalog \
   /etc/gpulaunch/profiles/ /usr/share/doc/gpulaunch/copyright; do
   check "ships $path" has "$path"
@@ -66,7 +67,7 @@ check "copyright states Apache-2.0 for every file" \
 check "lintian has nothing to say about the copyright file" \
   bash -c "! grep -E '^[EWI]: .*copyright' '$scratch/lintian.txt'"
 # Anything else (headers, static libraries, test binaries) would be a packaging mistake.
-own='^/($|etc/(gpulaunch/.*)?$|usr/(bin/(gpulaunch)?|lib/(systemd/((system|catalog)/.*)?|sysusers.d/.*)?|share/((man|doc|gpulaunch|bash-completion|lintian)/.*)?)?$)'
+own='^/($|etc/(gpulaunch/.*)?$|lib/(systemd/(system/.*)?)?$|usr/(bin/(gpulaunch)?|lib/(systemd/(catalog/.*)?|sysusers.d/.*)?|share/((man|doc|gpulaunch|bash-completion|lintian)/.*)?)?$)'
 stray=$(grep -vE "$own" "$scratch/files.txt")
 check "ships nothing outside its own paths${stray:+: $stray}" test -z "$stray"
 depends=$(dpkg-deb -f "$deb" Depends)
@@ -170,6 +171,18 @@ check "installed list finds /usr/share/gpulaunch/profiles from /" \
   grep -qE '^k26-ar +/usr/share/gpulaunch/profiles/k26-ar.toml$' <<<"$out"
 check "installed /etc/gpulaunch/profiles exists" test -d /etc/gpulaunch/profiles
 check "postinst created the gpulaunch user" bash -c "id gpulaunch >/dev/null"
+# dh_installsystemd's postinst enables the units (deb-systemd-helper makes the [Install] links
+# whether or not systemd runs here): the boot starts the devices unit and the metrics timer.
+check "postinst enabled gpulaunch-metrics.timer" \
+  test -L /etc/systemd/system/timers.target.wants/gpulaunch-metrics.timer
+check "postinst enabled gpulaunch-nvidia-devices.service" \
+  test -L /etc/systemd/system/multi-user.target.wants/gpulaunch-nvidia-devices.service
+check "postinst enabled no template" \
+  bash -c '! ls /etc/systemd/system/*.wants/gpulaunch-check@* 2>/dev/null'
+# State the way a profile's use leaves it; purge takes it away.
+mkdir -p /var/lib/gpulaunch/k26-ar /var/cache/gpulaunch/k26-ar/flashinfer
+echo '{}' >/var/lib/gpulaunch/k26-ar/events.jsonl
+ln -s /etc/hostname /var/cache/gpulaunch/k26-ar/flashinfer/link
 check "the gpulaunch user is in video" bash -c "id -nG gpulaunch | grep -qw video"
 if getent group render >/dev/null; then
   check "the gpulaunch user is in render" bash -c "id -nG gpulaunch | grep -qw render"
@@ -187,11 +200,11 @@ verify() {  # unit file: systemd-analyze verify passes and says nothing
 }
 check "systemd-analyze verify on the rendered k26-ar.service" verify "$scratch/units/k26-ar.service"
 # An instance of the shipped template, as `systemctl enable gpulaunch-check@k26-ar` would load it.
-cp /usr/lib/systemd/system/gpulaunch-check@.service "$scratch/units/gpulaunch-check@k26-ar.service"
+cp /lib/systemd/system/gpulaunch-check@.service "$scratch/units/gpulaunch-check@k26-ar.service"
 check "systemd-analyze verify on gpulaunch-check@k26-ar.service" \
   verify "$scratch/units/gpulaunch-check@k26-ar.service"
 for unit in gpulaunch-metrics.service gpulaunch-metrics.timer; do
-  check "systemd-analyze verify on $unit" verify "/usr/lib/systemd/system/$unit"
+  check "systemd-analyze verify on $unit" verify "/lib/systemd/system/$unit"
 done
 check "man finds gpulaunch(1)" bash -c 'man -w gpulaunch >/dev/null'
 check "man finds gpulaunch.toml(5)" bash -c 'man -w 5 gpulaunch.toml >/dev/null'
@@ -213,6 +226,11 @@ while read -r path; do  # dpkg -L as installed: new paths must be gone again
   fi
 done <"$scratch/dpkg-L.txt"
 check "no path the package installed remains" test "$left" -eq 0
+snapshot >"$scratch/after.txt"
+new_paths=$(comm -13 "$scratch/before.txt" "$scratch/after.txt" | tr '\n' ' ')
+check "nothing new remains under /usr, /etc, the state and cache roots${new_paths:+: $new_paths}" \
+  test -z "$new_paths"
+check "purge left what the link pointed at" test -f /etc/hostname
 snapshot >"$scratch/after.txt"
 diff "$scratch/before.txt" "$scratch/after.txt" >"$scratch/diff.txt"
 cat "$scratch/diff.txt"

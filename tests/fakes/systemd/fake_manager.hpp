@@ -6,6 +6,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,21 @@ class FakeManager final : public SystemdManager {
     missing.sub_state = "dead";
     return missing;
   }
+  Result<std::vector<UnitFileChange>> set_enabled(std::string_view unit, bool enabled,
+                                                  bool runtime) override {
+    const std::string name(unit);
+    calls.push_back(std::string(enabled ? "EnableUnitFiles " : "DisableUnitFiles ") + name +
+                    (runtime ? " runtime" : ""));
+    const std::string link =
+        std::string(runtime ? "/run" : "/etc") + "/systemd/system/multi-user.target.wants/" + name;
+    if (enabled == enabled_units.contains(name)) return std::vector<UnitFileChange>{};
+    if (enabled) {
+      enabled_units.insert(name);
+      return std::vector<UnitFileChange>{{"symlink", link, "/etc/systemd/system/" + name}};
+    }
+    enabled_units.erase(name);
+    return std::vector<UnitFileChange>{{"unlink", link, ""}};
+  }
   Result<std::vector<std::string>> list_units(std::string_view) override {
     std::vector<std::string> names;
     for (const auto& [name, status] : units) names.push_back(name);
@@ -126,7 +142,8 @@ class FakeManager final : public SystemdManager {
   }
 
   std::map<std::string, UnitStatus> units;
-  std::vector<std::string> calls;  // "StartUnit gpulaunch-x.service", "Reload", ...
+  std::vector<std::string> calls;       // "StartUnit gpulaunch-x.service", "Reload", ...
+  std::set<std::string> enabled_units;  // what EnableUnitFiles linked and no Disable unlinked
   int waits = 0;
   int started = 0;  // start or restart jobs that completed "done"
 

@@ -230,5 +230,27 @@ TEST(UnitTransition, RestartWithNothingToForgiveWritesNoEvent) {
   EXPECT_TRUE(events->empty());
 }
 
+TEST(UnitTransition, StartAtBootLinksOnceAndSaysWhatChangedAsSystemctlDoes) {
+  FakeManager manager;
+  auto enabled = start_at_boot(manager, "gpulaunch-x.service", true, false);
+  ASSERT_TRUE(enabled) << enabled.error().message;
+  EXPECT_EQ(*enabled, (std::vector<std::string>{
+                          "Created symlink /etc/systemd/system/multi-user.target.wants/"
+                          "gpulaunch-x.service -> /etc/systemd/system/gpulaunch-x.service."}));
+  // Enabled already: nothing changes, nothing is said (and `up` need not reload).
+  auto again = start_at_boot(manager, "gpulaunch-x.service", true, false);
+  ASSERT_TRUE(again);
+  EXPECT_TRUE(again->empty());
+  auto disabled = start_at_boot(manager, "gpulaunch-x.service", false, true);
+  ASSERT_TRUE(disabled);
+  EXPECT_EQ(*disabled, (std::vector<std::string>{
+                           "Removed \"/run/systemd/system/multi-user.target.wants/"
+                           "gpulaunch-x.service\"."}));
+  EXPECT_EQ(manager.calls, (std::vector<std::string>{
+                               "EnableUnitFiles gpulaunch-x.service",
+                               "EnableUnitFiles gpulaunch-x.service",
+                               "DisableUnitFiles gpulaunch-x.service runtime"}));
+}
+
 }  // namespace
 }  // namespace gl
