@@ -243,13 +243,13 @@ TEST(UnitTransition, StartAtBootLinksOnceAndSaysWhatChangedAsSystemctlDoes) {
   EXPECT_TRUE(again->empty());
   auto disabled = start_at_boot(manager, "gpulaunch-x.service", false, true);
   ASSERT_TRUE(disabled);
-  EXPECT_EQ(*disabled, (std::vector<std::string>{
-                           "Removed \"/run/systemd/system/multi-user.target.wants/"
-                           "gpulaunch-x.service\"."}));
-  EXPECT_EQ(manager.calls, (std::vector<std::string>{
-                               "EnableUnitFiles gpulaunch-x.service",
-                               "EnableUnitFiles gpulaunch-x.service",
-                               "DisableUnitFiles gpulaunch-x.service runtime"}));
+  EXPECT_EQ(*disabled,
+            (std::vector<std::string>{"Removed \"/run/systemd/system/multi-user.target.wants/"
+                                      "gpulaunch-x.service\"."}));
+  EXPECT_EQ(manager.calls,
+            (std::vector<std::string>{"EnableUnitFiles gpulaunch-x.service",
+                                      "EnableUnitFiles gpulaunch-x.service",
+                                      "DisableUnitFiles gpulaunch-x.service runtime"}));
 }
 
 }  // namespace
