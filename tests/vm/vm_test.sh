@@ -100,7 +100,7 @@ serial=$work/serial.log
 boot_started=$SECONDS
 qemu_status=0
 # No -no-reboot: the cases reboot the guest once; its power-off ends qemu.
-timeout --kill-after=10 "$limit" qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -smp 2 -m 2048 \
+timeout --kill-after=10 "$limit" qemu-system-x86_64 -machine q35 -accel "$accel" -cpu "$cpu" -smp 2 -m 2048 \
   -nodefaults -no-user-config -display none -nic none -serial "file:$serial" \
   -kernel "$image/vmlinuz" -initrd "$image/initrd.img" \
   -append "root=/dev/vda rw console=ttyS0,115200 fsck.mode=skip systemd.show_status=1" \
@@ -116,7 +116,7 @@ serial_tail() {
   echo "----"
 }
 results=$(debugfs -R "cat /results/results.txt" "$payload" 2>/dev/null || true)
-mkdir -p "$work/results"
+# The guest's results directory (results.txt, each boot's journal) beside the serial log.
 debugfs -R "rdump /results $work" "$payload" >/dev/null 2>&1 || true
 
 failures=0

@@ -12,7 +12,7 @@ set -euo pipefail
 
 cases=(
   a.install-previous a.postinst-user a.catalog a.units-enabled
-  b.up-serving a.upgrade a.upgrade-keeps-engine c.cgroup-v2 c.host-oom
+  b.up-serving a.upgrade a.upgrade-keeps-engine c.cgroup-v2 c.host-oom c.oom-seen-on-v2
   b.serving-after-reboot d.devices-before-engines a.purge a.purge-leaves-user-and-profiles
 )
 if [[ ${1:-} == --list ]]; then
@@ -128,13 +128,16 @@ boot_one() {
   systemctl enable gpulaunch-vmorder.service >/dev/null 2>&1 || true
 
   # --- (a) upgrade to the current build while vmserve serves ---
-  local pid_before
+  # What the upgrade must keep as it was (a.units-enabled judges the state itself).
+  enablement() { systemctl is-enabled gpulaunch-metrics.timer gpulaunch-nvidia-devices.service 2>&1 | tr '\n' ' '; }
+  local pid_before enabled_before
   pid_before=$(prop gpulaunch-vmserve.service MainPID)
+  enabled_before=$(enablement)
   if out=$(DEBIAN_FRONTEND=noninteractive dpkg -i "$payload/debs/current.deb" 2>&1); then
-    verdict a.upgrade "after the upgrade: $(dpkg-query -W -f='${db:Status-Abbrev}${Version}' gpulaunch), $(gpulaunch --version 2>&1), user: $(id gpulaunch 2>&1), timer $(systemctl is-enabled gpulaunch-metrics.timer 2>&1)" \
+    verdict a.upgrade "after the upgrade: $(dpkg-query -W -f='${db:Status-Abbrev}${Version}' gpulaunch), $(gpulaunch --version 2>&1), user: $(id gpulaunch 2>&1), units enabled: $(enablement)(before: $enabled_before)" \
       bash -c "[[ \$(dpkg-query -W -f='\${db:Status-Abbrev}\${Version}' gpulaunch) == 'ii $cur_version' ]] &&
-        [[ \$(gpulaunch --version) == 'gpulaunch $cur_version' ]] && id gpulaunch >/dev/null &&
-        systemctl -q is-enabled gpulaunch-metrics.timer && systemctl -q is-enabled gpulaunch-nvidia-devices.service"
+        [[ \$(gpulaunch --version) == 'gpulaunch $cur_version' ]] && id -nG gpulaunch | grep -qw video &&
+        [[ '$(enablement)' == '$enabled_before' ]]"
   else
     fail a.upgrade "dpkg -i current.deb: $(tail -n 8 <<<"$out")"
   fi
@@ -155,14 +158,36 @@ boot_one() {
   echo leak >/opt/gl-vm/vmoom.mode  # allocates 50 MiB every 0.2 s once ready
   out=$(gpulaunch up vmoom --runtime --force 2>&1) || info "up vmoom: $(tail -n 4 <<<"$out" | tr '\n' ' ')"
   echo normal >/opt/gl-vm/vmoom.mode  # the restart comes back healthy
-  host_oom_event() { gpulaunch events vmoom --json 2>/dev/null | grep -q '"class": *"host-oom"'; }
-  if wait_for 120 host_oom_event; then
+  # The first host-oom event of `events --json`: "evidence | action", empty when there is none.
+  host_oom_event() {
+    gpulaunch events vmoom --json 2>/dev/null | python3 -c '
+import json, sys
+for event in json.load(sys.stdin):
+    if event.get("class") == "host-oom":
+        print(event.get("evidence", ""), "|", event.get("action", ""))
+        break'
+  }
+  has_host_oom() { [[ -n $(host_oom_event) ]]; }
+  if wait_for 120 has_host_oom; then
     pass c.host-oom
-    info "host-oom event: $(gpulaunch events vmoom 2>&1 | tr '\n' ' ' | cut -c1-500)"
+    info "host-oom event: $(host_oom_event | cut -c1-400)"
   else
     fail c.host-oom "no host-oom event in 120 s; events: $(gpulaunch events vmoom 2>&1 | tail -n 4); systemd: Result=$(prop gpulaunch-vmoom.service Result); journal: $(journalctl -b --no-pager -o cat -u gpulaunch-vmoom.service -n 8 2>&1)"
   fi
-  info "vmoom systemd journal: $(journalctl -b --no-pager -o cat _PID=1 UNIT=gpulaunch-vmoom.service 2>&1 | grep -i 'oom\|memory\|killed' | head -n 3 | tr '\n' ' ')"
+  # The cgroup v2 signals themselves, whichever the classification read first: systemd's
+  # Result=oom-kill (only a pure v2 host reports it) and the unit's memory.events oom_kill counter
+  # as record-exit read it into root's state (supervisor.json's cgroup_oom_kills).
+  local result_line kills
+  result_line=$(journalctl -b --no-pager -o cat _PID=1 UNIT=gpulaunch-vmoom.service 2>/dev/null |
+    grep -m1 "Failed with result 'oom-kill'" || true)
+  kills=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("cgroup_oom_kills", 0))' \
+    /var/lib/gpulaunch/vmoom/supervisor.json 2>/dev/null || echo "?")
+  info "vmoom: systemd said: ${result_line:-no oom-kill result}; record-exit's memory.events counter: $kills"
+  if [[ -n $result_line && $kills =~ ^[1-9] ]]; then
+    pass c.oom-seen-on-v2
+  else
+    fail c.oom-seen-on-v2 "systemd's result line: '${result_line:-none}', cgroup_oom_kills in supervisor.json: $kills; systemd's lines: $(journalctl -b --no-pager -o cat _PID=1 UNIT=gpulaunch-vmoom.service 2>&1 | tail -n 5)"
+  fi
   gpulaunch down vmoom --runtime --purge >/dev/null 2>&1 || true
 
   echo "TIME boot$boot driver-end $(uptime_now)" >>"$results"
@@ -172,10 +197,16 @@ boot_one() {
 
 boot_two() {
   # --- (b) no operator action since the reboot: vmserve must serve by itself ---
-  if wait_for 120 health_200 31001; then
+  # The driver runs after multi-user.target, so the boot has started (for Type=notify: readied)
+  # every engine it was going to; a unit still inactive and not enabled will not come.
+  local serve_state
+  serve_state=$(systemctl is-active gpulaunch-vmserve.service 2>&1 || true)
+  if [[ $serve_state == inactive ]] && ! systemctl -q is-enabled gpulaunch-vmserve.service 2>/dev/null; then
+    fail b.serving-after-reboot "gpulaunch-vmserve.service is $(systemctl is-enabled gpulaunch-vmserve.service 2>&1) and inactive after the boot: \`up\` installed the unit but did not enable it, so no boot starts it"
+  elif wait_for 120 health_200 31001; then
     pass b.serving-after-reboot
   else
-    fail b.serving-after-reboot "vmserve does not serve 120 s after the reboot: gpulaunch-vmserve.service is $(systemctl is-enabled gpulaunch-vmserve.service 2>&1), $(systemctl is-active gpulaunch-vmserve.service 2>&1) (up enabled nothing for the boot?)"
+    fail b.serving-after-reboot "vmserve does not serve 120 s after the reboot: gpulaunch-vmserve.service is $(systemctl is-enabled gpulaunch-vmserve.service 2>&1), $(systemctl is-active gpulaunch-vmserve.service 2>&1); its journal: $(journalctl -b --no-pager -o cat -u gpulaunch-vmserve.service -n 6 2>&1)"
   fi
   echo "TIME boot$boot serving $(uptime_now)" >>"$results"
 
