@@ -111,7 +111,8 @@ rm -f "$overlay"  # its writes are the guest's; the results are on the payload d
 
 serial_tail() {
   echo "---- serial console, last 60 lines ($serial) ----"
-  tail -n 60 "$serial" 2>/dev/null | tr -d '\r' || true
+  # Without the carriage returns and systemd's colours.
+  tail -n 60 "$serial" 2>/dev/null | tr -d '\r' | sed 's/\x1b\[[0-9;]*m//g' || true
   [[ -s $work/qemu.log ]] && { echo "---- qemu ----"; cat "$work/qemu.log"; }
   echo "----"
 }
