@@ -13,6 +13,9 @@
 # zstd for the cache-archive test, which alters an exported archive by one byte.
 # ansible-core (ansible-playbook, ansible-doc, ansible-test) is there for the Ansible collection
 # under ansible/: its ctest and the multi-node test's playbook.
+# debootstrap, qemu-system-x86, qemu-utils and e2fsprogs are there for the VM tier (tests/vm/):
+# a Debian 12 guest image debootstrapped from the Debian archive, written with mkfs.ext4 -d, booted
+# under qemu, its results read back with debugfs.
 set -euo pipefail
 
 packages=(
@@ -27,6 +30,7 @@ packages=(
   ansible-core
   supervisor strace curl zstd
   debhelper dpkg-dev fakeroot lintian man-db bash-completion
+  debootstrap qemu-system-x86 qemu-utils e2fsprogs
 )
 
 missing=()

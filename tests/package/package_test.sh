@@ -4,9 +4,11 @@
 # (errors fail, everything else is printed), its file list and dependencies, and the binary run from
 # the package's own files. The real dpkg -i -> use -> dpkg --purge cycle changes the machine, so it
 # runs only where allowed (CI=true or GPULAUNCH_ALLOW_DPKG=1) and must leave no file behind.
-# Usage: package_test.sh SOURCE_DIR
+# With DEB_OUT, the .deb is also left there for the tests that install it elsewhere (tests/vm/).
+# Usage: package_test.sh SOURCE_DIR [DEB_OUT]
 set -uo pipefail
 src=$(cd "$1" && pwd)
+deb_out=${2:-}
 failures=0
 check() {  # description, then a command that must succeed
   local what=$1
@@ -36,6 +38,12 @@ elif echo "== building gpulaunch $version" && ! bash "$src/packaging/build-deb.s
 fi
 deb=$(echo "$scratch"/out/gpulaunch_"$version"_*.deb)
 check "build-deb.sh produced $(basename "$deb")" test -f "$deb"
+if [[ -n $deb_out && -f $deb ]]; then
+  # Only this build's package there: the VM tier must never boot a stale one.
+  mkdir -p "$deb_out"
+  rm -f "$deb_out"/gpulaunch_*.deb
+  cp "$deb" "$deb_out/"
+fi
 echo "   (built in $((SECONDS - started))s)"
 
 echo "== lintian"

@@ -1,0 +1,289 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# The VM tier's cases, run as root inside the booted Debian 12 guest by gl-vm-boot.service (the
+# image's driver) from the payload disk mounted at /payload. Each case appends one line to
+# /payload/results/results.txt: "PASS name" or "FAIL name: reason"; "INFO"/"TIME" lines carry what
+# was seen. Two boots: the first installs, upgrades, brings engines up, drives a host OOM and
+# exits 100 (the driver reboots); the second checks what came back by itself, the boot's
+# ordering, then purges and writes DONE. systemctl and journalctl here are the harness's eyes.
+#
+#   cases.sh --list   the case names, one a line (the host expects each exactly once)
+set -euo pipefail
+
+cases=(
+  a.install-previous a.postinst-user a.catalog a.units-enabled
+  b.up-serving a.upgrade a.upgrade-keeps-engine c.cgroup-v2 c.host-oom c.oom-seen-on-v2
+  b.serving-after-reboot d.devices-before-engines a.purge a.purge-leaves-user-and-profiles
+)
+if [[ ${1:-} == --list ]]; then
+  printf '%s\n' "${cases[@]}"
+  exit 0
+fi
+
+payload=/payload
+results=$payload/results/results.txt
+state=$payload/state
+mkdir -p "$payload/results" "$state"
+boot=$(($(cat "$state/boot" 2>/dev/null || echo 0) + 1))
+echo "$boot" >"$state/boot"
+uptime_now() { cut -d' ' -f1 /proc/uptime; }
+echo "TIME boot$boot driver-start $(uptime_now)" >>"$results"
+
+pass() { echo "PASS $1" >>"$results"; }
+# One line per case: newlines and long outputs folded so the host's table stays readable.
+fail() { echo "FAIL $1: $(tr '\n' ' ' <<<"$2" | cut -c1-600)" >>"$results"; }
+info() { echo "INFO $*" >>"$results"; }
+# verdict NAME REASON CMD...: PASS when CMD succeeds, else FAIL with REASON.
+verdict() {
+  local name=$1 reason=$2
+  shift 2
+  if "$@"; then pass "$name"; else fail "$name" "$reason"; fi
+}
+# Polls CMD every second for at most SECONDS.
+wait_for() {
+  local limit=$1
+  shift
+  local deadline=$((SECONDS + limit))
+  until "$@"; do
+    ((SECONDS < deadline)) || return 1
+    sleep 1
+  done
+}
+health_200() {  # port
+  python3 - "$1" <<'PY' 2>/dev/null
+import sys, urllib.request
+try:
+    sys.exit(0 if urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/health", timeout=3).status == 200 else 1)
+except Exception:
+    sys.exit(1)
+PY
+}
+prop() { systemctl show -P "$2" "$1"; }  # unit property
+
+venv=/opt/gl-vm/venv
+profiles=/etc/gpulaunch/profiles
+prev_version=$(dpkg-deb -f "$payload"/debs/previous.deb Version)
+cur_version=$(dpkg-deb -f "$payload"/debs/current.deb Version)
+# A profile for the mock SGLang (mock/), as the integration suites write them.
+write_profile() {  # name port extra-toml
+  cat >"$profiles/$1.toml" <<TOML
+[engine]
+kind = "sglang"
+venv = "$venv"
+[model]
+path = "/models/mock"
+[server]
+port = $2
+$3
+[env]
+MOCK_SGLANG_LOAD_SECONDS = "1"
+MOCK_SGLANG_MODE_FILE = "/opt/gl-vm/$1.mode"
+TOML
+}
+
+boot_one() {
+  # --- (a) install the previous build on the running system ---
+  local out
+  if out=$(DEBIAN_FRONTEND=noninteractive dpkg -i "$payload/debs/previous.deb" 2>&1); then
+    verdict a.install-previous "dpkg -i left version $(dpkg-query -W -f='${Version}' gpulaunch 2>&1)" \
+      test "$(dpkg-query -W -f='${db:Status-Abbrev}${Version}' gpulaunch)" = "ii $prev_version"
+  else
+    fail a.install-previous "dpkg -i previous.deb: $(tail -n 8 <<<"$out")"
+  fi
+  verdict a.postinst-user "no gpulaunch user in video after postinst: $(id gpulaunch 2>&1)" \
+    bash -c 'id -nG gpulaunch | grep -qw video'
+  # The catalog file, and journald's database built from it by systemd's dpkg trigger.
+  local id
+  id=$(sed -n 's/^-- \([0-9a-f]\{32\}\)$/\1/p' /usr/lib/systemd/catalog/gpulaunch.catalog 2>/dev/null | head -n 1)
+  echo "$id" >"$state/catalog-id"
+  verdict a.catalog "catalog entry ${id:-?} not in journalctl --list-catalog" \
+    bash -c "[[ -n '$id' ]] && journalctl --list-catalog | grep -q '^$id'"
+  verdict a.units-enabled "is-enabled: metrics.timer $(systemctl is-enabled gpulaunch-metrics.timer 2>&1), nvidia-devices $(systemctl is-enabled gpulaunch-nvidia-devices.service 2>&1)" \
+    bash -c 'systemctl -q is-enabled gpulaunch-metrics.timer && systemctl -q is-enabled gpulaunch-nvidia-devices.service && systemctl -q is-active gpulaunch-metrics.timer'
+
+  # --- (b) a profile brought up, as an operator does; (d) a second one enabled at boot ---
+  mkdir -p /opt/gl-vm
+  out=$(bash "$payload/mock/install.sh" "$venv" 2>&1) || fail b.up-serving "mock/install.sh: $out"
+  write_profile vmserve 31001 ""
+  write_profile vmorder 31002 ""
+  # The devices unit made observable: a stand-in nvidia-modprobe satisfies its condition (the
+  # guest has no GPU: `gpulaunch nvidia-devices` finds nothing to create) and 3 s before it make
+  # an engine started in parallel with it visible in the timestamps.
+  if [[ ! -e /usr/bin/nvidia-modprobe ]]; then
+    printf '#!/bin/sh\n# gpulaunch VM tier stand-in: never run (no GPU here)\nexit 1\n' >/usr/bin/nvidia-modprobe
+    chmod 0755 /usr/bin/nvidia-modprobe
+  fi
+  mkdir -p /etc/systemd/system/gpulaunch-nvidia-devices.service.d
+  printf '[Service]\nExecStartPre=/bin/sleep 3\n' \
+    >/etc/systemd/system/gpulaunch-nvidia-devices.service.d/gl-vm-slow.conf
+  systemctl daemon-reload
+  # `up` enables what it starts: the reboot below is to bring it back with no operator action.
+  if out=$(gpulaunch up vmserve --force 2>&1) && health_200 31001 &&
+    systemctl -q is-enabled gpulaunch-vmserve.service; then
+    pass b.up-serving
+  else
+    fail b.up-serving "up vmserve: is-enabled $(systemctl is-enabled gpulaunch-vmserve.service 2>&1); $(tail -n 6 <<<"$out")"
+  fi
+  out=$(gpulaunch up vmorder --force 2>&1) || info "up vmorder failed: $(tail -n 4 <<<"$out" | tr '\n' ' ')"
+  # (d) needs an engine started by the boot whatever (b) finds: the harness enables this one.
+  systemctl enable gpulaunch-vmorder.service >/dev/null 2>&1 || true
+
+  # --- (a) upgrade to the current build while vmserve serves ---
+  # What the upgrade must keep as it was (a.units-enabled judges the state itself).
+  enablement() { systemctl is-enabled gpulaunch-metrics.timer gpulaunch-nvidia-devices.service 2>&1 | tr '\n' ' '; }
+  local pid_before enabled_before
+  pid_before=$(prop gpulaunch-vmserve.service MainPID)
+  enabled_before=$(enablement)
+  if out=$(DEBIAN_FRONTEND=noninteractive dpkg -i "$payload/debs/current.deb" 2>&1); then
+    verdict a.upgrade "after the upgrade: $(dpkg-query -W -f='${db:Status-Abbrev}${Version}' gpulaunch), $(gpulaunch --version 2>&1), user: $(id gpulaunch 2>&1), units enabled: $(enablement)(before: $enabled_before)" \
+      bash -c "[[ \$(dpkg-query -W -f='\${db:Status-Abbrev}\${Version}' gpulaunch) == 'ii $cur_version' ]] &&
+        [[ \$(gpulaunch --version) == 'gpulaunch $cur_version' ]] && id -nG gpulaunch | grep -qw video &&
+        [[ '$(enablement)' == '$enabled_before' ]]"
+  else
+    fail a.upgrade "dpkg -i current.deb: $(tail -n 8 <<<"$out")"
+  fi
+  info "dpkg -i current.deb said: $(tr '\n' ' ' <<<"$out" | cut -c1-400)"
+  sleep 2
+  local pid_after
+  pid_after=$(prop gpulaunch-vmserve.service MainPID)
+  if [[ $pid_before != 0 && $pid_before == "$pid_after" ]] && health_200 31001; then
+    pass a.upgrade-keeps-engine
+  else
+    fail a.upgrade-keeps-engine "vmserve's main PID $pid_before before the upgrade, $pid_after after (NRestarts $(prop gpulaunch-vmserve.service NRestarts)); the journal: $(journalctl -b --no-pager -o cat -u gpulaunch-vmserve.service -u gpulaunch-nvidia-devices.service -n 12 2>&1)"
+  fi
+
+  # --- (c) a host OOM on cgroup v2 ---
+  verdict c.cgroup-v2 "/sys/fs/cgroup is $(stat -fc %T /sys/fs/cgroup), controllers: $(cat /sys/fs/cgroup/cgroup.controllers 2>&1)" \
+    bash -c '[[ $(stat -fc %T /sys/fs/cgroup) == cgroup2fs ]] && grep -qw memory /sys/fs/cgroup/cgroup.controllers'
+  write_profile vmoom 31003 $'[service]\nmemory_max = "200M"\n[restart]\ndelay = "1s"\nmax_delay = "4s"'
+  echo leak >/opt/gl-vm/vmoom.mode  # allocates 50 MiB every 0.2 s once ready
+  out=$(gpulaunch up vmoom --runtime --force 2>&1) || info "up vmoom: $(tail -n 4 <<<"$out" | tr '\n' ' ')"
+  echo normal >/opt/gl-vm/vmoom.mode  # the restart comes back healthy
+  # The first host-oom event of `events --json`: "evidence | action", empty when there is none.
+  host_oom_event() {
+    gpulaunch events vmoom --json 2>/dev/null | python3 -c '
+import json, sys
+for event in json.load(sys.stdin):
+    if event.get("class") == "host-oom":
+        print(event.get("evidence", ""), "|", event.get("action", ""))
+        break'
+  }
+  has_host_oom() { [[ -n $(host_oom_event) ]]; }
+  if wait_for 120 has_host_oom; then
+    pass c.host-oom
+    info "host-oom event: $(host_oom_event | cut -c1-400)"
+  else
+    fail c.host-oom "no host-oom event in 120 s; events: $(gpulaunch events vmoom 2>&1 | tail -n 4); systemd: Result=$(prop gpulaunch-vmoom.service Result); journal: $(journalctl -b --no-pager -o cat -u gpulaunch-vmoom.service -n 8 2>&1)"
+  fi
+  # The cgroup v2 signals themselves, whichever the classification read first: systemd's
+  # Result=oom-kill (only a pure v2 host reports it) and the unit's memory.events oom_kill counter
+  # as record-exit read it into root's state (supervisor.json's cgroup_oom_kills).
+  local result_line kills
+  result_line=$(journalctl -b --no-pager -o cat _PID=1 UNIT=gpulaunch-vmoom.service 2>/dev/null |
+    grep -m1 "Failed with result 'oom-kill'" || true)
+  kills=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("cgroup_oom_kills", 0))' \
+    /var/lib/gpulaunch/vmoom/supervisor.json 2>/dev/null || echo "?")
+  info "vmoom: systemd said: ${result_line:-no oom-kill result}; record-exit's memory.events counter: $kills"
+  if [[ -n $result_line && $kills =~ ^[1-9] ]]; then
+    pass c.oom-seen-on-v2
+  else
+    fail c.oom-seen-on-v2 "systemd's result line: '${result_line:-none}', cgroup_oom_kills in supervisor.json: $kills; systemd's lines: $(journalctl -b --no-pager -o cat _PID=1 UNIT=gpulaunch-vmoom.service 2>&1 | tail -n 5)"
+  fi
+  gpulaunch down vmoom --runtime --purge >/dev/null 2>&1 || true
+
+  echo "TIME boot$boot driver-end $(uptime_now)" >>"$results"
+  journalctl -b --no-pager >"$payload/results/journal-boot$boot.txt" 2>&1 || true
+  return 100
+}
+
+boot_two() {
+  # --- (b) no operator action since the reboot: vmserve must serve by itself ---
+  # The driver runs after multi-user.target, so the boot has started (for Type=notify: readied)
+  # every engine it was going to; a unit still inactive and not enabled will not come.
+  local serve_state
+  serve_state=$(systemctl is-active gpulaunch-vmserve.service 2>&1 || true)
+  if [[ $serve_state == inactive ]] && ! systemctl -q is-enabled gpulaunch-vmserve.service 2>/dev/null; then
+    fail b.serving-after-reboot "gpulaunch-vmserve.service is $(systemctl is-enabled gpulaunch-vmserve.service 2>&1) and inactive after the boot: \`up\` installed the unit but did not enable it, so no boot starts it"
+  elif wait_for 120 health_200 31001; then
+    pass b.serving-after-reboot
+  else
+    fail b.serving-after-reboot "vmserve does not serve 120 s after the reboot: gpulaunch-vmserve.service is $(systemctl is-enabled gpulaunch-vmserve.service 2>&1), $(systemctl is-active gpulaunch-vmserve.service 2>&1); its journal: $(journalctl -b --no-pager -o cat -u gpulaunch-vmserve.service -n 6 2>&1)"
+  fi
+  echo "TIME boot$boot serving $(uptime_now)" >>"$results"
+
+  # --- (d) devices before engines, as this boot ran them ---
+  wait_for 120 health_200 31002 || true
+  local devices=gpulaunch-nvidia-devices.service reasons="" unit
+  local devices_up
+  devices_up=$(prop $devices ActiveEnterTimestampMonotonic)
+  info "$devices: ActiveEnterTimestampMonotonic=$devices_up ExecMainStartTimestampMonotonic=$(prop $devices ExecMainStartTimestampMonotonic) Result=$(prop $devices Result)"
+  for unit in gpulaunch-vmorder.service gpulaunch-vmserve.service; do
+    local started after requires
+    started=$(prop $unit ExecMainStartTimestampMonotonic)
+    after=$(prop $unit After)
+    requires=$(prop $unit Requires)
+    info "$unit: ExecMainStartTimestampMonotonic=$started"
+    [[ " $after " == *" $devices "* ]] || reasons+="$unit has no After=$devices (After=$after); "
+    [[ " $requires " == *" $devices "* ]] || reasons+="$unit has no Requires=$devices; "
+    if [[ $unit == gpulaunch-vmorder.service ]] || ((started > 0)); then
+      ((started > 0)) || reasons+="$unit did not start at boot; "
+      ((devices_up > 0)) || reasons+="$devices did not run at boot; "
+      ((started >= devices_up)) || reasons+="$unit started at ${started}us, before $devices was up at ${devices_up}us; "
+    fi
+  done
+  if [[ -z $reasons ]]; then pass d.devices-before-engines; else fail d.devices-before-engines "$reasons"; fi
+
+  # --- (a) purge ---
+  local out
+  for name in vmserve vmorder; do
+    systemctl disable gpulaunch-$name.service >/dev/null 2>&1 || true
+    gpulaunch down $name --purge >/dev/null 2>&1 || info "down $name --purge failed"
+  done
+  rm -rf /etc/systemd/system/gpulaunch-nvidia-devices.service.d /usr/bin/nvidia-modprobe
+  systemctl daemon-reload
+  local installed
+  installed=$(dpkg -L gpulaunch 2>/dev/null | grep -vx '/\.' || true)
+  if out=$(DEBIAN_FRONTEND=noninteractive dpkg --purge gpulaunch 2>&1); then
+    local left="" path
+    while read -r path; do
+      [[ -z $path || -d $path ]] && continue  # shared directories (/usr/bin) stay
+      [[ -e $path || -L $path ]] && left+="$path "
+    done <<<"$installed"
+    local id wants
+    id=$(cat "$state/catalog-id" 2>/dev/null || true)
+    wants=$(find /etc/systemd/system -name 'gpulaunch-*' 2>/dev/null | tr '\n' ' ')
+    if [[ -n $left ]]; then
+      fail a.purge "files of the package remain: $left"
+    elif dpkg-query -W -f='${db:Status-Abbrev}' gpulaunch 2>/dev/null | grep -q '^[a-z]i'; then
+      fail a.purge "dpkg still lists gpulaunch installed"
+    elif [[ -n $wants ]]; then
+      fail a.purge "unit links remain under /etc/systemd/system: $wants"
+    elif [[ -e /var/lib/gpulaunch || -e /var/cache/gpulaunch ]]; then
+      fail a.purge "gpulaunch's state remains: $(find /var/lib/gpulaunch /var/cache/gpulaunch -maxdepth 2 2>/dev/null | tr '\n' ' ' | cut -c1-300)"
+    elif [[ -n $id ]] && journalctl --list-catalog | grep -q "^$id"; then
+      fail a.purge "journald's catalog still has $id"
+    else
+      pass a.purge
+    fi
+  else
+    fail a.purge "dpkg --purge: $(tail -n 8 <<<"$out")"
+  fi
+  # packaging/debian/postrm: the user stays (Debian keeps system users), profiles the operator
+  # wrote stay, /etc/gpulaunch goes only when empty.
+  verdict a.purge-leaves-user-and-profiles "after purge: user $(id gpulaunch 2>&1), profiles: $(ls "$profiles" 2>&1 | tr '\n' ' ')" \
+    bash -c "id gpulaunch >/dev/null && [[ -f $profiles/vmserve.toml ]]"
+
+  echo "TIME boot$boot driver-end $(uptime_now)" >>"$results"
+  journalctl -b --no-pager >"$payload/results/journal-boot$boot.txt" 2>&1 || true
+  echo DONE >>"$results"
+  return 0
+}
+
+status=0
+case $boot in
+  1) boot_one || status=$? ;;
+  2) boot_two || status=$? ;;
+  *) echo "FAIL harness: boot $boot, expected two" >>"$results" ;;
+esac
+sync
+exit "$status"
