@@ -5,7 +5,11 @@
 # the driver unit of tests/vm/image/ enabled, written to an ext4 image with `mkfs.ext4 -d` (no
 # loop mount), kernel and initrd copied out beside it for qemu's -kernel/-initrd.
 #
-#   build-image.sh            prints the image directory (root.img, vmlinuz, initrd.img) on stdout
+#   build-image.sh [DEB]      prints the image directory (root.img, vmlinuz, initrd.img) on stdout
+#
+# DEB: the package the guest will install. The guest has no network, so its Depends (each first
+# alternative) are put into the image too, and are part of the cache key: a new dependency builds
+# a new image instead of failing dpkg -i in the guest.
 #
 # Cached under $GPULAUNCH_VM_CACHE (/var/cache/gpulaunch-vm) by a hash of its inputs: this
 # script, tests/vm/image/*, the mirror and the suite; any change builds a new one. Built into a
@@ -47,11 +51,18 @@ mirror=${GPULAUNCH_VM_MIRROR:-$(mirror_from_apt)}
 mirror=${mirror:-http://deb.debian.org/debian}
 mirror=${mirror%/}
 
+# The package's own runtime dependencies, names only (versions are the suite's).
+depends=""
+if [[ -n ${1:-} ]]; then
+  depends=$(dpkg-deb -f "$1" Depends | tr ',' '\n' | sed 's/|.*//; s/(.*)//; s/[[:space:]]//g' |
+    grep -v '^$' | sort -u | paste -sd, -) || { log "cannot read Depends of $1"; exit 1; }
+fi
+
 # The key: every input that shapes the image. tests/vm/image/ holds only image inputs.
 key=$( {
   cat "$here/build-image.sh"
   for f in "$here"/image/*; do echo "== ${f##*/}"; cat "$f"; done
-  echo "mirror=$mirror suite=$suite"
+  echo "mirror=$mirror suite=$suite depends=$depends"
 } | sha256sum | cut -c1-16)
 image_dir=$cache/debian12-$key
 if [[ -f $image_dir/root.img && -f $image_dir/vmlinuz && -f $image_dir/initrd.img ]]; then
@@ -90,7 +101,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-include=$(grep -v '^[[:space:]]*\(#\|$\)' "$here/image/packages" | paste -sd, -)
+include=$(grep -v '^[[:space:]]*\(#\|$\)' "$here/image/packages" | paste -sd, -)${depends:+,$depends}
 log "debootstrap $suite from $mirror into $root (packages: $include)"
 # --foreign: unpack only, so the initramfs configuration below is in place before the kernel's
 # postinst builds the initrd (building it twice costs a minute on 2 cores).

@@ -43,7 +43,7 @@ deb=$(ls "$deb_dir"/gpulaunch_"$version"_*.deb 2>/dev/null | head -n 1 || true)
 # --- the image (cached) ---
 image_started=$SECONDS
 status=0
-image=$(bash "$here/build-image.sh") || status=$?
+image=$(bash "$here/build-image.sh" "$deb") || status=$?
 ((status != 77)) || skip "the guest image cannot be built here (build-image.sh said why above)"
 ((status == 0)) || die "tests/vm/build-image.sh failed (its output above)"
 image_seconds=$((SECONDS - image_started))
