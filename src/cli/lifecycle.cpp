@@ -26,6 +26,15 @@ std::string own_binary() {
   return error ? std::string("/usr/bin/gpulaunch") : self.string();
 }
 
+Result<void> startable(const Profile& profile) {
+  if (profile.engine.image)
+    return failf(
+        "Failed to render profile '{}': engine.image profiles are checked (gpulaunch check {}) but "
+        "not started yet; run the engine from engine.venv meanwhile",
+        profile.name, profile.name);
+  return {};
+}
+
 std::string render_for_install(const Profile& profile, const LaunchPlan& plan, ManagerScope scope) {
   RenderOptions options;
   options.user_manager = scope == ManagerScope::user;

@@ -8,6 +8,7 @@
 #include "plan/launch_plan.hpp"
 #include "profile/profile.hpp"
 #include "systemd/manager.hpp"
+#include "util/error.hpp"
 
 namespace gl {
 
@@ -17,6 +18,10 @@ struct UnitPlacement {
 
   std::filesystem::path directory() const;
 };
+
+// Whether gpulaunch can render and start this profile's engine: an engine.image profile is
+// checked (its image read, judged against the host) but not yet started (issue 30 item 3).
+Result<void> startable(const Profile& profile);
 
 // The unit file `up` would install for this profile and plan, rendered for this very binary.
 std::string render_for_install(const Profile& profile, const LaunchPlan& plan, ManagerScope scope);

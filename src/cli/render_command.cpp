@@ -65,6 +65,10 @@ void add_render_command(CLI::App& app, CliContext& context) {
       context.exit_code = report(profile.error());
       return;
     }
+    if (auto can_start = startable(*profile); !can_start) {
+      context.exit_code = report(can_start.error());
+      return;
+    }
     if (node_rank >= profile->parallelism.nodes) {
       context.exit_code =
           report(Error{fmt::format("--node-rank {} is outside profile '{}', which spans {} node(s)",

@@ -6,6 +6,7 @@
 
 #include <fmt/core.h>
 
+#include "catalog/containers.hpp"
 #include "util/version.hpp"
 
 namespace gl {
@@ -42,6 +43,8 @@ std::vector<std::string> flags_only_argv(const Profile& profile, const LaunchOpt
 std::string venv_program(const Profile& profile, const std::string& program) {
   if (profile.engine.venv) return *profile.engine.venv + "/bin/" + program;
   if (program == "python" && profile.engine.python) return *profile.engine.python;
+  // An image's own interpreter (catalog/containers); its programs are on the image's PATH.
+  if (program == "python" && profile.engine.image) return std::string(kImagePythonInterpreter);
   return program;
 }
 

@@ -64,10 +64,14 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(InstalledProfileFact, name, snap
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ModelFact, path, weights_bytes, weights_source,
                                                 links_skipped, layers, kv_heads, head_dim,
                                                 kv_lora_rank, rope_head_dim, context, problems)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ImageFact, reference, id, digest, env, labels,
+                                                require_cuda, cuda_version, compat_libraries,
+                                                compat_driver, problems)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CdiFact, specs, gpu_devices)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Facts, root, driver, gpus, toolkits, python, paths,
                                                 ports, gpulaunch, infiniband, rendezvous_route, shm,
                                                 sandbox, nvidia_nodes, installed_profiles, model,
-                                                node_health)
+                                                image, cdi, node_health)
 
 std::string ToolkitFact::not_toolkit_root_reason() const {
   if (root == "/usr") return "";

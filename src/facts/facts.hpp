@@ -213,6 +213,32 @@ struct NodeHealthFact {
   std::vector<std::string> problems;
 };
 
+// An engine's OCI image, read without running it (facts/image_facts): its config from
+// `podman image inspect`, its files from `podman image mount`.
+struct ImageFact {
+  std::string reference;  // engine.image
+  std::string id;
+  std::string digest;                         // "sha256:..."; the manifest's, which `lock` pins
+  std::map<std::string, std::string> env;     // Config.Env
+  std::map<std::string, std::string> labels;  // Config.Labels
+  // NVIDIA's CUDA base images' requirement ("cuda>=13.0 brand=tesla,driver>=535,driver<536 ..."),
+  // and the CUDA the image was built on (CUDA_VERSION, "13.0.1"): from env.
+  std::optional<std::string> require_cuda;
+  std::optional<std::string> cuda_version;
+  // The forward-compatibility libcuda the image carries (cuda-compat-X-Y: /usr/local/cuda-X.Y/
+  // compat/libcuda.so.DRIVER) and the driver version it came from: "580.82.07".
+  std::vector<std::string> compat_libraries;
+  std::optional<std::string> compat_driver;
+  std::vector<std::string> problems;  // why inspecting or mounting failed
+};
+
+// The host's CDI specs (/etc/cdi, /var/run/cdi): the device names each offers for
+// nvidia.com/gpu ("0", "GPU-...", "all"), as `podman run --device nvidia.com/gpu=N` needs them.
+struct CdiFact {
+  std::vector<std::string> specs;        // files holding kind nvidia.com/gpu
+  std::vector<std::string> gpu_devices;  // their device names
+};
+
 struct Facts {
   std::string root = "/";  // what `--root` pointed at when gathered
   DriverFact driver;
@@ -232,6 +258,9 @@ struct Facts {
   std::optional<NvidiaNodesFact> nvidia_nodes;
   std::optional<std::vector<InstalledProfileFact>> installed_profiles;
   std::optional<ModelFact> model;
+  // engine.image's facts (its Python is `python`), and the CDI specs its GPUs need.
+  std::optional<ImageFact> image;
+  std::optional<CdiFact> cdi;
   // InfiniBand devices were seen: the plan (LaunchOptions::infiniband) opens them to the unit.
   bool has_infiniband() const;
   // The optional devices and MPS daemon the unit opens (LaunchOptions::sandbox).

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "facts/gpu_probe.hpp"
+#include "facts/image_facts.hpp"
 #include "facts/model_probe.hpp"
 #include "facts/node_os.hpp"
 #include "facts/python_env.hpp"
@@ -92,7 +93,27 @@ Facts gather_facts(const NodeFs& node, const FactsRequest& request) {
   facts.gpus = std::move(gpus.gpus);
   if (request.host) facts.node_health = probe_node_health(node, *request.host, facts.gpus);
 
-  if (request.python_prefix)
+  if (request.image) {
+    // podman found as nvidia-smi is: on the environments' PATH, then /usr/bin (the node's).
+    std::unique_ptr<ImageTool> podman;
+    ImageTool* tool = request.image_tool;
+    if (!tool)
+      if (auto program = find_program(node, request, "podman")) {
+        podman = podman_image_tool(node.host_path(*program).string());
+        tool = podman.get();
+      }
+    if (tool) {
+      auto probe = probe_image(*tool, *request.image);
+      facts.image = std::move(probe.image);
+      facts.python = std::move(probe.python);
+    } else {
+      facts.image = ImageFact{};
+      facts.image->reference = *request.image;
+      facts.image->problems.push_back("not inspected: podman not found on PATH");
+    }
+    facts.cdi = probe_cdi(node);
+  }
+  if (request.python_prefix && !request.image)
     facts.python = probe_python_env(
         node, *request.python_prefix,
         request.python_interpreter.value_or(*request.python_prefix + "/bin/python"));

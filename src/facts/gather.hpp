@@ -11,6 +11,7 @@
 
 #include "facts/environment.hpp"
 #include "facts/facts.hpp"
+#include "facts/image_tool.hpp"
 #include "facts/node_fs.hpp"
 #include "facts/node_health.hpp"
 #include "util/state_paths.hpp"
@@ -27,6 +28,10 @@ struct FactsRequest {
   std::optional<std::string> cuda_home;           // the profile's toolkit
   std::optional<std::string> python_prefix;       // venv, or the interpreter's prefix
   std::optional<std::string> python_interpreter;
+  // engine.image: read through `image_tool` (its Python becomes Facts::python), with the CDI
+  // specs its GPUs need; the tool is nullptr where nothing may run (--root, a facts file).
+  std::optional<std::string> image;
+  ImageTool* image_tool = nullptr;
   std::vector<std::string>
       paths;  // existence checks (model, launcher, a cache that must be filled)
   std::vector<std::pair<std::string, long long>> ports;  // host, port

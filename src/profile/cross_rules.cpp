@@ -24,14 +24,34 @@ Result<void> check_engine(const ValueReader& r, Profile& profile) {
   const EngineRow& row = engine_row(engine.kind);
   if (engine.venv && engine.python)
     return fail_at(r.where("engine.python"), "set 'engine.venv' or 'engine.python', not both");
+  // An image carries its own Python and launcher: nothing of the host's runs the engine.
+  if (engine.image)
+    for (auto [key, set] : {std::pair{"engine.venv", engine.venv.has_value()},
+                            std::pair{"engine.python", engine.python.has_value()},
+                            std::pair{"engine.executable", engine.executable.has_value()}})
+      if (set)
+        return fail_at(r.where(key),
+                       "set 'engine.image' or '{}', not both (the image holds the "
+                       "engine)",
+                       key);
+  if (engine.image && row.launch != Launch::python_module && row.launch != Launch::venv_program)
+    return fail_at(r.where("engine.image"),
+                   "engine kind '{}' does not run from an image; 'engine.image' is for {}",
+                   row.name,
+                   engine_kinds_where(
+                       [](const EngineRow& candidate) {
+                         return candidate.launch == Launch::python_module ||
+                                candidate.launch == Launch::venv_program;
+                       },
+                       "or"));
   switch (row.launch) {
     case Launch::python_module:
-      if (!engine.venv && !engine.python)
+      if (!engine.venv && !engine.python && !engine.image)
         return fail_at(r.where("engine"), "engine kind '{}' needs 'engine.venv' or 'engine.python'",
                        row.name);
       break;
     case Launch::venv_program:
-      if (!engine.venv && !engine.executable)
+      if (!engine.venv && !engine.executable && !engine.image)
         return fail_at(r.where("engine"),
                        "engine kind '{}' needs 'engine.venv' or 'engine.executable'", row.name);
       break;

@@ -15,8 +15,11 @@ namespace gl {
 
 struct EngineSettings {
   EngineKind kind = EngineKind::sglang;
-  std::optional<std::string> venv;        // a virtual environment: its bin/python, bin/vllm, ...
-  std::optional<std::string> python;      // an interpreter, when there is no venv
+  std::optional<std::string> venv;    // a virtual environment: its bin/python, bin/vllm, ...
+  std::optional<std::string> python;  // an interpreter, when there is no venv
+  // An OCI image holding the engine (podman's reference): `run` starts it with podman run
+  // (plan/container_argv), check reads its facts from its root (facts/image_facts).
+  std::optional<std::string> image;
   std::optional<std::string> executable;  // overrides the launcher (vllm, trtllm-serve)
   std::vector<std::string> args;          // appended verbatim
   std::vector<std::string> argv;          // kind = "command": the whole command line

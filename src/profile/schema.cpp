@@ -71,6 +71,8 @@ constexpr std::array kSchema{
            "Which engine: a kind listed under ENGINES"),
     string("engine.venv", kPath, Shape::absolute_path, R"("/opt/other")",
            "Virtual environment holding the engine"),
+    string("engine.image", kText, Shape::image_reference, R"("localhost/vllm-openai:v0.11.0")",
+           "OCI image holding the engine, run under rootful podman instead of a venv"),
     string("engine.python", kPath, Shape::absolute_path, R"("/usr/bin/python3")",
            "Python interpreter, when there is no venv"),
     string("engine.executable", kPath, Shape::absolute_path, R"("/opt/bin/serve")",

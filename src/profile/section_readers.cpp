@@ -50,6 +50,7 @@ Result<void> read_engine(const ValueReader& r, Profile& profile) {
 
   engine.venv = r.string_at("engine.venv");
   engine.python = r.string_at("engine.python");
+  engine.image = r.string_at("engine.image");
   engine.executable = r.string_at("engine.executable");
   engine.args = r.strings_at("engine.args");
   engine.argv = r.strings_at("engine.argv");

@@ -64,6 +64,17 @@ bool is_word(std::string_view text) {
   return scan.run([](char c) { return is_alnum(c) || c == '_' || c == '-'; }) && scan.done();
 }
 
+bool is_image_reference(std::string_view text) {
+  if (text.empty() || !is_alnum(text.front())) return false;
+  if (text.back() == '/' || text.back() == ':' || text.back() == '@') return false;
+  if (text.find("//") != std::string_view::npos) return false;
+  if (text.find('@') != text.rfind('@')) return false;
+  Scan scan(text);
+  return scan.run([](char c) {
+    return is_alnum(c) || c == '.' || c == '_' || c == '/' || c == ':' || c == '@' || c == '-';
+  }) && scan.done();
+}
+
 bool is_toolkit_version(std::string_view text) {
   Scan scan(text);
   if (!scan.digits(1, 2) || !scan.literal(".") || !scan.digits(1, 2)) return false;
@@ -164,6 +175,8 @@ bool has_shape(Shape shape, std::string_view text) {
       return is_gpu_device(text);
     case Shape::compute_capability:
       return is_compute_capability(text);
+    case Shape::image_reference:
+      return is_image_reference(text);
     case Shape::account_name:
       return is_account_name(text);
     case Shape::ssh_user:
@@ -206,6 +219,8 @@ std::string_view shape_requirement(Shape shape) {
       return "be an index or a GPU-/MIG- UUID";
     case Shape::compute_capability:
       return "be a compute capability like \"12.0\"";
+    case Shape::image_reference:
+      return "be an image reference like \"docker.io/vllm/vllm-openai:v0.11.0\"";
     case Shape::account_name:
       return "be a user or group name";
     case Shape::ssh_user:

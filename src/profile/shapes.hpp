@@ -33,6 +33,11 @@ bool is_gpu_device(std::string_view text);
 // [0-9]{1,2}\.[0-9]  ("12.0")
 bool is_compute_capability(std::string_view text);
 
+// [A-Za-z0-9][A-Za-z0-9._/:@-]*, no "//", not ending in '/', ':' or '@', at most one '@' (an OCI
+// image reference, loosely distribution/reference's grammar: "docker.io/vllm/vllm-openai:v0.11.0",
+// "localhost/mock@sha256:..."; podman itself judges the rest, and it never starts with '-').
+bool is_image_reference(std::string_view text);
+
 // [a-z_][a-z0-9_-]{0,31}  (a user or group name)
 bool is_account_name(std::string_view text);
 
@@ -67,6 +72,7 @@ enum class Shape {
   arch_list,           // is_arch_list
   gpu_device,          // is_gpu_device
   compute_capability,  // is_compute_capability
+  image_reference,     // is_image_reference
   account_name,        // is_account_name
   ssh_user,            // is_ssh_user
   memory_size,         // is_memory_size

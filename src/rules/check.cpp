@@ -39,6 +39,7 @@ FactsRequest facts_request(const Profile& profile, const LaunchPlan& plan,
   request.cuda_home = profile.toolkit.cuda_home;
   request.service_user = profile.service.user;
   request.probe_gpulaunch_binary = true;
+  request.image = profile.engine.image;
   if (profile.engine.venv) {
     request.python_prefix = *profile.engine.venv;
     request.python_interpreter = *profile.engine.venv + "/bin/python";
@@ -75,6 +76,7 @@ std::vector<Finding> evaluate(const Profile& profile, const LaunchPlan& plan, co
   check_engine(context, plan, findings);
   check_flashinfer_packages(context, plan, findings);
   check_cubins(context, plan, findings);
+  check_image(context, plan, findings);
   check_trust(context, findings);
   check_node_os(profile, plan, facts, findings);
   check_node_health(plan, facts, findings);

@@ -56,6 +56,8 @@ void check_flashinfer_packages(const Context& context, const LaunchPlan& plan,  
                                std::vector<Finding>& findings);
 void check_cubins(const Context& context, const LaunchPlan& plan,  // flashinfer_rules
                   std::vector<Finding>& findings);
+void check_image(const Context& context, const LaunchPlan& plan,  // image_rules
+                 std::vector<Finding>& findings);
 void check_trust(const Context& context, std::vector<Finding>& findings);  // trust_rules
 void check_liveness_key(const Profile& profile, const LaunchPlan& plan,    // liveness_rules
                         std::vector<Finding>& findings);

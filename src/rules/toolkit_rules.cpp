@@ -284,10 +284,50 @@ void check_jit_programs(const Context& context, const LaunchPlan& plan, const Ji
 
 }  // namespace
 
+namespace {
+
+// The torch the engine runs on, against the driver: a venv's, or an image's (its Python is
+// Facts::python).
+void check_torch_build(const Context& context, std::vector<Finding>& findings) {
+  const auto& profile = context.profile;
+  const auto& facts = context.facts;
+  // An engine in a Python package runs on torch; a command may not.
+  if (facts.python && facts.python->torch_version && !facts.python->torch_cuda &&
+      !engine_row(profile.engine.kind).import_module.empty())
+    add(findings, {Severity::error,
+                   "torch-cpu-only",
+                   fmt::format("torch {} is a CPU-only build", *facts.python->torch_version),
+                   "the engine needs a CUDA build of torch",
+                   {{"torch", *facts.python->torch_version}, {"venv", facts.python->prefix}},
+                   "install a CUDA build of torch matching the toolkit (e.g. +cu130)"});
+  // An image's torch is judged with the compat libcuda it carries (image_rules).
+  if (auto torch_major = major_of(facts.python ? facts.python->torch_cuda : std::nullopt);
+      torch_major && !facts.image) {
+    auto driver_major = major_of(facts.driver.max_cuda);
+    if (driver_major && *driver_major < *torch_major)
+      add(findings,
+          {Severity::error,
+           "driver-too-old-for-torch",
+           fmt::format("the driver runs CUDA up to {}, torch is built for CUDA {}",
+                       *facts.driver.max_cuda, *facts.python->torch_cuda),
+           "the driver's CUDA version must be at least torch's major",
+           {{"driver", facts.driver.version.value_or("?")}, {"torch", *facts.python->torch_cuda}},
+           fmt::format("upgrade the driver (>= {} for CUDA {}) or install torch for CUDA {}",
+                       min_driver_for(*torch_major).value_or(0), *torch_major, *driver_major)});
+  }
+}
+
+}  // namespace
+
 void check_toolkit(const Context& context, const LaunchPlan& plan, const ShellEnvironment& shell,
                    std::vector<Finding>& findings) {
   const auto& profile = context.profile;
   const auto& facts = context.facts;
+  // An image's JIT compiles with the image's toolkit, not one of this host's.
+  if (profile.engine.image) {
+    check_torch_build(context, findings);
+    return;
+  }
   const ToolkitFact* best = best_toolkit(context);
   const std::string fix = toolkit_fix(context, best);
   auto unit_pick = pick_jit_toolkit(plan.environment, facts);
@@ -406,30 +446,7 @@ void check_toolkit(const Context& context, const LaunchPlan& plan, const ShellEn
                       " -- CMD"
                 : fix});
   }
-
-  // An engine in a Python package runs on torch; a command may not.
-  if (facts.python && facts.python->torch_version && !facts.python->torch_cuda &&
-      !engine_row(profile.engine.kind).import_module.empty())
-    add(findings, {Severity::error,
-                   "torch-cpu-only",
-                   fmt::format("torch {} is a CPU-only build", *facts.python->torch_version),
-                   "the engine needs a CUDA build of torch",
-                   {{"torch", *facts.python->torch_version}, {"venv", facts.python->prefix}},
-                   "install a CUDA build of torch matching the toolkit (e.g. +cu130)"});
-  if (auto torch_major = major_of(facts.python ? facts.python->torch_cuda : std::nullopt);
-      torch_major) {
-    auto driver_major = major_of(facts.driver.max_cuda);
-    if (driver_major && *driver_major < *torch_major)
-      add(findings,
-          {Severity::error,
-           "driver-too-old-for-torch",
-           fmt::format("the driver runs CUDA up to {}, torch is built for CUDA {}",
-                       *facts.driver.max_cuda, *facts.python->torch_cuda),
-           "the driver's CUDA version must be at least torch's major",
-           {{"driver", facts.driver.version.value_or("?")}, {"torch", *facts.python->torch_cuda}},
-           fmt::format("upgrade the driver (>= {} for CUDA {}) or install torch for CUDA {}",
-                       min_driver_for(*torch_major).value_or(0), *torch_major, *driver_major)});
-  }
+  check_torch_build(context, findings);
 }
 
 }  // namespace gl::check_rules

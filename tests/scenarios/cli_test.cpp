@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scenarios/scenario.hpp"
+#include "support/image_fixture.hpp"
 #include "util/process.hpp"
 
 namespace gl::test {
@@ -95,6 +96,36 @@ TEST(CheckCli, EngineAsRootIsAWarningNotAnError) {
   EXPECT_EQ(run.exit_code, 0) << run.out;
   EXPECT_THAT(run.out, HasSubstr("  warning[engine-runs-as-root] the engine would run as root: "
                                  "service.user is root"));
+}
+
+// An image profile through the binary's own path: podman (a fake on the node's PATH answering
+// from a vLLM cu130 image root) is asked to inspect and mount it; the node's driver is 570.
+TEST(CheckCli, Cu130ImageOnA570DriverWithoutCompatFails) {
+  FixtureNode node;
+  ImageSpec spec;
+  spec.compat_driver.reset();
+  auto image_root = node.scratch() / "image";
+  write_image_root(image_root, spec);
+  auto inspect = node.scratch() / "inspect.json";
+  std::ofstream(inspect) << image_inspect_json(spec);
+  write_fake_podman(node.root() / "usr/bin/podman", spec, inspect, image_root,
+                    node.scratch() / "podman.log");
+  auto nvml = node.nvml({GpuSpec{1, 9, 0, "NVIDIA H100 80GB HBM3"}}, "570.172.08", "12.8");
+  setenv("GPULAUNCH_FAKE_NVML", nvml.c_str(), 1);
+  node.mkdir("/models/m");
+  node.write("/etc/cdi/nvidia.yaml", "kind: nvidia.com/gpu\ndevices:\n- name: \"0\"\n");
+  auto profile = node.scratch() / "img.toml";
+  std::ofstream(profile) << "[engine]\nkind = \"vllm\"\nimage = \"" << spec.reference
+                         << "\"\n[model]\npath = \"/models/m\"\n[service]\nuser = \"llm\"\n";
+  auto run = gpulaunch(node, {"check", profile.string(), "--root", node.root().string()});
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("error[driver-too-old-for-image] the driver runs CUDA up to 12.8, "
+                                 "the image localhost/vllm-openai:v0.11.0-cu130 is built for CUDA "
+                                 "13.0"));
+  EXPECT_THAT(run.out, Not(HasSubstr("cdi-device-missing")));
+  auto rendered = gpulaunch_stderr({"render", profile.string()});
+  EXPECT_EQ(rendered.exit_code, 1);
+  EXPECT_THAT(rendered.out, HasSubstr("engine.image profiles are checked"));
 }
 
 TEST(CheckCli, PinnedSeedNodePasses) {

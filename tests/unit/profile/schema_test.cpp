@@ -30,6 +30,7 @@ std::string dump(const Profile& p) {
   line("engine.kind", std::string(engine_kind_name(e.kind)));
   line("engine.venv", opt(e.venv));
   line("engine.python", opt(e.python));
+  line("engine.image", opt(e.image));
   line("engine.executable", opt(e.executable));
   line("engine.args", fmt::format("{}", e.args));
   line("engine.argv", fmt::format("{}", e.argv));
@@ -103,6 +104,9 @@ const std::map<std::string, Keys> kContext{
     {"service.share_user", {{"service.user", R"("llm")"}}},  // only a named user is shared
 };
 
+// Keys that take another's place: set, the other goes (engine.image instead of the venv).
+const std::map<std::string, std::string> kReplaces{{"engine.image", "engine.venv"}};
+
 Keys context_for(const std::string& path) {
   Keys keys = kMinimal;
   if (auto found = kContext.find(path); found != kContext.end())
@@ -138,6 +142,8 @@ TEST(Schema, EveryKeyChangesTheProfile) {
     auto without = load(keys);
     ASSERT_TRUE(without) << path << ": " << message(without);
     keys[path] = std::string(spec.sample);
+    if (auto replaced = kReplaces.find(path); replaced != kReplaces.end())
+      keys[replaced->second] = std::nullopt;
     auto with = load(keys);
     ASSERT_TRUE(with) << path << " = " << spec.sample << ": " << message(with);
     EXPECT_NE(dump(*without), dump(*with))

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// Facts about engines' OCI images and the container stack that runs them, each with the upstream
+// file and version it was read from.
+
+#include <span>
+#include <string_view>
+
+namespace gl {
+
+// Where NVIDIA's CUDA base images (nvidia/cuda, gitlab.com/nvidia/container-images/cuda,
+// dist/13.0.1/ubuntu2204/base/Dockerfile) keep what `check` reads from an image:
+//   ENV CUDA_VERSION 13.0.1
+//   ENV NVIDIA_REQUIRE_CUDA "cuda>=13.0 brand=unknown,driver>=535,driver<536 ..."
+// (space: OR, comma: AND, as nvidia-container-toolkit's requirements parser reads it), and
+// cuda-compat-13-0 installs /usr/local/cuda-13.0/compat/libcuda.so.580.XX.YY (the driver the
+// package was cut from; NVIDIA's "CUDA Compatibility" guide, Forward Compatibility, v580).
+inline constexpr std::string_view kRequireCudaVariable = "NVIDIA_REQUIRE_CUDA";
+inline constexpr std::string_view kCudaVersionVariable = "CUDA_VERSION";
+inline constexpr std::string_view kCompatLibraryPrefix = "libcuda.so.";
+// /usr/local/cuda/compat and each /usr/local/cuda-X.Y/compat.
+inline constexpr std::string_view kCudaInstallParent = "/usr/local";
+
+// vLLM's image (vllm-project/vllm docker/Dockerfile, vllm-base stage, v0.11): Python from
+// deadsnakes at /usr/bin/python3, packages installed with `uv pip install --system` into
+// /usr/local/lib/python3.12/dist-packages, and `ldconfig /usr/local/cuda-X.Y/compat/` so the
+// compat libcuda is found first. SGLang's image (sgl-project/sglang docker/Dockerfile) installs
+// into the same system Python. gpulaunch reads the image's Python under this prefix
+// (facts/python_env looks in lib/ and local/lib/).
+inline constexpr std::string_view kImagePythonPrefix = "/usr";
+inline constexpr std::string_view kImagePythonInterpreter = "/usr/bin/python3";
+
+// Forward compatibility runs only on NVIDIA data-center GPUs, select NGC-ready RTX SKUs and
+// Jetson (NVIDIA "CUDA Compatibility", Forward Compatibility, v580): elsewhere the compat libcuda
+// fails with CUDA error 804 (cudaErrorCompatNotSupportedOnDevice); without one, a runtime newer
+// than the driver fails with 803 (cudaErrorSystemDriverMismatch) or 35 (insufficient driver).
+
+// CDI (cncf-tags/container-device-interface SPEC.md v0.8; NVIDIA Container Toolkit
+// "Support for Container Device Interface", v1.18): specs in /etc/cdi and /var/run/cdi (the
+// latter cleared at boot; nvidia-cdi-refresh.service regenerates it from 1.18), devices named
+// KIND=NAME: nvidia.com/gpu=0 (index), =GPU-<uuid>, =all. podman takes them as
+// `podman run --device nvidia.com/gpu=0` (podman-run(1) --device, podman 4.1+).
+std::span<const std::string_view> cdi_spec_directories();
+inline constexpr std::string_view kCdiGpuKind = "nvidia.com/gpu";
+
+}  // namespace gl

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: Apache-2.0
+// engine.image judged against the host: the image read at all, the driver against the CUDA the
+// image's torch (or its base image) is built for, with the forward-compatibility libcuda it may
+// carry, and the CDI devices `podman run --device` names. The image's Python is Facts::python, so
+// the GPU-architecture and FlashInfer rules judge it as they judge a venv.
+
+#include <algorithm>
+
+#include <fmt/core.h>
+
+#include "catalog/containers.hpp"
+#include "catalog/cuda_arch.hpp"
+#include "rules/check_rules.hpp"
+
+namespace gl::check_rules {
+namespace {
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string text;
+  for (const auto& item : items) text += (text.empty() ? "" : ", ") + item;
+  return text.empty() ? "none" : text;
+}
+
+// The CUDA the engine's process loads: torch's build, else the base image's CUDA_VERSION.
+std::optional<std::string> image_cuda(const Facts& facts) {
+  if (facts.python && facts.python->torch_cuda) return facts.python->torch_cuda;
+  return facts.image->cuda_version;
+}
+
+void check_image_driver(const Context& context, std::vector<Finding>& findings) {
+  const Facts& facts = context.facts;
+  const ImageFact& image = *facts.image;
+  auto cuda = image_cuda(facts);
+  auto needed_major = major_of(cuda);
+  auto driver_major = major_of(facts.driver.max_cuda);
+  if (!needed_major || !driver_major || *driver_major >= *needed_major) return;
+  const int min_driver = min_driver_for(*needed_major).value_or(0);
+  auto compat_major = major_of(image.compat_driver);
+  std::vector<std::pair<std::string, std::string>> shown{
+      {"image", image.reference},
+      {"image CUDA", *cuda},
+      {"driver", facts.driver.version.value_or("?")},
+      {"driver runs CUDA up to", *facts.driver.max_cuda},
+      {"compat libcuda", joined(image.compat_libraries)}};
+  if (compat_major && *compat_major >= min_driver) {
+    add(findings,
+        {Severity::warning, "image-needs-forward-compat",
+         fmt::format("the image's CUDA {} runs on driver {} only through its forward-compatibility "
+                     "libcuda {}",
+                     *cuda, facts.driver.version.value_or("?"), *image.compat_driver),
+         "forward compatibility works on NVIDIA data-center GPUs (and select NGC-ready RTX "
+         "SKUs) only; elsewhere every CUDA call fails with error 804",
+         shown,
+         fmt::format("upgrade the driver to >= {} for CUDA {}, or confirm the GPUs are data-center "
+                     "parts",
+                     min_driver, *needed_major)});
+    return;
+  }
+  add(findings,
+      {Severity::error, "driver-too-old-for-image",
+       fmt::format("the driver runs CUDA up to {}, the image {} is built for CUDA {} and carries "
+                   "no forward-compatibility libcuda for it",
+                   *facts.driver.max_cuda, image.reference, *cuda),
+       "the driver's CUDA must be at least the image's major, or the image must bring a "
+       "cuda-compat libcuda from a driver that new; otherwise the engine fails at its first CUDA "
+       "call (error 803/804, or 35) and restarts in a loop while nvidia-smi inside still works",
+       shown,
+       fmt::format("upgrade the driver to >= {} for CUDA {}, or use an image built for CUDA {}",
+                   min_driver, *needed_major, *driver_major)});
+}
+
+void check_cdi(const Context& context, const LaunchPlan& plan, std::vector<Finding>& findings) {
+  const Facts& facts = context.facts;
+  if (!facts.cdi) return;
+  std::vector<std::string> missing;
+  for (const auto& device : plan.gpus)
+    if (std::find(facts.cdi->gpu_devices.begin(), facts.cdi->gpu_devices.end(), device) ==
+        facts.cdi->gpu_devices.end())
+      missing.push_back(std::string(kCdiGpuKind) + "=" + device);
+  if (missing.empty()) return;
+  std::string directories;
+  for (auto directory : cdi_spec_directories())
+    directories += (directories.empty() ? "" : ", ") + std::string(directory);
+  add(findings,
+      {Severity::error,
+       "cdi-device-missing",
+       fmt::format("no CDI spec offers {}", joined(missing)),
+       "podman gives the container its GPUs as CDI devices, which a spec in " + directories +
+           " must name",
+       {{"missing", joined(missing)},
+        {"specs", joined(facts.cdi->specs)},
+        {"devices offered", joined(facts.cdi->gpu_devices)}},
+       "generate the spec for this driver: nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml "
+       "(again after each driver upgrade)"});
+}
+
+}  // namespace
+
+void check_image(const Context& context, const LaunchPlan& plan, std::vector<Finding>& findings) {
+  const Facts& facts = context.facts;
+  if (!facts.image) return;
+  const ImageFact& image = *facts.image;
+  if (!image.problems.empty() || !facts.python) {
+    add(findings,
+        {Severity::error,
+         "image-unreadable",
+         fmt::format("the image {} could not be read", image.reference),
+         "check reads the image's CUDA and Python packages with podman image inspect "
+         "and podman image mount, as root",
+         {{"image", image.reference}, {"problems", joined(image.problems)}},
+         "pull or load the image into root's podman store (podman pull " + image.reference + ")"});
+    return;
+  }
+  check_image_driver(context, findings);
+  check_cdi(context, plan, findings);
+}
+
+}  // namespace gl::check_rules
