@@ -8,10 +8,11 @@
 
 namespace gl {
 
-// Where NVIDIA's CUDA base images (nvidia/cuda, gitlab.com/nvidia/container-images/cuda,
-// dist/13.0.1/ubuntu2204/base/Dockerfile) keep what `check` reads from an image:
-//   ENV CUDA_VERSION 13.0.1
-//   ENV NVIDIA_REQUIRE_CUDA "cuda>=13.0 brand=unknown,driver>=535,driver<536 ..."
+// Where NVIDIA's CUDA base images (nvidia/cuda; read in nvidia/container-images,
+// dist/12.0.0/ubuntu2204/base/Dockerfile; later releases keep the same two variables) keep what
+// `check` reads from an image:
+//   ENV CUDA_VERSION 12.0.0
+//   ENV NVIDIA_REQUIRE_CUDA "cuda>=12.0 brand=tesla,driver>=450,driver<451 ..."
 // (space: OR, comma: AND, as nvidia-container-toolkit's requirements parser reads it), and
 // cuda-compat-13-0 installs /usr/local/cuda-13.0/compat/libcuda.so.580.XX.YY (the driver the
 // package was cut from; NVIDIA's "CUDA Compatibility" guide, Forward Compatibility, v580).
@@ -21,7 +22,12 @@ inline constexpr std::string_view kCompatLibraryPrefix = "libcuda.so.";
 // /usr/local/cuda/compat and each /usr/local/cuda-X.Y/compat.
 inline constexpr std::string_view kCudaInstallParent = "/usr/local";
 
-// vLLM's image (vllm-project/vllm docker/Dockerfile, vllm-base stage, v0.11): Python from
+// `podman image inspect` answers a JSON array of containers/podman pkg/inspect/inspect.go's
+// ImageData: "Id", "Digest", "RepoDigests", and "Config" (the OCI image-spec ImageConfig: "Env"
+// as KEY=VALUE strings, "Labels"); podman-image-inspect(1) shows the same keys (podman v5 docs).
+//
+// vLLM's image (vllm-project/vllm docker/Dockerfile, vllm-base stage, read at commit 0000977e,
+// whose default CUDA is 12.8.1): Python from
 // deadsnakes at /usr/bin/python3, packages installed with `uv pip install --system` into
 // /usr/local/lib/python3.12/dist-packages, and `ldconfig /usr/local/cuda-X.Y/compat/` so the
 // compat libcuda is found first. SGLang's image (sgl-project/sglang docker/Dockerfile) installs
