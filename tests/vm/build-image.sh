@@ -51,11 +51,24 @@ mirror=${GPULAUNCH_VM_MIRROR:-$(mirror_from_apt)}
 mirror=${mirror:-http://deb.debian.org/debian}
 mirror=${mirror%/}
 
-# The package's own runtime dependencies, names only (versions are the suite's).
+# The package's own runtime dependencies, names only (versions are the suite's). debootstrap
+# cannot pick a provider for a virtual name (libspdlog1.10-fmt9): the package built here links
+# the library this machine has installed, so its installed provider is the one.
+real_package() {
+  if [[ $(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null) == installed ]]; then
+    echo "$1"
+    return
+  fi
+  local provider
+  provider=$(dpkg-query -W -f='${db:Status-Status} ${Package} ${Provides}\n' 2>/dev/null |
+    awk -v name="$1" '$1 == "installed" { for (i = 3; i <= NF; i++) { p = $i; gsub(/[(,]/, "", p); if (p == name) { print $2; exit } } }')
+  echo "${provider:-$1}"
+}
 depends=""
 if [[ -n ${1:-} ]]; then
-  depends=$(dpkg-deb -f "$1" Depends | tr ',' '\n' | sed 's/|.*//; s/(.*)//; s/[[:space:]]//g' |
-    grep -v '^$' | sort -u | paste -sd, -) || { log "cannot read Depends of $1"; exit 1; }
+  names=$(dpkg-deb -f "$1" Depends | tr ',' '\n' | sed 's/|.*//; s/(.*)//; s/[[:space:]]//g' |
+    grep -v '^$') || { log "cannot read Depends of $1"; exit 1; }
+  depends=$(for name in $names; do real_package "$name"; done | sort -u | paste -sd, -)
 fi
 
 # The key: every input that shapes the image. tests/vm/image/ holds only image inputs.
