@@ -244,8 +244,10 @@ diff <(grep -vE "$roots" "$scratch/before.txt") <(grep -vE "$roots" "$scratch/af
   >"$scratch/diff.txt"
 cat "$scratch/diff.txt"
 check "/usr, /etc and the helpers' records as before" test ! -s "$scratch/diff.txt"
-check "purge removed /var/lib/gpulaunch and /var/cache/gpulaunch" \
-  bash -c "! grep -qE '$roots' '$scratch/after.txt'"
+# (Only what this test put there is judged: other tests of the suite, run beside this one as
+# root, may write the probe cache under /var/lib/gpulaunch again at any time.)
+check "purge removed the state and caches under /var/lib/gpulaunch and /var/cache/gpulaunch" \
+  test ! -e /var/lib/gpulaunch/k26-ar -a ! -e /var/cache/gpulaunch/k26-ar
 check "purge left what a link in the cache pointed at" test -f /etc/hostname
 
 echo "   (done in $((SECONDS - started))s)"
