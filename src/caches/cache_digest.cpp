@@ -98,12 +98,7 @@ Result<std::vector<CacheDigest>> cache_digests(const LaunchPlan& plan,
   GL_TRY(auto targets, cache_targets(plan));
   GL_TRY(auto records, CacheRecords::open_existing(records_directory));
   const std::string cache_root = std::filesystem::path(plan.cache_root).lexically_normal().string();
-  std::optional<ConfinedRoot> root;
-  std::error_code error;
-  if (std::filesystem::exists(std::filesystem::symlink_status(plan.cache_root, error))) {
-    GL_TRY(auto opened, ConfinedRoot::open(plan.cache_root));
-    root.emplace(std::move(opened));
-  }
+  GL_TRY(auto root, open_if_present(plan.cache_root));
   std::vector<CacheDigest> digests;
   for (const auto& target : targets) {
     CacheDigest cache{target.location.name,

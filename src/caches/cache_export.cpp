@@ -105,12 +105,7 @@ Result<ArchiveManifest> export_caches(const LaunchPlan& plan, const std::string&
   GL_TRY_VOID(check_names(targets, names));
   GL_TRY(auto records, CacheRecords::open_existing(records_directory));
   const std::string cache_root = std::filesystem::path(plan.cache_root).lexically_normal().string();
-  std::optional<ConfinedRoot> root;
-  std::error_code error;
-  if (std::filesystem::exists(std::filesystem::symlink_status(plan.cache_root, error))) {
-    GL_TRY(auto opened, ConfinedRoot::open(plan.cache_root));
-    root.emplace(std::move(opened));
-  }
+  GL_TRY(auto root, open_if_present(plan.cache_root));
   std::vector<Source> sources;
   for (auto& target : targets) {
     const std::string& name = target.location.name;

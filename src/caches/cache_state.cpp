@@ -41,12 +41,16 @@ Result<std::vector<CacheTarget>> cache_targets(const LaunchPlan& plan) {
   return targets;
 }
 
-Result<std::optional<ConfinedRoot>> open_own_root(const CacheTarget& target) {
+Result<std::optional<ConfinedRoot>> open_if_present(const std::string& directory) {
   std::error_code error;
-  if (!std::filesystem::exists(std::filesystem::symlink_status(target.location.directory, error)))
+  if (!std::filesystem::exists(std::filesystem::symlink_status(directory, error)))
     return std::optional<ConfinedRoot>{};
-  GL_TRY(auto root, ConfinedRoot::open(target.location.directory));
+  GL_TRY(auto root, ConfinedRoot::open(directory));
   return std::optional<ConfinedRoot>(std::move(root));
+}
+
+Result<std::optional<ConfinedRoot>> open_own_root(const CacheTarget& target) {
+  return open_if_present(target.location.directory);
 }
 
 Result<void> check_created(const CacheRecords& records, const CacheTarget& target,

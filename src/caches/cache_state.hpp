@@ -32,6 +32,9 @@ struct CacheTarget {
 // Refuses a cache directory that is the root or contains it: clearing it would take the root.
 Result<std::vector<CacheTarget>> cache_targets(const LaunchPlan& plan);
 
+// `directory` confined (caches/confined_root), or nullopt when it does not exist.
+Result<std::optional<ConfinedRoot>> open_if_present(const std::string& directory);
+
 // The cache's own root, or nullopt when its directory does not exist.
 Result<std::optional<ConfinedRoot>> open_own_root(const CacheTarget& target);
 
