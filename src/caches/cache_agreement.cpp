@@ -38,6 +38,35 @@ std::string difference(const CacheDigest& base, const CacheDigest& other, long l
   return {};
 }
 
+// The rank whose copy of `name` seeds the others, or none (said why in `verdict`): see
+// compare_rank_caches.
+std::optional<size_t> seed_source(const std::vector<RankCaches>& ranks, const std::string& name) {
+  const CacheDigest* first = find_cache(ranks.front(), name);
+  if (!first) return std::nullopt;
+  for (const auto& rank : ranks) {
+    const CacheDigest* cache = find_cache(rank, name);
+    if (!cache || cache->fingerprint != first->fingerprint) return std::nullopt;
+  }
+  std::optional<size_t> best;
+  size_t best_holders = 0;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const CacheDigest* cache = find_cache(ranks[i], name);
+    if (cache->digest.over_limit || cache->digest.files == 0) continue;
+    const size_t holders =
+        static_cast<size_t>(std::count_if(ranks.begin(), ranks.end(), [&](const RankCaches& r) {
+          const CacheDigest* other = find_cache(r, name);
+          return !other->digest.over_limit && other->digest.sha256 == cache->digest.sha256;
+        }));
+    const CacheDigest* current = best ? find_cache(ranks[*best], name) : nullptr;
+    if (!best || holders > best_holders ||
+        (holders == best_holders && cache->digest.files > current->digest.files)) {
+      best = i;
+      best_holders = holders;
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
 std::string short_digest(const std::string& digest) {
@@ -60,7 +89,8 @@ Result<std::vector<CacheVerdict>> compare_rank_caches(const std::vector<RankCach
   if (ranks.empty()) return verdicts;
   const RankCaches& first = ranks.front();
   for (const auto& name : names) {
-    CacheVerdict verdict{name, false, false, {}};
+    CacheVerdict verdict;
+    verdict.name = name;
     const CacheDigest* base = find_cache(first, name);
     bool any_files = false;
     for (const auto& rank : ranks)
@@ -91,8 +121,18 @@ Result<std::vector<CacheVerdict>> compare_rank_caches(const std::vector<RankCach
     if (reasons.empty()) {
       verdict.why = fmt::format("same on all {} ranks ({})", ranks.size(), digest_text(*base));
     } else {
-      verdict.clear = true;
       for (const auto& reason : reasons) verdict.why += (verdict.why.empty() ? "" : "; ") + reason;
+      if (const auto source = seed_source(ranks, name)) {
+        const CacheDigest& seed = *find_cache(ranks[*source], name);
+        verdict.seed_from = ranks[*source].rank;
+        for (const auto& rank : ranks) {
+          const CacheDigest* cache = find_cache(rank, name);
+          if (cache->digest.over_limit || cache->digest.sha256 != seed.digest.sha256)
+            verdict.seed_to.push_back(rank.rank);
+        }
+      } else {
+        verdict.clear = true;
+      }
     }
     verdicts.push_back(std::move(verdict));
   }

@@ -21,10 +21,12 @@
 #include "caches/prepare.hpp"
 #include "cli/context.hpp"
 #include "plan/launch_plan.hpp"
+#include "profile/service_user.hpp"
 #include "profile/validate.hpp"
 #include "rules/node_probe.hpp"
 #include "util/atomic_file.hpp"
 #include "util/state_paths.hpp"
+#include "util/system_users.hpp"
 #include "util/terminal_text.hpp"
 #include "util/try.hpp"
 #include "util/unique_fd.hpp"
@@ -145,28 +147,35 @@ FingerprintInputs node_inputs(const Profile& profile, const LaunchPlan& plan) {
 }
 
 // `cache export NAME [CACHE...] -o FILE`: the archive is written beside FILE and renamed over
-// it, so a refused or interrupted export leaves no half archive.
+// it, so a refused or interrupted export leaves no half archive. `-o -` writes it to stdout (what
+// `up --all-nodes` streams into another rank's `cache import NAME -`), and the report to stderr;
+// a refusal there exits non-zero, so the reader refuses the truncated archive.
 int export_archive(const CliContext& context, const std::string& name,
                    const std::vector<std::string>& names, const std::string& output) {
   Profile profile;
   auto plan = plan_for(context, name, &profile);
   if (!plan) return report(plan.error());
   const auto inputs = node_inputs(profile, *plan);
+  const bool to_stdout = output == "-";
+  if (to_stdout && ::isatty(STDOUT_FILENO))
+    return report(Error{"gpulaunch cache export: refusing to write an archive to a terminal"}, 2);
   ArchiveManifest manifest;
-  auto written = write_file_atomically_with(output, [&](int fd) -> Result<void> {
-    GL_TRY(manifest,
-           export_caches(*plan, profile.name, inputs,
-                         cache_records_directory(profile.name, state_root), names, fd, output));
+  const auto write = [&](int fd) -> Result<void> {
+    GL_TRY(manifest, export_caches(*plan, profile.name, inputs,
+                                   cache_records_directory(profile.name, state_root), names, fd,
+                                   to_stdout ? std::string("stdout") : output));
     if (manifest.caches.empty())
       return failf("Failed to export '{}': no cache of profile '{}' holds files", output,
                    profile.name);
     return {};
-  });
+  };
+  auto written = to_stdout ? write(STDOUT_FILENO) : write_file_atomically_with(output, write);
   if (!written) return report(written.error());
+  std::FILE* said = to_stdout ? stderr : stdout;
   for (const auto& cache : manifest.caches)
-    fmt::print("exported {}: {} file(s), {} (fingerprint {}, digest {})\n", cache.name, cache.files,
-               human_size(cache.bytes), cache.fingerprint, cache.digest.substr(0, 12));
-  fmt::print("wrote {}\n", terminal_text(output));
+    fmt::print(said, "exported {}: {} file(s), {} (fingerprint {}, digest {})\n", cache.name,
+               cache.files, human_size(cache.bytes), cache.fingerprint, cache.digest.substr(0, 12));
+  fmt::print(said, "wrote {}\n", to_stdout ? std::string("stdout") : terminal_text(output));
   return 0;
 }
 
@@ -179,16 +188,35 @@ int import_archive(const CliContext& context, const std::string& name, const std
   Profile profile;
   auto plan = plan_for(context, name, &profile);
   if (!plan) return report(plan.error());
+  // A node that never ran the profile (the one `up --all-nodes` seeds) has no user yet: made as
+  // `up` makes it (profile/service_user), so the caches are the engine's from the start.
+  if (service_user_is_default(profile) && state_root == state_paths::kStateRoot) {
+    auto users = node_system_users();
+    auto made =
+        ensure_system_user(*users, service_user(profile), "gpulaunch engine " + profile.name,
+                           std::string(state_paths::kStateRoot));
+    if (!made) return report(made.error());
+  }
   auto owner = cache_owner(profile);
   if (!owner) return report(owner.error());
-  // O_NONBLOCK: a FIFO named as the archive is refused below instead of blocking the open.
-  UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
-  if (!fd) return report(Error{fmt::format("Failed to open '{}': {}", file, std::strerror(errno))});
+  // `-`: the archive is stdin, a pipe (`up --all-nodes` streams another rank's export into it);
+  // read once, front to back, as a file is.
+  const bool from_stdin = file == "-";
+  const std::string shown = from_stdin ? std::string("stdin") : file;
+  UniqueFd opened;
+  if (!from_stdin) {
+    // O_NONBLOCK: a FIFO named as the archive is refused below instead of blocking the open.
+    opened = UniqueFd(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+    if (!opened)
+      return report(Error{fmt::format("Failed to open '{}': {}", file, std::strerror(errno))});
+  }
+  const int fd = from_stdin ? STDIN_FILENO : opened.get();
   struct stat info {};
-  if (::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode))
-    return report(Error{fmt::format("Failed to import '{}': not a regular file", file)});
+  if (::fstat(fd, &info) != 0 || !(S_ISREG(info.st_mode) || (from_stdin && S_ISFIFO(info.st_mode))))
+    return report(Error{fmt::format("Failed to import '{}': not a regular file{}", shown,
+                                    from_stdin ? " or a pipe" : "")});
   const ImportOptions options{{cache_records_directory(profile.name, state_root), *owner}, {}};
-  auto imported = import_caches(*plan, node_inputs(profile, *plan), options, fd.get(), file,
+  auto imported = import_caches(*plan, node_inputs(profile, *plan), options, fd, shown,
                                 [](const Removal& removal) {
                                   fmt::print("removed {} ({}): {}\n", terminal_text(removal.what),
                                              human_size(removal.bytes), terminal_text(removal.why));
@@ -201,7 +229,7 @@ int import_archive(const CliContext& context, const std::string& name, const std
                    ? fmt::format(" (the {} entries it held before removed)", cache.replaced_entries)
                    : std::string());
   fmt::print("from profile '{}' of {}; fingerprint stamped {}\n", terminal_text(imported->profile),
-             terminal_text(file), imported->prepared.fingerprint);
+             terminal_text(shown), imported->prepared.fingerprint);
   return 0;
 }
 
@@ -241,7 +269,9 @@ void add_cache_command(CLI::App& app, CliContext& context) {
       ->required()
       ->check(profile_argument_check());
   export_command->add_option("names", export_names, "Caches to export (default: all with files)");
-  export_command->add_option("-o,--output", output, "The archive to write (tar, zstd)")->required();
+  export_command
+      ->add_option("-o,--output", output, "The archive to write (tar, zstd); - for stdout")
+      ->required();
   export_command->add_option("--state-root", state_root, "Where root keeps its state (tests)")
       ->group("");
   export_command->callback([&context] {
@@ -256,7 +286,8 @@ void add_cache_command(CLI::App& app, CliContext& context) {
   import_command->add_option("profile", import_name, "Profile name or path to a .toml file")
       ->required()
       ->check(profile_argument_check());
-  import_command->add_option("archive", archive, "An archive `gpulaunch cache export` wrote")
+  import_command
+      ->add_option("archive", archive, "An archive `gpulaunch cache export` wrote; - for stdin")
       ->required();
   import_command->add_option("--state-root", state_root, "Where root keeps its state (tests)")
       ->group("");

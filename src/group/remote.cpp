@@ -19,7 +19,7 @@ std::string shell_quote(std::string_view word) {
 }
 
 std::vector<std::string> ssh_args(const NodesSettings& nodes, const std::string& host,
-                                  const std::vector<std::string>& remote_args) {
+                                  const std::vector<std::string>& remote_args, bool join_stderr) {
   std::vector<std::string> args{
       "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-p", std::to_string(nodes.ssh_port)};
   if (nodes.ssh_identity) {
@@ -40,7 +40,7 @@ std::vector<std::string> ssh_args(const NodesSettings& nodes, const std::string&
   args.push_back("--");
   std::string command = shell_quote(nodes.gpulaunch);
   for (const auto& arg : remote_args) command += " " + shell_quote(arg);
-  args.push_back(command + " 2>&1");
+  args.push_back(join_stderr ? command + " 2>&1" : command);
   return args;
 }
 
@@ -82,6 +82,28 @@ class SshRankRunner final : public RankRunner {
   std::vector<RankResult> run(const std::vector<std::vector<std::string>>& args_per_rank,
                               std::chrono::milliseconds timeout) override {
     return run_on_all_ranks(nodes_, ssh_program_, args_per_rank, timeout);
+  }
+  // ssh to `from` | ssh to `to`: the source's stdout is the archive, so its stderr stays apart.
+  Streamed stream(long long from, const std::vector<std::string>& source_args, long long to,
+                  const std::vector<std::string>& target_args,
+                  std::chrono::milliseconds timeout) override {
+    Streamed streamed;
+    streamed.source.rank = from;
+    streamed.source.host = nodes_.hosts.at(static_cast<size_t>(from));
+    streamed.target.rank = to;
+    streamed.target.host = nodes_.hosts.at(static_cast<size_t>(to));
+    auto ran =
+        run_pipeline(ssh_program_, ssh_args(nodes_, streamed.source.host, source_args, false),
+                     ssh_args(nodes_, streamed.target.host, target_args), timeout);
+    if (!ran) {
+      streamed.source.error = streamed.target.error = ran.error().message;
+      return streamed;
+    }
+    streamed.source.exit_code = ran->source_exit;
+    streamed.source.output = std::move(ran->source_err);
+    streamed.target.exit_code = ran->target_exit;
+    streamed.target.output = std::move(ran->target_out);
+    return streamed;
   }
 
  private:

@@ -23,9 +23,11 @@ std::string shell_quote(std::string_view word);
 // ssh's arguments (without the program) to run `remote_args` on `host`: BatchMode (never a
 // prompt), the profile's user, port, identity and known_hosts, StrictHostKeyChecking=yes always
 // (against the profile's known_hosts, or the system's when it names none), then the remote command,
-// quoted, with its stderr joined to stdout so failures come back.
+// quoted, with its stderr joined to stdout so failures come back (unless `join_stderr` is false:
+// a command whose stdout is data another rank reads keeps its messages on stderr).
 std::vector<std::string> ssh_args(const NodesSettings& nodes, const std::string& host,
-                                  const std::vector<std::string>& remote_args);
+                                  const std::vector<std::string>& remote_args,
+                                  bool join_stderr = true);
 
 struct RankResult {
   long long rank = 0;
@@ -51,6 +53,17 @@ class RankRunner {
   virtual ~RankRunner() = default;
   virtual std::vector<RankResult> run(const std::vector<std::vector<std::string>>& args_per_rank,
                                       std::chrono::milliseconds timeout) = 0;
+  // `source_args` on rank `from`, its stdout streamed into `target_args`' stdin on rank `to`
+  // (through this process: the ranks need not reach each other). `source` carries what the
+  // source printed on stderr, `target` what the target printed; each names its own rank.
+  struct Streamed {
+    RankResult source;
+    RankResult target;
+    bool ok() const { return source.ok() && target.ok(); }
+  };
+  virtual Streamed stream(long long from, const std::vector<std::string>& source_args, long long to,
+                          const std::vector<std::string>& target_args,
+                          std::chrono::milliseconds timeout) = 0;
 };
 
 // run_on_all_ranks over `ssh_program`, for the profile's `nodes`.

@@ -72,6 +72,48 @@ Result<ProcessOutput> run_process(const std::string& program, const std::vector<
   return run(program, args, timeout);
 }
 
+Result<PipelineOutput> run_pipeline(const std::string& program,
+                                    const std::vector<std::string>& source_args,
+                                    const std::vector<std::string>& target_args,
+                                    std::chrono::milliseconds timeout) {
+  boost::asio::io_context io;
+  std::future<std::string> source_err;
+  std::future<std::string> target_out;
+  std::error_code start_error;
+  bp::pipe between;
+  ++g_started;
+  bp::child target(bp::exe = program, bp::args = target_args,
+                   bp::std_in<between, bp::std_out> target_out, bp::std_err > bp::null, io,
+                   start_error);
+  if (start_error) return failf("Failed to run '{}': {}", program, start_error.message());
+  ++g_started;
+  bp::child source(bp::exe = program, bp::args = source_args, bp::std_out > between,
+                   bp::std_err > source_err, bp::std_in < bp::null, io, start_error);
+  // Only the children hold the pipe now: the target sees its end when the source exits.
+  between.close();
+  if (start_error) {
+    std::error_code ignored;
+    target.terminate(ignored);
+    return failf("Failed to run '{}': {}", program, start_error.message());
+  }
+  io.run_for(timeout);
+  if (!io.stopped()) {
+    std::error_code ignored;
+    source.terminate(ignored);
+    target.terminate(ignored);
+    return failf("Failed to run '{}': no answer within {} ms", program, timeout.count());
+  }
+  std::error_code wait_error;
+  source.wait(wait_error);
+  target.wait(wait_error);
+  PipelineOutput result;
+  result.source_exit = source.exit_code();
+  result.source_err = source_err.get();
+  result.target_exit = target.exit_code();
+  result.target_out = target_out.get();
+  return result;
+}
+
 Result<Identity> unprivileged_identity(const std::optional<std::string>& service_user) {
   std::string name = service_user && *service_user != "root" ? *service_user : "nobody";
   struct passwd entry {};

@@ -23,6 +23,22 @@ struct ProcessOutput {
 Result<ProcessOutput> run_process(const std::string& program, const std::vector<std::string>& args,
                                   std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
+// Two runs of `program` joined by a pipe: the first's stdout is the second's stdin, through
+// this process's pipe only (no shell, nothing written to disk). Each gets /dev/null for what it
+// does not take from the other; the first's stderr and the second's stdout are captured.
+struct PipelineOutput {
+  int source_exit = -1;
+  std::string source_err;
+  int target_exit = -1;
+  std::string target_out;
+};
+// Fails when either cannot be started or both have not ended within `timeout` (both are then
+// killed).
+Result<PipelineOutput> run_pipeline(const std::string& program,
+                                    const std::vector<std::string>& source_args,
+                                    const std::vector<std::string>& target_args,
+                                    std::chrono::milliseconds timeout);
+
 // An account a program runs as instead of root.
 struct Identity {
   std::string name;

@@ -63,7 +63,10 @@ Result<TarWriter> TarWriter::open(int fd, std::string shown) {
   // ARCHIVE_WARN here means libarchive would run the zstd program: never.
   if (archive_write_add_filter_zstd(state->archive) != ARCHIVE_OK)
     return failf("Failed to write '{}': this libarchive has no built-in zstd", state->shown);
-  if (archive_write_open_fd(state->archive, fd) != ARCHIVE_OK)
+  // No padding after the compressed stream: libarchive pads the last block of an output that is
+  // not a regular file (a pipe into `cache import -`) with zeros, which zstd reads as a bad frame.
+  if (archive_write_set_bytes_in_last_block(state->archive, 1) != ARCHIVE_OK ||
+      archive_write_open_fd(state->archive, fd) != ARCHIVE_OK)
     return failf("Failed to write '{}': {}", state->shown, why(state->archive));
   return TarWriter(std::move(state));
 }

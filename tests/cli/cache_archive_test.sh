@@ -140,6 +140,20 @@ check "... saying it is not followed" grep -q "symbolic link or not a directory;
 check "... and nothing is written through it" test "$(ls outside)" = keep
 check "... which stays a link" test -L b/cache/flashinfer
 
+# --- streamed, as `up --all-nodes` seeds a rank: export to stdout, piped into import's stdin ---
+node s "$scratch/venv-a"
+node t "$scratch/venv-a"
+out=$("$gpulaunch" cache export a/profiles/k26.toml -o - --state-root "$scratch/a/state" \
+  2>"$scratch/export.err" | gl s cache import s/profiles/k26.toml -)
+check "a streamed import exits 0" test $? -eq 0
+check "... reading the archive from stdin" grep -q "of stdin; fingerprint stamped" <<<"$out"
+check "... the export's report on stderr, not in the stream" grep -q "^exported flashinfer" "$scratch/export.err"
+check "... and the content is the first node's" cmp a/cache/triton/ABCD/kernel.cubin s/cache/triton/ABCD/kernel.cubin
+out=$("$gpulaunch" cache export a/profiles/k26.toml -o - --state-root "$scratch/a/state" 2>/dev/null |
+  head -c 4096 | gl t cache import t/profiles/k26.toml -)
+check "a stream cut short is refused" test $? -ne 0
+check "... and writes no cache" test ! -e t/cache/triton/ABCD/kernel.cubin
+
 # --- the mock engine: the seeded node starts without compiling ---
 "$src/mock/install.sh" "$scratch/mock-venv" >/dev/null
 node d "$scratch/mock-venv" root

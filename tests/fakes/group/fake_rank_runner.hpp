@@ -5,6 +5,7 @@
 // the remote gpulaunch would answer over ssh.
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,9 +39,7 @@ class FakeRankRunner final : public RankRunner {
         results.push_back(std::move(result));
         continue;
       }
-      std::string joined;
-      for (const auto& word : args) joined += (joined.empty() ? "" : " ") + word;
-      commands.push_back(result.host + ": " + joined);
+      commands.push_back(result.host + ": " + join(args));
       const Answer answer = respond_(result.rank, args);
       result.exit_code = answer.exit_code;
       result.output = answer.output;
@@ -50,10 +49,42 @@ class FakeRankRunner final : public RankRunner {
     return results;
   }
 
+  // Records "FROM: ARGS | TO: ARGS"; each side answered by `respond` as if run on its own (the
+  // target's answer may depend on the source's: `streamed_from` is set while it is asked).
+  Streamed stream(long long from, const std::vector<std::string>& source_args, long long to,
+                  const std::vector<std::string>& target_args,
+                  std::chrono::milliseconds timeout) override {
+    timeouts.push_back(timeout);
+    const auto side = [&](long long rank, const std::vector<std::string>& args) {
+      RankResult result;
+      result.rank = rank;
+      result.host = hosts_.at(static_cast<size_t>(rank));
+      const Answer answer = respond_(rank, args);
+      result.exit_code = answer.exit_code;
+      result.output = answer.output;
+      result.error = answer.error;
+      return result;
+    };
+    commands.push_back(hosts_.at(static_cast<size_t>(from)) + ": " + join(source_args) + " | " +
+                       hosts_.at(static_cast<size_t>(to)) + ": " + join(target_args));
+    Streamed streamed;
+    streamed.source = side(from, source_args);
+    streamed_from = from;
+    streamed.target = side(to, target_args);
+    streamed_from.reset();
+    return streamed;
+  }
+
   std::vector<std::string> commands;  // "HOST: ARGS", in the order they ran
+  std::optional<long long> streamed_from;
   std::vector<std::chrono::milliseconds> timeouts;
 
  private:
+  static std::string join(const std::vector<std::string>& args) {
+    std::string joined;
+    for (const auto& word : args) joined += (joined.empty() ? "" : " ") + word;
+    return joined;
+  }
   inline static const std::vector<std::string> kNone{};
   std::vector<std::string> hosts_;
   Respond respond_;

@@ -42,34 +42,57 @@ TEST(CacheAgreement, AllTheSameClearsNothing) {
   EXPECT_EQ(verdicts[1].why, "empty on all 3 ranks");
 }
 
-TEST(CacheAgreement, OneRanksOtherContentClearsThatCacheOnly) {
+// Same facts, other content: the copy with more compiled entries seeds the other rank, the
+// cache that agrees is left alone.
+TEST(CacheAgreement, OneRanksOtherContentSeedsThatCacheOnlyFromTheFullerCopy) {
   const std::vector<RankCaches> ranks{
       {0, {cache("flashinfer", kOne, 3), cache("triton", kOne, 3)}},
       {1, {cache("flashinfer", kTwo, 4), cache("triton", kOne, 3)}}};
   const auto verdicts = compare(ranks);
   ASSERT_EQ(verdicts.size(), 2u);
-  EXPECT_TRUE(verdicts[0].clear);
+  EXPECT_FALSE(verdicts[0].clear);
+  EXPECT_EQ(verdicts[0].seed_from, 1);
+  EXPECT_EQ(verdicts[0].seed_to, std::vector<long long>{0});
   EXPECT_EQ(verdicts[0].why,
             "rank 1 differs (digest 222222222222, 4 file(s), rank 0 digest 111111111111, 3 "
             "file(s))");
   EXPECT_FALSE(verdicts[1].clear);
+  EXPECT_FALSE(verdicts[1].seed_from);
 }
 
-TEST(CacheAgreement, FilesOnSomeRanksOnlyClearIt) {
+// A new node (empty caches) is seeded from the one that compiled, whichever rank it is.
+TEST(CacheAgreement, FilesOnSomeRanksOnlySeedTheOthers) {
   auto verdicts = compare({{0, {cache("sglang", kEmpty, 0)}}, {1, {cache("sglang", kOne, 1)}}});
   ASSERT_EQ(verdicts.size(), 1u);
-  EXPECT_TRUE(verdicts[0].clear);
+  EXPECT_FALSE(verdicts[0].clear);
+  EXPECT_EQ(verdicts[0].seed_from, 1);
+  EXPECT_EQ(verdicts[0].seed_to, std::vector<long long>{0});
   EXPECT_EQ(verdicts[0].why, "rank 1 has files, rank 0 none (digest 111111111111, 1 file(s))");
   verdicts = compare({{0, {cache("sglang", kOne, 1)}}, {1, {cache("sglang", kEmpty, 0)}}});
-  EXPECT_TRUE(verdicts[0].clear);
+  EXPECT_EQ(verdicts[0].seed_from, 0);
+  EXPECT_EQ(verdicts[0].seed_to, std::vector<long long>{1});
   EXPECT_EQ(verdicts[0].why, "rank 1 has none, rank 0 has files (digest 111111111111, 1 file(s))");
+}
+
+// The content most ranks hold wins over a fuller copy, so fewest ranks import; only those that
+// differ from it are seeded.
+TEST(CacheAgreement, TheContentMostRanksHoldSeedsOnlyTheRanksThatDiffer) {
+  const auto verdicts = compare({{0, {cache("vllm", kEmpty, 0)}},
+                                 {1, {cache("vllm", kTwo, 9)}},
+                                 {2, {cache("vllm", kOne, 2)}},
+                                 {3, {cache("vllm", kOne, 2)}}});
+  ASSERT_EQ(verdicts.size(), 1u);
+  EXPECT_FALSE(verdicts[0].clear);
+  EXPECT_EQ(verdicts[0].seed_from, 2);
+  EXPECT_EQ(verdicts[0].seed_to, (std::vector<long long>{0, 1}));
 }
 
 TEST(CacheAgreement, AnotherFingerprintClearsEvenWithTheSameContent) {
   const auto verdicts = compare({{0, {cache("flashinfer", kOne, 3, "00000000000000aa")}},
                                  {1, {cache("flashinfer", kOne, 3, "00000000000000bb")}}});
   ASSERT_EQ(verdicts.size(), 1u);
-  EXPECT_TRUE(verdicts[0].clear);
+  EXPECT_TRUE(verdicts[0].clear);  // no rank's was compiled for facts every rank has
+  EXPECT_FALSE(verdicts[0].seed_from);
   EXPECT_EQ(verdicts[0].why,
             "rank 1 differs (fingerprint 00000000000000bb, rank 0 00000000000000aa)");
   // ... but an empty cache is empty under any facts: nothing to clear.
@@ -84,6 +107,12 @@ TEST(CacheAgreement, ATreeTooLargeToDigestCannotBeShownEqual) {
   const auto verdicts = compare({{0, {big}}, {1, {big}}});
   ASSERT_EQ(verdicts.size(), 1u);
   EXPECT_TRUE(verdicts[0].clear);
+  EXPECT_FALSE(verdicts[0].seed_from);
+  // ... nor be exported: a digestible copy on another rank seeds the one too large.
+  const auto seeded = compare({{0, {big}}, {1, {cache("inductor", kOne, 5)}}});
+  EXPECT_FALSE(seeded[0].clear);
+  EXPECT_EQ(seeded[0].seed_from, 1);
+  EXPECT_EQ(seeded[0].seed_to, std::vector<long long>{0});
   EXPECT_EQ(verdicts[0].why,
             "rank 1 cannot be compared (too large to digest, rank 0 too large to digest)");
 }
@@ -94,7 +123,8 @@ TEST(CacheAgreement, EveryDifferingRankIsNamedAndACacheOneRankLacksCounts) {
                                  {2, {}},
                                  {3, {cache("vllm", kOne, 1)}}});
   ASSERT_EQ(verdicts.size(), 1u);
-  EXPECT_TRUE(verdicts[0].clear);
+  EXPECT_TRUE(verdicts[0].clear);  // rank 2's profile has no such cache: nothing to seed into
+  EXPECT_FALSE(verdicts[0].seed_from);
   EXPECT_EQ(verdicts[0].why,
             "rank 1 differs (digest 222222222222, 1 file(s), rank 0 digest 111111111111, 1 "
             "file(s)); rank 2 does not have it");

@@ -69,6 +69,9 @@ class Output final : public GroupOutput {
 struct Group {
   UnitAction action[2] = {UnitAction::start, UnitAction::start};
   std::string digest[2] = {std::string(64, 'a'), std::string(64, 'a')};
+  std::uint64_t files[2] = {1, 1};
+  std::string fingerprint[2] = {"f1", "f1"};
+  int import_exit = 0;  // what `cache import` answers on the rank seeded
   int check_exit[2] = {0, 0};
   std::string dry_run_override;  // rank 1's whole dry-run answer, when set
 
@@ -91,10 +94,21 @@ struct Group {
     if (command == "rendezvous-probe")
       return {0, rank == 0 ? "listened on port 5000: rank(s) 1 connected\n" : "reaches\n", ""};
     if (command == "cache" && args.size() > 1 && args[1] == "clear") return {0, "cleared\n", ""};
+    // Streamed: the export's stdout is the archive, its stderr (all the fake's output) the report.
+    if (command == "cache" && args.size() > 1 && args[1] == "export")
+      return {0, "exported flashinfer: 1 file(s), 10 B\nwrote stdout\n", ""};
+    if (command == "cache" && args.size() > 1 && args[1] == "import")
+      return import_exit == 0 ? FakeRankRunner::Answer{0, "imported flashinfer\n", ""}
+                              : FakeRankRunner::Answer{import_exit,
+                                                       "error: Failed to import cache "
+                                                       "'flashinfer': torch_version 2.9.1 here, "
+                                                       "2.9.0 in the archive\n",
+                                                       ""};
     if (command == "cache") {
-      CacheDigest cache{"flashinfer", "/var/cache/gpulaunch/pair/flashinfer", "f1", false, {}};
+      CacheDigest cache{
+          "flashinfer", "/var/cache/gpulaunch/pair/flashinfer", fingerprint[r], false, {}};
       cache.digest.sha256 = digest[r];
-      cache.digest.files = 1;
+      cache.digest.files = files[r];
       cache.digest.bytes = 10;
       const nlohmann::ordered_json report{{"caches", cache_digests_json({cache})}};
       return {0, report.dump() + "\n", ""};
@@ -162,15 +176,75 @@ TEST(GroupSteps, AGroupChangedWhileItRunsStopsEveryRankBeforeAnyStarts) {
                        "stopped first"));
 }
 
-TEST(GroupSteps, ACacheThatDiffersIsClearedOnEveryRankBeforeTheStart) {
+// Compiled for other facts on each rank: no rank's copy can seed the other, so it is cleared.
+TEST(GroupSteps, ACacheThatMatchesNoOneIsClearedOnEveryRankBeforeTheStart) {
   Group group;
   group.digest[1] = std::string(64, 'b');
+  group.fingerprint[1] = "f2";
   auto runner = runner_for(group);
   Output output;
   EXPECT_EQ(up_group(pair(), GroupOptions{}, runner, output), 0) << output.text();
   EXPECT_THAT(runner.commands, Contains("node-a: cache clear pair flashinfer"));
   EXPECT_THAT(runner.commands, Contains("node-b: cache clear pair flashinfer"));
-  EXPECT_THAT(output.text(), HasSubstr("; cleared on all 2 ranks\n"));
+  EXPECT_THAT(runner.commands, Not(Contains(HasSubstr("cache export"))));
+  EXPECT_THAT(output.lines, Contains("  flashinfer: rank 1 differs (fingerprint f2, rank 0 f1); no "
+                                     "rank's was compiled for facts every rank shares: cleared on "
+                                     "all 2 ranks"));
+}
+
+// A new node: rank 0 compiled, rank 1's cache is empty. Rank 1 is seeded from rank 0 over ssh
+// (export there streamed into import here) before any rank starts, and nothing is cleared.
+TEST(GroupSteps, ANewRankIsSeededFromTheRankThatCompiledInsteadOfClearingBoth) {
+  Group group;
+  group.digest[1] = std::string(64, 'e');
+  group.files[1] = 0;
+  auto runner = runner_for(group);
+  Output output;
+  EXPECT_EQ(up_group(pair(), GroupOptions{}, runner, output), 0) << output.text();
+  const std::string seed =
+      "node-a: cache export pair flashinfer -o - | node-b: cache import pair -";
+  EXPECT_THAT(runner.commands, Contains(seed));
+  EXPECT_LT(position(runner.commands, seed),
+            position(runner.commands, "node-a: up pair --node-rank 0"));
+  EXPECT_THAT(runner.commands, Not(Contains(HasSubstr("cache clear"))));
+  EXPECT_THAT(output.lines,
+              Contains("  flashinfer: rank 1 has none, rank 0 has files (digest aaaaaaaaaaaa, 1 "
+                       "file(s)); seeded rank 1 (node-b) from rank 0 (node-a)"));
+  EXPECT_THAT(output.errors, IsEmpty());
+}
+
+// Same facts, other content: the copy with more compiled entries seeds the other, whichever
+// rank holds it.
+TEST(GroupSteps, TheFullerCopySeedsTheOtherRank) {
+  Group group;
+  group.digest[1] = std::string(64, 'b');
+  group.files[1] = 7;
+  auto runner = runner_for(group);
+  Output output;
+  EXPECT_EQ(up_group(pair(), GroupOptions{}, runner, output), 0) << output.text();
+  EXPECT_THAT(runner.commands,
+              Contains("node-b: cache export pair flashinfer -o - | node-a: cache import pair -"));
+  EXPECT_THAT(output.text(), HasSubstr("; seeded rank 0 (node-a) from rank 1 (node-b)\n"));
+}
+
+// The target refuses the archive (its facts moved since it was read): the cache still differs,
+// so it is cleared on every rank, and the import's own line says why.
+TEST(GroupSteps, ASeedTheTargetRefusesFallsBackToClearingOnEveryRank) {
+  Group group;
+  group.digest[1] = std::string(64, 'e');
+  group.files[1] = 0;
+  group.import_exit = 1;
+  auto runner = runner_for(group);
+  Output output;
+  EXPECT_EQ(up_group(pair(), GroupOptions{}, runner, output), 0) << output.text();
+  EXPECT_THAT(runner.commands, Contains("node-a: cache clear pair flashinfer"));
+  EXPECT_THAT(runner.commands, Contains("node-b: cache clear pair flashinfer"));
+  EXPECT_THAT(output.text(),
+              HasSubstr("; seeding from rank 0 (node-a) failed (below): cleared on all 2 ranks\n"));
+  EXPECT_THAT(output.text(),
+              HasSubstr("  rank 1 (node-b) from rank 0 (node-a): the import failed: exit 1\n"));
+  EXPECT_THAT(output.text(), HasSubstr("    error: Failed to import cache 'flashinfer': "
+                                       "torch_version 2.9.1 here, 2.9.0 in the archive\n"));
 }
 
 TEST(GroupSteps, ACheckErrorOnOneRankStartsNothingWithoutForce) {
