@@ -510,8 +510,9 @@ done
 echo "ansible: state=stopped: gpulaunch-mna.service inactive on both nodes ($((SECONDS - ansible_started)) s in all)"
 
 # --- ranks agree before they start ---------------------------------------------------------------
-# A file only rank 1's FlashInfer cache holds, left as the engine (the unit's user) would: `up
-# --all-nodes` clears that cache on both ranks before either starts, and says so; every rank's
+# A file only rank 1's FlashInfer cache holds, left as the engine (the unit's user) would: both
+# ranks have the same facts, so `up --all-nodes` seeds rank 0 from rank 1 (rank 1's `cache export`
+# streamed into rank 0's `cache import` over ssh) before either starts, and says so; every rank's
 # path to rank 0's rendezvous port is tested first. Then rank 1 cannot reach that port (a policy
 # routing rule in node1's namespace, TCP to port 5000 only, so ssh still works): the start is
 # refused naming rank 1, and nothing starts.
@@ -527,9 +528,10 @@ grep -qxF "  rank 0 (${addr[0]}): listened on port 5000: rank(s) 1 connected" <<
   fail "ranks agree: no rendezvous line for rank 0"
 grep -qxF "  rank 1 (${addr[1]}): reaches ${addr[0]}:5000" <<<"$out" ||
   fail "ranks agree: no rendezvous line for rank 1"
-grep -qE "^  flashinfer: rank 1 (has files, rank 0 none|differs) \(.*\); cleared on all 2 ranks$" <<<"$out" ||
-  fail "ranks agree: no line saying flashinfer was cleared on both ranks"
-inside node1 test ! -e "$fi_dir/only-rank1/kernel.so" || fail "ranks agree: rank 1's file is still there"
+grep -qE "^  flashinfer: rank 1 (has files, rank 0 none|differs) \(.*\); seeded rank 0 \(${addr[0]//./\\.}\) from rank 1 \(${addr[1]//./\\.}\)$" <<<"$out" ||
+  fail "ranks agree: no line saying flashinfer was seeded on rank 0 from rank 1: $out"
+[[ $(inside node0 cat "$fi_dir/only-rank1/kernel.so") == differs ]] ||
+  fail "ranks agree: rank 1's file was not seeded into rank 0"
 for i in 0 1; do
   fi_digest[i]=$(inside "${nodes[i]}" "$binary" cache mn --json |
     python3 -c 'import json, sys; c = json.load(sys.stdin)["caches"]["flashinfer"]; print(c["digest"], c["files"])') ||
@@ -537,7 +539,7 @@ for i in 0 1; do
 done
 [[ ${fi_digest[0]} == "${fi_digest[1]}" ]] ||
   fail "ranks agree: flashinfer differs after the start: ${fi_digest[0]} vs ${fi_digest[1]}"
-echo "ranks agree: flashinfer cleared on both ranks, now equal (${fi_digest[0]})"
+echo "ranks agree: flashinfer seeded on rank 0 from rank 1, now equal (${fi_digest[0]})"
 operator 300 down mn --all-nodes
 ((code == 0)) || fail "ranks agree: down --all-nodes exited $code"
 block_rule=(priority 100 ipproto tcp dport 5000 unreachable)
