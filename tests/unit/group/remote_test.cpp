@@ -164,7 +164,17 @@ class AllNodes : public ::testing::Test {
                    "    else echo 'reaches node-a:5000'; fi ;;\n"
                    // `cache NAME --json`: one file in flashinfer, another
                    // one where CACHE_DIFFERS_ON names the host.
-                   "  cache) if [ \"$2\" = clear ]; then\n"
+                   // `cache export` writes its archive to stdout unless EXPORT_FAILS_ON
+                   // names the host; `cache import` keeps what it read from stdin.
+                   "  cache) if [ \"$2\" = export ]; then\n"
+                   "      [ \"$HOST\" = \"$EXPORT_FAILS_ON\" ] && { echo "
+                   "'Failed to export' >&2; exit 1; }\n"
+                   "      printf 'archive of %s from %s' \"$4\" \"$HOST\"; exit 0\n"
+                   "    fi\n"
+                   "    if [ \"$2\" = import ]; then\n"
+                   "      cat > \"$LOG_DIR/$HOST.imported\"; echo imported; exit 0\n"
+                   "    fi\n"
+                   "    if [ \"$2\" = clear ]; then\n"
                    "      [ \"$HOST\" = \"$CLEAR_FAILS_ON\" ] && { echo "
                    "'Failed to clear'; exit 1; }\n"
                    "      echo \"removed /var/cache/gpulaunch/$3/$4\"; exit 0; "
@@ -173,10 +183,13 @@ class AllNodes : public ::testing::Test {
                    "    [ \"$HOST\" = \"$CACHE_DIFFERS_ON\" ] && "
                    "d=bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\n"
                    "    e=e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n"
+                   // A rank whose facts differ (FINGERPRINT_DIFFERS_ON) cannot be seeded.
+                   "    f=00000000000000f1\n"
+                   "    [ \"$HOST\" = \"$FINGERPRINT_DIFFERS_ON\" ] && f=00000000000000f2\n"
                    "    echo \"{\\\"caches\\\": {\"\n"
                    "    echo \"\\\"flashinfer\\\": {\\\"path\\\": "
                    "\\\"/c/flashinfer\\\", \\\"fingerprint\\\": "
-                   "\\\"00000000000000f1\\\", \\\"digest\\\": \\\"$d\\\", "
+                   "\\\"$f\\\", \\\"digest\\\": \\\"$d\\\", "
                    "\\\"files\\\": 1, \\\"bytes\\\": 6},\"\n"
                    "    echo \"\\\"triton\\\": {\\\"path\\\": "
                    "\\\"/c/triton\\\", \\\"fingerprint\\\": "
@@ -278,22 +291,64 @@ TEST_F(AllNodes, StatusAndDownReportPerNode) {
   EXPECT_THAT(argv_seen("node-b"), ElementsAre("status pair", "down pair --purge"));
 }
 
-TEST_F(AllNodes, ACacheThatDiffersIsClearedOnEveryRankBeforeAnyStarts) {
+// Both ranks' flashinfer caches were compiled for the same facts: the one rank 0 holds is
+// streamed from its `cache export` into rank 1's `cache import`, and nothing is cleared.
+TEST_F(AllNodes, ACacheThatDiffersIsSeededFromOneRankIntoTheOthersBeforeAnyStarts) {
   auto run = gpulaunch({"up", profile_, "--all-nodes"}, {"CACHE_DIFFERS_ON=node-b"});
   EXPECT_EQ(run.exit_code, 0) << run.out;
   EXPECT_THAT(run.out, HasSubstr("  flashinfer: rank 1 differs (digest bbbbbbbbbbbb, 1 file(s), "
-                                 "rank 0 digest aaaaaaaaaaaa, 1 file(s)); cleared on all 2 "
-                                 "ranks\n  triton: empty on all 2 ranks\n"));
+                                 "rank 0 digest aaaaaaaaaaaa, 1 file(s)); seeded rank 1 (node-b) "
+                                 "from rank 0 (node-a)\n  triton: empty on all 2 ranks\n"));
+  EXPECT_THAT(argv_seen("node-a"), ::testing::Contains("cache export pair flashinfer -o -"));
+  EXPECT_THAT(argv_seen("node-b"), ::testing::Contains("cache import pair -"));
+  std::ifstream imported(dir_.path() / "node-b.imported");
+  std::stringstream archive;
+  archive << imported.rdbuf();
+  EXPECT_EQ(archive.str(), "archive of flashinfer from node-a");
+  for (const auto* host : {"node-a", "node-b"})
+    EXPECT_THAT(argv_seen(host), ::testing::Not(::testing::Contains("cache clear pair flashinfer")))
+        << host;
+  EXPECT_THAT(argv_seen("node-b").back(), "up pair --node-rank 1");
+}
+
+// Compiled for different facts, neither rank's cache can serve the other: cleared on both.
+TEST_F(AllNodes, ACacheCompiledForDifferentFactsIsClearedOnEveryRankBeforeAnyStarts) {
+  auto run = gpulaunch({"up", profile_, "--all-nodes"},
+                       {"CACHE_DIFFERS_ON=node-b", "FINGERPRINT_DIFFERS_ON=node-b"});
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("  flashinfer: rank 1 differs (fingerprint 00000000000000f2, "
+                                 "rank 0 00000000000000f1); no rank's was compiled for facts every "
+                                 "rank shares: cleared on all 2 ranks\n  triton: empty on all 2 "
+                                 "ranks\n"));
+  for (const auto* host : {"node-a", "node-b"}) {
+    EXPECT_THAT(argv_seen(host), ::testing::Contains("cache clear pair flashinfer")) << host;
+    EXPECT_THAT(argv_seen(host), ::testing::Not(::testing::Contains(HasSubstr("cache export"))));
+  }
+  EXPECT_THAT(argv_seen("node-b").back(), "up pair --node-rank 1");
+}
+
+// A seed that fails leaves the caches differing: they are cleared on every rank instead.
+TEST_F(AllNodes, ASeedThatFailsFallsBackToClearingOnEveryRank) {
+  auto run = gpulaunch({"up", profile_, "--all-nodes"},
+                       {"CACHE_DIFFERS_ON=node-b", "EXPORT_FAILS_ON=node-a"});
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("; seeding from rank 0 (node-a) failed (below): cleared on all 2 "
+                                 "ranks\n  triton: empty on all 2 ranks\n"
+                                 "  rank 1 (node-b) from rank 0 (node-a): the export failed: exit "
+                                 "1\n    Failed to export\n"));
   for (const auto* host : {"node-a", "node-b"})
     EXPECT_THAT(argv_seen(host), ::testing::Contains("cache clear pair flashinfer")) << host;
   EXPECT_THAT(argv_seen("node-b").back(), "up pair --node-rank 1");
 }
 
 TEST_F(AllNodes, ARankWhereTheClearFailsIsNamedAndNothingStarts) {
-  auto run = gpulaunch({"up", profile_, "--all-nodes"},
-                       {"CACHE_DIFFERS_ON=node-b", "CLEAR_FAILS_ON=node-a"});
+  auto run = gpulaunch(
+      {"up", profile_, "--all-nodes"},
+      {"CACHE_DIFFERS_ON=node-b", "FINGERPRINT_DIFFERS_ON=node-b", "CLEAR_FAILS_ON=node-a"});
   EXPECT_EQ(run.exit_code, 1) << run.out;
-  EXPECT_THAT(run.out, HasSubstr("; NOT cleared on rank 0 (node-a)\n"));
+  EXPECT_THAT(run.out, HasSubstr("  flashinfer: rank 1 differs (fingerprint 00000000000000f2, "
+                                 "rank 0 00000000000000f1); no rank's was compiled for facts every "
+                                 "rank shares: NOT cleared on rank 0 (node-a)\n"));
   for (const auto* host : {"node-a", "node-b"})
     EXPECT_THAT(argv_seen(host).back(), "cache clear pair flashinfer") << host;
 }
