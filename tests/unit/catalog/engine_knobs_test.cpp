@@ -54,7 +54,9 @@ TEST(EngineKnobs, EachKnobIsSomeEnginesFlagAndSaysWhereItWasRead) {
       EXPECT_FALSE(flag.source.empty()) << knob.key << " " << flag.flag;
     }
     // Only a knob whose flag and default sit in the engine's row can be stepped down.
-    if (!knob.row_knob) EXPECT_EQ(knob.step_down, KnobStepDown::never) << knob.key;
+    if (!knob.row_knob) {
+      EXPECT_EQ(knob.step_down, KnobStepDown::never) << knob.key;
+    }
   }
 }
 
@@ -106,11 +108,14 @@ TEST(EngineKnobs, TheManPageSaysForEachKnobWhetherItStepsDown) {
       EXPECT_TRUE(leaves != lowers) << row.name << " " << knob.key << ": " << said.substr(0, 60);
       // From the table: a knob that never steps down, or an engine the supervisor steps
       // nothing of, is left as it is; what is lowered is what step_down's policy lowers.
-      if (knob.step_down == KnobStepDown::never || !row.steps_down)
+      if (knob.step_down == KnobStepDown::never || !row.steps_down) {
         EXPECT_TRUE(leaves) << row.name << " " << knob.key;
-      for (const KnobPolicy& policy : policies)
-        if (policy.key == knob.key)
+      }
+      for (const KnobPolicy& policy : policies) {
+        if (policy.key == knob.key) {
           EXPECT_EQ(lowers, policy.step != KnobStep::untouched) << row.name << " " << knob.key;
+        }
+      }
     }
   }
 }
