@@ -294,8 +294,9 @@ struct EngineRow {
   std::chrono::seconds health_answer;
   std::string_view health_answer_variable;
 
-  // Knobs, each a profile key: engine.mem_fraction, engine.max_requests,
-  // engine.cuda_graph_max_bs, and the context length (engine.args only) that the GPU step lowers
+  // The knobs step-down lowers, with the engine's defaults it steps from: engine.mem_fraction,
+  // engine.max_requests, engine.cuda_graph_max_bs (their keys: catalog/engine_knobs, which reads
+  // the flags here), and the context length (engine.args only) that the GPU step lowers
   // where the engine has no memory share.
   EngineKnob mem_fraction;
   EngineKnob max_requests;

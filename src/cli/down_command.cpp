@@ -56,12 +56,8 @@ int down(const DownOptions& options) {
     unlinked = !disabled->empty();
   }
   if (options.purge) {
-    std::filesystem::path file = stop->before.fragment_path.empty()
-                                     ? placement.directory() / unit
-                                     : std::filesystem::path(stop->before.fragment_path);
-    // Only a unit gpulaunch generated, in a directory it installs to, is removed.
-    if (file.filename() != unit || file.parent_path() != placement.directory())
-      file = placement.directory() / unit;
+    const std::filesystem::path file =
+        unit_file_to_purge(placement, unit, stop->before.fragment_path);
     std::error_code error;
     if (std::filesystem::remove(file, error)) {
       fmt::print("removed {}\n", file.string());

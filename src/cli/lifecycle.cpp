@@ -1,24 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/lifecycle.hpp"
 
-#include <cstdlib>
-
 #include <fmt/core.h>
 
 #include "gpulaunch_version.hpp"
 #include "unit/render.hpp"
 
 namespace gl {
-
-std::filesystem::path UnitPlacement::directory() const {
-  if (scope == ManagerScope::user) {
-    if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg)
-      return std::filesystem::path(xdg) / "systemd/user";
-    const char* home = std::getenv("HOME");
-    return std::filesystem::path(home ? home : "/") / ".config/systemd/user";
-  }
-  return runtime ? "/run/systemd/system" : "/etc/systemd/system";
-}
 
 std::string own_binary() {
   std::error_code error;

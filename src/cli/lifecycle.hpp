@@ -8,16 +8,10 @@
 #include "plan/launch_plan.hpp"
 #include "profile/profile.hpp"
 #include "systemd/manager.hpp"
+#include "unit/placement.hpp"
 #include "util/error.hpp"
 
 namespace gl {
-
-struct UnitPlacement {
-  ManagerScope scope = ManagerScope::system;
-  bool runtime = false;  // /run/systemd/system: gone at reboot
-
-  std::filesystem::path directory() const;
-};
 
 // Whether gpulaunch can render and start this profile's engine: an engine.image profile is
 // checked (its image read, judged against the host) but not yet started (issue 30 item 3).

@@ -279,11 +279,11 @@ std::string engine_rows_block() {
     // Each knob as step_down treats it (supervise/step_down's knob_policies).
     std::vector<std::string> knobs;
     for (const KnobPolicy& policy : knob_policies(row.kind)) {
-      std::string knob = policy.key == "context"
-                             ? fmt::format("the context is \\fB{}\\fR in \\fBengine.args\\fR",
-                                           literal(policy.knob->flag))
-                             : fmt::format("\\fB{}\\fR is \\fB{}\\fR", literal(policy.key),
-                                           literal(policy.knob->flag));
+      std::string knob =
+          policy.key == "context"
+              ? fmt::format("the context is \\fB{}\\fR in \\fBengine.args\\fR",
+                            literal(policy.flag))
+              : fmt::format("\\fB{}\\fR is \\fB{}\\fR", literal(policy.key), literal(policy.flag));
       const char* after = policy.trigger == KnobTrigger::gpu_oom ? "a CUDA out-of-memory stop"
                                                                  : "a host out-of-memory kill";
       switch (policy.step) {

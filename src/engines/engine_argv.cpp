@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include "catalog/containers.hpp"
+#include "catalog/engine_knobs.hpp"
 #include "util/version.hpp"
 
 namespace gl {
@@ -29,16 +30,22 @@ std::vector<std::string> flags_only_argv(const Profile& profile, const LaunchOpt
   add(row.port_flag, std::to_string(profile.server.port));
   if (profile.model.served_name && !row.served_name_flag.empty())
     add(row.served_name_flag, *profile.model.served_name);
-  if (profile.engine.mem_fraction)
-    add(row.mem_fraction.flag, fmt::format("{}", *profile.engine.mem_fraction));
-  if (profile.engine.max_requests)
-    add(row.max_requests.flag, std::to_string(*profile.engine.max_requests));
-  if (profile.engine.cuda_graph_max_bs)
-    add(row.cuda_graph_max_bs.flag, std::to_string(*profile.engine.cuda_graph_max_bs));
+  add_knob_flags(argv, profile, options);
   return argv;
 }
 
 }  // namespace
+
+void add_knob_flags(std::vector<std::string>& argv, const Profile& profile,
+                    const LaunchOptions& options) {
+  for (const EngineKnobKey& knob : engine_knob_keys()) {
+    auto value = profile.engine.knob(knob.key);
+    std::string_view flag = engine_knob_flag(knob, profile.engine.kind);
+    if (!value || flag.empty()) continue;  // the cross rules refused a key without a flag
+    argv.push_back(fitted_flag(profile.engine.kind, flag, options));
+    argv.push_back(engine_knob_argument(knob, *value));
+  }
+}
 
 std::string venv_program(const Profile& profile, const std::string& program) {
   if (profile.engine.venv) return *profile.engine.venv + "/bin/" + program;

@@ -87,5 +87,9 @@ std::string venv_program(const Profile& profile, const std::string& program);
 // serve script and its subcommand, where options.engine_version has it), the venv's program or
 // engine.executable; empty for kind = "command".
 std::vector<std::string> engine_launcher(const Profile& profile, const LaunchOptions& options);
+// The flag and value of each pass-through key the profile sets (catalog/engine_knobs), in the
+// table's order and the spelling the installed release takes; every builder calls it once.
+void add_knob_flags(std::vector<std::string>& argv, const Profile& profile,
+                    const LaunchOptions& options);
 
 }  // namespace gl

@@ -1,6 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <fmt/core.h>
-
 #include "engines/engine_argv.hpp"
 
 namespace gl {
@@ -30,13 +28,7 @@ std::vector<std::string> sglang_argv(const Profile& profile, const LaunchOptions
   add(std::string(row.port_flag), std::to_string(profile.server.port));
   if (profile.model.served_name) add(std::string(row.served_name_flag), *profile.model.served_name);
   if (profile.model.revision) add("--revision", *profile.model.revision);
-  if (profile.engine.mem_fraction)
-    add(std::string(row.mem_fraction.flag), fmt::format("{}", *profile.engine.mem_fraction));
-  if (profile.engine.max_requests)
-    add(std::string(row.max_requests.flag), std::to_string(*profile.engine.max_requests));
-  if (profile.engine.cuda_graph_max_bs)
-    add(fitted_flag(row.kind, row.cuda_graph_max_bs.flag, options),
-        std::to_string(*profile.engine.cuda_graph_max_bs));
+  add_knob_flags(argv, profile, options);
   if (const auto& spec = profile.speculative) {
     // Validation refused a method SGLang does not have: this is its own spelling of it.
     const SpeculativeMethod* method = find_speculative_method(row, spec->algorithm);

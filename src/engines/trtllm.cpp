@@ -1,6 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <fmt/core.h>
-
 #include "engines/engine_argv.hpp"
 
 namespace gl {
@@ -15,14 +13,7 @@ std::vector<std::string> trtllm_argv(const Profile& profile, const LaunchOptions
               {"--tp_size", std::to_string(p.tp), "--pp_size", std::to_string(p.pp), "--ep_size",
                std::to_string(p.ep), std::string(row.host_flag), profile.server.host,
                std::string(row.port_flag), std::to_string(profile.server.port)});
-  if (profile.engine.mem_fraction) {
-    argv.emplace_back(row.mem_fraction.flag);
-    argv.push_back(fmt::format("{}", *profile.engine.mem_fraction));
-  }
-  if (profile.engine.max_requests) {
-    argv.emplace_back(row.max_requests.flag);
-    argv.push_back(std::to_string(*profile.engine.max_requests));
-  }
+  add_knob_flags(argv, profile, options);
   return argv;
 }
 

@@ -3,9 +3,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <tuple>
 #include "profile/unsafe_directives.hpp"
 
+#include "catalog/engine_knobs.hpp"
 #include "catalog/engines.hpp"
 #include "catalog/sandbox_allowances.hpp"
 #include "profile/api_key.hpp"
@@ -84,18 +84,14 @@ Result<void> check_engine(const ValueReader& r, Profile& profile) {
     return fail_at(r.where("engine.argv"),
                    "'engine.argv' is only for kind = \"command\"; use 'engine.args'");
   // A knob the engine has no flag for would be accepted and change nothing.
-  for (auto [key, set, knob] :
-       {std::tuple{"engine.mem_fraction", engine.mem_fraction.has_value(),
-                   &EngineRow::mem_fraction},
-        std::tuple{"engine.max_requests", engine.max_requests.has_value(),
-                   &EngineRow::max_requests},
-        std::tuple{"engine.cuda_graph_max_bs", engine.cuda_graph_max_bs.has_value(),
-                   &EngineRow::cuda_graph_max_bs}})
-    if (set && (row.*knob).flag.empty())
-      return fail_at(
-          r.where(key), "'{}' applies to {} only", key,
-          engine_kinds_where([knob](const EngineRow& other) { return !(other.*knob).flag.empty(); },
-                             "and"));
+  for (const EngineKnobKey& knob : engine_knob_keys())
+    if (engine.knobs.contains(knob.key) && engine_knob_flag(knob, engine.kind).empty())
+      return fail_at(r.where(knob.key), "'{}' applies to {} only", knob.key,
+                     engine_kinds_where(
+                         [&knob](const EngineRow& other) {
+                           return !engine_knob_flag(knob, other.kind).empty();
+                         },
+                         "and"));
   return {};
 }
 

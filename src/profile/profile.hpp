@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "catalog/engines.hpp"
@@ -23,10 +24,14 @@ struct EngineSettings {
   std::optional<std::string> executable;  // overrides the launcher (vllm, trtllm-serve)
   std::vector<std::string> args;          // appended verbatim
   std::vector<std::string> argv;          // kind = "command": the whole command line
-  // Memory knobs the supervisor steps down after a CUDA OOM, spelled per engine (catalog/engines).
-  std::optional<double> mem_fraction;
-  std::optional<long long> max_requests;
-  std::optional<long long> cuda_graph_max_bs;
+  // The keys of catalog/engine_knobs the profile sets ("engine.mem_fraction" -> 0.9): each
+  // becomes the engine's flag; integers are held exactly.
+  std::map<std::string, double, std::less<>> knobs;
+
+  std::optional<double> knob(std::string_view key) const {
+    auto found = knobs.find(key);
+    return found == knobs.end() ? std::nullopt : std::optional<double>(found->second);
+  }
 };
 
 struct ModelSettings {

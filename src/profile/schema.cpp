@@ -2,6 +2,9 @@
 #include "profile/schema.hpp"
 
 #include <array>
+#include <vector>
+
+#include "catalog/engine_knobs.hpp"
 
 namespace gl {
 namespace {
@@ -60,7 +63,7 @@ constexpr KeySpec free_table(std::string_view path, size_t max_length, std::stri
 constexpr double kPorts[] = {1, 65535};
 constexpr double kDay = 86400;
 
-constexpr std::array kSchema{
+constexpr std::array kSchemaHead{
     string("description", kText, Shape::text, R"("A test")",
            "One line shown in the unit's Description="),
     string("extends", kName, Shape::text, R"("parent")",
@@ -81,13 +84,10 @@ constexpr std::array kSchema{
             "Extra arguments, passed verbatim"),
     strings("engine.argv", kArgument, Shape::any, R"(["/opt/bin/other"])",
             "kind = \"command\": the whole command line"),
-    key("engine.mem_fraction", KeyType::number, 0, Shape::text, Range{0, 1, true}, "0.5",
-        "GPU memory fraction (the engine's flag under ENGINES)"),
-    integer("engine.max_requests", 1, 1'000'000, "64",
-            "Concurrent requests (the engine's flag under ENGINES)"),
-    integer("engine.cuda_graph_max_bs", 1, 4096, "32",
-            "Largest CUDA graph batch (the engine's flag under ENGINES)"),
+    // Then the keys passed through to the engine: catalog/engine_knobs (kSchemaTail below).
+};
 
+constexpr std::array kSchemaTail{
     section("model", "What to serve"),
     string("model.path", kPath, Shape::model_path, R"("org/other")",
            "Absolute local path or hub id"),
@@ -210,21 +210,37 @@ constexpr std::array kSchema{
     free_table("env", kArgument, R"({ MY_FLAG = "1" })", "Extra environment variables"),
 };
 
+// The engine section's keys, the pass-through knobs read from their own table, the rest.
+std::vector<KeySpec> schema() {
+  std::vector<KeySpec> keys(kSchemaHead.begin(), kSchemaHead.end());
+  for (const EngineKnobKey& knob : engine_knob_keys())
+    keys.push_back(
+        key(knob.key, knob.value == KnobValue::integer ? KeyType::integer : KeyType::number, 0,
+            Shape::text, Range{knob.low, knob.high, knob.above_low}, knob.sample, knob.help));
+  keys.insert(keys.end(), kSchemaTail.begin(), kSchemaTail.end());
+  return keys;
+}
+
+const std::vector<KeySpec>& schema_keys() {
+  static const std::vector<KeySpec> keys = schema();
+  return keys;
+}
+
 }  // namespace
 
 std::span<const KeySpec> profile_schema() {
-  return kSchema;
+  return schema_keys();
 }
 
 const KeySpec* find_key(std::string_view path) {
-  for (const auto& spec : kSchema)
+  for (const auto& spec : schema_keys())
     if (spec.path == path) return &spec;
   return nullptr;
 }
 
 std::vector<std::string> child_keys(std::string_view parent) {
   std::vector<std::string> keys;
-  for (const auto& spec : kSchema) {
+  for (const auto& spec : schema_keys()) {
     std::string_view path = spec.path;
     if (parent.empty()) {
       if (path.find('.') == std::string_view::npos) keys.emplace_back(path);

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <set>
 
+#include "catalog/engine_knobs.hpp"
 #include "catalog/engines.hpp"
 #include "catalog/jit_caches.hpp"
 #include "catalog/system_directories.hpp"
@@ -54,9 +55,13 @@ Result<void> read_engine(const ValueReader& r, Profile& profile) {
   engine.executable = r.string_at("engine.executable");
   engine.args = r.strings_at("engine.args");
   engine.argv = r.strings_at("engine.argv");
-  engine.mem_fraction = r.number_at("engine.mem_fraction");
-  engine.max_requests = r.integer_at("engine.max_requests");
-  engine.cuda_graph_max_bs = r.integer_at("engine.cuda_graph_max_bs");
+  for (const EngineKnobKey& knob : engine_knob_keys()) {
+    auto value =
+        knob.value == KnobValue::integer
+            ? r.integer_at(knob.key).transform([](long long v) { return static_cast<double>(v); })
+            : r.number_at(knob.key);
+    if (value) engine.knobs.emplace(knob.key, *value);
+  }
   return {};
 }
 

@@ -335,8 +335,8 @@ void check_model_fit(const Profile& profile, const LaunchPlan& plan, const Facts
   const auto& p = profile.parallelism;
   double fraction = 0;
   std::string fraction_source;
-  if (profile.engine.mem_fraction) {
-    fraction = *profile.engine.mem_fraction;
+  if (auto set = profile.engine.knob("engine.mem_fraction")) {
+    fraction = *set;
     fraction_source = "engine.mem_fraction";
   } else {
     auto chosen = knob_default(row.mem_fraction,

@@ -16,51 +16,20 @@
 #include <boost/process/extend.hpp>
 
 #include "catalog/journal_messages.hpp"
+#include "run/engine_verdict.hpp"
+#include "run/health_url.hpp"
 #include "run/iteration_stats.hpp"
+#include "run/output_lines.hpp"
 #include "run/prometheus_text.hpp"
 #include "run/rendezvous.hpp"
 #include "supervise/exit_status.hpp"
 #include "supervise/stall_report.hpp"
 #include "supervise/start_phases.hpp"
 
-namespace gl::bridge_detail {
-
-// A line ends at '\n' or '\r': tqdm redraws progress bars with carriage returns. A longer run
-// of bytes without either ends after kMaxOutputLine bytes, before a UTF-8 character rather than
-// inside one, so the engine can never fill the buffer and stop the reading.
-//
-// tqdm writes each update as one write(2) of "\r" + the bar, and the bar's end only when the next
-// update's "\r" comes, a shard later, which may be minutes into a long load (or after the
-// deadline it should have pushed back). So after a '\r', the bytes that have arrived are an
-// update of their own: each update becomes one line, read when it is written. The journal gets
-// every update as a line, not only each bar's last: its timestamps show the pace of a load that
-// may stall, a follower of `logs -f` sees it move, and a loader updates once per shard.
-struct LineEnd {
-  bool after_carriage_return = false;
-
-  template <class Iterator>
-  std::pair<Iterator, bool> operator()(Iterator begin, Iterator end) const {
-    Iterator char_start = begin;
-    std::size_t length = 0;
-    for (Iterator it = begin; it != end; ++it, ++length) {
-      const auto byte = static_cast<unsigned char>(*it);
-      const bool continuation = (byte & 0xC0) == 0x80;
-      if (length == kMaxOutputLine)
-        return {continuation && char_start != begin ? char_start : it, true};
-      if (byte == '\n' || byte == '\r') return {++it, true};
-      if (!continuation) char_start = it;
-    }
-    if (after_carriage_return && begin != end) return {end, true};
-    // "Partial match at begin": asio's next search starts from the line's first byte again
-    // rather than from the new data only, so `length` counts the whole line.
-    return {begin, false};
-  }
-};
-
-}  // namespace gl::bridge_detail
+// The engine's output is read a line at a time (run/output_lines).
 
 template <>
-struct boost::asio::is_match_condition<gl::bridge_detail::LineEnd> : std::true_type {};
+struct boost::asio::is_match_condition<gl::LineEnd> : std::true_type {};
 
 namespace gl {
 namespace {
@@ -68,41 +37,12 @@ namespace {
 // Between a stall's decision and its SIGABRT: the engine finishes answering a probe already sent.
 constexpr std::chrono::milliseconds kStallQuiesce{200};
 
-using bridge_detail::LineEnd;
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 namespace bp = boost::process;
 using tcp = asio::ip::tcp;
 using namespace std::chrono_literals;
-
-struct Url {
-  std::string host;
-  std::string port;
-  std::string target;
-};
-
-std::optional<Url> parse_url(std::string_view text) {
-  constexpr std::string_view scheme = "http://";
-  if (!text.starts_with(scheme)) return std::nullopt;
-  text.remove_prefix(scheme.size());
-  auto slash = text.find('/');
-  std::string_view authority = text.substr(0, slash);
-  Url url{"", "80", slash == std::string_view::npos ? "/" : std::string(text.substr(slash))};
-  if (authority.starts_with('[')) {  // [v6]:port
-    auto close = authority.find(']');
-    if (close == std::string_view::npos) return std::nullopt;
-    url.host = std::string(authority.substr(1, close - 1));
-    if (close + 1 < authority.size() && authority[close + 1] == ':')
-      url.port = std::string(authority.substr(close + 2));
-  } else {
-    auto colon = authority.rfind(':');
-    url.host = std::string(authority.substr(0, colon));
-    if (colon != std::string_view::npos) url.port = std::string(authority.substr(colon + 1));
-  }
-  if (url.host.empty()) return std::nullopt;
-  return url;
-}
 
 // One HTTP exchange with a deadline: a GET, or a POST of a JSON body. Calls `done` with the
 // status and the body, or a nullopt status when nothing answered in time. Health probes, the
@@ -114,7 +54,7 @@ struct HttpAnswer {
 
 class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
  public:
-  HttpExchange(asio::io_context& io, const Url& url, std::string target, std::string body,
+  HttpExchange(asio::io_context& io, const HealthUrl& url, std::string target, std::string body,
                std::chrono::milliseconds timeout, std::function<void(HttpAnswer)> done,
                std::string api_key = {})
       : resolver_(io),
@@ -176,7 +116,7 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
   static constexpr std::uint64_t kMaxAnswerBody = 16 * 1024 * 1024;
   tcp::resolver resolver_;
   beast::tcp_stream stream_;
-  Url url_;
+  HealthUrl url_;
   std::string target_;
   std::string body_;
   std::string api_key_;
@@ -215,7 +155,7 @@ class Bridge {
   }
 
   int run() {
-    auto url = parse_url(options_.health_url);
+    auto url = parse_health_url(options_.health_url);
     if (!url)
       return exit_with(fmt::format("invalid health URL '{}'", options_.health_url), kExitConfig);
     url_ = *url;
@@ -291,14 +231,7 @@ class Bridge {
           std::string line(asio::buffers_begin(output_.data()),
                            asio::buffers_begin(output_.data()) + static_cast<std::ptrdiff_t>(size));
           output_.consume(size);
-          const char terminator = line.empty() ? '\0' : line.back();
-          if (terminator == '\r') after_carriage_return_ = true;
-          if (terminator == '\n') after_carriage_return_ = false;
-          while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
-          // tqdm pads a shorter update with spaces, which a bar format ending in '\n' leaves before
-          // the next '\r': nothing to pass on.
-          const bool blank = line.find_first_not_of(' ') == std::string::npos;
-          if (!line.empty() && !(terminator == '\r' && blank)) emit_line(line);
+          if (auto passed = take_line(std::move(line), after_carriage_return_)) emit_line(*passed);
           read_output();
         });
   }
@@ -734,23 +667,9 @@ class Bridge {
   }
 
   int exit_status() {
-    if (forced_exit_) return exit_with(forced_why_, *forced_exit_);
-    if (stopping_) return exit_with("engine stopped", 0);
-    int code = exit_status_for_engine(wait_status_, saw_usage_error_);
-    if (WIFSIGNALED(wait_status_))
-      return exit_with(fmt::format("engine was killed by signal {} ({})", WTERMSIG(wait_status_),
-                                   strsignal(WTERMSIG(wait_status_))),
-                       code);
-    if (code == kExitConfig)
-      return exit_with("engine rejected its command line (a configuration error, not retried)",
-                       code);
-    const int engine_code = WEXITSTATUS(wait_status_);
-    if (WIFEXITED(wait_status_) && engine_code != code)
-      return exit_with(fmt::format("engine exited with status {}, one of gpulaunch's own: counted "
-                                   "as a crash",
-                                   engine_code),
-                       code);
-    return exit_with(fmt::format("engine exited with status {}", code), code);
+    const EngineVerdict verdict =
+        engine_verdict({wait_status_, saw_usage_error_, stopping_, forced_exit_, forced_why_});
+    return exit_with(verdict.why, verdict.status);
   }
 
   const BridgeOptions& options_;
@@ -759,7 +678,7 @@ class Bridge {
   const BridgeLog& log_;
   Readiness readiness_;
   Clock::time_point started_ = Clock::now();
-  Url url_;
+  HealthUrl url_;
   asio::io_context io_;
   bp::async_pipe pipe_{io_};
   // Never full: LineEnd completes a read at kMaxOutputLine bytes.

@@ -6,7 +6,6 @@
 // does, forwards stop signals, and exits with a status that says why the engine ended.
 
 #include <chrono>
-#include <cstddef>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -18,14 +17,11 @@
 #include "log/logger.hpp"
 #include "run/cache_meter.hpp"
 #include "run/liveness.hpp"
+#include "run/output_lines.hpp"
 #include "run/readiness.hpp"
 #include "systemd/notify.hpp"
 
 namespace gl {
-
-// Longest engine output line passed on whole; a longer one goes to the journal in pieces of at
-// most this many bytes. Below journald's default LineMax= (48K), so each piece stays one record.
-inline constexpr std::size_t kMaxOutputLine = 32 * 1024;
 
 struct BridgeOptions {
   std::string health_url;  // http://host:port/path

@@ -14,6 +14,16 @@ constexpr std::string_view kExiting = "exiting with ";
 
 }  // namespace
 
+std::optional<int> terminating_signal(int wait_status) {
+  if (!WIFSIGNALED(wait_status)) return std::nullopt;
+  return WTERMSIG(wait_status);
+}
+
+std::optional<int> exit_code_of(int wait_status) {
+  if (!WIFEXITED(wait_status)) return std::nullopt;
+  return WEXITSTATUS(wait_status);
+}
+
 int exit_status_for_engine(int wait_status, bool saw_usage_error) {
   if (WIFSIGNALED(wait_status)) return kExitSignalBase + WTERMSIG(wait_status);
   if (!WIFEXITED(wait_status)) return kExitSignalBase;

@@ -20,6 +20,11 @@ namespace gl {
 // budget, a configuration error or a set-up failure and so stop its restarts or its group.
 int exit_status_for_engine(int wait_status, bool saw_usage_error);
 
+// waitpid's status read: the signal that ended the process, or its exit code (nullopt: the
+// other way).
+std::optional<int> terminating_signal(int wait_status);
+std::optional<int> exit_code_of(int wait_status);
+
 // True for lines that mean the engine rejected its command line: argparse's errors ("error:
 // unrecognized arguments"), and the engines' own configuration errors (config_error_fix).
 bool is_usage_error_line(std::string_view line);

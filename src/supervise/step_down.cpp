@@ -8,6 +8,8 @@
 
 #include <fmt/core.h>
 
+#include "catalog/engine_knobs.hpp"
+
 namespace gl {
 namespace {
 
@@ -169,22 +171,35 @@ SteppedArgv step_down(std::vector<std::string> argv, EngineKind kind, int gpu_le
 std::vector<KnobPolicy> knob_policies(EngineKind kind) {
   const EngineRow& row = engine_row(kind);
   const bool steps = stepped_row(kind) != nullptr;
-  const auto step_of = [&](const EngineKnob& knob, bool lowered) {
-    if (!steps || !lowered) return KnobStep::untouched;
-    return knob.engine_default ? KnobStep::from_default : KnobStep::where_set;
+  const auto step_of = [&](const EngineKnob* knob, bool lowered) {
+    if (!steps || !lowered || !knob) return KnobStep::untouched;
+    return knob->engine_default ? KnobStep::from_default : KnobStep::where_set;
   };
   // As step_down: a memory share with a default is lowered, and the CUDA graphs' batch with it;
   // without one, the context is halved instead. Concurrency after a host OOM.
   const bool share = row.mem_fraction.engine_default != nullptr;
-  std::vector<KnobPolicy> policies{
-      {"engine.mem_fraction", &row.mem_fraction, step_of(row.mem_fraction, share),
-       KnobTrigger::gpu_oom},
-      {"engine.max_requests", &row.max_requests, step_of(row.max_requests, true),
-       KnobTrigger::host_oom},
-      {"engine.cuda_graph_max_bs", &row.cuda_graph_max_bs, step_of(row.cuda_graph_max_bs, share),
-       KnobTrigger::gpu_oom},
-      {"context", &row.context, step_of(row.context, !share), KnobTrigger::gpu_oom}};
-  std::erase_if(policies, [](const KnobPolicy& policy) { return policy.knob->flag.empty(); });
+  std::vector<KnobPolicy> policies;
+  for (const EngineKnobKey& knob : engine_knob_keys()) {
+    const EngineKnob* stepped = knob.row_knob ? &(row.*knob.row_knob) : nullptr;
+    KnobPolicy policy{knob.key, engine_knob_flag(knob, kind), KnobStep::untouched,
+                      KnobTrigger::gpu_oom};
+    switch (knob.step_down) {
+      case KnobStepDown::never:
+        break;
+      case KnobStepDown::memory_share:
+      case KnobStepDown::with_share:
+        policy.step = step_of(stepped, share);
+        break;
+      case KnobStepDown::concurrency:
+        policy.step = step_of(stepped, true);
+        policy.trigger = KnobTrigger::host_oom;
+        break;
+    }
+    policies.push_back(policy);
+  }
+  policies.push_back(
+      {"context", row.context.flag, step_of(&row.context, !share), KnobTrigger::gpu_oom});
+  std::erase_if(policies, [](const KnobPolicy& policy) { return policy.flag.empty(); });
   return policies;
 }
 

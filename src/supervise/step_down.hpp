@@ -52,12 +52,13 @@ SteppedArgv step_down(std::vector<std::string> argv, EngineKind kind, int gpu_le
 enum class KnobStep { untouched, from_default, where_set };
 enum class KnobTrigger { gpu_oom, host_oom };
 struct KnobPolicy {
-  std::string_view key;  // the profile's key ("engine.mem_fraction"), or "context" (engine.args)
-  const EngineKnob* knob;
+  std::string_view key;   // the profile's key ("engine.mem_fraction"), or "context" (engine.args)
+  std::string_view flag;  // the engine's spelling
   KnobStep step;
   KnobTrigger trigger;
 };
-// The knobs the engine has a flag for, in the manual's order.
+// The knobs the engine has a flag for, in the manual's order: each key of catalog/engine_knobs
+// (its KnobStepDown), then the context.
 std::vector<KnobPolicy> knob_policies(EngineKind kind);
 
 }  // namespace gl

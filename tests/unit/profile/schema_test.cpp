@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
+#include "catalog/engine_knobs.hpp"
 #include "profile/memory_source.hpp"
 #include "profile/schema.hpp"
 #include "profile/validate.hpp"
@@ -34,9 +35,7 @@ std::string dump(const Profile& p) {
   line("engine.executable", opt(e.executable));
   line("engine.args", fmt::format("{}", e.args));
   line("engine.argv", fmt::format("{}", e.argv));
-  line("engine.mem_fraction", opt(e.mem_fraction));
-  line("engine.max_requests", opt(e.max_requests));
-  line("engine.cuda_graph_max_bs", opt(e.cuda_graph_max_bs));
+  for (const auto& [key, value] : e.knobs) line(key, fmt::format("{}", value));
   line("model.path", p.model.path);
   line("model.served_name", opt(p.model.served_name));
   line("model.prefetch", fmt::format("{}", p.model.prefetch));
@@ -112,6 +111,10 @@ Keys context_for(const std::string& path) {
   if (auto found = kContext.find(path); found != kContext.end())
     for (const auto& [key, value] : found->second) keys[key] = value;
   if (path.starts_with("nodes.") && path != "nodes.hosts") keys["nodes.hosts"] = R"(["node-a"])";
+  // A pass-through key SGLang has no flag for is tried on vLLM (catalog/engine_knobs).
+  if (const EngineKnobKey* knob = find_engine_knob_key(path);
+      knob && engine_knob_flag(*knob, EngineKind::sglang).empty())
+    keys["engine.kind"] = R"("vllm")";
   if (path.starts_with("speculative.") && path != "speculative.algorithm")
     keys["speculative.algorithm"] = R"("EAGLE3")";
   return keys;

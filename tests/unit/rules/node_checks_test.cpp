@@ -88,9 +88,10 @@ TEST(ModelFit, KimiOnFourGpusDoesNotFitAndSaysHowManyItNeeds) {
 // A shorter context in engine.args shrinks the KV budget the rule counts.
 TEST(ModelFit, ContextFlagInEngineArgsIsTheContextCounted) {
   Profile profile = example("k26-ar");
-  profile.engine.mem_fraction = 0.78;  // 8 x 97887 MiB x 0.78 = 640.5 GB
+  profile.engine.knobs["engine.mem_fraction"] = 0.78;  // 8 x 97887 MiB x 0.78 = 640.5 GB
   EXPECT_THAT(codes(node_findings(profile, seed_node())), ::testing::IsEmpty());
-  profile.engine.mem_fraction = 0.74;  // 607.6 GB: the weights fit, 256K of KV does not
+  profile.engine.knobs["engine.mem_fraction"] =
+      0.74;  // 607.6 GB: the weights fit, 256K of KV does not
   EXPECT_THAT(codes(node_findings(profile, seed_node())),
               ::testing::ElementsAre("model-context-capped"));
   profile.engine.args.push_back("--context-length=32768");
@@ -102,7 +103,7 @@ TEST(ModelFit, ContextFlagInEngineArgsIsTheContextCounted) {
 // (check_enough_kv_cache_memory), an error. Weights that do not fit stop both.
 TEST(ModelFit, AKvCacheShortfallFollowsEachEngine) {
   Profile sglang = example("k26-ar");
-  sglang.engine.mem_fraction = 0.74;
+  sglang.engine.knobs["engine.mem_fraction"] = 0.74;
   auto capped = node_findings(sglang, seed_node());
   ASSERT_THAT(codes(capped), ::testing::ElementsAre("model-context-capped"));
   EXPECT_EQ(capped.front().severity, Severity::warning);
@@ -116,7 +117,7 @@ TEST(ModelFit, AKvCacheShortfallFollowsEachEngine) {
   ASSERT_THAT(codes(refused), ::testing::ElementsAre("model-does-not-fit"));
   EXPECT_EQ(refused.front().severity, Severity::error);
 
-  sglang.engine.mem_fraction = 0.6;  // 492.5 GB: not even the weights
+  sglang.engine.knobs["engine.mem_fraction"] = 0.6;  // 492.5 GB: not even the weights
   EXPECT_THAT(codes(node_findings(sglang, seed_node())),
               ::testing::ElementsAre("model-does-not-fit"));
 }
