@@ -18,7 +18,6 @@
 namespace gl {
 namespace {
 
-
 size_t count_of(const std::vector<Finding>& findings, Severity severity) {
   return std::count_if(findings.begin(), findings.end(),
                        [&](const Finding& finding) { return finding.severity == severity; });
@@ -193,10 +192,10 @@ void add_check_command(CLI::App& app, CliContext& context) {
       facts = check_facts(*profile, plan, shell, root);
     }
     if (!json) {
-      context.exit_code = print_check_verdict(
-          *profile, plan, facts, shell,
-          facts_file.empty() ? "this node (root " + facts.root + ")"
-                             : "facts '" + facts_file + "'");
+      context.exit_code =
+          print_check_verdict(*profile, plan, facts, shell,
+                              facts_file.empty() ? "this node (root " + facts.root + ")"
+                                                 : "facts '" + facts_file + "'");
       return;
     }
     auto findings = evaluate(*profile, plan, facts, shell);

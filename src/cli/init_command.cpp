@@ -29,7 +29,8 @@ void print_options(const Choice& choice) {
   fmt::print("init: {} ({} found; proposed by the rule: {}):\n", choice.topic,
              choice.options.size(), choice.rule);
   for (size_t i = 0; i < choice.options.size(); ++i)
-    fmt::print("  {}) {}{}\n", i + 1, choice.options[i], i == choice.proposed ? "  [proposed]" : "");
+    fmt::print("  {}) {}{}\n", i + 1, choice.options[i],
+               i == choice.proposed ? "  [proposed]" : "");
 }
 
 // --yes: the proposal, said with the rule that made it.
@@ -60,8 +61,7 @@ class TerminalChooser final : public Chooser {
         number = 0;
       }
       if (number >= 1 && number <= choice.options.size()) return number - 1;
-      fmt::print("Answer 1 to {}, or Enter for {}.\n", choice.options.size(),
-                 choice.proposed + 1);
+      fmt::print("Answer 1 to {}, or Enter for {}.\n", choice.options.size(), choice.proposed + 1);
     }
   }
 };
@@ -128,20 +128,23 @@ Result<int> run_init(CliContext& context, const InitOptions& options) {
   if (!options.model.empty()) request.model = options.model;
   request.gpus = options.gpus;
   if (!options.yes && !::isatty(STDIN_FILENO))
-    return failf("init asks at each choice it makes, on a terminal: run it on one, or pass --yes "
-                 "to take the proposal");
+    return failf(
+        "init asks at each choice it makes, on a terminal: run it on one, or pass --yes "
+        "to take the proposal");
 
   const fs::path target = profile_target(context, options);
   std::error_code error;
   if (fs::exists(fs::symlink_status(target, error)))
-    return failf("init: '{}' exists already: init never overwrites a profile; remove it or pick "
-                 "another NAME or -o FILE",
-                 target.string());
+    return failf(
+        "init: '{}' exists already: init never overwrites a profile; remove it or pick "
+        "another NAME or -o FILE",
+        target.string());
   if (options.output.empty())
     if (auto found = context.profile_source().find(options.name, fs::current_path(error)))
-      return failf("init: profile '{}' exists already at '{}': init never overwrites a profile; "
-                   "remove it or pick another NAME",
-                   options.name, found->string());
+      return failf(
+          "init: profile '{}' exists already at '{}': init never overwrites a profile; "
+          "remove it or pick another NAME",
+          options.name, found->string());
 
   const auto shell = ShellEnvironment::current();
   const NodeFs node(options.root);
@@ -173,15 +176,14 @@ Result<int> run_init(CliContext& context, const InitOptions& options) {
   GL_TRY(const Profile profile, load_profile(context.profile_source(), target.string()));
   const LaunchPlan plan = make_launch_plan(profile);
   const Facts judged = check_facts(profile, plan, shell, options.root);
-  return print_check_verdict(profile, plan, judged, shell,
-                             "this node (root " + judged.root + ")");
+  return print_check_verdict(profile, plan, judged, shell, "this node (root " + judged.root + ")");
 }
 
 }  // namespace
 
 void add_init_command(CLI::App& app, CliContext& context) {
-  auto* command = app.add_subcommand(
-      "init", "Look at this node and write a profile for it that passes check");
+  auto* command =
+      app.add_subcommand("init", "Look at this node and write a profile for it that passes check");
   static InitOptions options;
   command->add_option("name", options.name, "The new profile's name")
       ->required()

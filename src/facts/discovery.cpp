@@ -23,8 +23,7 @@ namespace fs = std::filesystem;
 std::optional<std::string> untrusted_reason(const NodeFs& node, const std::string& node_path,
                                             bool trusted_only) {
   if (!trusted_only) return std::nullopt;
-  const fs::path host =
-      node.host_path(parent_path(node_path)) / fs::path(node_path).filename();
+  const fs::path host = node.host_path(parent_path(node_path)) / fs::path(node_path).filename();
   std::error_code error;
   if (fs::is_symlink(fs::symlink_status(host, error)))
     return fmt::format("'{}' is a link, which discovery as root does not follow", node_path);
@@ -35,8 +34,7 @@ std::optional<std::string> untrusted_reason(const NodeFs& node, const std::strin
 
 class Finder {
  public:
-  Finder(const NodeFs& node, const DiscoveryRequest& request)
-      : node_(node), request_(request) {}
+  Finder(const NodeFs& node, const DiscoveryRequest& request) : node_(node), request_(request) {}
 
   void venv(const std::string& prefix, const std::string& via) {
     const std::string path = normal_path(prefix);

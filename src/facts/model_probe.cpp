@@ -169,8 +169,7 @@ ModelFact probe_hub_model(const NodeFs& node, const std::string& hub_cache,
   std::error_code error;
   const fs::path snapshots = repo / kHubSnapshotsFolder;
   if (commit.empty() || commit.find('/') != std::string::npos)
-    for (fs::directory_iterator it(snapshots, error), end; !error && it != end;
-         it.increment(error))
+    for (fs::directory_iterator it(snapshots, error), end; !error && it != end; it.increment(error))
       if (it->is_directory(error) && !it->is_symlink(error))
         commit = std::max(commit, it->path().filename().string());
   if (commit.empty()) return fact;

@@ -155,8 +155,7 @@ PythonEnvFact probe_python_env(const NodeFs& node, const std::string& prefix,
   return env;
 }
 
-std::optional<std::string> installed_engine_version(const PythonEnvFact& python,
-                                                    EngineKind kind) {
+std::optional<std::string> installed_engine_version(const PythonEnvFact& python, EngineKind kind) {
   auto found = python.packages.find(std::string(engine_row(kind).import_module));
   if (found == python.packages.end()) return std::nullopt;
   return found->second;

@@ -21,13 +21,13 @@ std::string weights_text(const ModelFact& model) {
 }
 
 std::string fit_text(const FitArithmetic& fit, long long tp) {
-  return fmt::format("tp = {}: needs {} ({} weights + {} KV cache of one {}-token request), {} x "
-                     "{} MiB x {} gives {}",
-                     tp, fit_gb(fit.need), fit_gb(fit.weights), fit_gb(fit.kv),
-                     fit.per_token > 0 ? fmt::format("{}", static_cast<long long>(fit.kv / fit.per_token))
-                                       : std::string("?"),
-                     fit.copy_gpus, fit.smallest->memory_total_mib, fit.fraction,
-                     fit_gb(fit.usable));
+  return fmt::format(
+      "tp = {}: needs {} ({} weights + {} KV cache of one {}-token request), {} x "
+      "{} MiB x {} gives {}",
+      tp, fit_gb(fit.need), fit_gb(fit.weights), fit_gb(fit.kv),
+      fit.per_token > 0 ? fmt::format("{}", static_cast<long long>(fit.kv / fit.per_token))
+                        : std::string("?"),
+      fit.copy_gpus, fit.smallest->memory_total_mib, fit.fraction, fit_gb(fit.usable));
 }
 
 // A TOML basic string: quotes, backslashes and control characters escaped.
@@ -75,13 +75,12 @@ Result<Choice> venv_choice(const InitRequest& request, const Discovery& discover
     for (const auto& [kind, version] : discovery.venvs[i].engines)
       if (!request.engine || *request.engine == kind) answers.push_back({i, kind, version});
   if (answers.empty()) {
-    const std::string what = request.engine
-                                 ? fmt::format("{}", engine_row(*request.engine).display)
-                                 : std::string("an engine (") +
-                                       engine_kinds_where([](const EngineRow& row) {
-                                         return !row.pip_dist.empty();
-                                       }, "or") +
-                                       ")";
+    const std::string what =
+        request.engine ? fmt::format("{}", engine_row(*request.engine).display)
+                       : std::string("an engine (") +
+                             engine_kinds_where(
+                                 [](const EngineRow& row) { return !row.pip_dist.empty(); }, "or") +
+                             ")";
     if (request.venv)
       return failf("init: the venv '{}' holds no {}: name the venv that has it (--venv DIR)",
                    *request.venv, what);
@@ -96,10 +95,10 @@ Result<Choice> venv_choice(const InitRequest& request, const Discovery& discover
   Choice choice{"venv", {}, 0, "the newest engine release, then the first by path"};
   for (const auto& answer : answers) {
     const auto& venv = discovery.venvs[answer.venv];
-    choice.options.push_back(fmt::format(
-        "{} ({} {}, torch {}{})", venv.prefix, engine_kind_name(answer.engine), answer.version,
-        venv.python.torch_version.value_or("none"),
-        venv.python.torch_cuda ? ", CUDA " + *venv.python.torch_cuda : std::string()));
+    choice.options.push_back(
+        fmt::format("{} ({} {}, torch {}{})", venv.prefix, engine_kind_name(answer.engine),
+                    answer.version, venv.python.torch_version.value_or("none"),
+                    venv.python.torch_cuda ? ", CUDA " + *venv.python.torch_cuda : std::string()));
   }
   return choice;
 }
@@ -123,12 +122,14 @@ Result<Choice> model_choice(const InitRequest& request, const Discovery& discove
     if (ma.hub != mb.hub) return !ma.hub;
     return ma.path < mb.path;
   });
-  Choice choice{"model", {}, 0,
+  Choice choice{"model",
+                {},
+                0,
                 "local directories and GGUF files before the hub cache's models, each by path"};
   for (size_t index : answers) {
     const auto& model = discovery.models[index];
-    choice.options.push_back(fmt::format("{} ({}; found in {})", model.path,
-                                         weights_text(model.fact), model.found_via));
+    choice.options.push_back(
+        fmt::format("{} ({}; found in {})", model.path, weights_text(model.fact), model.found_via));
   }
   return choice;
 }
@@ -149,14 +150,16 @@ Result<Choice> parallelism_choice(EngineKind engine, const ModelFact& model,
     auto fit = fit_arithmetic({engine, tp, 1, 1, 1, std::nullopt, share, model.context}, model);
     if (!fit) {
       answers.assign(1, 1);
-      const std::string why = !model.weights_bytes
-                                  ? std::string("the model's weights were not measured")
-                                  : fmt::format("{}'s memory share is not the fit rule's",
-                                                row.display);
+      const std::string why =
+          !model.weights_bytes
+              ? std::string("the model's weights were not measured")
+              : fmt::format("{}'s memory share is not the fit rule's", row.display);
       return Choice{"parallelism", {"tp = 1"}, 0, fmt::format("tp = 1: not judged ({})", why)};
     }
-    if (fit->fits()) answers.push_back(tp);
-    else if (answers.empty()) tried += (tried.empty() ? "" : "; ") + fit_text(*fit, tp);
+    if (fit->fits())
+      answers.push_back(tp);
+    else if (answers.empty())
+      tried += (tried.empty() ? "" : "; ") + fit_text(*fit, tp);
     last = fit;
   }
   if (answers.empty())
@@ -165,7 +168,9 @@ Result<Choice> parallelism_choice(EngineKind engine, const ModelFact& model,
         "memory (about {} such GPUs), a lower-precision checkpoint (FP8, INT4), or a shorter "
         "context",
         gpus.size(), last->smallest->memory_total_mib, row.display, tried, last->gpus_needed());
-  Choice choice{"parallelism", {}, 0,
+  Choice choice{"parallelism",
+                {},
+                0,
                 fmt::format("the smallest tensor-parallel size the fit rule says fits{}",
                             tried.empty() ? std::string() : " (" + tried + ")")};
   for (long long tp : answers) choice.options.push_back(fmt::format("tp = {}", tp));
@@ -208,11 +213,11 @@ Choice toolkit_choice(const std::optional<std::string>& torch_cuda,
       wanted->major_minor());
   for (const auto* toolkit : matching) {
     answers.emplace_back(toolkit->root);
-    choice.options.push_back(fmt::format("{} (nvcc {}, {})", toolkit->root,
-                                         toolkit->version().value_or("?"),
-                                         toolkit->nvcc_version_source.empty()
-                                             ? std::string("found via ") + toolkit->found_via.front()
-                                             : toolkit->nvcc_version_source));
+    choice.options.push_back(
+        fmt::format("{} (nvcc {}, {})", toolkit->root, toolkit->version().value_or("?"),
+                    toolkit->nvcc_version_source.empty()
+                        ? std::string("found via ") + toolkit->found_via.front()
+                        : toolkit->nvcc_version_source));
   }
   return choice;
 }
@@ -254,8 +259,8 @@ Result<InitDecision> decide_init(const InitRequest& request, const Facts& facts,
     for (const auto& gpu : facts.gpus) gpus.push_back(&gpu);
   } else {
     for (const auto& device : request.gpus) {
-      auto found = std::ranges::find_if(
-          facts.gpus, [&](const GpuFact& gpu) { return names_gpu(device, gpu); });
+      auto found = std::ranges::find_if(facts.gpus,
+                                        [&](const GpuFact& gpu) { return names_gpu(device, gpu); });
       if (found == facts.gpus.end())
         return failf("init: --gpus names '{}', which this node does not have ({} GPU(s) seen)",
                      device, facts.gpus.size());
@@ -264,8 +269,7 @@ Result<InitDecision> decide_init(const InitRequest& request, const Facts& facts,
     decision.devices = request.gpus;
   }
   std::vector<long long> sizes;
-  GL_TRY(const Choice parallelism,
-         parallelism_choice(decision.engine, model_fact, gpus, sizes));
+  GL_TRY(const Choice parallelism, parallelism_choice(decision.engine, model_fact, gpus, sizes));
   const size_t tp_taken = ask(chooser, parallelism);
   decision.tp = sizes[tp_taken];
   decision.parallelism_why = picked_why(parallelism, tp_taken);
@@ -287,21 +291,22 @@ Result<InitDecision> decide_init(const InitRequest& request, const Facts& facts,
 std::string init_profile_text(const InitDecision& decision) {
   const EngineRow& row = engine_row(decision.engine);
   std::string text;
-  text += comment(fmt::format("Profile '{}', written by `gpulaunch init` from what it found on "
-                              "this node; each value says why.",
-                              decision.name));
-  text += comment(fmt::format("Judge it again with `gpulaunch check {}`; the keys are in "
-                              "gpulaunch.toml(5).",
-                              decision.name));
-  text += fmt::format("description = {}\n", toml_quoted(fmt::format(
-                                               "{} {}, tp {}", row.display, decision.model,
-                                               decision.tp)));
+  text +=
+      comment(fmt::format("Profile '{}', written by `gpulaunch init` from what it found on "
+                          "this node; each value says why.",
+                          decision.name));
+  text +=
+      comment(fmt::format("Judge it again with `gpulaunch check {}`; the keys are in "
+                          "gpulaunch.toml(5).",
+                          decision.name));
+  text += fmt::format("description = {}\n", toml_quoted(fmt::format("{} {}, tp {}", row.display,
+                                                                    decision.model, decision.tp)));
   text += "\n[engine]\n";
-  text += comment(fmt::format("{} {} in this venv, torch {}{}: {}", row.display,
-                              decision.engine_version, decision.torch.value_or("none"),
-                              decision.torch_cuda ? " for CUDA " + *decision.torch_cuda
-                                                  : std::string(),
-                              decision.venv_why));
+  text +=
+      comment(fmt::format("{} {} in this venv, torch {}{}: {}", row.display,
+                          decision.engine_version, decision.torch.value_or("none"),
+                          decision.torch_cuda ? " for CUDA " + *decision.torch_cuda : std::string(),
+                          decision.venv_why));
   text += fmt::format("kind = {}\n", toml_quoted(engine_kind_name(decision.engine)));
   text += fmt::format("venv = {}\n", toml_quoted(decision.venv));
   text += "\n[model]\n";
@@ -312,8 +317,7 @@ std::string init_profile_text(const InitDecision& decision) {
   text += fmt::format("tp = {}\n", decision.tp);
   text += "\n[toolkit]\n";
   text += comment(decision.toolkit_why);
-  if (decision.cuda_home)
-    text += fmt::format("cuda_home = {}\n", toml_quoted(*decision.cuda_home));
+  if (decision.cuda_home) text += fmt::format("cuda_home = {}\n", toml_quoted(*decision.cuda_home));
   if (!decision.devices.empty()) {
     text += "\n[gpus]\n";
     text += comment("as told (--gpus)");

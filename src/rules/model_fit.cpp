@@ -33,8 +33,9 @@ std::optional<FitArithmetic> fit_arithmetic(const FitInput& input, const ModelFa
     fit.fraction = *input.mem_fraction;
     fit.fraction_source = "engine.mem_fraction";
   } else {
-    auto chosen = knob_default(row.mem_fraction, GpuContext{fit.smallest->memory_total_mib,
-                                                            fit.smallest->name, input.tp, input.pp});
+    auto chosen = knob_default(
+        row.mem_fraction,
+        GpuContext{fit.smallest->memory_total_mib, fit.smallest->name, input.tp, input.pp});
     if (!chosen) return std::nullopt;
     fit.fraction = chosen->value;
     fit.fraction_source = chosen->why;
@@ -47,8 +48,9 @@ std::optional<FitArithmetic> fit_arithmetic(const FitInput& input, const ModelFa
   fit.usable = static_cast<double>(fit.copy_gpus) * fit.gpu_bytes * fit.fraction;
   fit.weights = static_cast<double>(*model.weights_bytes);
   if (model.layers && model.kv_lora_rank && model.rope_head_dim)  // MLA: one latent per token
-    fit.per_token = static_cast<double>(*model.layers * (*model.kv_lora_rank + *model.rope_head_dim) *
-                                        static_cast<long long>(kKvCacheElementBytes));
+    fit.per_token =
+        static_cast<double>(*model.layers * (*model.kv_lora_rank + *model.rope_head_dim) *
+                            static_cast<long long>(kKvCacheElementBytes));
   else if (model.layers && model.kv_heads && model.head_dim)
     fit.per_token = static_cast<double>(*model.layers * 2 * *model.kv_heads * *model.head_dim *
                                         static_cast<long long>(kKvCacheElementBytes));

@@ -326,10 +326,10 @@ void check_model_fit(const Profile& profile, const LaunchPlan& plan, const Facts
   const EngineRow& row = engine_row(profile.engine.kind);
   const auto& p = profile.parallelism;
   const auto context = context_length(profile, model);
-  const auto fit = fit_arithmetic({profile.engine.kind, p.tp, p.pp, p.dp, p.ep,
-                                   profile.engine.mem_fraction,
-                                   assigned_gpu_facts(plan.gpus, facts), context},
-                                  model);
+  const auto fit =
+      fit_arithmetic({profile.engine.kind, p.tp, p.pp, p.dp, p.ep, profile.engine.mem_fraction,
+                      assigned_gpu_facts(plan.gpus, facts), context},
+                     model);
   if (!fit) return;
   const GpuFact* smallest = fit->smallest;
   const double fraction = fit->fraction;

@@ -226,9 +226,8 @@ Result<void> write_atomically_at(int directory_fd, std::string_view name, std::s
   return write_whole_at(directory_fd, name, content, mode, shown, true);
 }
 
-Result<void> create_atomically_at(int directory_fd, std::string_view name,
-                                  std::string_view content, mode_t mode,
-                                  const std::string& shown) {
+Result<void> create_atomically_at(int directory_fd, std::string_view name, std::string_view content,
+                                  mode_t mode, const std::string& shown) {
   return write_whole_at(directory_fd, name, content, mode, shown, false);
 }
 

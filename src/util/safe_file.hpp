@@ -55,9 +55,8 @@ Result<void> write_atomically_at(int directory_fd, std::string_view name, std::s
 
 // The same for a file that must not exist yet: renameat2(RENAME_NOREPLACE), so whatever is at
 // `name` (a file, a link planted meanwhile) stays and the write is refused.
-Result<void> create_atomically_at(int directory_fd, std::string_view name,
-                                  std::string_view content, mode_t mode,
-                                  const std::string& shown);
+Result<void> create_atomically_at(int directory_fd, std::string_view name, std::string_view content,
+                                  mode_t mode, const std::string& shown);
 
 // Appends `line` (one write(2), so concurrent appenders never interleave within it) to the
 // regular file `name` in `directory_fd`, creating it with `mode` (set whatever the umask). A link,

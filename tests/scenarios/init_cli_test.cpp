@@ -71,15 +71,15 @@ struct InitNode {
   }
 
   CliRun init(const std::string& name, std::vector<std::string> extra = {}) {
-    std::vector<std::string> args{"--profiles-dir", profiles.string(), "init", name,
+    std::vector<std::string> args{"--profiles-dir", profiles.string(),   "init", name,
                                   "--root",         node.root().string()};
     args.insert(args.end(), extra.begin(), extra.end());
     return gpulaunch(args);
   }
 
   CliRun check(const std::string& name) {
-    return gpulaunch({"check", (profiles / (name + ".toml")).string(), "--root",
-                      node.root().string()});
+    return gpulaunch(
+        {"check", (profiles / (name + ".toml")).string(), "--root", node.root().string()});
   }
 };
 

@@ -96,9 +96,9 @@ TEST(Discovery, AsRootSkipsLinkedAndUserWritableCandidatesWithAReason) {
   node.venv("/opt/venvs/shared", "2.9.0+cu130", "13.0", {{"vllm", "0.11.0"}});
   ASSERT_EQ(::chmod((node.root() / "opt/venvs/shared").c_str(), 0775), 0);
   node.venv("/opt/venvs/libs", "2.9.0+cu130", "13.0", {{"vllm", "0.11.0"}});
-  ASSERT_EQ(::chown((node.root() / "opt/venvs/libs/lib/python3.11/site-packages").c_str(), 1000,
-                    1000),
-            0);
+  ASSERT_EQ(
+      ::chown((node.root() / "opt/venvs/libs/lib/python3.11/site-packages").c_str(), 1000, 1000),
+      0);
   node.write("/models/good/config.json", kConfig);
   node.write("/models/hostile/config.json", kConfig);
   ASSERT_EQ(::chmod((node.root() / "models/hostile").c_str(), 0777), 0);

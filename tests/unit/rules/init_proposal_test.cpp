@@ -201,8 +201,7 @@ TEST(InitProposal, GpusNarrowTheFitAndAreWritten) {
   found.venvs = {venv("/opt/a", EngineKind::sglang, "0.5.5")};
   found.models = {model("/models/big", 150 * kGB)};
   test::FakeChooser chooser;
-  auto decision = decide_init({.name = "q", .gpus = {"2", "3", "5", "6"}}, node(8), found,
-                              chooser);
+  auto decision = decide_init({.name = "q", .gpus = {"2", "3", "5", "6"}}, node(8), found, chooser);
   ASSERT_TRUE(decision) << decision.error().message;
   EXPECT_EQ(decision->tp, 2);
   EXPECT_THAT(decision->devices, ElementsAre("2", "3"));
