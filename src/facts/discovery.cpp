@@ -99,7 +99,9 @@ Discovery discover(const NodeFs& node, const DiscoveryRequest& request) {
       }
   }
   if (request.model) {
-    if (request.model->starts_with('/')) finder.model(*request.model, "--model");
+    if (request.model->starts_with('/')) {
+      if (node.exists(*request.model)) finder.model(*request.model, "--model");
+    }
     // A hub id is the profile's as told; it is measured where a hub cache holds it.
     else
       for (const auto& cache : request.hub_caches)

@@ -114,7 +114,7 @@ INSTANTIATE_TEST_SUITE_P(Kinds, InitEachEngine, ::testing::Values("sglang", "vll
 TEST(InitCli, TwoVenvsWithYesTakeTheRulesPickAndSayWhy) {
   InitNode node(engine_scenario("sglang"));
   node.node.venv("/opt/gpulaunch/venvs/newer", "2.9.0+cu130", "13.0",
-                 {{"sglang", "0.5.10"}, {"flashinfer", "0.6.7"}});
+                 {{"sglang", "0.5.10"}, {"flashinfer", "0.6.7"}}, true, {"sglang"});
   const CliRun init = node.init("two-venvs", {"--yes"});
   EXPECT_EQ(init.exit_code, 0) << init.out;
   EXPECT_THAT(init.out, HasSubstr("init: venv: took /opt/gpulaunch/venvs/newer (sglang 0.5.10"));
