@@ -93,19 +93,17 @@ fs::path profile_target(const CliContext& context, const InitOptions& options) {
   return directory / (options.name + ".toml");
 }
 
+// Root writes only where no user could change the profile afterwards (SECURITY.md).
+Result<UniqueFd> profile_directory(const fs::path& parent) {
+  if (::geteuid() == 0) return open_root_owned_directory(parent);
+  std::error_code error;
+  fs::create_directories(parent, error);
+  if (error) return failf("Failed to create '{}': {}", parent.string(), error.message());
+  return open_directory_nofollow(parent);
+}
+
 Result<void> write_profile(const fs::path& path, const std::string& text) {
-  const fs::path parent = fs::absolute(path).parent_path();
-  Result<UniqueFd> directory = std::unexpected(Error{""});
-  if (::geteuid() == 0) {
-    // Root writes only where no user could change the profile afterwards (SECURITY.md).
-    directory = open_root_owned_directory(parent);
-  } else {
-    std::error_code error;
-    fs::create_directories(parent, error);
-    if (error) return failf("Failed to create '{}': {}", parent.string(), error.message());
-    directory = open_directory_nofollow(parent);
-  }
-  GL_TRY(auto fd, std::move(directory));
+  GL_TRY(auto fd, profile_directory(fs::absolute(path).parent_path()));
   return create_atomically_at(fd.get(), path.filename().string(), text, 0644, path.string());
 }
 
