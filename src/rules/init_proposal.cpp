@@ -216,7 +216,8 @@ Choice toolkit_choice(const std::optional<std::string>& torch_cuda,
     choice.options.push_back(
         fmt::format("{} (nvcc {}, {})", toolkit->root, toolkit->version().value_or("?"),
                     toolkit->nvcc_version_source.empty()
-                        ? std::string("found via ") + toolkit->found_via.front()
+                        ? (toolkit->found_via.empty() ? std::string("found")
+                                                      : "found via " + toolkit->found_via.front())
                         : toolkit->nvcc_version_source));
   }
   return choice;
