@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/check_verdict.hpp"
 #include "cli/context.hpp"
 #include "cli/findings_report.hpp"
 #include "facts/gather.hpp"
@@ -16,10 +17,6 @@
 
 namespace gl {
 namespace {
-
-constexpr int kCheckOk = 0;
-constexpr int kCheckErrors = 1;
-constexpr int kCheckCouldNotRun = 2;
 
 size_t count_of(const std::vector<Finding>& findings, Severity severity) {
   return std::count_if(findings.begin(), findings.end(),
@@ -119,6 +116,27 @@ int check_all(const std::string& root, bool json) {
 
 }  // namespace
 
+Facts check_facts(const Profile& profile, const LaunchPlan& plan, const ShellEnvironment& shell,
+                  const std::string& root) {
+  auto request = facts_request(profile, plan, shell);
+  request.probe_ports = root == "/";
+  if (root == "/") request.host = system_host_sources();
+  return gather_facts(NodeFs(root), request);
+}
+
+int print_check_verdict(const Profile& profile, const LaunchPlan& plan, const Facts& facts,
+                        const ShellEnvironment& shell, const std::string& against) {
+  const auto findings = evaluate(profile, plan, facts, shell);
+  const size_t errors = count_of(findings, Severity::error);
+  const size_t warnings = count_of(findings, Severity::warning);
+  fmt::print("gpulaunch check: profile '{}' against {}\n", profile.name, against);
+  print_findings(findings);
+  fmt::print("\n{}: {} error(s), {} warning(s)\n",
+             errors ? "FAILED, the start would fail" : "OK, nothing blocks a start", errors,
+             warnings);
+  return errors ? kCheckErrors : kCheckOk;
+}
+
 void add_check_command(CLI::App& app, CliContext& context) {
   auto* command =
       app.add_subcommand("check", "Check a profile against this node (or recorded facts)");
@@ -171,31 +189,25 @@ void add_check_command(CLI::App& app, CliContext& context) {
       }
       facts = std::move(*loaded);
     } else {
-      auto request = facts_request(*profile, plan, shell);
-      request.probe_ports = root == "/";
-      if (root == "/") request.host = system_host_sources();
-      facts = gather_facts(NodeFs(root), request);
+      facts = check_facts(*profile, plan, shell, root);
+    }
+    if (!json) {
+      context.exit_code =
+          print_check_verdict(*profile, plan, facts, shell,
+                              facts_file.empty() ? "this node (root " + facts.root + ")"
+                                                 : "facts '" + facts_file + "'");
+      return;
     }
     auto findings = evaluate(*profile, plan, facts, shell);
     const size_t errors = count_of(findings, Severity::error);
     const size_t warnings = count_of(findings, Severity::warning);
     context.exit_code = errors ? kCheckErrors : kCheckOk;
-    if (json) {
-      nlohmann::json out{{"profile", profile->name},
-                         {"facts", facts_file.empty() ? facts.root : facts_file},
-                         {"errors", errors},
-                         {"warnings", warnings},
-                         {"findings", findings_to_json(findings)}};
-      fmt::print("{}\n", out.dump(2));
-      return;
-    }
-    fmt::print(
-        "gpulaunch check: profile '{}' against {}\n", profile->name,
-        facts_file.empty() ? "this node (root " + facts.root + ")" : "facts '" + facts_file + "'");
-    print_findings(findings);
-    fmt::print("\n{}: {} error(s), {} warning(s)\n",
-               errors ? "FAILED, the start would fail" : "OK, nothing blocks a start", errors,
-               warnings);
+    nlohmann::json out{{"profile", profile->name},
+                       {"facts", facts_file.empty() ? facts.root : facts_file},
+                       {"errors", errors},
+                       {"warnings", warnings},
+                       {"findings", findings_to_json(findings)}};
+    fmt::print("{}\n", out.dump(2));
   });
 }
 

@@ -13,6 +13,7 @@
 
 #include <fmt/core.h>
 
+#include "catalog/discovery_places.hpp"
 #include "catalog/engines.hpp"
 #include "catalog/exit_codes.hpp"
 #include "catalog/jit_caches.hpp"
@@ -478,6 +479,14 @@ std::string unsafe_directives_block() {
   return roff(names) + "\n";
 }
 
+// Where `init` looks for venvs and models (catalog/discovery_places), one place a line.
+std::string discovery_places_block(std::span<const DiscoveryPlace> places) {
+  std::string page;
+  for (const auto& place : places)
+    page += fmt::format(".TP\n{}\n{}\n", literal(place.directory), roff(place.why));
+  return page;
+}
+
 // Every {{name}} the texts in src/cli/doc/ may use besides another text.
 ManValues man_values(const CLI::App& app, std::string_view date) {
   auto number = [](auto value) { return fmt::format("{}", value); };
@@ -496,6 +505,8 @@ ManValues man_values(const CLI::App& app, std::string_view date) {
       {"metrics-file", literal(state_paths::metrics_file_name("PROFILE"))},
       {"textfile-directory", literal(state_paths::kTextfileDirectory)},
       {"keys", keys_block()},
+      {"init-venv-places", discovery_places_block(venv_places())},
+      {"init-model-places", discovery_places_block(model_places())},
       {"engine-rows", engine_rows_block()},
       {"max-output-line-kib", number(kMaxOutputLine / 1024)},
       {"health-answer-margin", number(kHealthAnswerMargin.count())},

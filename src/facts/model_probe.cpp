@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "facts/model_probe.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "catalog/hub_cache.hpp"
 #include "catalog/node_requirements.hpp"
 #include "util/json_file.hpp"
 #include "util/safe_file.hpp"
@@ -53,10 +55,8 @@ std::optional<long long> integer(const nlohmann::json& config, const char* key) 
   return value > 0 ? std::optional(value) : std::nullopt;
 }
 
-void read_config(const fs::path& directory, ModelFact& fact) {
-  auto text = read_model_file(directory, kModelConfig, kConfigLimit, fact);
-  if (!text) return;
-  auto parsed = parse_bounded_json<nlohmann::json>(*text, std::string(kModelConfig));
+void apply_config(std::string_view text, ModelFact& fact) {
+  auto parsed = parse_bounded_json<nlohmann::json>(text, std::string(kModelConfig));
   if (!parsed || !parsed->is_object()) {
     fact.problems.push_back(parsed ? fmt::format("{} is not a JSON object", kModelConfig)
                                    : parsed.error().message);
@@ -77,6 +77,26 @@ void read_config(const fs::path& directory, ModelFact& fact) {
   fact.head_dim = integer(*config, "head_dim");
   if (!fact.head_dim && heads)
     if (auto hidden = integer(*config, "hidden_size")) fact.head_dim = *hidden / *heads;
+}
+
+void read_config(const fs::path& directory, ModelFact& fact) {
+  if (auto text = read_model_file(directory, kModelConfig, kConfigLimit, fact))
+    apply_config(*text, fact);
+}
+
+// A snapshot's entry as huggingface_hub writes it: a relative link to ../../blobs/HASH. The blob
+// it names inside `repo`, when the link says exactly that; nullopt for any other link.
+std::optional<fs::path> blob_of(const fs::path& repo, const fs::path& entry) {
+  std::error_code error;
+  const fs::path target = fs::read_symlink(entry, error);
+  if (error) return std::nullopt;
+  const std::string prefix = std::string("../../") + std::string(kHubBlobsFolder) + "/";
+  const std::string text = target.string();
+  if (!text.starts_with(prefix)) return std::nullopt;
+  const std::string blob = text.substr(prefix.size());
+  if (blob.empty() || blob.find('/') != std::string::npos || blob == "." || blob == "..")
+    return std::nullopt;
+  return repo / kHubBlobsFolder / blob;
 }
 
 }  // namespace
@@ -131,6 +151,59 @@ ModelFact probe_model(const NodeFs& node, const std::string& model_path) {
   if (files > 0) {
     fact.weights_bytes = sum;
     fact.weights_source = fmt::format("{} weight file(s) (*.safetensors, *.bin, *.gguf)", files);
+  }
+  return fact;
+}
+
+ModelFact probe_hub_model(const NodeFs& node, const std::string& hub_cache,
+                          const std::string& repo_id) {
+  ModelFact fact;
+  fact.path = repo_id;
+  const fs::path repo = node.host_path(hub_cache) / hub_repo_folder(repo_id);
+  std::string commit;
+  auto ref = read_regular_nofollow(repo / kHubRefsFolder / kHubDefaultRevision, 4096);
+  if (ref && *ref) {
+    commit = (*ref)->content;
+    while (!commit.empty() && (commit.back() == '\n' || commit.back() == ' ')) commit.pop_back();
+  }
+  std::error_code error;
+  const fs::path snapshots = repo / kHubSnapshotsFolder;
+  if (commit.empty() || commit.find('/') != std::string::npos)
+    for (fs::directory_iterator it(snapshots, error), end; !error && it != end; it.increment(error))
+      if (it->is_directory(error) && !it->is_symlink(error))
+        commit = std::max(commit, it->path().filename().string());
+  if (commit.empty()) return fact;
+  const fs::path snapshot = snapshots / commit;
+  if (fs::is_symlink(fs::symlink_status(snapshot, error)) || !fs::is_directory(snapshot, error))
+    return fact;
+  unsigned long long sum = 0;
+  long long files = 0;
+  for (fs::directory_iterator it(snapshot, error), end; !error && it != end; it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    const bool weights = is_weight_file(name);
+    if (!weights && name != kModelConfig) continue;
+    // The snapshot links into blobs/: only that link is taken, never one pointing elsewhere.
+    std::optional<fs::path> file = it->path();
+    if (it->is_symlink(error)) file = blob_of(repo, it->path());
+    if (!file) {
+      ++fact.links_skipped;
+      continue;
+    }
+    if (!weights) {
+      auto read = read_regular_nofollow(*file, kConfigLimit);
+      if (read && *read) apply_config((*read)->content, fact);
+      continue;
+    }
+    const auto status = fs::symlink_status(*file, error);
+    if (error || !fs::is_regular_file(status)) continue;
+    sum += fs::file_size(*file, error);
+    if (error) break;
+    ++files;
+  }
+  if (files > 0) {
+    fact.weights_bytes = sum;
+    fact.weights_source = fmt::format("{} weight file(s) in the hub cache's snapshot {}", files,
+                                      commit.substr(0, 12));
   }
   return fact;
 }

@@ -21,4 +21,10 @@ bool is_weight_file(std::string_view name);
 
 ModelFact probe_model(const NodeFs& node, const std::string& model_path);
 
+// A hub id in a huggingface_hub cache (catalog/hub_cache): the snapshot refs/main names (else
+// the newest-named one); its entries are links to ../../blobs/HASH, each taken only when it says
+// exactly that (a link anywhere else is skipped), the blob opened without following a link.
+ModelFact probe_hub_model(const NodeFs& node, const std::string& hub_cache,
+                          const std::string& repo_id);
+
 }  // namespace gl

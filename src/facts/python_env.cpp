@@ -155,24 +155,20 @@ PythonEnvFact probe_python_env(const NodeFs& node, const std::string& prefix,
   return env;
 }
 
-namespace {
-
-std::optional<std::string> engine_version_in(const PythonEnvFact& python, EngineKind kind) {
+std::optional<std::string> installed_engine_version(const PythonEnvFact& python, EngineKind kind) {
   auto found = python.packages.find(std::string(engine_row(kind).import_module));
   if (found == python.packages.end()) return std::nullopt;
   return found->second;
 }
 
-}  // namespace
-
 std::optional<std::string> installed_engine_version(const Facts& facts, EngineKind kind) {
   if (!facts.python) return std::nullopt;
-  return engine_version_in(*facts.python, kind);
+  return installed_engine_version(*facts.python, kind);
 }
 
 std::optional<std::string> installed_engine_version(const NodeFs& node, EngineKind kind,
                                                     const std::string& venv) {
-  return engine_version_in(probe_python_env(node, venv, venv + "/bin/python"), kind);
+  return installed_engine_version(probe_python_env(node, venv, venv + "/bin/python"), kind);
 }
 
 }  // namespace gl

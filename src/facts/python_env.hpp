@@ -30,6 +30,7 @@ PythonEnvFact probe_python_env(const NodeFs& node, const std::string& prefix,
 
 // The engine's installed version (its row's package in `packages`), which picks its launcher
 // (engines/engine_argv): from facts already gathered, or read from `venv` alone, as files.
+std::optional<std::string> installed_engine_version(const PythonEnvFact& python, EngineKind kind);
 std::optional<std::string> installed_engine_version(const Facts& facts, EngineKind kind);
 std::optional<std::string> installed_engine_version(const NodeFs& node, EngineKind kind,
                                                     const std::string& venv);

@@ -15,16 +15,15 @@
 #include "facts/environment.hpp"
 #include "plan/gpu_assignment.hpp"
 #include "profile/service_user.hpp"
+#include "rules/model_fit.hpp"
 #include "rules/sandbox_checks.hpp"
 #include "unit/render.hpp"
 
 namespace gl {
 namespace {
 
-constexpr double kGB = 1e9;
-
 std::string gb(double bytes) {
-  return fmt::format("{:.1f} GB", bytes / kGB);
+  return fit_gb(bytes);
 }
 
 std::string join(const std::vector<std::string>& parts, std::string_view separator = ", ") {
@@ -325,43 +324,22 @@ void check_model_fit(const Profile& profile, const LaunchPlan& plan, const Facts
     return;
   }
   const EngineRow& row = engine_row(profile.engine.kind);
-  // Only a share that covers weights and KV cache together (SGLang's, vLLM's) is judged.
-  if (!row.mem_fraction.engine_default) return;
-  const auto gpus = assigned_gpu_facts(plan.gpus, facts);
-  if (gpus.empty()) return;
-  const GpuFact* smallest =
-      *std::ranges::min_element(gpus, {}, [](const GpuFact* gpu) { return gpu->memory_total_mib; });
-  if (smallest->memory_total_mib == 0) return;
   const auto& p = profile.parallelism;
-  double fraction = 0;
-  std::string fraction_source;
-  if (auto set = profile.engine.knob("engine.mem_fraction")) {
-    fraction = *set;
-    fraction_source = "engine.mem_fraction";
-  } else {
-    auto chosen = knob_default(row.mem_fraction,
-                               GpuContext{smallest->memory_total_mib, smallest->name, p.tp, p.pp});
-    if (!chosen) return;
-    fraction = chosen->value;
-    fraction_source = chosen->why;
-  }
-  // The GPUs holding one copy of the model: tp x pp; vLLM's expert parallelism also spreads the
-  // experts, most of a MoE's weights, over the data-parallel ranks.
-  long long copy_gpus = p.tp * p.pp;
-  if (row.ep_rule == EpRule::one_or_tp_times_dp && p.ep > 1) copy_gpus *= p.dp;
-  const double gpu_bytes = static_cast<double>(smallest->memory_total_mib) * 1024 * 1024;
-  const double usable = static_cast<double>(copy_gpus) * gpu_bytes * fraction;
-  const double weights = static_cast<double>(*model.weights_bytes);
-  double per_token = 0;
-  if (model.layers && model.kv_lora_rank && model.rope_head_dim)  // MLA: one latent per token
-    per_token = static_cast<double>(*model.layers * (*model.kv_lora_rank + *model.rope_head_dim) *
-                                    static_cast<long long>(kKvCacheElementBytes));
-  else if (model.layers && model.kv_heads && model.head_dim)
-    per_token = static_cast<double>(*model.layers * 2 * *model.kv_heads * *model.head_dim *
-                                    static_cast<long long>(kKvCacheElementBytes));
   const auto context = context_length(profile, model);
-  const double kv = context ? per_token * static_cast<double>(*context) : 0;
-  const double need = weights + kv;
+  const auto fit = fit_arithmetic(
+      {profile.engine.kind, p.tp, p.pp, p.dp, p.ep, profile.engine.knob("engine.mem_fraction"),
+       assigned_gpu_facts(plan.gpus, facts), context},
+      model);
+  if (!fit) return;
+  const GpuFact* smallest = fit->smallest;
+  const double fraction = fit->fraction;
+  const std::string& fraction_source = fit->fraction_source;
+  const long long copy_gpus = fit->copy_gpus;
+  const double usable = fit->usable;
+  const double weights = fit->weights;
+  const double per_token = fit->per_token;
+  const double kv = fit->kv;
+  const double need = fit->need;
   if (need <= usable) return;
   // Weights that fit with a KV cache that does not: SGLang serves shorter requests, vLLM refuses.
   if (weights < usable && row.kv_shortfall.caps_request_length && per_token > 0) {
@@ -382,8 +360,7 @@ void check_model_fit(const Profile& profile, const LaunchPlan& plan, const Facts
                      context_flag(row))});
     return;
   }
-  const double per_gpu = gpu_bytes * fraction;
-  const auto gpus_needed = static_cast<long long>(std::ceil(need / per_gpu));
+  const auto gpus_needed = fit->gpus_needed();
   std::string kv_text = per_token > 0 && context
                             ? fmt::format("{} for one request of {} tokens ({:.0f} KiB a token)",
                                           gb(kv), *context, per_token / 1024)

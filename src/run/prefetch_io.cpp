@@ -15,6 +15,7 @@
 
 #include <fmt/core.h>
 
+#include "catalog/hub_cache.hpp"
 #include "facts/environment.hpp"
 #include "facts/model_probe.hpp"
 #include "supervise/cgroup.hpp"
@@ -300,30 +301,6 @@ Result<std::unique_ptr<PrefetchIo>> hub_weights(
 }
 
 }  // namespace
-
-std::optional<std::string> hub_cache_directory(
-    const std::vector<std::pair<std::string, std::string>>& environment) {
-  for (const char* name : {"HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"})
-    if (auto value = lookup(environment, name); value && !value->empty()) return *value;
-  if (auto home = lookup(environment, "HF_HOME"); home && !home->empty()) return *home + "/hub";
-  if (auto xdg = lookup(environment, "XDG_CACHE_HOME"); xdg && !xdg->empty())
-    return *xdg + "/huggingface/hub";
-  if (auto home = lookup(environment, "HOME"); home && !home->empty())
-    return *home + "/.cache/huggingface/hub";
-  return std::nullopt;
-}
-
-std::string hub_repo_folder(const std::string& repo_id) {
-  std::string folder = "models";
-  size_t start = 0;
-  while (true) {
-    const size_t slash = repo_id.find('/', start);
-    folder += "--" + repo_id.substr(start, slash - start);
-    if (slash == std::string::npos) break;
-    start = slash + 1;
-  }
-  return folder;
-}
 
 Result<std::unique_ptr<PrefetchIo>> open_model_weights(
     const std::string& model_path, const std::optional<std::string>& revision,

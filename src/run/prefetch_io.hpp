@@ -12,23 +12,11 @@
 #include <utility>
 #include <vector>
 
+#include "catalog/hub_cache.hpp"  // hub_cache_directory, hub_repo_folder
 #include "run/prefetch.hpp"
 #include "util/error.hpp"
 
 namespace gl {
-
-// Where huggingface_hub keeps its cache in `environment` (huggingface_hub
-// src/huggingface_hub/constants.py at commit 03333b6): HF_HUB_CACHE, else HUGGINGFACE_HUB_CACHE,
-// else HF_HOME/hub, HF_HOME defaulting to $XDG_CACHE_HOME/huggingface, then
-// $HOME/.cache/huggingface. nullopt when neither says where.
-std::optional<std::string> hub_cache_directory(
-    const std::vector<std::pair<std::string, std::string>>& environment);
-
-// A hub id's folder in that cache: models--ORG--NAME (huggingface_hub
-// src/huggingface_hub/file_download.py, repo_folder_name; _create_symlink makes relative links),
-// holding refs/REVISION (a commit hash), snapshots/COMMIT/FILE (links to
-// ../../blobs/HASH) and blobs/.
-std::string hub_repo_folder(const std::string& repo_id);
 
 // The weight files (*.safetensors, *.bin, *.gguf, as facts/model_probe counts them) of
 // `model_path`: a local directory or file, or a hub id's snapshot of `revision` (default

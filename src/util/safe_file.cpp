@@ -2,6 +2,7 @@
 #include "util/safe_file.hpp"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cerrno>
@@ -181,8 +182,10 @@ Result<std::optional<FileRead>> read_regular_nofollow(const std::filesystem::pat
   return read_regular_at(directory->get(), path.filename().string(), max_bytes, path.string());
 }
 
-Result<void> write_atomically_at(int directory_fd, std::string_view name, std::string_view content,
-                                 mode_t mode, const std::string& shown) {
+namespace {
+
+Result<void> write_whole_at(int directory_fd, std::string_view name, std::string_view content,
+                            mode_t mode, const std::string& shown, bool replace) {
   const std::string temp = temporary_name(name);
   UniqueFd fd(::openat(directory_fd, temp.c_str(),
                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
@@ -199,13 +202,33 @@ Result<void> write_atomically_at(int directory_fd, std::string_view name, std::s
   if (::close(fd.release()) != 0)
     return discard({fmt::format("Failed to close '{}': {}", shown, errno_text(errno))});
   const std::string target(name);
-  if (::renameat(directory_fd, temp.c_str(), directory_fd, target.c_str()) != 0) {
+  if (!replace) {
+    if (::renameat2(directory_fd, temp.c_str(), directory_fd, target.c_str(), RENAME_NOREPLACE) !=
+        0) {
+      int error = errno;
+      if (error == EEXIST)
+        return discard({fmt::format("Refusing to write '{}': it exists already", shown)});
+      return discard({fmt::format("Failed to create '{}': {}", shown, errno_text(error))});
+    }
+  } else if (::renameat(directory_fd, temp.c_str(), directory_fd, target.c_str()) != 0) {
     int error = errno;
     // A directory planted at the name cannot be renamed over: say so.
     return discard({fmt::format("Failed to replace '{}': {}", shown, errno_text(error))});
   }
   ::fsync(directory_fd);  // best effort: the rename is already visible
   return {};
+}
+
+}  // namespace
+
+Result<void> write_atomically_at(int directory_fd, std::string_view name, std::string_view content,
+                                 mode_t mode, const std::string& shown) {
+  return write_whole_at(directory_fd, name, content, mode, shown, true);
+}
+
+Result<void> create_atomically_at(int directory_fd, std::string_view name, std::string_view content,
+                                  mode_t mode, const std::string& shown) {
+  return write_whole_at(directory_fd, name, content, mode, shown, false);
 }
 
 Result<void> append_at(int directory_fd, std::string_view name, std::string_view line, mode_t mode,

@@ -53,6 +53,11 @@ Result<std::optional<FileRead>> read_regular_nofollow(const std::filesystem::pat
 Result<void> write_atomically_at(int directory_fd, std::string_view name, std::string_view content,
                                  mode_t mode, const std::string& shown);
 
+// The same for a file that must not exist yet: renameat2(RENAME_NOREPLACE), so whatever is at
+// `name` (a file, a link planted meanwhile) stays and the write is refused.
+Result<void> create_atomically_at(int directory_fd, std::string_view name, std::string_view content,
+                                  mode_t mode, const std::string& shown);
+
 // Appends `line` (one write(2), so concurrent appenders never interleave within it) to the
 // regular file `name` in `directory_fd`, creating it with `mode` (set whatever the umask). A link,
 // a non-regular file or a file with other hard links is refused.

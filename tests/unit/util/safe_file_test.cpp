@@ -91,6 +91,27 @@ TEST_F(SafeFileTest, AtomicWriteReplacesAPlantedLinkInsteadOfWritingThroughIt) {
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(victim), {}), "untouched");
 }
 
+// init's profile: written whole, and never over anything at its name (a file, a planted link).
+TEST_F(SafeFileTest, CreateNeverReplaces) {
+  auto directory = open_directory_nofollow(root_);
+  ASSERT_TRUE(directory) << directory.error().message;
+  auto created = create_atomically_at(directory->get(), "a.toml", "new\n", 0644, "a.toml");
+  ASSERT_TRUE(created) << created.error().message;
+  std::ifstream in(root_ / "a.toml");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "new\n");
+  auto again = create_atomically_at(directory->get(), "a.toml", "other\n", 0644, "a.toml");
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().message, "Refusing to write 'a.toml': it exists already");
+  write(root_ / "victim", "untouched");
+  fs::create_symlink(root_ / "victim", root_ / "b.toml");
+  EXPECT_FALSE(create_atomically_at(directory->get(), "b.toml", "x", 0644, "b.toml"));
+  std::ifstream victim(root_ / "victim");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(victim), {}), "untouched");
+  size_t entries = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(root_)) ++entries;
+  EXPECT_EQ(entries, 3u);  // a.toml, b.toml, victim: no temporary left behind
+}
+
 TEST_F(SafeFileTest, AppendRefusesLinksAndHardLinks) {
   write(root_ / "victim", "untouched");
   fs::create_symlink(root_ / "victim", root_ / "events.jsonl");

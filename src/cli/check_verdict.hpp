@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// `check`'s verdict on one profile, as `check` prints it: `init` prints it on the profile it
+// wrote. Defined in check_command.cpp.
+
+#include <string>
+
+#include "facts/environment.hpp"
+#include "facts/facts.hpp"
+#include "plan/launch_plan.hpp"
+#include "profile/profile.hpp"
+
+namespace gl {
+
+inline constexpr int kCheckOk = 0;
+inline constexpr int kCheckErrors = 1;
+inline constexpr int kCheckCouldNotRun = 2;
+
+// The facts check gathers for `profile` on the node under `root` ("/": this host, its ports and
+// journal too).
+Facts check_facts(const Profile& profile, const LaunchPlan& plan, const ShellEnvironment& shell,
+                  const std::string& root);
+
+// The findings and the verdict line; kCheckErrors when an error would stop a start.
+int print_check_verdict(const Profile& profile, const LaunchPlan& plan, const Facts& facts,
+                        const ShellEnvironment& shell, const std::string& against);
+
+}  // namespace gl
