@@ -16,6 +16,7 @@
 #include "caches/fingerprint_facts.hpp"
 #include "caches/prepare.hpp"
 #include "cli/context.hpp"
+#include "cli/prepare_caches.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/service_user.hpp"
 #include "profile/validate.hpp"
@@ -35,8 +36,10 @@ void say(const std::string& line) {
   std::fflush(stdout);
 }
 
-Result<void> prepare(const std::string& name, const std::string& snapshot,
-                     const std::string& state_root) {
+}  // namespace
+
+Result<void> prepare_profile_caches(const std::string& name, const std::string& snapshot,
+                                    const std::string& state_root) {
   std::error_code error;
   if (!std::filesystem::exists(std::filesystem::symlink_status(snapshot, error))) {
     say(fmt::format(
@@ -90,6 +93,8 @@ Result<void> prepare(const std::string& name, const std::string& snapshot,
   return {};
 }
 
+namespace {
+
 // The verdict for `run`, which starts next as the service user: the marker holds why the start
 // was refused, and is gone once a start was allowed.
 Result<void> leave_verdict(const std::string& name, const std::optional<std::string>& refusal) {
@@ -114,7 +119,7 @@ void add_prepare_caches_command(CLI::App& app, CliContext& context) {
   command->add_option("--snapshot", snapshot, "The merged profile `up` installed")->required();
   command->add_option("--state-root", state_root, "Where root keeps its state (tests)");
   command->callback([&context] {
-    auto prepared = prepare(profile, snapshot, state_root);
+    auto prepared = prepare_profile_caches(profile, snapshot, state_root);
     std::optional<std::string> refusal;
     if (!prepared) refusal = prepared.error().message;
     if (auto left = leave_verdict(profile, refusal); !left)

@@ -15,13 +15,10 @@
 #include "cli/metrics.hpp"
 #include "cli/supervise.hpp"
 #include "cli/unit_diff.hpp"
-#include "facts/node_os.hpp"
-#include "facts/python_env.hpp"
-#include "facts/routes.hpp"
-#include "facts/sandbox_probe.hpp"
 #include "group/dry_run_answer.hpp"
 #include "log/logger.hpp"
 #include "plan/launch_plan.hpp"
+#include "plan/node_launch.hpp"
 #include "profile/secret_files.hpp"
 #include "profile/service_user.hpp"
 #include "profile/validate.hpp"
@@ -224,28 +221,10 @@ int up(const UpOptions& options, const CliContext& context) {
   const std::string unit = profile->unit_name();
   const auto path = placement.directory() / unit;
   // One plan for everything below: the unit, the check, the lock's drift, the snapshot.
-  // The launcher follows the engine installed in the venv (its dist-info, read as a file: root
-  // runs nothing from the venv), as the lock records it under node.python.engine.
-  LaunchOptions launch{options.node_rank, std::nullopt};
-  if (profile->engine.venv)
-    launch.engine_version =
-        installed_engine_version(NodeFs(), profile->engine.kind, *profile->engine.venv);
-  // InfiniBand opens its devices and unlimited memlock to the unit (a file read, no probe).
-  launch.infiniband = !probe_infiniband(NodeFs()).devices.empty();
-  // gdrdrv, xpmem and a running MPS daemon open to the unit (catalog/sandbox_allowances).
-  const SandboxFact sandbox = probe_sandbox(NodeFs());
-  launch.sandbox = SandboxNode{sandbox.devices, sandbox.mps_daemon};
-  // NCCL and Gloo on the interface the kernel routes rank 0's rendezvous through.
-  if (profile->parallelism.nodes > 1 && profile->parallelism.dist_init_addr) {
-    const auto host = split_host_port(*profile->parallelism.dist_init_addr).first;
-    auto interface = probe_route_interface(NodeFs(), host);
-    if (interface)
-      launch.socket_interface = *interface;
-    else
-      logging::warning(
-          fmt::format("NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME left to NCCL and Gloo: {}",
-                      interface.error().message));
-  }
+  // The engine release in the venv, InfiniBand, sandbox devices, the rendezvous' interface.
+  const NodeLaunch node = node_launch_options(*profile, options.node_rank, NodeFs());
+  for (const auto& warning : node.warnings) logging::warning(warning);
+  const LaunchOptions& launch = node.options;
   const LaunchPlan plan = make_launch_plan(*profile, launch);
   const std::string text = render_for_install(*profile, plan, placement.scope);
   const std::string existing = read_existing(path);

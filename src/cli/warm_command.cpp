@@ -3,11 +3,16 @@
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
+#include <string>
 
 #include <fmt/core.h>
 
 #include "cli/context.hpp"
+#include "cli/service_exec.hpp"
+#include "engines/precompile_argv.hpp"
 #include "plan/launch_plan.hpp"
+#include "profile/profile_name.hpp"
 #include "profile/validate.hpp"
 #include "run/prefetch.hpp"
 #include "run/prefetch_io.hpp"
@@ -29,20 +34,56 @@ std::string progress_line(const PrefetchProgress& progress, double seconds) {
       format_bytes(seconds > 0 ? static_cast<uint64_t>(progress.bytes_done / seconds) : 0));
 }
 
+// `warm --compile`: the engine's precompile step (catalog/precompile) as the service would run
+// it, after root's cache upkeep, while the service is down.
+int compile_in_service(const std::string& name_or_path, std::optional<long long> timeout) {
+  auto name = profile_name_of(name_or_path);
+  if (!name) return report(name.error(), kServiceExecFailed);
+  ServiceExec request;
+  request.what = "warm --compile";
+  request.unit_word = "compile";
+  request.command = [timeout](const Profile& profile, const LaunchOptions& options) {
+    return precompile_argv(profile, options, timeout);
+  };
+  request.refuse_while_running = true;
+  request.prepare_caches = true;
+  return exec_in_service(*name, request);
+}
+
 }  // namespace
 
 void add_warm_command(CLI::App& app, CliContext& context) {
   auto* command = app.add_subcommand(
       "warm",
-      "Read the model's weight files into the page cache, so the next start loads from memory");
+      "Read the model's weight files into the page cache, so the next start loads from memory; "
+      "with --compile, build the engine's kernels into its caches instead");
   static std::string name;
   static unsigned threads = kPrefetchDefaultThreads;
+  static bool compile = false;
+  static std::optional<long long> compile_timeout;
   command->add_option("profile", name, "Profile name or path to a .toml file")
       ->required()
       ->check(profile_argument_check());
-  command->add_option("--threads", threads, "Files (and pieces of large ones) read at once")
-      ->check(CLI::Range(1U, kPrefetchMaxThreads));
+  auto* threads_option =
+      command->add_option("--threads", threads, "Files (and pieces of large ones) read at once")
+          ->check(CLI::Range(1U, kPrefetchMaxThreads));
+  auto* compile_flag = command->add_flag(
+      "--compile", compile,
+      "Run the engine's precompile step (SGLang: sglang.compile_deep_gemm) as the installed "
+      "service would, its user, sandbox and environment, while the service is down (root)");
+  compile_flag->excludes(threads_option);
+  command
+      ->add_option("--compile-timeout", compile_timeout,
+                   "Seconds the step waits for its own server (the engine's default otherwise)")
+      ->check(CLI::Range(1LL, 7LL * 24 * 3600))
+      ->needs(compile_flag);
+  command->footer(
+      "With --compile, the exit status is the step's, or 125 when gpulaunch could not run it.");
   command->callback([&context] {
+    if (compile) {
+      context.exit_code = compile_in_service(name, compile_timeout);
+      return;
+    }
     auto profile = load_profile(context.profile_source(), name);
     if (!profile) {
       context.exit_code = report(profile.error());

@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <string>
+
+#include "util/error.hpp"
+
+namespace gl {
+
+// The installed unit's cache upkeep before a start (`prepare-caches`, the unit's ExecStartPre=+),
+// as root: the caches brought up to date with the node and created for the service user, each
+// step a line on stdout. `warm --compile` runs it before the compile step for the same reason.
+Result<void> prepare_profile_caches(const std::string& name, const std::string& snapshot,
+                                    const std::string& state_root);
+
+}  // namespace gl
