@@ -185,4 +185,56 @@ TEST_F(ExecQuarantine, ExecsArgumentsDropInsAndInterruptionsStayInTheService) {
   gpulaunch("down exech --runtime --purge");
 }
 
+// Issue 31, item 3: `warm --compile` runs SGLang's compile_deep_gemm (the mock's, whose server
+// builds its kernels into DG_JIT_CACHE_DIR) as the service would, so the next start is warm.
+TEST_F(ExecQuarantine, WarmCompileBuildsTheKernelsTheNextStartUses) {
+  host().write_profile("precompiled", 31204, "",
+                       "MOCK_JIT_GROW_SECONDS = \"4\"\n"
+                       "MOCK_JIT_CACHE_VARIABLE = \"DG_JIT_CACHE_DIR\"\n"
+                       "MOCK_SGLANG_COMPILE_LINGER = \"1\"\n");
+  auto up = gpulaunch("up precompiled --runtime --force");
+  ASSERT_EQ(up.exit_code, 0) << up.out;
+  // Beside the running service it would fight for the port and the GPUs.
+  auto beside = gpulaunch("warm --compile precompiled");
+  EXPECT_EQ(beside.exit_code, 125) << beside.out;
+  EXPECT_NE(beside.out.find("Refusing to warm --compile while gpulaunch-precompiled.service is "
+                            "active: the command needs the service's port and GPUs; stop it "
+                            "with `gpulaunch down precompiled` first"),
+            std::string::npos)
+      << beside.out;
+  auto where = gpulaunch("exec precompiled -- sh -c 'echo $DG_JIT_CACHE_DIR; id -un'");
+  ASSERT_EQ(where.exit_code, 0) << where.out;
+  const std::string cache = where.out.substr(0, where.out.find('\n'));
+  const std::string user =
+      where.out.substr(cache.size() + 1, where.out.find('\n', cache.size() + 1) - cache.size() - 1);
+  ASSERT_FALSE(cache.empty()) << where.out;
+  const std::string built = cache + "/.cache/flashinfer/mock-jit/cached_ops";
+  ASSERT_EQ(gpulaunch("down precompiled --runtime").exit_code, 0);
+  ASSERT_EQ(gpulaunch("cache clear precompiled").exit_code, 0);
+  EXPECT_NE(in_host("test -e " + built + "/mock-jit-build.json").exit_code, 0);
+
+  auto compiled = gpulaunch("warm --compile precompiled");
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.out;
+  EXPECT_NE(compiled.out.find("\nDeepGEMM Kernels compilation finished successfully.\n"),
+            std::string::npos)
+      << compiled.out;
+  // Root's cache upkeep ran first: the caches are stamped for this node, so the next start keeps
+  // what the step built; the step ran as the service user, who owns every kernel.
+  EXPECT_NE(compiled.out.find("gpulaunch: JIT caches"), std::string::npos) << compiled.out;
+  auto owners = in_host("find " + built + " -type f -printf '%u\\n' | sort -u");
+  EXPECT_EQ(owners.out, user + "\n") << owners.out;
+  const std::string listing = "ls -l --time-style=+%s.%N " + built;
+  const auto before = in_host(listing);
+  EXPECT_NE(before.out.find("mock-jit-build.json"), std::string::npos) << before.out;
+  EXPECT_NE(before.out.find("kernel_1.o"), std::string::npos) << before.out;
+
+  // The next start finds every kernel and compiles nothing: not one file written or replaced.
+  auto warm_up = gpulaunch("up precompiled --runtime --force");
+  ASSERT_EQ(warm_up.exit_code, 0) << warm_up.out;
+  EXPECT_EQ(in_host(listing).out, before.out);
+  EXPECT_EQ(in_host("systemctl list-units --all --no-legend 'gpulaunch-precompiled-compile-*'").out,
+            "");
+  gpulaunch("down precompiled --runtime --purge");
+}
+
 }  // namespace

@@ -158,6 +158,35 @@ class MockSglangTest(MockVenvTestCase):
                       "'sglang serve' is the recommended entrypoint.\n"
                       "  Example: sglang serve --model-path <model> [options]", err)
 
+    def test_compile_deep_gemm_builds_the_kernels_once_then_stops_its_server(self):
+        # sglang/compile_deep_gemm.py: the server's flags plus --timeout; its own server on the
+        # arguments' port; the finished line; nothing left listening. The build lands in the
+        # DeepGEMM cache, and a second run finds it and compiles nothing.
+        port = free_port()
+        cache = os.path.join(self.tmp, "deep_gemm")
+        env = {"MOCK_JIT_GROW_SECONDS": "2", "MOCK_JIT_CACHE_VARIABLE": "DG_JIT_CACHE_DIR",
+               "DG_JIT_CACHE_DIR": cache, "MOCK_SGLANG_COMPILE_LINGER": "0"}
+        launcher = [self.python, "-m", "sglang.compile_deep_gemm"]
+        flags = ["--model-path", "/m", "--port", str(port), "--timeout", "60"]
+        took = []
+        for _ in range(2):
+            began = time.monotonic()
+            proc = self.start(*flags, load="0.2", extra_env=env, launcher=launcher)
+            out, err = proc.communicate(timeout=60)
+            took.append(time.monotonic() - began)
+            self.assertEqual(proc.returncode, 0, err)
+            self.assertIn("\nDeepGEMM Kernels compilation finished successfully.\n", out)
+            self.assertIsNone(http_get(f"http://127.0.0.1:{port}/health", timeout=0.5)[0])
+        built = os.path.join(cache, ".cache", "flashinfer", "mock-jit", "cached_ops")
+        self.assertIn("mock-jit-build.json", os.listdir(built))
+        self.assertGreater(took[0], 2)
+        self.assertLess(took[1], took[0] - 1)
+        # Not ready within --timeout: upstream's TimeoutError, exit 1.
+        proc = self.start(*flags[:-1], "1", load="5", extra_env=env, launcher=launcher)
+        out, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("TimeoutError: Timeout while waiting for the server to be ready.", err)
+
     def test_cuda_oom(self):
         proc = self.start("--model-path", "m", "--port", str(free_port()), mode="cuda-oom", load="1")
         out, err = proc.communicate(timeout=20)

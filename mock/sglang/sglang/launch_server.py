@@ -220,6 +220,12 @@ def make_handler(state):
             elif path == "/metrics" and state.args.enable_metrics:
                 self.reply_metrics()
             elif path == "/v1/models":
+                # Real SGLang starts its HTTP server once the scheduler is ready, so no model is
+                # listed before then (compile_deep_gemm waits on this answer).
+                if not state.ready.is_set():
+                    self.reply(503, {"object": "error", "message": "Server is not ready",
+                                     "code": 503})
+                    return
                 self.reply(200, {"object": "list", "data": [{
                     "id": state.name, "object": "model", "created": int(time.time()),
                     "owned_by": "sglang", "root": state.name, "max_model_len": 131072}]})
