@@ -85,10 +85,10 @@ const std::vector<Family>& families() {
          return sample("gpulaunch_up", profile_label(in), in.unit.running() ? "1" : "0");
        }},
       {"gpulaunch_ready", "gauge",
-       "1 while the engine serves (ActiveState active: run sent READY=1)",
+       "1 while the engine serves (run sent READY=1: ActiveState active, or activating in "
+       "start-post)",
        [](const ProfileMetricsInput& in) {
-         return sample("gpulaunch_ready", profile_label(in),
-                       in.unit.active_state == "active" ? "1" : "0");
+         return sample("gpulaunch_ready", profile_label(in), in.unit.ready() ? "1" : "0");
        }},
       {"gpulaunch_stops_total", "counter",
        "Engine stops record-exit classified, by class, since the history began",

@@ -53,6 +53,12 @@ struct UnitStatus {
   std::vector<std::string> exec_start{};
 
   bool running() const { return is_running_state(active_state); }
+  // The main process sent READY=1: active, or still activating in start-post, where systemd
+  // (service.c, service_enter_start_post, v252) runs ExecStartPost= (record-start) only after a
+  // Type=notify service's READY=1.
+  bool ready() const {
+    return active_state == "active" || (active_state == "activating" && sub_state == "start-post");
+  }
 };
 
 // A command run once as a transient service (`gpulaunch exec`): Type=exec, with the caller's

@@ -66,7 +66,7 @@ TEST(Metrics, AServingProfileHasEveryFamilyWithItsExactLines) {
       R"(# HELP gpulaunch_up 1 while the profile's unit is up (ActiveState active, activating or reloading)
 # TYPE gpulaunch_up gauge
 gpulaunch_up{profile="k26-ar"} 1
-# HELP gpulaunch_ready 1 while the engine serves (ActiveState active: run sent READY=1)
+# HELP gpulaunch_ready 1 while the engine serves (run sent READY=1: ActiveState active, or activating in start-post)
 # TYPE gpulaunch_ready gauge
 gpulaunch_ready{profile="k26-ar"} 1
 # HELP gpulaunch_stops_total Engine stops record-exit classified, by class, since the history began
@@ -138,10 +138,21 @@ TEST(Metrics, AStoppedProfileKeepsItsCountersAndDropsWhatNoLongerHolds) {
 TEST(Metrics, AStartingUnitIsUpButNotReady) {
   ProfileMetricsInput in = serving();
   in.unit.active_state = "activating";
+  in.unit.sub_state = "start";
   const std::string text = metrics_text({in});
   EXPECT_NE(text.find("gpulaunch_up{profile=\"k26-ar\"} 1\n"), std::string::npos);
   EXPECT_NE(text.find("gpulaunch_ready{profile=\"k26-ar\"} 0\n"), std::string::npos);
   EXPECT_EQ(text.find("gpulaunch_seconds_since_progress"), std::string::npos);
+}
+
+// record-start writes the file from ExecStartPost=, after READY=1 but before systemd calls the
+// unit active: the engine serves.
+TEST(Metrics, AUnitInStartPostIsReady) {
+  ProfileMetricsInput in = serving();
+  in.unit.active_state = "activating";
+  in.unit.sub_state = "start-post";
+  const std::string text = metrics_text({in});
+  EXPECT_NE(text.find("gpulaunch_ready{profile=\"k26-ar\"} 1\n"), std::string::npos) << text;
 }
 
 // Several profiles in one text (`gpulaunch metrics` without a profile): each family's HELP and
