@@ -25,6 +25,7 @@
 #include "rules/check.hpp"
 #include "rules/node_probe.hpp"
 #include "supervise/history.hpp"
+#include "supervise/history_migration.hpp"
 #include "supervise/rollback.hpp"
 #include "supervise/start_phases.hpp"
 #include "supervise/unit_transition.hpp"

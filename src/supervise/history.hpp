@@ -42,6 +42,13 @@ struct HistoryPlace {
 
 HistoryPlace history_place(std::string_view profile);
 
+// The bounds every read of the history takes, and the mode of its files.
+inline constexpr size_t kMaxSupervisorStateBytes = 64 * 1024;
+inline constexpr size_t kMaxEventsBytes = 16 * 1024 * 1024;
+inline constexpr mode_t kHistoryFileMode = 0644;
+// Events as events.jsonl holds them: one JSON object a line.
+std::string events_text(const std::vector<SupervisorEvent>& events);
+
 class History {
  public:
   explicit History(std::string_view profile) : History(history_place(profile)) {}
@@ -81,17 +88,5 @@ class History {
   HistoryPlace place_;
   HistoryWriter writer_;
 };
-
-// The layout before root-owned history: /var/lib/gpulaunch/NAME was the engine's StateDirectory,
-// owned by service.user, with the history inside. When `state_root`/`profile` is owned by a
-// non-root user, it is renamed (never copied) to become the engine's home below a new root-owned
-// profile directory, and its supervisor.json and events.jsonl are read (bounded, no link
-// followed), parsed strictly and written anew from the parsed fields. A file that fails that is
-// refused with the fix, before anything moved. Returns what was done, or nullopt when there was
-// nothing to migrate.
-Result<std::optional<std::string>> migrate_legacy_state(const std::filesystem::path& state_root,
-                                                        std::string_view profile);
-// The same under state_paths::kStateRoot.
-Result<std::optional<std::string>> migrate_legacy_state(std::string_view profile);
 
 }  // namespace gl

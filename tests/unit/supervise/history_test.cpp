@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "supervise/history.hpp"
+#include "supervise/history_migration.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
