@@ -10,14 +10,11 @@
 
 #include <fmt/core.h>
 #include <boost/asio.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
 #include <boost/process.hpp>
 #include <boost/process/extend.hpp>
 
 #include "catalog/journal_messages.hpp"
 #include "run/engine_verdict.hpp"
-#include "run/health_url.hpp"
 #include "run/iteration_stats.hpp"
 #include "run/output_lines.hpp"
 #include "run/prometheus_text.hpp"
@@ -25,6 +22,7 @@
 #include "supervise/exit_status.hpp"
 #include "supervise/stall_report.hpp"
 #include "supervise/start_phases.hpp"
+#include "util/http_client.hpp"
 
 // The engine's output is read a line at a time (run/output_lines).
 
@@ -38,94 +36,9 @@ namespace {
 constexpr std::chrono::milliseconds kStallQuiesce{200};
 
 namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
 namespace bp = boost::process;
 using tcp = asio::ip::tcp;
 using namespace std::chrono_literals;
-
-// One HTTP exchange with a deadline: a GET, or a POST of a JSON body. Calls `done` with the
-// status and the body, or a nullopt status when nothing answered in time. Health probes, the
-// liveness probe and the metrics reads all go through it.
-struct HttpAnswer {
-  std::optional<int> status;
-  std::string body;
-};
-
-class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
- public:
-  HttpExchange(asio::io_context& io, const HealthUrl& url, std::string target, std::string body,
-               std::chrono::milliseconds timeout, std::function<void(HttpAnswer)> done,
-               std::string api_key = {})
-      : resolver_(io),
-        stream_(io),
-        url_(url),
-        target_(std::move(target)),
-        body_(std::move(body)),
-        api_key_(std::move(api_key)),
-        timeout_(timeout),
-        done_(std::move(done)) {}
-
-  void start() {
-    request_ = {body_.empty() ? http::verb::get : http::verb::post, target_, 11};
-    request_.set(http::field::host, url_.host);
-    request_.set(http::field::user_agent, "gpulaunch");
-    if (!api_key_.empty()) request_.set(http::field::authorization, "Bearer " + api_key_);
-    if (!body_.empty()) {
-      request_.set(http::field::content_type, "application/json");
-      request_.body() = body_;
-      request_.prepare_payload();
-    }
-    stream_.expires_after(timeout_);
-    resolver_.async_resolve(url_.host, url_.port,
-                            [self = shared_from_this()](beast::error_code error, auto results) {
-                              if (error) return self->finish({});
-                              self->connect(results);
-                            });
-  }
-
- private:
-  void connect(const tcp::resolver::results_type& results) {
-    stream_.async_connect(results, [self = shared_from_this()](beast::error_code error, auto) {
-      if (error) return self->finish({});
-      http::async_write(self->stream_, self->request_,
-                        [self](beast::error_code write_error, size_t) {
-                          if (write_error) return self->finish({});
-                          self->read();
-                        });
-    });
-  }
-
-  void read() {
-    // A metrics page is some hundred kilobytes; nothing we read is larger than this.
-    parser_.body_limit(kMaxAnswerBody);
-    http::async_read(stream_, buffer_, parser_,
-                     [self = shared_from_this()](beast::error_code error, size_t) {
-                       if (error) return self->finish({});
-                       auto& response = self->parser_.get();
-                       self->finish({response.result_int(), std::move(response.body())});
-                     });
-  }
-
-  void finish(HttpAnswer answer) {
-    beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    if (done_) std::exchange(done_, nullptr)(std::move(answer));
-  }
-
-  static constexpr std::uint64_t kMaxAnswerBody = 16 * 1024 * 1024;
-  tcp::resolver resolver_;
-  beast::tcp_stream stream_;
-  HealthUrl url_;
-  std::string target_;
-  std::string body_;
-  std::string api_key_;
-  std::chrono::milliseconds timeout_;
-  std::function<void(HttpAnswer)> done_;
-  http::request<http::string_body> request_;
-  beast::flat_buffer buffer_;
-  http::response_parser<http::string_body> parser_;
-};
 
 // A line's fields: the kind of event it says (catalog/journal_messages).
 logging::Fields event(std::string_view kind, bool precedes_output = false) {
@@ -135,9 +48,6 @@ logging::Fields event(std::string_view kind, bool precedes_output = false) {
   return fields;
 }
 
-bool is_2xx(const std::optional<int>& status) {
-  return status && *status >= 200 && *status < 300;
-}
 
 class Bridge {
  public:
@@ -155,7 +65,7 @@ class Bridge {
   }
 
   int run() {
-    auto url = parse_health_url(options_.health_url);
+    auto url = parse_http_url(options_.health_url);
     if (!url)
       return exit_with(fmt::format("invalid health URL '{}'", options_.health_url), kExitConfig);
     url_ = *url;
@@ -218,7 +128,7 @@ class Bridge {
   void read_output() {
     asio::async_read_until(
         pipe_, output_, LineEnd{after_carriage_return_},
-        [this](beast::error_code error, size_t size) {
+        [this](boost::system::error_code error, size_t size) {
           if (error) {
             if (output_.size() > 0)
               emit_line(std::string(asio::buffers_begin(output_.data()),
@@ -256,13 +166,13 @@ class Bridge {
     readiness_.on_cache_sizes(options_.cache_meter->measure(), Clock::now());
     flush_notifications();
     cache_timer_.expires_after(options_.cache_interval);
-    cache_timer_.async_wait([this](beast::error_code error) {
+    cache_timer_.async_wait([this](boost::system::error_code error) {
       if (!error) measure_caches();
     });
   }
 
   void watch_signals() {
-    signals_.async_wait([this](beast::error_code error, int signal) {
+    signals_.async_wait([this](boost::system::error_code error, int signal) {
       if (error) return;
       if (signal == SIGCHLD) {
         reap();
@@ -311,7 +221,7 @@ class Bridge {
       // Workers may keep the output pipe open; do not wait for them long (after a stall, until
       // they had the grace to write their stacks).
       drain_timer_.expires_at(std::max(Clock::now() + 1s, stall_kill_at_ + 1s));
-      drain_timer_.async_wait([this](beast::error_code error) {
+      drain_timer_.async_wait([this](boost::system::error_code error) {
         if (error) return;
         output_eof_ = true;
         pipe_.close();
@@ -343,7 +253,7 @@ class Bridge {
   void arm_stable_timer() {
     if (!options_.on_stable || options_.stable_after.count() <= 0) return;
     stable_timer_.expires_after(options_.stable_after);
-    stable_timer_.async_wait([this](beast::error_code error) {
+    stable_timer_.async_wait([this](boost::system::error_code error) {
       if (error || engine_ended_ || stopping_) return;
       if (auto message = options_.on_stable(); !message.empty())
         say(message, Level::info, event(kStableMessage));
@@ -356,7 +266,7 @@ class Bridge {
 
   void arm_kill_timer(std::chrono::seconds after) {
     kill_timer_.expires_after(after);
-    kill_timer_.async_wait([this](beast::error_code error) {
+    kill_timer_.async_wait([this](boost::system::error_code error) {
       if (error || engine_ended_) return;
       say(stopping_ && !forced_exit_
               ? fmt::format("the engine did not stop within {}s of SIGTERM; killing it",
@@ -370,7 +280,7 @@ class Bridge {
   void schedule_probe(std::chrono::milliseconds delay) {
     if (engine_ended_) return;
     probe_timer_.expires_after(delay);
-    probe_timer_.async_wait([this](beast::error_code error) {
+    probe_timer_.async_wait([this](boost::system::error_code error) {
       if (error || engine_ended_) return;
       if (readiness_.deadline_passed(Clock::now()) && !stopping_) {
         say(options_.rendezvous
@@ -391,9 +301,8 @@ class Bridge {
         return;
       }
       if (options_.rendezvous) return on_rendezvous(probe_rendezvous());
-      std::make_shared<HttpExchange>(io_, url_, url_.target, "", options_.probe_timeout,
-                                     [this](HttpAnswer answer) { on_health(answer.status); })
-          ->start();
+      start_http_exchange(io_, url_, HttpRequest{url_.target, "", options_.probe_timeout, ""},
+                          [this](HttpAnswer answer) { on_health(answer.status); });
     });
   }
 
@@ -484,9 +393,8 @@ class Bridge {
   void http_exchange(const std::string& target, const std::string& body,
                      std::chrono::milliseconds timeout, std::function<void(HttpAnswer)> done) {
     // The probe and the metrics reads: the engine's API key guards them where it has one.
-    std::make_shared<HttpExchange>(io_, url_, target, body, timeout, std::move(done),
-                                   options_.api_key)
-        ->start();
+    start_http_exchange(io_, url_, HttpRequest{target, body, timeout, options_.api_key},
+                        std::move(done));
   }
 
   void schedule_liveness() {
@@ -494,7 +402,7 @@ class Bridge {
     const auto wakeup = liveness_->next_wakeup();
     if (wakeup == Clock::time_point::max()) return;
     liveness_timer_.expires_at(wakeup);
-    liveness_timer_.async_wait([this](beast::error_code error) {
+    liveness_timer_.async_wait([this](boost::system::error_code error) {
       if (error || engine_ended_ || stalling_ || stopping_) return;
       liveness_step();
     });
@@ -592,7 +500,7 @@ class Bridge {
     // crash the dump before it reaches the wedged thread.
     stall_kill_at_ = Clock::now() + kStallQuiesce + options_.stall_dump_grace;
     kill_timer_.expires_after(kStallQuiesce);
-    kill_timer_.async_wait([this](beast::error_code error) {
+    kill_timer_.async_wait([this](boost::system::error_code error) {
       if (error) return;
       if (engine_ended_) {
         stall_grace_over_ = true;
@@ -600,7 +508,7 @@ class Bridge {
       }
       kill_group(SIGABRT);
       kill_timer_.expires_at(stall_kill_at_);
-      kill_timer_.async_wait([this](beast::error_code error) {
+      kill_timer_.async_wait([this](boost::system::error_code error) {
         if (error) return;
         kill_group(SIGKILL);
         stall_grace_over_ = true;
@@ -614,7 +522,7 @@ class Bridge {
   bool probe_rendezvous() {
     const Rendezvous& rendezvous = *options_.rendezvous;
     if (rendezvous_addresses_.empty()) {
-      beast::error_code error;
+      boost::system::error_code error;
       tcp::resolver resolver(io_);
       auto results = resolver.resolve(rendezvous.host, std::to_string(rendezvous.port), error);
       if (error) return false;
@@ -678,7 +586,7 @@ class Bridge {
   const BridgeLog& log_;
   Readiness readiness_;
   Clock::time_point started_ = Clock::now();
-  HealthUrl url_;
+  HttpUrl url_;
   asio::io_context io_;
   bp::async_pipe pipe_{io_};
   // Never full: LineEnd completes a read at kMaxOutputLine bytes.
