@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <optional>
 
 #include <fmt/core.h>
 
@@ -15,6 +16,7 @@
 #include "cli/metrics.hpp"
 #include "cli/supervise.hpp"
 #include "cli/unit_diff.hpp"
+#include "cli/upgrade_gate.hpp"
 #include "facts/node_os.hpp"
 #include "facts/python_env.hpp"
 #include "facts/routes.hpp"
@@ -126,15 +128,16 @@ void print_ready(const Profile& profile, const LaunchPlan& plan, std::chrono::mi
 
 // supervise/rollback, said: the error line first (with its journal id), then how it ended.
 // Always exit 1: what the operator asked for did not happen.
+// `why`: what the changed unit did ("did not become ready", "failed its upgrade gate").
 int roll_back_and_say(SystemdManager& manager, Timekeeper& clock, const Profile& profile,
                       const LaunchPlan& plan, const std::filesystem::path& path,
-                      const PreviousUnit& previous, std::chrono::seconds limit) {
+                      const PreviousUnit& previous, std::chrono::seconds limit,
+                      std::string_view why = "did not become ready") {
   const std::string unit = profile.unit_name();
   logging::error(
-      fmt::format(
-          "Rolling back {}: the changed unit did not become ready; restoring the previous unit and "
-          "profile snapshot (pass --no-rollback to keep the failed state for inspection).",
-          unit),
+      fmt::format("Rolling back {}: the changed unit {}; restoring the previous unit and profile "
+                  "snapshot (pass --no-rollback to keep the failed state for inspection).",
+                  unit, why),
       logging::Fields{.kind = kRolledBackMessage});
   auto rolled = roll_back(manager, clock, History(profile.name),
                           RollbackPlaces{unit, path, plan.snapshot_path}, previous, limit);
@@ -197,6 +200,40 @@ int print_dry_run(const DryRun& dry, bool json) {
   }
   if (!answer.diff.empty()) fmt::print("{}", answer.diff);
   return code;
+}
+
+// The upgrade gate after a changed unit became ready: the failures in one line, or nullopt when
+// it passed or there is nothing to gate with (no record yet: said, not a failure).
+std::optional<std::string> upgrade_gate_failure(const Profile& profile, const LaunchPlan& plan) {
+  auto recorded = load_gate_record(profile.name);
+  if (!recorded) {
+    logging::warning(fmt::format("warning: gate not run: {}", recorded.error().message));
+    return std::nullopt;
+  }
+  if (!*recorded) {
+    fmt::print("gate: no record for '{}' yet (`gpulaunch gate record {}` keeps this version's "
+               "answers)\n",
+               profile.name, profile.name);
+    return std::nullopt;
+  }
+  fmt::print("gate: asking {} prompt(s) and a load of {} request(s)\n", profile.gate.prompts.size(),
+             profile.gate.requests);
+  std::fflush(stdout);
+  auto measured = measure_running_gate(profile, plan);
+  if (!measured) return measured.error().message;
+  const GateVerdict verdict = judge_gate(profile.gate, **recorded, *measured);
+  if (verdict.passed) {
+    fmt::print("gate: passed: answers as recorded, {:.1f} tok/s (floor {:.1f}){}\n",
+               measured->tokens_per_second,
+               (*recorded)->measured.tokens_per_second * profile.gate.min_throughput,
+               measured->retried > 0
+                   ? fmt::format("; {} request(s) retried", measured->retried)
+                   : std::string());
+    return std::nullopt;
+  }
+  std::string failures;
+  for (const auto& failure : verdict.failures) failures += (failures.empty() ? "" : "; ") + failure;
+  return failures;
 }
 
 int up(const UpOptions& options, const CliContext& context) {
@@ -408,6 +445,26 @@ int up(const UpOptions& options, const CliContext& context) {
   auto elapsed =
       std::chrono::duration_cast<std::chrono::milliseconds>(clock.steady_now() - started);
   print_ready(*profile, plan, elapsed, "ready");
+  // A changed unit that serves must still answer as recorded (the upgrade gate), where the
+  // profile has a gate and a record; rank 0 gates a multi-node group.
+  if (transition.changed && !options.user && plan.node_rank == 0 && profile->gate.enabled()) {
+    if (auto failure = upgrade_gate_failure(*profile, plan)) {
+      previous.failure = *failure;
+      logging::error(fmt::format("Failed the upgrade gate of {}: {}", unit, *failure),
+                     logging::Fields{.kind = kGateFailedMessage});
+      if (options.no_rollback) {
+        logging::error(fmt::format(
+            "--no-rollback: {} keeps the changed unit, which failed its gate; `gpulaunch up` of "
+            "the previous profile puts the previous version back.",
+            unit));
+        return 1;
+      }
+      const int code = roll_back_and_say(**manager, clock, *profile, plan, path, previous, limit,
+                                         "failed its upgrade gate");
+      write_profile_metrics(profile->name, manager->get());
+      return code;
+    }
+  }
   // The start's phases, as record-start (ExecStartPost=, done before the job) kept them.
   if (auto recorded = History(profile->name).state();
       recorded && recorded->last_start && recorded->last_start->process_start_usec >= started_usec)

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: Apache-2.0
+// `gpulaunch gate record NAME` and `gpulaunch gate check NAME`: the upgrade gate of the running
+// engine, recorded as what a later change must still answer, or asked again now.
+
+#include <fmt/core.h>
+
+#include "cli/context.hpp"
+#include "cli/upgrade_gate.hpp"
+#include "facts/node_fs.hpp"
+#include "facts/python_env.hpp"
+#include "log/logger.hpp"
+#include "profile/validate.hpp"
+#include "util/state_paths.hpp"
+#include "util/timekeeper.hpp"
+
+namespace gl {
+namespace {
+
+struct GateOptions {
+  std::string profile;
+  long long node_rank = 0;
+};
+
+struct Loaded {
+  Profile profile;
+  LaunchPlan plan;
+  std::optional<std::string> engine_version;
+};
+
+Result<Loaded> load(const CliContext& context, const GateOptions& options) {
+  auto source = context.profile_source();
+  GL_TRY(auto merged, load_merged(source, options.profile));
+  GL_TRY(auto profile, validate_profile(merged));
+  if (options.node_rank >= profile.parallelism.nodes)
+    return failf("--node-rank {} is outside profile '{}', which spans {} node(s)",
+                 options.node_rank, profile.name, profile.parallelism.nodes);
+  LaunchOptions launch{options.node_rank, std::nullopt};
+  if (profile.engine.venv)
+    launch.engine_version =
+        installed_engine_version(NodeFs(), profile.engine.kind, *profile.engine.venv);
+  LaunchPlan plan = make_launch_plan(profile, launch);
+  return Loaded{std::move(profile), std::move(plan), launch.engine_version};
+}
+
+void print_measurement(const GateMeasurement& measured) {
+  for (std::size_t i = 0; i < measured.answers.size(); ++i)
+    fmt::print("prompt {} '{}': {} token(s): \"{}\"\n", i + 1, measured.answers[i].prompt,
+               measured.answers[i].tokens, measured.answers[i].text);
+  fmt::print("throughput: {:.1f} tok/s ({} tokens in {:.1f}s){}\n", measured.tokens_per_second,
+             measured.load_tokens, measured.load_time.count() / 1000.0,
+             measured.retried > 0 ? fmt::format("; {} request(s) retried", measured.retried)
+                                  : std::string());
+}
+
+int record(const CliContext& context, const GateOptions& options) {
+  auto loaded = load(context, options);
+  if (!loaded) return report(loaded.error(), 2);
+  auto measured = measure_running_gate(loaded->profile, loaded->plan);
+  if (!measured) return report(measured.error(), 2);
+  print_measurement(*measured);
+  const GateRecord record{*measured, system_timekeeper().now_usec(),
+                          loaded->engine_version.value_or("")};
+  if (auto saved = save_gate_record(loaded->profile.name, record); !saved)
+    return report(saved.error(), 2);
+  fmt::print("recorded the gate of '{}' into {}\n", loaded->profile.name,
+             state_paths::gate_record_file(loaded->profile.name).string());
+  return 0;
+}
+
+}  // namespace
+
+// 0: passed; 1: failed (the lines say how); 2: could not run.
+int check_gate(const Profile& profile, const LaunchPlan& plan) {
+  auto recorded = load_gate_record(profile.name);
+  if (!recorded) return report(recorded.error(), 2);
+  if (!*recorded)
+    return report(Error{fmt::format("no gate record for '{}': `gpulaunch gate record {}` on the "
+                                    "version you trust first",
+                                    profile.name, profile.name)},
+                  2);
+  auto measured = measure_running_gate(profile, plan);
+  if (!measured) return report(measured.error(), 2);
+  print_measurement(*measured);
+  const GateVerdict verdict = judge_gate(profile.gate, **recorded, *measured);
+  if (verdict.passed) {
+    fmt::print("gate: '{}' answers as recorded, at {:.1f} tok/s (floor {:.1f})\n", profile.name,
+               measured->tokens_per_second,
+               (*recorded)->measured.tokens_per_second * profile.gate.min_throughput);
+    return 0;
+  }
+  for (const auto& failure : verdict.failures)
+    logging::error(fmt::format("gate failed: {}", failure));
+  return 1;
+}
+
+void add_gate_command(CLI::App& app, CliContext& context) {
+  auto* gate = app.add_subcommand(
+      "gate", "Upgrade gate: record the running engine's answers and throughput, or check them");
+  gate->require_subcommand(1);
+  static GateOptions options;
+  auto add = [&](CLI::App* command) {
+    command->add_option("profile", options.profile, "Profile name or path to a .toml file")
+        ->required()
+        ->check(profile_argument_check());
+    command
+        ->add_option("--node-rank", options.node_rank,
+                     "Rank of this node (a multi-node group gates through rank 0)")
+        ->check(CLI::Range(0LL, 1023LL));
+  };
+  auto* record_command = gate->add_subcommand(
+      "record", "Ask the running engine the [gate] prompts and load; keep it as the record");
+  add(record_command);
+  record_command->callback([&context] { context.exit_code = record(context, options); });
+  auto* check_command = gate->add_subcommand(
+      "check", "Ask the running engine again; exit 1 when it differs from the record");
+  add(check_command);
+  check_command->callback([&context] {
+    auto loaded = load(context, options);
+    context.exit_code =
+        loaded ? check_gate(loaded->profile, loaded->plan) : report(loaded.error(), 2);
+  });
+}
+
+}  // namespace gl
