@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // An engine behind HttpClient: a function answers each request (it sees the request and how
-// many came before it), and each batch advances a fake clock by a scripted time.
+// many came before it), and each batch advances a fake clock by per_request for each round of `concurrency` requests.
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <vector>
@@ -26,7 +27,10 @@ class FakeHttpClient final : public HttpClient {
       seen.push_back(request);
     }
     max_concurrency = std::max(max_concurrency, concurrency);
-    clock_.advance(per_request * static_cast<int>(requests.size()) / std::max(1, concurrency));
+    // Rounds of `concurrency` requests, each taking per_request.
+    const int n = static_cast<int>(requests.size());
+    const int rounds = (n + std::max(1, concurrency) - 1) / std::max(1, concurrency);
+    clock_.advance(per_request * rounds);
     return answers;
   }
 
