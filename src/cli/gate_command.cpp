@@ -12,6 +12,7 @@
 #include "profile/validate.hpp"
 #include "util/state_paths.hpp"
 #include "util/timekeeper.hpp"
+#include "util/try.hpp"
 
 namespace gl {
 namespace {
