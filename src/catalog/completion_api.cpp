@@ -19,10 +19,10 @@ constexpr CompletionApi kSglang{
 // POST /v1/completions, CompletionRequest {model (optional now, required before), prompt,
 // max_tokens (default 16), temperature (None: the server's default, 1.0)};
 // CompletionResponse {choices: [{index, text, ...}], usage: UsageInfo {completion_tokens}}.
-constexpr CompletionApi kVllm{
-    .path = "/v1/completions",
-    .source = "vllm/entrypoints/openai/completion/protocol.py, api_router.py, "
-              "vllm-project/vllm 002032e"};
+constexpr CompletionApi kVllm{.path = "/v1/completions",
+                              .source =
+                                  "vllm/entrypoints/openai/completion/protocol.py, api_router.py, "
+                                  "vllm-project/vllm 002032e"};
 
 }  // namespace
 

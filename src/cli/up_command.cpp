@@ -211,9 +211,10 @@ std::optional<std::string> upgrade_gate_failure(const Profile& profile, const La
     return std::nullopt;
   }
   if (!*recorded) {
-    fmt::print("gate: no record for '{}' yet (`gpulaunch gate record {}` keeps this version's "
-               "answers)\n",
-               profile.name, profile.name);
+    fmt::print(
+        "gate: no record for '{}' yet (`gpulaunch gate record {}` keeps this version's "
+        "answers)\n",
+        profile.name, profile.name);
     return std::nullopt;
   }
   fmt::print("gate: asking {} prompt(s) and a load of {} request(s)\n", profile.gate.prompts.size(),
@@ -226,9 +227,8 @@ std::optional<std::string> upgrade_gate_failure(const Profile& profile, const La
     fmt::print("gate: passed: answers as recorded, {:.1f} tok/s (floor {:.1f}){}\n",
                measured->tokens_per_second,
                (*recorded)->measured.tokens_per_second * profile.gate.min_throughput,
-               measured->retried > 0
-                   ? fmt::format("; {} request(s) retried", measured->retried)
-                   : std::string());
+               measured->retried > 0 ? fmt::format("; {} request(s) retried", measured->retried)
+                                     : std::string());
     return std::nullopt;
   }
   std::string failures;

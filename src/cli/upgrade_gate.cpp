@@ -37,9 +37,10 @@ Result<std::string> gate_api_key(const Profile& profile, const LaunchPlan& plan)
 
 Result<void> gate_applies(const Profile& profile, const LaunchPlan& plan) {
   if (plan.node_rank != 0)
-    return failf("profile '{}' gates once, through rank 0: run the gate on rank 0's node "
-                 "(this is rank {})",
-                 profile.name, plan.node_rank);
+    return failf(
+        "profile '{}' gates once, through rank 0: run the gate on rank 0's node "
+        "(this is rank {})",
+        profile.name, plan.node_rank);
   if (!profile.gate.enabled())
     return failf("profile '{}' has no upgrade gate: add [gate] prompts", profile.name);
   if (!completion_api(profile.engine.kind))
@@ -53,10 +54,9 @@ Result<GateMeasurement> measure_running_gate(const Profile& profile, const Launc
   const auto url = parse_http_url(plan.health_url);
   if (!url) return failf("invalid health URL '{}'", plan.health_url);
   GL_TRY(std::string key, gate_api_key(profile, plan));
-  const GateEndpoint endpoint{std::string(completion_api(profile.engine.kind)->path),
-                              served_model_name(profile, plan), std::move(key),
-                              std::chrono::duration_cast<std::chrono::milliseconds>(
-                                  plan.liveness.timeout)};
+  const GateEndpoint endpoint{
+      std::string(completion_api(profile.engine.kind)->path), served_model_name(profile, plan),
+      std::move(key), std::chrono::duration_cast<std::chrono::milliseconds>(plan.liveness.timeout)};
   auto client = http_client(*url);
   return measure_gate(*client, system_timekeeper(), profile.gate, endpoint);
 }

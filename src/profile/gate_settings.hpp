@@ -18,10 +18,10 @@ struct GateSettings {
   double min_shared_prefix = 1.0;
   // The load's tokens/s must reach this share of the recorded figure.
   double min_throughput = 0.5;
-  int requests = 16;     // the load: this many completions of the prompts, in turn
-  int concurrency = 4;   // at most this many in flight
+  int requests = 16;                      // the load: this many completions of the prompts, in turn
+  int concurrency = 4;                    // at most this many in flight
   std::chrono::seconds max_duration{60};  // the whole gate, answers and load
-  int retries = 2;       // a failed request is sent again up to this many times
+  int retries = 2;                        // a failed request is sent again up to this many times
 
   bool enabled() const { return !prompts.empty(); }
 };

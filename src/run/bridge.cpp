@@ -48,7 +48,6 @@ logging::Fields event(std::string_view kind, bool precedes_output = false) {
   return fields;
 }
 
-
 class Bridge {
  public:
   Bridge(const BridgeOptions& options, Notifier& notifier,

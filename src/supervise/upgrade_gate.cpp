@@ -124,7 +124,8 @@ SharedPrefix shared_prefix(std::string_view recorded, std::string_view now) {
   const auto a = words(recorded);
   const auto b = words(now);
   SharedPrefix prefix{0, a.size()};
-  while (prefix.shared < a.size() && prefix.shared < b.size() && a[prefix.shared] == b[prefix.shared])
+  while (prefix.shared < a.size() && prefix.shared < b.size() &&
+         a[prefix.shared] == b[prefix.shared])
     ++prefix.shared;
   return prefix;
 }
@@ -153,8 +154,8 @@ Result<GateMeasurement> measure_gate(HttpClient& client, Timekeeper& clock,
     load_prompts.push_back(prompt);
   }
   const auto started = clock.steady_now();
-  GL_TRY(auto loaded, send_all(client, clock, settings, load, load_prompts, settings.concurrency,
-                               deadline));
+  GL_TRY(auto loaded,
+         send_all(client, clock, settings, load, load_prompts, settings.concurrency, deadline));
   measured.load_time =
       std::chrono::duration_cast<std::chrono::milliseconds>(clock.steady_now() - started);
   measured.retried += loaded.retried;
@@ -173,13 +174,14 @@ GateVerdict judge_gate(const GateSettings& settings, const GateRecord& record,
   };
   for (std::size_t i = 0; i < now.answers.size(); ++i) {
     const GateAnswer& answer = now.answers[i];
-    const auto recorded = std::find_if(record.measured.answers.begin(),
-                                       record.measured.answers.end(),
-                                       [&](const GateAnswer& r) { return r.prompt == answer.prompt; });
+    const auto recorded =
+        std::find_if(record.measured.answers.begin(), record.measured.answers.end(),
+                     [&](const GateAnswer& r) { return r.prompt == answer.prompt; });
     if (recorded == record.measured.answers.end()) {
-      failed(fmt::format("prompt {} '{}' has no recorded answer: record the gate again "
-                         "(`gpulaunch gate record`) after changing [gate] prompts",
-                         i + 1, answer.prompt));
+      failed(
+          fmt::format("prompt {} '{}' has no recorded answer: record the gate again "
+                      "(`gpulaunch gate record`) after changing [gate] prompts",
+                      i + 1, answer.prompt));
       continue;
     }
     if (recorded->text == answer.text) continue;
@@ -199,18 +201,19 @@ GateVerdict judge_gate(const GateSettings& settings, const GateRecord& record,
   }
   const double floor = record.measured.tokens_per_second * settings.min_throughput;
   if (now.tokens_per_second < floor)
-    failed(fmt::format("throughput {:.1f} tok/s is below the floor {:.1f} tok/s ({:.0f}% of the "
-                       "recorded {:.1f} tok/s; {} tokens in {:.1f}s)",
-                       now.tokens_per_second, floor, settings.min_throughput * 100,
-                       record.measured.tokens_per_second, now.load_tokens,
-                       now.load_time.count() / 1000.0));
+    failed(fmt::format(
+        "throughput {:.1f} tok/s is below the floor {:.1f} tok/s ({:.0f}% of the "
+        "recorded {:.1f} tok/s; {} tokens in {:.1f}s)",
+        now.tokens_per_second, floor, settings.min_throughput * 100,
+        record.measured.tokens_per_second, now.load_tokens, now.load_time.count() / 1000.0));
   return verdict;
 }
 
 nlohmann::ordered_json gate_record_json(const GateRecord& record) {
   auto answers = nlohmann::ordered_json::array();
   for (const auto& answer : record.measured.answers)
-    answers.push_back({{"prompt", answer.prompt}, {"text", answer.text}, {"tokens", answer.tokens}});
+    answers.push_back(
+        {{"prompt", answer.prompt}, {"text", answer.text}, {"tokens", answer.tokens}});
   return {{"recorded_usec", record.recorded_usec},
           {"engine_version", record.engine_version},
           {"answers", answers},
@@ -222,7 +225,8 @@ nlohmann::ordered_json gate_record_json(const GateRecord& record) {
 Result<GateRecord> read_gate_record(const nlohmann::json& json) {
   if (!json.is_object()) return fail("gate record: not a JSON object");
   const auto answers = json.find("answers");
-  if (answers == json.end() || !answers->is_array()) return fail("gate record: 'answers' is not a list");
+  if (answers == json.end() || !answers->is_array())
+    return fail("gate record: 'answers' is not a list");
   const auto rate = json.find("tokens_per_second");
   if (rate == json.end() || !rate->is_number())
     return fail("gate record: 'tokens_per_second' is not a number");

@@ -27,9 +27,7 @@ const fs::path kWork = fs::path(GL_BINARY_DIR) / "upgrade-gate-work";
 
 class UpgradeGate : public MockEngineSuite<UpgradeGate> {
  public:
-  static MockEngineHost* new_host() {
-    return new MockEngineHost(kWork, kGpulaunch, GL_SOURCE_DIR);
-  }
+  static MockEngineHost* new_host() { return new MockEngineHost(kWork, kGpulaunch, GL_SOURCE_DIR); }
 
  protected:
   // A venv of the mock at RELEASE (0.5.6+mock.FLAW): what an upgrade installs.
@@ -64,8 +62,9 @@ TEST_F(UpgradeGate, GibberishAndSlowUpgradesAreRolledBackAFlakyButCorrectOneIsKe
   EXPECT_TRUE(has(first.out, "gate: no record for 'gated' yet")) << first.out;
   auto recorded = gpulaunch("gate record gated");
   ASSERT_EQ(recorded.exit_code, 0) << recorded.out;
-  EXPECT_TRUE(has(recorded.out, "recorded the gate of 'gated' into /var/lib/gpulaunch/gated/"
-                                "gate.json"))
+  EXPECT_TRUE(has(recorded.out,
+                  "recorded the gate of 'gated' into /var/lib/gpulaunch/gated/"
+                  "gate.json"))
       << recorded.out;
   auto checked = gpulaunch("gate check gated");
   EXPECT_EQ(checked.exit_code, 0) << checked.out;
@@ -74,15 +73,18 @@ TEST_F(UpgradeGate, GibberishAndSlowUpgradesAreRolledBackAFlakyButCorrectOneIsKe
   write_profile("gibberish");
   auto gibberish = gpulaunch("up gated --runtime --force");
   EXPECT_EQ(gibberish.exit_code, 1) << gibberish.out;
-  EXPECT_TRUE(has(gibberish.out, "Failed the upgrade gate of gpulaunch-gated.service: prompt 1 "
-                                 "'The capital of France is' differs from the record at "
-                                 "character "))
+  EXPECT_TRUE(has(gibberish.out,
+                  "Failed the upgrade gate of gpulaunch-gated.service: prompt 1 "
+                  "'The capital of France is' differs from the record at "
+                  "character "))
       << gibberish.out;
-  EXPECT_TRUE(has(gibberish.out, "Rolling back gpulaunch-gated.service: the changed unit failed "
-                                 "its upgrade gate"))
+  EXPECT_TRUE(has(gibberish.out,
+                  "Rolling back gpulaunch-gated.service: the changed unit failed "
+                  "its upgrade gate"))
       << gibberish.out;
-  EXPECT_TRUE(has(gibberish.out, "rolled back: gpulaunch-gated.service runs its previous unit "
-                                 "again"))
+  EXPECT_TRUE(has(gibberish.out,
+                  "rolled back: gpulaunch-gated.service runs its previous unit "
+                  "again"))
       << gibberish.out;
   EXPECT_EQ(gpulaunch("gate check gated").exit_code, 0);  // the good release serves again
   const auto rolled = gpulaunch::testing::event_of(events_of("gated"), "rolled-back");

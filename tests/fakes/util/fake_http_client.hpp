@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // An engine behind HttpClient: a function answers each request (it sees the request and how
-// many came before it), and each batch advances a fake clock by per_request for each round of `concurrency` requests.
+// many came before it), and each batch advances a fake clock by per_request for each round of
+// `concurrency` requests.
 
 #include <algorithm>
 #include <chrono>
@@ -16,7 +17,8 @@ namespace gl::testing {
 class FakeHttpClient final : public HttpClient {
  public:
   using Answer = std::function<HttpAnswer(const HttpRequest&, int index)>;
-  FakeHttpClient(FakeTimekeeper& clock, Answer answer) : clock_(clock), answer_(std::move(answer)) {}
+  FakeHttpClient(FakeTimekeeper& clock, Answer answer)
+      : clock_(clock), answer_(std::move(answer)) {}
 
   std::vector<HttpAnswer> exchange_all(const std::vector<HttpRequest>& requests, int concurrency,
                                        std::chrono::steady_clock::time_point) override {

@@ -39,8 +39,8 @@ std::string completion(const std::string& text, long long tokens) {
 HttpAnswer correct(const HttpRequest& request, int) {
   const auto body = nlohmann::json::parse(request.body);
   const std::string prompt = body["prompt"];
-  return {200, completion(prompt == "2 + 2 =" ? " 4, and 3 + 3 = 6." : " Paris, a city of light.",
-                          8)};
+  return {200,
+          completion(prompt == "2 + 2 =" ? " 4, and 3 + 3 = 6." : " Paris, a city of light.", 8)};
 }
 
 GateRecord record_of(FakeHttpClient& client, FakeTimekeeper& clock) {
