@@ -162,9 +162,6 @@ int verify(const CliContext& context, const std::string& lock_path,
   if (!cache_archive.empty())
     if (auto added = add_cache_archive(live.lock, cache_archive); !added)
       return report(added.error(), kVerifyCouldNotRun);
-  // The gate record is the deployment's, not the node's: `verify --gate` asks the engine instead.
-  locked->erase("gate");
-  live.lock.erase("gate");
   auto rows = drift(*locked, live.lock);
   const int gated = gate ? check_gate(loaded->profile, plan) : kVerifyOk;
   const auto notes = cache_notes(*locked, live.lock);
