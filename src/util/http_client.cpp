@@ -4,8 +4,6 @@
 #include <memory>
 #include <utility>  // Boost 1.74's asio/awaitable.hpp uses std::exchange without it
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
