@@ -43,16 +43,6 @@ Result<Loaded> load(const CliContext& context, const GateOptions& options) {
   return Loaded{std::move(profile), std::move(plan), launch.engine_version};
 }
 
-void print_measurement(const GateMeasurement& measured) {
-  for (std::size_t i = 0; i < measured.answers.size(); ++i)
-    fmt::print("prompt {} '{}': {} token(s): \"{}\"\n", i + 1, measured.answers[i].prompt,
-               measured.answers[i].tokens, measured.answers[i].text);
-  fmt::print("throughput: {:.1f} tok/s ({} tokens in {:.1f}s){}\n", measured.tokens_per_second,
-             measured.load_tokens, measured.load_time.count() / 1000.0,
-             measured.retried > 0 ? fmt::format("; {} request(s) retried", measured.retried)
-                                  : std::string());
-}
-
 int record(const CliContext& context, const GateOptions& options) {
   auto loaded = load(context, options);
   if (!loaded) return report(loaded.error(), 2);
@@ -69,30 +59,6 @@ int record(const CliContext& context, const GateOptions& options) {
 }
 
 }  // namespace
-
-// 0: passed; 1: failed (the lines say how); 2: could not run.
-int check_gate(const Profile& profile, const LaunchPlan& plan) {
-  auto recorded = load_gate_record(profile.name);
-  if (!recorded) return report(recorded.error(), 2);
-  if (!*recorded)
-    return report(Error{fmt::format("no gate record for '{}': `gpulaunch gate record {}` on the "
-                                    "version you trust first",
-                                    profile.name, profile.name)},
-                  2);
-  auto measured = measure_running_gate(profile, plan);
-  if (!measured) return report(measured.error(), 2);
-  print_measurement(*measured);
-  const GateVerdict verdict = judge_gate(profile.gate, **recorded, *measured);
-  if (verdict.passed) {
-    fmt::print("gate: '{}' answers as recorded, at {:.1f} tok/s (floor {:.1f})\n", profile.name,
-               measured->tokens_per_second,
-               (*recorded)->measured.tokens_per_second * profile.gate.min_throughput);
-    return 0;
-  }
-  for (const auto& failure : verdict.failures)
-    logging::error(fmt::format("gate failed: {}", failure));
-  return 1;
-}
 
 void add_gate_command(CLI::App& app, CliContext& context) {
   auto* gate = app.add_subcommand(

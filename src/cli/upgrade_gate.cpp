@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "catalog/completion_api.hpp"
+#include "cli/context.hpp"
+#include "log/logger.hpp"
 #include "util/atomic_file.hpp"
 #include "util/http_client.hpp"
 #include "util/json_file.hpp"
@@ -34,6 +36,16 @@ Result<std::string> gate_api_key(const Profile& profile, const LaunchPlan& plan)
 }
 
 }  // namespace
+
+void print_measurement(const GateMeasurement& measured) {
+  for (std::size_t i = 0; i < measured.answers.size(); ++i)
+    fmt::print("prompt {} '{}': {} token(s): \"{}\"\n", i + 1, measured.answers[i].prompt,
+               measured.answers[i].tokens, measured.answers[i].text);
+  fmt::print("throughput: {:.1f} tok/s ({} tokens in {:.1f}s){}\n", measured.tokens_per_second,
+             measured.load_tokens, measured.load_time.count() / 1000.0,
+             measured.retried > 0 ? fmt::format("; {} request(s) retried", measured.retried)
+                                  : std::string());
+}
 
 Result<void> gate_applies(const Profile& profile, const LaunchPlan& plan) {
   if (plan.node_rank != 0)
@@ -78,6 +90,29 @@ Result<void> save_gate_record(const std::string& profile, const GateRecord& reco
   if (error)
     return failf("Failed to create '{}': {}", path.parent_path().string(), error.message());
   return write_file_atomically(path, gate_record_json(record).dump(2) + "\n", 0600);
+}
+
+int check_gate(const Profile& profile, const LaunchPlan& plan) {
+  auto recorded = load_gate_record(profile.name);
+  if (!recorded) return report(recorded.error(), 2);
+  if (!*recorded)
+    return report(Error{fmt::format("no gate record for '{}': `gpulaunch gate record {}` on the "
+                                    "version you trust first",
+                                    profile.name, profile.name)},
+                  2);
+  auto measured = measure_running_gate(profile, plan);
+  if (!measured) return report(measured.error(), 2);
+  print_measurement(*measured);
+  const GateVerdict verdict = judge_gate(profile.gate, **recorded, *measured);
+  if (verdict.passed) {
+    fmt::print("gate: '{}' answers as recorded, at {:.1f} tok/s (floor {:.1f})\n", profile.name,
+               measured->tokens_per_second,
+               (*recorded)->measured.tokens_per_second * profile.gate.min_throughput);
+    return 0;
+  }
+  for (const auto& failure : verdict.failures)
+    logging::error(fmt::format("gate failed: {}", failure));
+  return 1;
 }
 
 }  // namespace gl

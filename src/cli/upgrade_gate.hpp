@@ -31,5 +31,7 @@ Result<void> save_gate_record(const std::string& profile, const GateRecord& reco
 // The gate of the running engine against the record, said: each failure on its own error line.
 // 0: it passed; 1: it failed; 2: it could not run (no record, no answer).
 int check_gate(const Profile& profile, const LaunchPlan& plan);
+// Each prompt's answer and the load's throughput, as `gate record` and `gate check` print them.
+void print_measurement(const GateMeasurement& measured);
 
 }  // namespace gl
