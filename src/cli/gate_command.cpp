@@ -10,7 +10,6 @@
 #include "facts/python_env.hpp"
 #include "log/logger.hpp"
 #include "profile/validate.hpp"
-#include "util/state_paths.hpp"
 #include "util/timekeeper.hpp"
 #include "util/try.hpp"
 
@@ -46,16 +45,24 @@ Result<Loaded> load(const CliContext& context, const GateOptions& options) {
 int record(const CliContext& context, const GateOptions& options) {
   auto loaded = load(context, options);
   if (!loaded) return report(loaded.error(), 2);
-  auto measured = measure_running_gate(loaded->profile, loaded->plan);
-  if (!measured) return report(measured.error(), 2);
-  print_measurement(*measured);
-  const GateRecord record{*measured, system_timekeeper().now_usec(),
-                          loaded->engine_version.value_or("")};
-  if (auto saved = save_gate_record(loaded->profile.name, record); !saved)
-    return report(saved.error(), 2);
-  fmt::print("recorded the gate of '{}' into {}\n", loaded->profile.name,
-             state_paths::gate_record_file(loaded->profile.name).string());
+  if (auto applies = gate_applies(loaded->profile, loaded->plan); !applies)
+    return report(applies.error(), 2);
+  auto engine = running_gate_engine(loaded->profile, loaded->plan);
+  GateRecordFile records = GateRecordFile::of(loaded->profile.name);
+  auto recorded = record_gate(loaded->profile.gate, records, *engine,
+                              system_timekeeper().now_usec(), loaded->engine_version.value_or(""));
+  if (!recorded) return report(recorded.error(), 2);
+  print_measurement(recorded->measured);
+  fmt::print("recorded the gate of '{}' into {}\n", loaded->profile.name, records.path().string());
   return 0;
+}
+
+int check(const CliContext& context, const GateOptions& options) {
+  auto loaded = load(context, options);
+  if (!loaded) return report(loaded.error(), 2);
+  auto checked = check_running_gate(loaded->profile, loaded->plan);
+  if (!checked) return report(checked.error(), 2);
+  return say_gate_check(loaded->profile, *checked);
 }
 
 }  // namespace
@@ -81,11 +88,7 @@ void add_gate_command(CLI::App& app, CliContext& context) {
   auto* check_command = gate->add_subcommand(
       "check", "Ask the running engine again; exit 1 when it differs from the record");
   add(check_command);
-  check_command->callback([&context] {
-    auto loaded = load(context, options);
-    context.exit_code =
-        loaded ? check_gate(loaded->profile, loaded->plan) : report(loaded.error(), 2);
-  });
+  check_command->callback([&context] { context.exit_code = check(context, options); });
 }
 
 }  // namespace gl

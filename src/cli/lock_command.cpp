@@ -2,6 +2,7 @@
 // `gpulaunch lock PROFILE`, `gpulaunch verify LOCK`, and the drift check `up --locked` shares.
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -59,7 +60,7 @@ Result<void> add_caches(LockBuild& build, const Profile& profile, const LaunchPl
                                      state_paths::cache_stamp_directory(profile.name)));
   build.lock["caches"] = cache_digests_json(digests);
   // The upgrade gate's record, where `gate record` made one: what the deployment answered.
-  GL_TRY(auto gate, load_gate_record(profile.name));
+  GL_TRY(auto gate, GateRecordFile::of(profile.name).load());
   if (gate) build.lock["gate"] = gate_record_json(*gate);
   return {};
 }
@@ -119,15 +120,17 @@ int lock(const CliContext& context, const std::string& name, const std::string& 
 
 // `verify --json`: one object, the drift rows under the names `drift_table` gives its columns.
 void print_verify_json(const std::string& lock_path, const std::string& profile,
-                       const std::vector<FieldRow>& rows, const std::vector<std::string>& notes) {
+                       const std::vector<FieldRow>& rows, const std::vector<std::string>& notes,
+                       const std::optional<GateCheck>& gate) {
   auto drifted = nlohmann::ordered_json::array();
   for (const auto& row : rows)
     drifted.push_back({{"field", row.key}, {"locked", row.a}, {"node", row.b}, {"why", row.why}});
-  const nlohmann::ordered_json answer{{"lock", lock_path},
-                                      {"profile", profile},
-                                      {"ok", rows.empty()},
-                                      {"drift", drifted},
-                                      {"notes", rows.empty() ? std::vector<std::string>{} : notes}};
+  nlohmann::ordered_json answer{{"lock", lock_path},
+                                {"profile", profile},
+                                {"ok", rows.empty()},
+                                {"drift", drifted},
+                                {"notes", rows.empty() ? std::vector<std::string>{} : notes}};
+  if (gate) answer["gate"] = gate_check_json(*gate);
   fmt::print("{}\n", answer.dump(2));
 }
 
@@ -163,7 +166,17 @@ int verify(const CliContext& context, const std::string& lock_path,
     if (auto added = add_cache_archive(live.lock, cache_archive); !added)
       return report(added.error(), kVerifyCouldNotRun);
   auto rows = drift(*locked, live.lock);
-  const int gated = gate ? check_gate(loaded->profile, plan) : kVerifyOk;
+  // The gate's outcome: printed first in text, a member of the answer in JSON.
+  std::optional<GateCheck> gate_check;
+  int gated = kVerifyOk;
+  if (gate) {
+    if (auto checked = check_running_gate(loaded->profile, plan); !checked) {
+      gated = report(checked.error(), kVerifyCouldNotRun);
+    } else {
+      gate_check = std::move(*checked);
+      gated = json ? gate_exit_code(*gate_check) : say_gate_check(loaded->profile, *gate_check);
+    }
+  }
   const auto notes = cache_notes(*locked, live.lock);
   const auto print_notes = [&notes] {
     for (const auto& note : notes)
@@ -175,7 +188,7 @@ int verify(const CliContext& context, const std::string& lock_path,
     for (const auto& note : notes)
       all_notes.push_back(fmt::format("{} changed since the lock: {} -> {} ({})", note.key, note.a,
                                       note.b, note.why));
-    print_verify_json(lock_path, loaded->profile.name, rows, all_notes);
+    print_verify_json(lock_path, loaded->profile.name, rows, all_notes, gate_check);
     return std::max(gated, rows.empty() ? kVerifyOk : kVerifyDrift);
   }
   if (rows.empty()) {

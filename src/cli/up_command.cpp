@@ -202,38 +202,35 @@ int print_dry_run(const DryRun& dry, bool json) {
   return code;
 }
 
-// The upgrade gate after a changed unit became ready: the failures in one line, or nullopt when
-// it passed or there is nothing to gate with (no record yet: said, not a failure).
-std::optional<std::string> upgrade_gate_failure(const Profile& profile, const LaunchPlan& plan) {
-  auto recorded = load_gate_record(profile.name);
-  if (!recorded) {
-    logging::warning(fmt::format("warning: gate not run: {}", recorded.error().message));
-    return std::nullopt;
-  }
-  if (!*recorded) {
-    fmt::print(
-        "gate: no record for '{}' yet (`gpulaunch gate record {}` keeps this version's "
-        "answers)\n",
-        profile.name, profile.name);
-    return std::nullopt;
-  }
+// The upgrade gate of a changed unit that became ready (supervise/gate_check decides), said.
+GateCheck run_upgrade_gate(const Profile& profile, const LaunchPlan& plan) {
   fmt::print("gate: asking {} prompt(s) and a load of {} request(s)\n", profile.gate.prompts.size(),
              profile.gate.requests);
   std::fflush(stdout);
-  auto measured = measure_running_gate(profile, plan);
-  if (!measured) return measured.error().message;
-  const GateVerdict verdict = judge_gate(profile.gate, **recorded, *measured);
-  if (verdict.passed) {
-    fmt::print("gate: passed: answers as recorded, {:.1f} tok/s (floor {:.1f}){}\n",
-               measured->tokens_per_second,
-               (*recorded)->measured.tokens_per_second * profile.gate.min_throughput,
-               measured->retried > 0 ? fmt::format("; {} request(s) retried", measured->retried)
-                                     : std::string());
-    return std::nullopt;
+  auto engine = running_gate_engine(profile, plan);
+  GateCheck check = check_gate(profile.gate, GateRecordFile::of(profile.name), *engine);
+  switch (check.outcome) {
+    case GateOutcome::passed:
+      fmt::print("gate: passed: answers as recorded, {:.1f} tok/s (floor {:.1f}){}\n",
+                 check.measured->tokens_per_second, check.floor,
+                 check.measured->retried > 0
+                     ? fmt::format("; {} request(s) retried", check.measured->retried)
+                     : std::string());
+      break;
+    case GateOutcome::no_record:
+      fmt::print(
+          "gate: no record for '{}' yet (`gpulaunch gate record {}` keeps this version's "
+          "answers)\n",
+          profile.name, profile.name);
+      break;
+    case GateOutcome::record_unreadable:
+      logging::warning(fmt::format("warning: gate not run: {}", check.summary()));
+      break;
+    case GateOutcome::failed:
+    case GateOutcome::unanswered:
+      break;  // said with the rollback
   }
-  std::string failures;
-  for (const auto& failure : verdict.failures) failures += (failures.empty() ? "" : "; ") + failure;
-  return failures;
+  return check;
 }
 
 int up(const UpOptions& options, const CliContext& context) {
@@ -447,10 +444,11 @@ int up(const UpOptions& options, const CliContext& context) {
   print_ready(*profile, plan, elapsed, "ready");
   // A changed unit that serves must still answer as recorded (the upgrade gate), where the
   // profile has a gate and a record; rank 0 gates a multi-node group.
-  if (transition.changed && !options.user && plan.node_rank == 0 && profile->gate.enabled()) {
-    if (auto failure = upgrade_gate_failure(*profile, plan)) {
-      previous.failure = *failure;
-      logging::error(fmt::format("Failed the upgrade gate of {}: {}", unit, *failure),
+  if (const UpGate gates = up_gates(*profile, plan, transition.changed, options.user); gates.run) {
+    const GateCheck check = run_upgrade_gate(*profile, plan);
+    if (gate_rolls_back(check)) {
+      previous.failure = check.summary();
+      logging::error(fmt::format("Failed the upgrade gate of {}: {}", unit, previous.failure),
                      logging::Fields{.kind = kGateFailedMessage});
       if (options.no_rollback) {
         logging::error(fmt::format(
@@ -464,6 +462,8 @@ int up(const UpOptions& options, const CliContext& context) {
       write_profile_metrics(profile->name, manager->get());
       return code;
     }
+  } else if (!gates.note.empty()) {
+    fmt::print("{}\n", gates.note);
   }
   // The start's phases, as record-start (ExecStartPost=, done before the job) kept them.
   if (auto recorded = History(profile->name).state();

@@ -2,16 +2,11 @@
 #include "cli/upgrade_gate.hpp"
 
 #include <fmt/core.h>
-#include <nlohmann/json.hpp>
 
-#include "catalog/completion_api.hpp"
 #include "cli/context.hpp"
 #include "log/logger.hpp"
-#include "util/atomic_file.hpp"
 #include "util/http_client.hpp"
-#include "util/json_file.hpp"
 #include "util/safe_file.hpp"
-#include "util/state_paths.hpp"
 #include "util/timekeeper.hpp"
 #include "util/try.hpp"
 
@@ -35,7 +30,38 @@ Result<std::string> gate_api_key(const Profile& profile, const LaunchPlan& plan)
   return key;
 }
 
+// Reads the key and opens the client when asked, so that what fails there is the engine's
+// answer to the gate (`up` rolls back, `gate check` could not run).
+class RunningGateEngine final : public GateEngine {
+ public:
+  RunningGateEngine(const Profile& profile, const LaunchPlan& plan)
+      : profile_(profile), plan_(plan) {}
+
+  Result<GateMeasurement> measure(const GateSettings& settings) override {
+    const auto url = parse_http_url(plan_.health_url);
+    if (!url) return failf("invalid health URL '{}'", plan_.health_url);
+    GL_TRY(std::string key, gate_api_key(profile_, plan_));
+    auto client = http_client(*url);
+    return measure_gate(*client, system_timekeeper(), settings,
+                        gate_endpoint(profile_, plan_, std::move(key)));
+  }
+
+ private:
+  const Profile& profile_;
+  const LaunchPlan& plan_;
+};
+
 }  // namespace
+
+std::unique_ptr<GateEngine> running_gate_engine(const Profile& profile, const LaunchPlan& plan) {
+  return std::make_unique<RunningGateEngine>(profile, plan);
+}
+
+Result<GateCheck> check_running_gate(const Profile& profile, const LaunchPlan& plan) {
+  GL_TRY_VOID(gate_applies(profile, plan));
+  auto engine = running_gate_engine(profile, plan);
+  return check_gate(profile.gate, GateRecordFile::of(profile.name), *engine);
+}
 
 void print_measurement(const GateMeasurement& measured) {
   for (std::size_t i = 0; i < measured.answers.size(); ++i)
@@ -47,72 +73,50 @@ void print_measurement(const GateMeasurement& measured) {
                                   : std::string());
 }
 
-Result<void> gate_applies(const Profile& profile, const LaunchPlan& plan) {
-  if (plan.node_rank != 0)
-    return failf(
-        "profile '{}' gates once, through rank 0: run the gate on rank 0's node "
-        "(this is rank {})",
-        profile.name, plan.node_rank);
-  if (!profile.gate.enabled())
-    return failf("profile '{}' has no upgrade gate: add [gate] prompts", profile.name);
-  if (!completion_api(profile.engine.kind))
-    return failf("profile '{}': the upgrade gate does not know this engine's completions API",
-                 profile.name);
-  return {};
-}
-
-Result<GateMeasurement> measure_running_gate(const Profile& profile, const LaunchPlan& plan) {
-  GL_TRY_VOID(gate_applies(profile, plan));
-  const auto url = parse_http_url(plan.health_url);
-  if (!url) return failf("invalid health URL '{}'", plan.health_url);
-  GL_TRY(std::string key, gate_api_key(profile, plan));
-  const GateEndpoint endpoint{
-      std::string(completion_api(profile.engine.kind)->path), served_model_name(profile, plan),
-      std::move(key), std::chrono::duration_cast<std::chrono::milliseconds>(plan.liveness.timeout)};
-  auto client = http_client(*url);
-  return measure_gate(*client, system_timekeeper(), profile.gate, endpoint);
-}
-
-Result<std::optional<GateRecord>> load_gate_record(const std::string& profile) {
-  const auto path = state_paths::gate_record_file(profile);
-  GL_TRY(auto read, read_regular_nofollow(path, kMaxJsonFileBytes));
-  if (!read) return std::optional<GateRecord>();
-  GL_TRY(auto json, parse_bounded_json<nlohmann::json>(read->content, path.string()));
-  auto record = read_gate_record(json);
-  if (!record) return failf("Failed to read '{}': {}", path.string(), record.error().message);
-  return std::optional<GateRecord>(std::move(*record));
-}
-
-Result<void> save_gate_record(const std::string& profile, const GateRecord& record) {
-  const auto path = state_paths::gate_record_file(profile);
-  std::error_code error;
-  std::filesystem::create_directories(path.parent_path(), error);
-  if (error)
-    return failf("Failed to create '{}': {}", path.parent_path().string(), error.message());
-  return write_file_atomically(path, gate_record_json(record).dump(2) + "\n", 0600);
-}
-
-int check_gate(const Profile& profile, const LaunchPlan& plan) {
-  auto recorded = load_gate_record(profile.name);
-  if (!recorded) return report(recorded.error(), 2);
-  if (!*recorded)
-    return report(Error{fmt::format("no gate record for '{}': `gpulaunch gate record {}` on the "
-                                    "version you trust first",
-                                    profile.name, profile.name)},
-                  2);
-  auto measured = measure_running_gate(profile, plan);
-  if (!measured) return report(measured.error(), 2);
-  print_measurement(*measured);
-  const GateVerdict verdict = judge_gate(profile.gate, **recorded, *measured);
-  if (verdict.passed) {
-    fmt::print("gate: '{}' answers as recorded, at {:.1f} tok/s (floor {:.1f})\n", profile.name,
-               measured->tokens_per_second,
-               (*recorded)->measured.tokens_per_second * profile.gate.min_throughput);
-    return 0;
+int gate_exit_code(const GateCheck& check) {
+  switch (check.outcome) {
+    case GateOutcome::passed:
+      return 0;
+    case GateOutcome::failed:
+      return 1;
+    default:
+      return 2;
   }
-  for (const auto& failure : verdict.failures)
-    logging::error(fmt::format("gate failed: {}", failure));
-  return 1;
+}
+
+int say_gate_check(const Profile& profile, const GateCheck& check) {
+  if (check.measured) print_measurement(*check.measured);
+  switch (check.outcome) {
+    case GateOutcome::passed:
+      fmt::print("gate: '{}' answers as recorded, at {:.1f} tok/s (floor {:.1f})\n", profile.name,
+                 check.measured->tokens_per_second, check.floor);
+      break;
+    case GateOutcome::failed:
+      for (const auto& failure : check.failures)
+        logging::error(fmt::format("gate failed: {}", failure));
+      break;
+    case GateOutcome::no_record:
+      logging::error(fmt::format(
+          "no gate record for '{}': `gpulaunch gate record {}` on the version you trust first",
+          profile.name, profile.name));
+      break;
+    case GateOutcome::unanswered:
+    case GateOutcome::record_unreadable:
+      logging::error(check.summary());
+      break;
+  }
+  return gate_exit_code(check);
+}
+
+nlohmann::ordered_json gate_check_json(const GateCheck& check) {
+  nlohmann::ordered_json out{{"outcome", gate_outcome_name(check.outcome)},
+                             {"failures", check.failures}};
+  if (check.measured) {
+    out["tokens_per_second"] = check.measured->tokens_per_second;
+    out["floor"] = check.floor;
+    out["retried"] = check.measured->retried;
+  }
+  return out;
 }
 
 }  // namespace gl
