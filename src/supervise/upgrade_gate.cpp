@@ -76,7 +76,8 @@ std::string what_failed(const HttpAnswer& answer) {
   return "an answer without choices[0].text";
 }
 
-// Sends every request, again where one failed, up to `retries` more rounds.
+// Sends every request, each again as soon as it failed (no 2xx, no choices[0].text), up to
+// `settings.retries` more times.
 struct Batch {
   std::vector<GateAnswer> answers;
   int retried = 0;
@@ -85,37 +86,31 @@ Result<Batch> send_all(HttpClient& client, Timekeeper& clock, const GateSettings
                        const std::vector<HttpRequest>& requests,
                        const std::vector<std::string>& prompts, int concurrency,
                        std::chrono::steady_clock::time_point deadline) {
+  const HttpRetry retry{settings.retries, [](const HttpAnswer& answer) {
+                          return read_completion(answer).has_value();
+                        }};
+  auto replies = client.exchange_all(requests, concurrency, deadline, retry);
+  replies.resize(requests.size());
   Batch batch;
   batch.answers.resize(requests.size());
-  std::vector<std::size_t> pending(requests.size());
-  for (std::size_t i = 0; i < pending.size(); ++i) pending[i] = i;
-  std::vector<std::string> last_failure(requests.size());
-  for (int round = 0; round <= settings.retries && !pending.empty(); ++round) {
-    if (round > 0) batch.retried += static_cast<int>(pending.size());
-    std::vector<HttpRequest> sending;
-    for (auto i : pending) sending.push_back(requests[i]);
-    const auto answers = client.exchange_all(sending, concurrency, deadline);
-    std::vector<std::size_t> failed;
-    for (std::size_t k = 0; k < pending.size(); ++k) {
-      const auto i = pending[k];
-      auto read = k < answers.size() ? read_completion(answers[k]) : std::nullopt;
-      if (read) {
-        read->prompt = prompts[i];
-        batch.answers[i] = std::move(*read);
-      } else {
-        last_failure[i] = k < answers.size() ? what_failed(answers[k]) : "no answer";
-        failed.push_back(i);
-      }
+  std::vector<std::size_t> unanswered;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const HttpReply& reply = replies[i];
+    batch.retried += std::max(0, reply.sent - 1);
+    if (auto read = read_completion(reply.answer)) {
+      read->prompt = prompts[i];
+      batch.answers[i] = std::move(*read);
+    } else {
+      unanswered.push_back(i);
     }
-    pending = std::move(failed);
-    if (!pending.empty() && clock.steady_now() >= deadline)
-      return failf("the gate ran past its {}s bound with {} request(s) unanswered",
-                   settings.max_duration.count(), pending.size());
   }
-  if (!pending.empty())
-    return failf("the request for prompt '{}' failed {} time(s): {}", prompts[pending.front()],
-                 settings.retries + 1, last_failure[pending.front()]);
-  return batch;
+  if (unanswered.empty()) return batch;
+  if (clock.steady_now() >= deadline)
+    return failf("the gate ran past its {}s bound with {} request(s) unanswered",
+                 settings.max_duration.count(), unanswered.size());
+  const HttpReply& first = replies[unanswered.front()];
+  return failf("the request for prompt '{}' failed {} time(s): {}", prompts[unanswered.front()],
+               first.sent, what_failed(first.answer));
 }
 
 }  // namespace

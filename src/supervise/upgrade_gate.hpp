@@ -32,7 +32,7 @@ struct GateMeasurement {
   double tokens_per_second = 0;     // over the load
   long long load_tokens = 0;
   std::chrono::milliseconds load_time{0};
-  int retried = 0;  // requests that failed once and were sent again
+  int retried = 0;  // sendings beyond each request's first (a request that failed, sent again)
 };
 
 // What `gate record` keeps (root-owned, in the state directory) and `lock` copies.

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "util/http_client.hpp"
 
+#include <algorithm>
+#include <deque>
 #include <memory>
 #include <utility>  // Boost 1.74's asio/awaitable.hpp uses std::exchange without it
 
@@ -90,22 +92,34 @@ class BlockingClient final : public HttpClient {
  public:
   explicit BlockingClient(HttpUrl url) : url_(std::move(url)) {}
 
-  std::vector<HttpAnswer> exchange_all(const std::vector<HttpRequest>& requests, int concurrency,
-                                       std::chrono::steady_clock::time_point deadline) override {
+  std::vector<HttpReply> exchange_all(const std::vector<HttpRequest>& requests, int concurrency,
+                                      std::chrono::steady_clock::time_point deadline,
+                                      const HttpRetry& retry) override {
     asio::io_context io;
-    std::vector<HttpAnswer> answers(requests.size());
-    std::size_t next = 0;
+    std::vector<HttpReply> replies(requests.size());
+    std::deque<std::size_t> waiting;
+    for (std::size_t i = 0; i < requests.size(); ++i) waiting.push_back(i);
     std::function<void()> start_next = [&] {
-      if (next >= requests.size() || std::chrono::steady_clock::now() >= deadline) return;
-      const std::size_t index = next++;
-      start_http_exchange(io, url_, requests[index], [&, index](HttpAnswer answer) {
-        answers[index] = std::move(answer);
+      // Under a millisecond left: nothing could be answered in it.
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (waiting.empty() || left.count() <= 0) return;
+      const std::size_t index = waiting.front();
+      waiting.pop_front();
+      HttpRequest request = requests[index];
+      request.timeout = std::min(request.timeout, left);
+      ++replies[index].sent;
+      start_http_exchange(io, url_, std::move(request), [&, index](HttpAnswer answer) {
+        const bool accepted = !retry.accept || retry.accept(answer);
+        replies[index].answer = std::move(answer);
+        // A retry goes first: the requests behind it wait, so the batch ends when it does.
+        if (!accepted && replies[index].sent <= retry.times) waiting.push_front(index);
         start_next();
       });
     };
     for (int i = 0; i < std::max(1, concurrency); ++i) start_next();
     io.run();
-    return answers;
+    return replies;
   }
 
  private:

@@ -45,14 +45,29 @@ struct HttpRequest {
 void start_http_exchange(boost::asio::io_context& io, const HttpUrl& url, HttpRequest request,
                          std::function<void(HttpAnswer)> done);
 
+// A request is sent again, up to `times` more times, while `accept` refuses its answer (no answer
+// in time, a 503, a body without what the caller needs). The retry takes the next free place in
+// flight: it waits for no round of the others, so an error answered at once costs no throughput.
+struct HttpRetry {
+  int times = 0;
+  std::function<bool(const HttpAnswer&)> accept;  // empty: any answer is accepted
+};
+
+// A request's last answer and how many times it was sent (0: not started by the deadline).
+struct HttpReply {
+  HttpAnswer answer;
+  int sent = 0;
+};
+
 class HttpClient {
  public:
   virtual ~HttpClient() = default;
-  // Every request, at most `concurrency` in flight; answers in the requests' order. Requests
-  // not started by `deadline` get a nullopt status without being sent.
-  virtual std::vector<HttpAnswer> exchange_all(const std::vector<HttpRequest>& requests,
-                                               int concurrency,
-                                               std::chrono::steady_clock::time_point deadline) = 0;
+  // Every request, at most `concurrency` in flight, each retried as `retry` says; replies in the
+  // requests' order. Nothing starts at or after `deadline`, and no exchange outlives it.
+  virtual std::vector<HttpReply> exchange_all(const std::vector<HttpRequest>& requests,
+                                              int concurrency,
+                                              std::chrono::steady_clock::time_point deadline,
+                                              const HttpRetry& retry = {}) = 0;
 };
 
 std::unique_ptr<HttpClient> http_client(const HttpUrl& url);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// An engine behind HttpClient: a function answers each request (it sees the request and how
-// many came before it), and each batch advances a fake clock by per_request for each round of
-// `concurrency` requests.
+// An engine behind HttpClient: a function answers each sending of a request (it sees the request
+// and how many sendings came before it), and each sending advances a fake clock by per_request
+// shared among the `concurrency` in flight.
 
 #include <algorithm>
 #include <chrono>
@@ -20,20 +20,25 @@ class FakeHttpClient final : public HttpClient {
   FakeHttpClient(FakeTimekeeper& clock, Answer answer)
       : clock_(clock), answer_(std::move(answer)) {}
 
-  std::vector<HttpAnswer> exchange_all(const std::vector<HttpRequest>& requests, int concurrency,
-                                       std::chrono::steady_clock::time_point) override {
-    std::vector<HttpAnswer> answers;
-    for (const auto& request : requests) {
-      answers.push_back(answer_(request, sent_));
-      ++sent_;
-      seen.push_back(request);
+  // Each request in turn, retried at once as `retry` says; every sending takes per_request over
+  // the concurrency from the clock, and none starts at or after the deadline.
+  std::vector<HttpReply> exchange_all(const std::vector<HttpRequest>& requests, int concurrency,
+                                      std::chrono::steady_clock::time_point deadline,
+                                      const HttpRetry& retry) override {
+    std::vector<HttpReply> replies(requests.size());
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      HttpReply& reply = replies[i];
+      while (reply.sent <= retry.times && clock_.steady_now() < deadline) {
+        reply.answer = answer_(requests[i], sent_);
+        ++reply.sent;
+        ++sent_;
+        seen.push_back(requests[i]);
+        clock_.advance(per_request / std::max(1, concurrency));
+        if (!retry.accept || retry.accept(reply.answer)) break;
+      }
     }
     max_concurrency = std::max(max_concurrency, concurrency);
-    // Rounds of `concurrency` requests, each taking per_request.
-    const int n = static_cast<int>(requests.size());
-    const int rounds = (n + std::max(1, concurrency) - 1) / std::max(1, concurrency);
-    clock_.advance(per_request * rounds);
-    return answers;
+    return replies;
   }
 
   std::chrono::milliseconds per_request{100};
