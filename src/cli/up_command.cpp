@@ -204,10 +204,7 @@ int print_dry_run(const DryRun& dry, bool json) {
 
 // The upgrade gate of a changed unit that became ready (supervise/gate_check decides), said.
 GateCheck run_upgrade_gate(const Profile& profile, const LaunchPlan& plan) {
-  fmt::print("gate: asking {} prompt(s) and a load of {} request(s)\n", profile.gate.prompts.size(),
-             profile.gate.requests);
-  std::fflush(stdout);
-  auto engine = running_gate_engine(profile, plan);
+  auto engine = running_gate_engine(profile, plan, /*announce=*/true);
   GateCheck check = check_gate(profile.gate, GateRecordFile::of(profile.name), *engine);
   switch (check.outcome) {
     case GateOutcome::passed:

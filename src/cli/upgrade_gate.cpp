@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/upgrade_gate.hpp"
 
+#include <cstdio>
+
 #include <fmt/core.h>
 
 #include "cli/context.hpp"
@@ -34,10 +36,15 @@ Result<std::string> gate_api_key(const Profile& profile, const LaunchPlan& plan)
 // answer to the gate (`up` rolls back, `gate check` could not run).
 class RunningGateEngine final : public GateEngine {
  public:
-  RunningGateEngine(const Profile& profile, const LaunchPlan& plan)
-      : profile_(profile), plan_(plan) {}
+  RunningGateEngine(const Profile& profile, const LaunchPlan& plan, bool announce)
+      : profile_(profile), plan_(plan), announce_(announce) {}
 
   Result<GateMeasurement> measure(const GateSettings& settings) override {
+    if (announce_) {
+      fmt::print("gate: asking {} prompt(s) and a load of {} request(s)\n", settings.prompts.size(),
+                 settings.requests);
+      std::fflush(stdout);
+    }
     const auto url = parse_http_url(plan_.health_url);
     if (!url) return failf("invalid health URL '{}'", plan_.health_url);
     GL_TRY(std::string key, gate_api_key(profile_, plan_));
@@ -49,12 +56,14 @@ class RunningGateEngine final : public GateEngine {
  private:
   const Profile& profile_;
   const LaunchPlan& plan_;
+  bool announce_;
 };
 
 }  // namespace
 
-std::unique_ptr<GateEngine> running_gate_engine(const Profile& profile, const LaunchPlan& plan) {
-  return std::make_unique<RunningGateEngine>(profile, plan);
+std::unique_ptr<GateEngine> running_gate_engine(const Profile& profile, const LaunchPlan& plan,
+                                                bool announce) {
+  return std::make_unique<RunningGateEngine>(profile, plan, announce);
 }
 
 Result<GateCheck> check_running_gate(const Profile& profile, const LaunchPlan& plan) {

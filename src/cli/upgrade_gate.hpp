@@ -16,8 +16,10 @@
 
 namespace gl {
 
-// The profile's running engine, asked over HTTP where its health URL points.
-std::unique_ptr<GateEngine> running_gate_engine(const Profile& profile, const LaunchPlan& plan);
+// The profile's running engine, asked over HTTP where its health URL points; with `announce`,
+// a line says so before the gate's requests go out (`up`, whose wait it explains).
+std::unique_ptr<GateEngine> running_gate_engine(const Profile& profile, const LaunchPlan& plan,
+                                                bool announce = false);
 
 // The running engine against its record, now; an error when this rank does not gate.
 Result<GateCheck> check_running_gate(const Profile& profile, const LaunchPlan& plan);
