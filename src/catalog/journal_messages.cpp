@@ -10,7 +10,7 @@ namespace {
 
 // IDs made once with python3 -c 'import uuid; print(uuid.uuid4().hex)'; never change one: it
 // is how a journal reader matches the event across versions.
-constexpr std::array<JournalMessage, 22> kMessages{{
+constexpr std::array<JournalMessage, 23> kMessages{{
     // The exit classes (supervise/exit_class's names), as record-exit classifies a stop.
     {"clean", "a1a78217f62347f5a78fa87d8aef154a", "gpulaunch engine stopped cleanly",
      "The engine of profile @GPULAUNCH_PROFILE@ stopped on request, or exited with status 0.\n"
@@ -128,6 +128,15 @@ constexpr std::array<JournalMessage, 22> kMessages{{
      "Why the change failed: gpulaunch events @GPULAUNCH_PROFILE@ and gpulaunch logs\n"
      "@GPULAUNCH_PROFILE@. Fix the profile and run gpulaunch up again, or pass --no-rollback to\n"
      "keep a failed change for inspection."},
+    {kGateFailedMessage, "eab1b51b6e914994a59bdf70cce2c455",
+     "gpulaunch rolled back a change that failed its upgrade gate",
+     "gpulaunch up installed a changed unit for profile @GPULAUNCH_PROFILE@ that became ready but\n"
+     "no longer answered the profile's [gate] prompts as recorded, or fell below its throughput\n"
+     "floor, so it put the previous unit and profile snapshot back and restarted the previous\n"
+     "version if it was running. The entry names the prompt that differs and where, or the\n"
+     "throughput measured against the floor.\n\n"
+     "Run gpulaunch verify --gate to ask the running engine again; gpulaunch gate record\n"
+     "@GPULAUNCH_PROFILE@ records a new expectation once a change in the answers is intended."},
 }};
 
 }  // namespace

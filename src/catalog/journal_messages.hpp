@@ -36,6 +36,8 @@ inline constexpr std::string_view kOperatorResetMessage = "operator-reset";  // 
 inline constexpr std::string_view kCacheQuarantinedMessage = "cache-quarantined";
 inline constexpr std::string_view kStartedMessage = "started";         // a start became ready
 inline constexpr std::string_view kRolledBackMessage = "rolled-back";  // up put the previous back
+// up rolled back a change that became ready but failed its upgrade gate
+inline constexpr std::string_view kGateFailedMessage = "gate-failed";
 
 std::span<const JournalMessage> journal_messages();
 // The row of `kind`; nullopt for a kind the table lacks.

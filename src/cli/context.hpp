@@ -44,6 +44,7 @@ void add_init_command(CLI::App& app, CliContext& context);
 void add_cache_command(CLI::App& app, CliContext& context);
 void add_lock_command(CLI::App& app, CliContext& context);
 void add_verify_command(CLI::App& app, CliContext& context);
+void add_gate_command(CLI::App& app, CliContext& context);
 void add_diff_command(CLI::App& app, CliContext& context);
 void add_exec_command(CLI::App& app, CliContext& context);
 // Hidden build step: prints gpulaunch(1), read from every subcommand on `app`, or

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // `gpulaunch lock PROFILE`, `gpulaunch verify LOCK`, and the drift check `up --locked` shares.
 
+#include <algorithm>
+#include <optional>
+
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
@@ -8,6 +11,7 @@
 #include "caches/fingerprint_facts.hpp"
 #include "cli/context.hpp"
 #include "cli/locked.hpp"
+#include "cli/upgrade_gate.hpp"
 #include "facts/gather.hpp"
 #include "facts/python_env.hpp"
 #include "lock/drift.hpp"
@@ -55,6 +59,9 @@ Result<void> add_caches(LockBuild& build, const Profile& profile, const LaunchPl
   GL_TRY(auto digests, cache_digests(plan, fingerprint_inputs(profile, plan, facts),
                                      state_paths::cache_stamp_directory(profile.name)));
   build.lock["caches"] = cache_digests_json(digests);
+  // The upgrade gate's record, where `gate record` made one: what the deployment answered.
+  GL_TRY(auto gate, GateRecordFile::of(profile.name).load());
+  if (gate) build.lock["gate"] = gate_record_json(*gate);
   return {};
 }
 
@@ -113,21 +120,25 @@ int lock(const CliContext& context, const std::string& name, const std::string& 
 
 // `verify --json`: one object, the drift rows under the names `drift_table` gives its columns.
 void print_verify_json(const std::string& lock_path, const std::string& profile,
-                       const std::vector<FieldRow>& rows, const std::vector<std::string>& notes) {
+                       const std::vector<FieldRow>& rows, const std::vector<std::string>& notes,
+                       const std::optional<GateCheck>& gate) {
   auto drifted = nlohmann::ordered_json::array();
   for (const auto& row : rows)
     drifted.push_back({{"field", row.key}, {"locked", row.a}, {"node", row.b}, {"why", row.why}});
-  const nlohmann::ordered_json answer{{"lock", lock_path},
-                                      {"profile", profile},
-                                      {"ok", rows.empty()},
-                                      {"drift", drifted},
-                                      {"notes", rows.empty() ? std::vector<std::string>{} : notes}};
+  nlohmann::ordered_json answer{{"lock", lock_path},
+                                {"profile", profile},
+                                {"ok", rows.empty()},
+                                {"drift", drifted},
+                                {"notes", rows.empty() ? std::vector<std::string>{} : notes}};
+  if (gate) answer["gate"] = gate_check_json(*gate);
   fmt::print("{}\n", answer.dump(2));
 }
 
+// `verify --gate`: the node against the lock, then the running engine against its gate record
+// (the operator's asking: the gate's load reaches a serving engine only so).
 int verify(const CliContext& context, const std::string& lock_path,
            const std::string& profile_override, const NodeOptions& options, bool json,
-           const std::string& cache_archive) {
+           const std::string& cache_archive, bool gate) {
   auto locked = load_lock_file(lock_path);
   if (!locked) return report(locked.error(), kVerifyCouldNotRun);
   std::string name = profile_override;
@@ -155,6 +166,17 @@ int verify(const CliContext& context, const std::string& lock_path,
     if (auto added = add_cache_archive(live.lock, cache_archive); !added)
       return report(added.error(), kVerifyCouldNotRun);
   auto rows = drift(*locked, live.lock);
+  // The gate's outcome: printed first in text, a member of the answer in JSON.
+  std::optional<GateCheck> gate_check;
+  int gated = kVerifyOk;
+  if (gate) {
+    if (auto checked = check_running_gate(loaded->profile, plan); !checked) {
+      gated = report(checked.error(), kVerifyCouldNotRun);
+    } else {
+      gate_check = std::move(*checked);
+      gated = json ? gate_exit_code(*gate_check) : say_gate_check(loaded->profile, *gate_check);
+    }
+  }
   const auto notes = cache_notes(*locked, live.lock);
   const auto print_notes = [&notes] {
     for (const auto& note : notes)
@@ -166,19 +188,19 @@ int verify(const CliContext& context, const std::string& lock_path,
     for (const auto& note : notes)
       all_notes.push_back(fmt::format("{} changed since the lock: {} -> {} ({})", note.key, note.a,
                                       note.b, note.why));
-    print_verify_json(lock_path, loaded->profile.name, rows, all_notes);
-    return rows.empty() ? kVerifyOk : kVerifyDrift;
+    print_verify_json(lock_path, loaded->profile.name, rows, all_notes, gate_check);
+    return std::max(gated, rows.empty() ? kVerifyOk : kVerifyDrift);
   }
   if (rows.empty()) {
     fmt::print("OK: this node matches {} (profile '{}')\n", lock_path, loaded->profile.name);
     print_notes();
-    return kVerifyOk;
+    return gated;
   }
   fmt::print("DRIFT: {} field(s) differ from {} (profile '{}')\n\n{}", rows.size(), lock_path,
              loaded->profile.name, drift_table(rows));
   for (const auto& problem : live.problems) fmt::print("note: {}\n", problem);
   print_notes();
-  return kVerifyDrift;
+  return std::max(gated, kVerifyDrift);
 }
 
 }  // namespace
@@ -232,8 +254,12 @@ void add_verify_command(CLI::App& app, CliContext& context) {
   command->add_option("--cache-archive", cache_archive,
                       "Compare this cache archive with the one the lock names (drift when it is "
                       "another)");
+  static bool gate = false;
+  command->add_flag("--gate", gate,
+                    "Also ask the running engine the profile's [gate] prompts and load, against "
+                    "its gate record (exit 1 when it differs)");
   command->callback([&context] {
-    context.exit_code = verify(context, lock_path, profile, options, json, cache_archive);
+    context.exit_code = verify(context, lock_path, profile, options, json, cache_archive, gate);
   });
 }
 

@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   gl::add_rendezvous_probe_command(app, context);
   gl::add_lock_command(app, context);
   gl::add_verify_command(app, context);
+  gl::add_gate_command(app, context);
   gl::add_diff_command(app, context);
   gl::add_metrics_command(app, context);
   gl::add_exec_command(app, context);

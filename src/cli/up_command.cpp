@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <optional>
 
 #include <fmt/core.h>
 
@@ -15,6 +16,7 @@
 #include "cli/metrics.hpp"
 #include "cli/supervise.hpp"
 #include "cli/unit_diff.hpp"
+#include "cli/upgrade_gate.hpp"
 #include "group/dry_run_answer.hpp"
 #include "log/logger.hpp"
 #include "plan/launch_plan.hpp"
@@ -124,15 +126,16 @@ void print_ready(const Profile& profile, const LaunchPlan& plan, std::chrono::mi
 
 // supervise/rollback, said: the error line first (with its journal id), then how it ended.
 // Always exit 1: what the operator asked for did not happen.
+// `why`: what the changed unit did ("did not become ready", "failed its upgrade gate").
 int roll_back_and_say(SystemdManager& manager, Timekeeper& clock, const Profile& profile,
                       const LaunchPlan& plan, const std::filesystem::path& path,
-                      const PreviousUnit& previous, std::chrono::seconds limit) {
+                      const PreviousUnit& previous, std::chrono::seconds limit,
+                      std::string_view why = "did not become ready") {
   const std::string unit = profile.unit_name();
   logging::error(
-      fmt::format(
-          "Rolling back {}: the changed unit did not become ready; restoring the previous unit and "
-          "profile snapshot (pass --no-rollback to keep the failed state for inspection).",
-          unit),
+      fmt::format("Rolling back {}: the changed unit {}; restoring the previous unit and profile "
+                  "snapshot (pass --no-rollback to keep the failed state for inspection).",
+                  unit, why),
       logging::Fields{.kind = kRolledBackMessage});
   auto rolled = roll_back(manager, clock, History(profile.name),
                           RollbackPlaces{unit, path, plan.snapshot_path}, previous, limit);
@@ -195,6 +198,34 @@ int print_dry_run(const DryRun& dry, bool json) {
   }
   if (!answer.diff.empty()) fmt::print("{}", answer.diff);
   return code;
+}
+
+// The upgrade gate of a changed unit that became ready (supervise/gate_check decides), said.
+GateCheck run_upgrade_gate(const Profile& profile, const LaunchPlan& plan) {
+  auto engine = running_gate_engine(profile, plan, /*announce=*/true);
+  GateCheck check = check_gate(profile.gate, GateRecordFile::of(profile.name), *engine);
+  switch (check.outcome) {
+    case GateOutcome::passed:
+      fmt::print("gate: passed: answers as recorded, {:.1f} tok/s (floor {:.1f}){}\n",
+                 check.measured->tokens_per_second, check.floor,
+                 check.measured->retried > 0
+                     ? fmt::format("; {} request(s) retried", check.measured->retried)
+                     : std::string());
+      break;
+    case GateOutcome::no_record:
+      fmt::print(
+          "gate: no record for '{}' yet (`gpulaunch gate record {}` keeps this version's "
+          "answers)\n",
+          profile.name, profile.name);
+      break;
+    case GateOutcome::record_unreadable:
+      logging::warning(fmt::format("warning: gate not run: {}", check.summary()));
+      break;
+    case GateOutcome::failed:
+    case GateOutcome::unanswered:
+      break;  // said with the rollback
+  }
+  return check;
 }
 
 int up(const UpOptions& options, const CliContext& context) {
@@ -392,6 +423,29 @@ int up(const UpOptions& options, const CliContext& context) {
   auto elapsed =
       std::chrono::duration_cast<std::chrono::milliseconds>(clock.steady_now() - started);
   print_ready(*profile, plan, elapsed, "ready");
+  // A changed unit that serves must still answer as recorded (the upgrade gate), where the
+  // profile has a gate and a record; rank 0 gates a multi-node group.
+  if (const UpGate gates = up_gates(*profile, plan, transition.changed, options.user); gates.run) {
+    const GateCheck check = run_upgrade_gate(*profile, plan);
+    if (gate_rolls_back(check)) {
+      previous.failure = check.summary();
+      logging::error(fmt::format("Failed the upgrade gate of {}: {}", unit, previous.failure),
+                     logging::Fields{.kind = kGateFailedMessage});
+      if (options.no_rollback) {
+        logging::error(fmt::format(
+            "--no-rollback: {} keeps the changed unit, which failed its gate; `gpulaunch up` of "
+            "the previous profile puts the previous version back.",
+            unit));
+        return 1;
+      }
+      const int code = roll_back_and_say(**manager, clock, *profile, plan, path, previous, limit,
+                                         "failed its upgrade gate");
+      write_profile_metrics(profile->name, manager->get());
+      return code;
+    }
+  } else if (!gates.note.empty()) {
+    fmt::print("{}\n", gates.note);
+  }
   // The start's phases, as record-start (ExecStartPost=, done before the job) kept them.
   if (auto recorded = History(profile->name).state();
       recorded && recorded->last_start && recorded->last_start->process_start_usec >= started_usec)

@@ -164,9 +164,11 @@ std::vector<FieldRow> drift(const Json& locked, const Json& live) {
   const bool caches = both_have_caches(locked, live);
   // The archive is compared only when verify was given one and the lock names one.
   const bool archive = both_have(locked, live, "cache_archive");
+  // The upgrade gate's record is what the engine answered, not what the node is: `verify
+  // --gate` asks the engine instead (cli/upgrade_gate).
   std::erase_if(rows, [caches, archive](const FieldRow& row) {
     return !row.differs() || (!caches && row.key.starts_with(kCaches)) ||
-           (!archive && row.key.starts_with("cache_archive."));
+           (!archive && row.key.starts_with("cache_archive.")) || row.key.starts_with("gate.");
   });
   return rows;
 }

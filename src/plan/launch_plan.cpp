@@ -140,6 +140,10 @@ LivenessPlan liveness_plan(const Profile& profile, long long node_rank, bool hea
 
 }  // namespace
 
+std::string served_model_name(const Profile& profile, const LaunchPlan& plan) {
+  return served_model(profile, plan.argv);
+}
+
 bool hub_offline(const std::vector<std::pair<std::string, std::string>>& environment) {
   // huggingface_hub/constants.py: HF_HUB_OFFLINE, or TRANSFORMERS_OFFLINE when that is unset or
   // empty, upper-cased, one of 1, ON, YES, TRUE.

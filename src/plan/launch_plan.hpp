@@ -123,6 +123,9 @@ struct LaunchPlan {
   std::vector<const SandboxAllowance*> sandbox;
 };
 
+// The name the engine serves the model under (what a completion request names as "model").
+std::string served_model_name(const Profile& profile, const LaunchPlan& plan);
+
 // `run`'s options for a headless rank (the unit passes them, `status` reads them back):
 // --rendezvous=HOST:PORT, --rendezvous-any-port when any port on HOST counts.
 inline constexpr std::string_view kRunRendezvousOption = "--rendezvous";

@@ -5,6 +5,7 @@
 #include <cctype>
 #include "profile/unsafe_directives.hpp"
 
+#include "catalog/completion_api.hpp"
 #include "catalog/engine_knobs.hpp"
 #include "catalog/engines.hpp"
 #include "catalog/sandbox_allowances.hpp"
@@ -276,6 +277,17 @@ Result<void> check_gpus(const ValueReader& r, Profile& profile) {
   return {};
 }
 
+// The upgrade gate asks the engine's completions API: an engine the catalog has none for would
+// be refused at every `up` of a change, long after the profile was written.
+Result<void> check_upgrade_gate(const ValueReader& r, Profile& profile) {
+  if (profile.gate.enabled() && !completion_api(profile.engine.kind))
+    return fail_at(
+        r.where("gate.prompts"), "'gate.prompts' applies to {} only",
+        engine_kinds_where([](const EngineRow& row) { return completion_api(row.kind) != nullptr; },
+                           "and"));
+  return {};
+}
+
 Result<void> check_restart(const ValueReader& r, Profile& profile) {
   const auto& restart = profile.restart;
   if (restart.max_delay < restart.delay)
@@ -416,7 +428,7 @@ Result<void> check_liveness(const ValueReader& r, Profile& profile) {
 Result<void> check_cross_rules(const ValueReader& reader, Profile& profile) {
   for (auto rule :
        {check_engine, check_model, check_nodes, check_parallelism, check_speculative, check_gpus,
-        check_restart, check_service, check_env, check_layout, check_liveness})
+        check_upgrade_gate, check_restart, check_service, check_env, check_layout, check_liveness})
     GL_TRY_VOID(rule(reader, profile));
   return {};
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "catalog/engines.hpp"
+#include "profile/gate_settings.hpp"
 #include "profile/profile_name.hpp"
 #include "util/duration.hpp"
 
@@ -159,6 +160,7 @@ struct Profile {
   CacheSettings caches;
   ServerSettings server;
   RestartSettings restart;
+  GateSettings gate;  // [gate]: the upgrade gate (supervise/upgrade_gate)
   ServiceSettings service;
   std::map<std::string, std::string> env;
   // [secrets]: NAME -> a root-owned 0600 file. The unit says LoadCredential=NAME:FILE and

@@ -185,6 +185,20 @@ constexpr std::array kSchemaTail{
     integer("restart.budget", 1, 1000, "3", "Failed starts before staying down"),
     boolean("restart.step_down", "false", "Lower memory knobs after an OOM"),
 
+    section("gate", "Upgrade gate: fixed greedy prompts a changed deployment must still answer"),
+    strings("gate.prompts", kText, Shape::text, R"(["The capital of France is"])",
+            "Prompts sent greedily (temperature 0); none: no gate"),
+    integer("gate.max_tokens", 1, 4096, "64", "Tokens per answer (default 32)"),
+    key("gate.min_shared_prefix", KeyType::number, 0, Shape::text, Range{0, 1, true}, "0.9",
+        "Share of the recorded answer's words a new one must repeat from its start (default 1: the "
+        "same text)"),
+    key("gate.min_throughput", KeyType::number, 0, Shape::text, Range{0, 1, true}, "0.7",
+        "Share of the recorded tokens/s the load must reach (default 0.5)"),
+    integer("gate.requests", 1, 1024, "32", "Completions in the throughput load (default 16)"),
+    integer("gate.concurrency", 1, 256, "8", "Load requests in flight at once (default 4)"),
+    duration("gate.max_duration", 1, 600, R"("2min")", "Bound on the whole gate (default 60 s)"),
+    integer("gate.retries", 0, 5, "3", "Times a failed request is sent again (default 2)"),
+
     section("service", "The systemd service"),
     string("service.user", kName, Shape::account_name, R"("llm")",
            "User= to run as (default: the profile's own gpulaunch-NAME)"),

@@ -302,12 +302,32 @@ Result<void> read_env(const ValueReader& r, Profile& profile) {
   return {};
 }
 
+Result<void> read_gate(const ValueReader& r, Profile& profile) {
+  auto& gate = profile.gate;
+  if (r.node_at("gate.prompts")) gate.prompts = r.strings_at("gate.prompts");
+  for (const auto& prompt : gate.prompts)
+    if (prompt.find_first_not_of(" \t") == std::string::npos)
+      return fail_at(r.where("gate.prompts"), "'gate.prompts' holds an empty prompt");
+  gate.max_tokens = static_cast<int>(r.integer_at("gate.max_tokens").value_or(gate.max_tokens));
+  gate.min_shared_prefix = r.number_at("gate.min_shared_prefix").value_or(gate.min_shared_prefix);
+  gate.min_throughput = r.number_at("gate.min_throughput").value_or(gate.min_throughput);
+  gate.requests = static_cast<int>(r.integer_at("gate.requests").value_or(gate.requests));
+  gate.concurrency = static_cast<int>(r.integer_at("gate.concurrency").value_or(gate.concurrency));
+  gate.max_duration = r.duration_at("gate.max_duration").value_or(gate.max_duration);
+  gate.retries = static_cast<int>(r.integer_at("gate.retries").value_or(gate.retries));
+  if (gate.concurrency > gate.requests)
+    return fail_at(r.where("gate.concurrency"),
+                   "'gate.concurrency' ({}) is more than 'gate.requests' ({})", gate.concurrency,
+                   gate.requests);
+  return {};
+}
+
 }  // namespace
 
 Result<void> read_sections(const ValueReader& reader, Profile& profile) {
   for (auto step : {read_top, read_engine, read_model, read_parallelism, read_nodes,
                     read_speculative, read_toolkit, read_gpus, read_caches, read_server,
-                    read_restart, read_service, read_secrets, read_env})
+                    read_restart, read_gate, read_service, read_secrets, read_env})
     GL_TRY_VOID(step(reader, profile));
   return {};
 }

@@ -13,14 +13,13 @@
 #include <utility>  // Boost 1.74's asio/awaitable.hpp uses std::exchange without it
 
 #include <boost/asio.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
 #include <boost/process.hpp>
 #include <boost/process/extend.hpp>
 
 #include "run/engine_bridge.hpp"
 #include "run/output_lines.hpp"
 #include "run/rendezvous.hpp"
+#include "util/http_client.hpp"
 
 // The engine's output is read a line at a time (run/output_lines).
 template <>
@@ -30,88 +29,8 @@ namespace gl {
 namespace {
 
 namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
 namespace bp = boost::process;
 using tcp = asio::ip::tcp;
-
-// One HTTP exchange with a deadline: a GET, or a POST of a JSON body. Calls `done` with the
-// status and the body, or a nullopt status when nothing answered in time. Health probes, the
-// liveness probe and the metrics reads all go through it.
-class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
- public:
-  HttpExchange(asio::io_context& io, const HealthUrl& url, std::string target, std::string body,
-               std::chrono::milliseconds timeout, std::function<void(HttpAnswer)> done,
-               std::string api_key = {})
-      : resolver_(io),
-        stream_(io),
-        url_(url),
-        target_(std::move(target)),
-        body_(std::move(body)),
-        api_key_(std::move(api_key)),
-        timeout_(timeout),
-        done_(std::move(done)) {}
-
-  void start() {
-    request_ = {body_.empty() ? http::verb::get : http::verb::post, target_, 11};
-    request_.set(http::field::host, url_.host);
-    request_.set(http::field::user_agent, "gpulaunch");
-    if (!api_key_.empty()) request_.set(http::field::authorization, "Bearer " + api_key_);
-    if (!body_.empty()) {
-      request_.set(http::field::content_type, "application/json");
-      request_.body() = body_;
-      request_.prepare_payload();
-    }
-    stream_.expires_after(timeout_);
-    resolver_.async_resolve(url_.host, url_.port,
-                            [self = shared_from_this()](beast::error_code error, auto results) {
-                              if (error) return self->finish({});
-                              self->connect(results);
-                            });
-  }
-
- private:
-  void connect(const tcp::resolver::results_type& results) {
-    stream_.async_connect(results, [self = shared_from_this()](beast::error_code error, auto) {
-      if (error) return self->finish({});
-      http::async_write(self->stream_, self->request_,
-                        [self](beast::error_code write_error, size_t) {
-                          if (write_error) return self->finish({});
-                          self->read();
-                        });
-    });
-  }
-
-  void read() {
-    // A metrics page is some hundred kilobytes; nothing we read is larger than this.
-    parser_.body_limit(kMaxAnswerBody);
-    http::async_read(stream_, buffer_, parser_,
-                     [self = shared_from_this()](beast::error_code error, size_t) {
-                       if (error) return self->finish({});
-                       auto& response = self->parser_.get();
-                       self->finish({response.result_int(), std::move(response.body())});
-                     });
-  }
-
-  void finish(HttpAnswer answer) {
-    beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    if (done_) std::exchange(done_, nullptr)(std::move(answer));
-  }
-
-  static constexpr std::uint64_t kMaxAnswerBody = 16 * 1024 * 1024;
-  tcp::resolver resolver_;
-  beast::tcp_stream stream_;
-  HealthUrl url_;
-  std::string target_;
-  std::string body_;
-  std::string api_key_;
-  std::chrono::milliseconds timeout_;
-  std::function<void(HttpAnswer)> done_;
-  http::request<http::string_body> request_;
-  beast::flat_buffer buffer_;
-  http::response_parser<http::string_body> parser_;
-};
 
 static_assert(static_cast<size_t>(BridgeTimer::cache) == 5, "a timer each in AsioBridgeIo");
 
@@ -144,23 +63,22 @@ class AsioBridgeIo final : public BridgeIo {
   void arm(BridgeTimer timer, Clock::time_point at) override {
     auto& armed = timer_of(timer);
     armed.expires_at(at);
-    armed.async_wait([this, timer](beast::error_code error) {
+    armed.async_wait([this, timer](boost::system::error_code error) {
       if (!error) events_->on_timer(timer);
     });
   }
 
   void cancel(BridgeTimer timer) override { timer_of(timer).cancel(); }
 
-  void http(const HealthUrl& url, const std::string& target, const std::string& body,
+  void http(const HttpUrl& url, const std::string& target, const std::string& body,
             std::chrono::milliseconds timeout, const std::string& api_key,
             std::function<void(HttpAnswer)> done) override {
-    std::make_shared<HttpExchange>(io_, url, target, body, timeout, std::move(done), api_key)
-        ->start();
+    start_http_exchange(io_, url, HttpRequest{target, body, timeout, api_key}, std::move(done));
   }
 
   std::vector<std::string> resolve(const std::string& host, long long port) override {
     std::vector<std::string> addresses;
-    beast::error_code error;
+    boost::system::error_code error;
     tcp::resolver resolver(io_);
     auto results = resolver.resolve(host, std::to_string(port), error);
     if (error) return addresses;
@@ -196,7 +114,7 @@ class AsioBridgeIo final : public BridgeIo {
   void read_output() {
     asio::async_read_until(
         pipe_, output_, LineEnd{after_carriage_return_},
-        [this](beast::error_code error, size_t size) {
+        [this](boost::system::error_code error, size_t size) {
           if (error) {
             if (output_.size() > 0)
               events_->on_output_line(std::string(asio::buffers_begin(output_.data()),
@@ -214,7 +132,7 @@ class AsioBridgeIo final : public BridgeIo {
   }
 
   void watch_signals() {
-    signals_.async_wait([this](beast::error_code error, int signal) {
+    signals_.async_wait([this](boost::system::error_code error, int signal) {
       if (error) return;
       if (signal == SIGCHLD) {
         int status = 0;

@@ -30,10 +30,6 @@ logging::Fields event(std::string_view kind, bool precedes_output = false) {
   return fields;
 }
 
-bool is_2xx(const std::optional<int>& status) {
-  return status && *status >= 200 && *status < 300;
-}
-
 }  // namespace
 
 EngineBridge::EngineBridge(const BridgeOptions& options, BridgeIo& io, Notifier& notifier,
@@ -47,7 +43,7 @@ EngineBridge::EngineBridge(const BridgeOptions& options, BridgeIo& io, Notifier&
       started_(io.now()) {}
 
 std::optional<int> EngineBridge::start() {
-  auto url = parse_health_url(options_.health_url);
+  auto url = parse_http_url(options_.health_url);
   if (!url)
     return exit_with(fmt::format("invalid health URL '{}'", options_.health_url), kExitConfig);
   url_ = *url;

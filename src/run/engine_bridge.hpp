@@ -15,20 +15,16 @@
 #include <vector>
 
 #include "run/bridge.hpp"
-#include "run/health_url.hpp"
 #include "run/liveness.hpp"
 #include "run/readiness.hpp"
 #include "util/error.hpp"
+#include "util/http_client.hpp"
+#include "util/http_url.hpp"
 
 namespace gl {
 
 // The bridge's timers; arming one that is armed moves it.
 enum class BridgeTimer { probe, kill, drain, stable, liveness, cache };
-
-struct HttpAnswer {
-  std::optional<int> status;  // nullopt: nothing answered within the timeout
-  std::string body;
-};
 
 class BridgeIo {
  public:
@@ -45,7 +41,7 @@ class BridgeIo {
   virtual void cancel(BridgeTimer timer) = 0;
   // One exchange with the engine's HTTP server: a GET, or a POST of a JSON body; the API key as
   // "Authorization: Bearer KEY" where not empty. `done` runs on the loop, once.
-  virtual void http(const HealthUrl& url, const std::string& target, const std::string& body,
+  virtual void http(const HttpUrl& url, const std::string& target, const std::string& body,
                     std::chrono::milliseconds timeout, const std::string& api_key,
                     std::function<void(HttpAnswer)> done) = 0;
   // A name's addresses (textual, v4-mapped v6 as v4); empty where it does not resolve (yet).
@@ -126,7 +122,7 @@ class EngineBridge final : public BridgeEvents {
   BridgeLog log_;
   Readiness readiness_;
   Clock::time_point started_;
-  HealthUrl url_;
+  HttpUrl url_;
   pid_t pid_ = -1;
   int wait_status_ = 0;
   bool engine_ended_ = false;

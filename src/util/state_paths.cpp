@@ -33,6 +33,10 @@ std::filesystem::path supervisor_file(std::string_view profile) {
   return profile_directory(profile) / "supervisor.json";
 }
 
+std::filesystem::path gate_record_file(std::string_view profile) {
+  return profile_directory(profile) / "gate.json";
+}
+
 std::filesystem::path cache_stamp_directory(std::string_view profile) {
   return profile_directory(profile) / "caches";
 }

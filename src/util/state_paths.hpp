@@ -21,8 +21,9 @@ inline constexpr std::string_view kRuntimeRoot = "/run/gpulaunch";
 
 // /var/lib/gpulaunch/NAME: root-owned; holds the history and the stamps.
 std::filesystem::path profile_directory(std::string_view profile);
-std::filesystem::path events_file(std::string_view profile);      // .../NAME/events.jsonl
-std::filesystem::path supervisor_file(std::string_view profile);  // .../NAME/supervisor.json
+std::filesystem::path events_file(std::string_view profile);       // .../NAME/events.jsonl
+std::filesystem::path supervisor_file(std::string_view profile);   // .../NAME/supervisor.json
+std::filesystem::path gate_record_file(std::string_view profile);  // .../NAME/gate.json
 // .../NAME/caches: one fingerprint stamp per profile's cache root, written by root.
 std::filesystem::path cache_stamp_directory(std::string_view profile);
 

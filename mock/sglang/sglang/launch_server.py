@@ -149,6 +149,21 @@ def env_float(name, default):
         return float(default)
 
 
+# The upgrade gate's mock releases (a suffix of the version, e.g. 0.5.6+mock.gibberish):
+# "gibberish" answers with scrambled words, "slow5x" steps five times slower, "flaky" answers
+# every third completion with a 503 (the request succeeds when sent again).
+def upgrade_flaw(name):
+    return name in __version__.split("+", 1)[-1].split(".")
+
+
+def answer_text(prompt, tokens):
+    """A greedy answer: the same words for the same prompt, one word a token."""
+    words = [f"w{sum(map(ord, str(prompt))) % 97 + i}" for i in range(max(1, tokens))]
+    if upgrade_flaw("gibberish"):
+        words = [w[::-1] + "q" for w in reversed(words)]
+    return " " + " ".join(words)
+
+
 class State:
     def __init__(self, args):
         self.args = args
@@ -157,6 +172,15 @@ class State:
         self.name = args.served_model_name or args.model_path
         # --max-running-requests caps the running batch; the rest wait in the queue.
         self.scheduler = scheduler_for(args.max_running_requests)
+        if upgrade_flaw("slow5x"):
+            self.scheduler.step *= 5
+        self.completions = 0
+        self.completions_lock = threading.Lock()
+
+    def count_completion(self):
+        with self.completions_lock:
+            self.completions += 1
+            return self.completions
 
 
 def make_handler(state):
@@ -257,6 +281,9 @@ def make_handler(state):
                 return
             prompt = request.get("prompt", "")
             prompt_tokens = len(str(prompt).split())
+            if upgrade_flaw("flaky") and state.count_completion() % 3 == 1:
+                self.reply(503, {"object": "error", "message": "mock: flaky", "code": 503})
+                return
             try:
                 completion = state.scheduler.generate(request.get("max_tokens") or 16)
             except NotReady as why:
@@ -265,7 +292,7 @@ def make_handler(state):
             self.reply(200, {
                 "id": f"cmpl-mock{int(time.time() * 1000)}", "object": "text_completion",
                 "created": int(time.time()), "model": request.get("model") or state.name,
-                "choices": [{"index": 0, "text": " mock completion", "logprobs": None,
+                "choices": [{"index": 0, "text": answer_text(prompt, completion), "logprobs": None,
                              "finish_reason": "length", "matched_stop": None}],
                 "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion,
                           "total_tokens": prompt_tokens + completion}})

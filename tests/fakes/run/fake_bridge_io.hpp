@@ -40,7 +40,7 @@ class FakeBridgeIo final : public BridgeIo {
   void close_output() override { output_closed = true; }
   void arm(BridgeTimer timer, Clock::time_point at) override { timers[timer] = at; }
   void cancel(BridgeTimer timer) override { timers.erase(timer); }
-  void http(const HealthUrl&, const std::string& target, const std::string& body,
+  void http(const HttpUrl&, const std::string& target, const std::string& body,
             std::chrono::milliseconds timeout, const std::string& api_key,
             std::function<void(HttpAnswer)> done) override {
     requests.push_back({target, body, timeout, api_key, std::move(done)});

@@ -484,6 +484,17 @@ TEST_F(LockTest, CacheFingerprintIsDriftItsContentANote) {
   EXPECT_TRUE(cache_notes(locked, lock()).empty());
 }
 
+// The upgrade gate's record a lock copies (`gate record`, then `lock`) is the engine's answers, not
+// the node: no drift, whether the live side has one or another.
+TEST_F(LockTest, TheGateRecordIsNoDrift) {
+  auto locked = lock();
+  locked["gate"] = {{"tokens_per_second", 320.0}, {"answers", {{{"prompt", "p"}, {"text", "a"}}}}};
+  EXPECT_THAT(drift(locked, lock()), ElementsAre());
+  auto live = lock();
+  live["gate"] = {{"tokens_per_second", 64.0}, {"answers", {{{"prompt", "p"}, {"text", "b"}}}}};
+  EXPECT_THAT(drift(locked, live), ElementsAre());
+}
+
 // The cache archive a lock names (`lock --cache-archive`): drift only when verify is given one
 // and it is another; a lock without one, or a verify without one, compares nothing.
 TEST_F(LockTest, ANamedCacheArchiveIsDriftOnlyWhenAnotherIsGiven) {

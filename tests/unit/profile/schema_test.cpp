@@ -67,6 +67,10 @@ std::string dump(const Profile& p) {
   const auto& r = p.restart;
   line("restart", fmt::format("{} {} {} {} {} {}", r.policy, r.delay.count(), r.max_delay.count(),
                               r.stable_after.count(), r.budget, r.step_down));
+  const auto& g = p.gate;
+  line("gate",
+       fmt::format("{} {} {} {} {} {} {} {}", g.prompts, g.max_tokens, g.min_shared_prefix,
+                   g.min_throughput, g.requests, g.concurrency, g.max_duration.count(), g.retries));
   const auto& s = p.service;
   line("service",
        fmt::format("{} {} {} {} {} {} {} {}", opt(s.user), s.share_user, opt(s.group),

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "run/health_url.hpp"
+#include "util/http_url.hpp"
 
 namespace gl {
 
-std::optional<HealthUrl> parse_health_url(std::string_view text) {
+std::optional<HttpUrl> parse_http_url(std::string_view text) {
   constexpr std::string_view scheme = "http://";
   if (!text.starts_with(scheme)) return std::nullopt;
   text.remove_prefix(scheme.size());
   auto slash = text.find('/');
   std::string_view authority = text.substr(0, slash);
-  HealthUrl url{"", "80", slash == std::string_view::npos ? "/" : std::string(text.substr(slash))};
+  HttpUrl url{"", "80", slash == std::string_view::npos ? "/" : std::string(text.substr(slash))};
   if (authority.starts_with('[')) {  // [v6]:port
     auto close = authority.find(']');
     if (close == std::string_view::npos) return std::nullopt;

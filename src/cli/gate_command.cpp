@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+// `gpulaunch gate record NAME` and `gpulaunch gate check NAME`: the upgrade gate of the running
+// engine, recorded as what a later change must still answer, or asked again now.
+
+#include <fmt/core.h>
+
+#include "cli/context.hpp"
+#include "cli/upgrade_gate.hpp"
+#include "facts/node_fs.hpp"
+#include "facts/python_env.hpp"
+#include "log/logger.hpp"
+#include "profile/validate.hpp"
+#include "util/timekeeper.hpp"
+#include "util/try.hpp"
+
+namespace gl {
+namespace {
+
+struct GateOptions {
+  std::string profile;
+  long long node_rank = 0;
+};
+
+struct Loaded {
+  Profile profile;
+  LaunchPlan plan;
+  std::optional<std::string> engine_version;
+};
+
+Result<Loaded> load(const CliContext& context, const GateOptions& options) {
+  auto source = context.profile_source();
+  GL_TRY(auto merged, load_merged(source, options.profile));
+  GL_TRY(auto profile, validate_profile(merged));
+  if (options.node_rank >= profile.parallelism.nodes)
+    return failf("--node-rank {} is outside profile '{}', which spans {} node(s)",
+                 options.node_rank, profile.name, profile.parallelism.nodes);
+  LaunchOptions launch{options.node_rank, std::nullopt};
+  if (profile.engine.venv)
+    launch.engine_version =
+        installed_engine_version(NodeFs(), profile.engine.kind, *profile.engine.venv);
+  LaunchPlan plan = make_launch_plan(profile, launch);
+  return Loaded{std::move(profile), std::move(plan), launch.engine_version};
+}
+
+int record(const CliContext& context, const GateOptions& options) {
+  auto loaded = load(context, options);
+  if (!loaded) return report(loaded.error(), 2);
+  if (auto applies = gate_applies(loaded->profile, loaded->plan); !applies)
+    return report(applies.error(), 2);
+  auto engine = running_gate_engine(loaded->profile, loaded->plan);
+  GateRecordFile records = GateRecordFile::of(loaded->profile.name);
+  auto recorded = record_gate(loaded->profile.gate, records, *engine,
+                              system_timekeeper().now_usec(), loaded->engine_version.value_or(""));
+  if (!recorded) return report(recorded.error(), 2);
+  print_measurement(recorded->measured);
+  fmt::print("recorded the gate of '{}' into {}\n", loaded->profile.name, records.path().string());
+  return 0;
+}
+
+int check(const CliContext& context, const GateOptions& options) {
+  auto loaded = load(context, options);
+  if (!loaded) return report(loaded.error(), 2);
+  auto checked = check_running_gate(loaded->profile, loaded->plan);
+  if (!checked) return report(checked.error(), 2);
+  return say_gate_check(loaded->profile, *checked);
+}
+
+}  // namespace
+
+void add_gate_command(CLI::App& app, CliContext& context) {
+  auto* gate = app.add_subcommand(
+      "gate", "Upgrade gate: record the running engine's answers and throughput, or check them");
+  gate->require_subcommand(1);
+  static GateOptions options;
+  auto add = [&](CLI::App* command) {
+    command->add_option("profile", options.profile, "Profile name or path to a .toml file")
+        ->required()
+        ->check(profile_argument_check());
+    command
+        ->add_option("--node-rank", options.node_rank,
+                     "Rank of this node (a multi-node group gates through rank 0)")
+        ->check(CLI::Range(0LL, 1023LL));
+  };
+  auto* record_command = gate->add_subcommand(
+      "record", "Ask the running engine the [gate] prompts and load; keep it as the record");
+  add(record_command);
+  record_command->callback([&context] { context.exit_code = record(context, options); });
+  auto* check_command = gate->add_subcommand(
+      "check", "Ask the running engine again; exit 1 when it differs from the record");
+  add(check_command);
+  check_command->callback([&context] { context.exit_code = check(context, options); });
+}
+
+}  // namespace gl
