@@ -19,6 +19,7 @@
 #include "plan/gpu_assignment.hpp"
 #include "plan/launch_plan.hpp"
 #include "plan/run_settings.hpp"
+#include "profile/secret_files.hpp"
 #include "profile/validate.hpp"
 #include "run/bridge.hpp"
 #include "run/prefetch.hpp"
@@ -38,8 +39,6 @@ namespace gl {
 namespace {
 
 // A key file larger than this is no key.
-constexpr size_t kMaxApiKeyBytes = 64 * 1024;
-
 // `run`'s own lines (log/logger: native journal entries with their fields under systemd).
 void say(const std::string& line, logging::Level level = logging::Level::info,
          std::string_view kind = {}) {
@@ -183,9 +182,7 @@ Result<std::string> read_api_key(const std::string& name) {
   const std::filesystem::path path = std::filesystem::path(directory) / name;
   GL_TRY(auto read, read_regular_nofollow(path, kMaxApiKeyBytes));
   if (!read) return failf("no credential '{}' in {}", name, directory);
-  std::string key = read->content.substr(0, read->content.find('\n'));
-  while (!key.empty() && (key.back() == '\r' || key.back() == ' ' || key.back() == '\t'))
-    key.pop_back();
+  const std::string key = api_key_of(read->content);
   if (key.empty()) return failf("credential '{}' is empty", name);
   return key;
 }

@@ -7,6 +7,7 @@
 
 #include "cli/context.hpp"
 #include "log/logger.hpp"
+#include "profile/secret_files.hpp"
 #include "util/http_client.hpp"
 #include "util/safe_file.hpp"
 #include "util/timekeeper.hpp"
@@ -14,8 +15,6 @@
 
 namespace gl {
 namespace {
-
-constexpr size_t kMaxApiKeyBytes = 64 * 1024;
 
 // The key liveness's probe carries (plan/launch_plan's key_credential): the [secrets] entry's
 // file, read as root, its first line.
@@ -26,10 +25,7 @@ Result<std::string> gate_api_key(const Profile& profile, const LaunchPlan& plan)
     return failf("no [secrets] entry '{}' for the engine's API key", plan.liveness.key_credential);
   GL_TRY(auto read, read_regular_nofollow(entry->second, kMaxApiKeyBytes));
   if (!read) return failf("Failed to read the API key '{}': no such file", entry->second);
-  std::string key = read->content.substr(0, read->content.find('\n'));
-  while (!key.empty() && (key.back() == '\r' || key.back() == ' ' || key.back() == '\t'))
-    key.pop_back();
-  return key;
+  return api_key_of(read->content);
 }
 
 // Reads the key and opens the client when asked, so that what fails there is the engine's

@@ -38,4 +38,11 @@ Result<void> check_secret_files(const Profile& profile) {
   return check_secret_files(profile, ::geteuid());
 }
 
+std::string api_key_of(std::string_view content) {
+  std::string_view key = content.substr(0, content.find('\n'));
+  while (!key.empty() && (key.back() == '\r' || key.back() == ' ' || key.back() == '\t'))
+    key.remove_suffix(1);
+  return std::string(key);
+}
+
 }  // namespace gl

@@ -27,4 +27,10 @@ Result<void> check_secret_files(const Profile& profile, uid_t owner);
 // The same for this process's effective uid.
 Result<void> check_secret_files(const Profile& profile);
 
+// An API key file (an engine's key, which `run`'s probes and the upgrade gate send): its first
+// line, trailing blanks and a CR dropped (llama.cpp's --api-key-file reads one key a line); read
+// no more than kMaxApiKeyBytes of it.
+inline constexpr size_t kMaxApiKeyBytes = 64 * 1024;
+std::string api_key_of(std::string_view content);
+
 }  // namespace gl

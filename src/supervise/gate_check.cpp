@@ -8,7 +8,6 @@
 #include <nlohmann/json.hpp>
 
 #include "catalog/completion_api.hpp"
-#include "util/atomic_file.hpp"
 #include "util/json_file.hpp"
 #include "util/safe_file.hpp"
 #include "util/state_paths.hpp"
@@ -51,11 +50,10 @@ Result<std::optional<GateRecord>> GateRecordFile::load() const {
 }
 
 Result<void> GateRecordFile::save(const GateRecord& record) {
-  std::error_code error;
-  std::filesystem::create_directories(path_.parent_path(), error);
-  if (error)
-    return failf("Failed to create '{}': {}", path_.parent_path().string(), error.message());
-  return write_file_atomically(path_, gate_record_json(record).dump(2) + "\n", 0600);
+  // Root's state: only into a directory no other user could write, never through a link.
+  GL_TRY(auto directory, open_root_owned_directory(path_.parent_path()));
+  return write_atomically_at(directory.get(), path_.filename().string(),
+                             gate_record_json(record).dump(2) + "\n", 0600, path_.string());
 }
 
 std::string_view gate_outcome_name(GateOutcome outcome) {

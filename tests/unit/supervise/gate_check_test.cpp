@@ -7,6 +7,9 @@
 #include "supervise/gate_check.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include <gtest/gtest.h>
 
@@ -218,6 +221,30 @@ TEST(GateRecordFile, ReadsBackWhatItWroteOwnerOnly) {
   struct stat st {};
   ASSERT_EQ(::stat(file.path().c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+// Root keeps the record in its own state: never in a directory another user could write, never
+// through a link planted at the record's name.
+TEST(GateRecordFile, RootWritesNoRecordWhereAnotherUserCould) {
+  if (::geteuid() != 0) GTEST_SKIP() << "the check is root's: run as root";
+  TempDir dir;
+  const auto open = dir.path() / "open";
+  std::filesystem::create_directories(open);
+  std::filesystem::permissions(open, std::filesystem::perms::all);  // 0777, no sticky bit
+  auto written = GateRecordFile(open / "gated" / "gate.json")
+                     .save(GateRecord{measurement(" Paris.", 320), 42, "0.5.6"});
+  ASSERT_FALSE(written);
+  EXPECT_NE(written.error().message.find(open.string()), std::string::npos)
+      << written.error().message;
+  EXPECT_FALSE(std::filesystem::exists(open / "gated" / "gate.json"));
+
+  const auto owned = dir.path() / "owned";
+  std::filesystem::create_directories(owned);
+  std::filesystem::create_symlink(dir.path() / "elsewhere.json", owned / "gate.json");
+  // Replaced by a fresh file, or refused; never written through.
+  (void)GateRecordFile(owned / "gate.json")
+      .save(GateRecord{measurement(" Paris.", 320), 42, "0.5.6"});
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "elsewhere.json"));
 }
 
 TEST(GateRecordFile, ABadRecordIsAnErrorNamingTheFile) {
