@@ -36,9 +36,15 @@ std::string progress_line(const PrefetchProgress& progress, double seconds) {
 
 // `warm --compile`: the engine's precompile step (catalog/precompile) as the service would run
 // it, after root's cache upkeep, while the service is down.
-int compile_in_service(const std::string& name_or_path, std::optional<long long> timeout) {
+int compile_in_service(const CliContext& context, const std::string& name_or_path,
+                       std::optional<long long> timeout) {
   auto name = profile_name_of(name_or_path);
   if (!name) return report(name.error(), kServiceExecFailed);
+  // An engine with no step, or a group, is refused from the profile as written, before anything
+  // asks whether it is installed; the installed snapshot decides the command itself below.
+  if (auto written = load_profile(context.profile_source(), name_or_path))
+    if (auto step = precompile_argv(*written, {}, timeout); !step)
+      return report(step.error(), kServiceExecFailed);
   ServiceExec request;
   request.what = "warm --compile";
   request.unit_word = "compile";
@@ -81,7 +87,7 @@ void add_warm_command(CLI::App& app, CliContext& context) {
       "With --compile, the exit status is the step's, or 125 when gpulaunch could not run it.");
   command->callback([&context] {
     if (compile) {
-      context.exit_code = compile_in_service(name, compile_timeout);
+      context.exit_code = compile_in_service(context, name, compile_timeout);
       return;
     }
     auto profile = load_profile(context.profile_source(), name);

@@ -16,6 +16,19 @@ trap 'rm -rf "$scratch"' EXIT
 cd "$scratch"
 mkdir -p profiles
 
+# --- warm --compile: refused by name where the engine has no precompile step ---
+cat >profiles/vl.toml <<TOML
+[engine]
+kind = "vllm"
+venv = "/opt/venvs/vllm"
+[model]
+path = "/models/m"
+TOML
+"$gpulaunch" warm --compile vl >compile.txt 2>&1
+check "warm --compile of a vLLM profile exits 125" test $? -eq 125
+check "warm --compile names why vLLM has no step and what to do instead" \
+  grep -q "^Profile 'vl' has no precompile step (vllm): vLLM fills its torch.compile and CUDA graph caches (VLLM_CACHE_ROOT) during a start.*cache export" compile.txt
+
 # --- env ---
 echo "s3cret-token-value" >hf_token
 cat >profiles/odd.toml <<TOML
