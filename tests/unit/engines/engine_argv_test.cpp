@@ -5,18 +5,12 @@
 
 #include <gtest/gtest.h>
 
-#include "profile/memory_source.hpp"
-#include "profile/validate.hpp"
+#include "support/profile_text.hpp"
 
 namespace gl {
 namespace {
 
-Profile profile_from(const std::string& text) {
-  MemorySource source({{"/p/x.toml", text}});
-  auto profile = load_profile(source, "x");
-  EXPECT_TRUE(profile) << profile.error().message;
-  return profile.value_or(Profile{});
-}
+using testing::profile_from;
 
 bool has_pair(const std::vector<std::string>& argv, std::string_view flag, std::string_view value) {
   for (size_t i = 0; i + 1 < argv.size(); ++i)

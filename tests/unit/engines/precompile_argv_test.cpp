@@ -5,18 +5,12 @@
 
 #include "catalog/jit_caches.hpp"
 #include "catalog/precompile.hpp"
-#include "profile/memory_source.hpp"
-#include "profile/validate.hpp"
+#include "support/profile_text.hpp"
 
 namespace gl {
 namespace {
 
-Profile profile_from(const std::string& text) {
-  MemorySource source({{"/p/x.toml", text}});
-  auto profile = load_profile(source, "x");
-  EXPECT_TRUE(profile) << profile.error().message;
-  return profile.value_or(Profile{});
-}
+using testing::profile_from;
 
 const std::string kSglang = R"(
 [engine]

@@ -6,19 +6,13 @@
 
 #include <gtest/gtest.h>
 
-#include "profile/memory_source.hpp"
-#include "profile/validate.hpp"
+#include "support/profile_text.hpp"
 #include "temp_dir.hpp"
 
 namespace gl {
 namespace {
 
-Profile profile_from(const std::string& text) {
-  MemorySource source({{"/p/x.toml", text}});
-  auto profile = load_profile(source, "x");
-  EXPECT_TRUE(profile) << profile.error().message;
-  return profile.value_or(Profile{});
-}
+using testing::profile_from;
 
 TEST(NodeLaunch, TheEngineReleaseAndInfinibandComeFromTheNode) {
   gl::testing::TempDir root;
