@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // `gpulaunch metrics`, and the one write of a profile's metrics file that every state change root
-// sees calls (record-exit after each stop, up, down, restart, the start's record at ready, and the
-// shipped timer while serving).
+// sees calls (record-exit after each stop, up, down, restart, and the shipped timer while serving;
+// a start that became ready reaches the file at the timer's next run).
 
 #include <string>
 

@@ -118,10 +118,17 @@ int metrics(const MetricsOptions& options) {
   return all_written ? 0 : 1;
 }
 
+// Where node_exporter is not installed there is nothing to write: no need to gather (a walk of
+// the caches and the node's facts) for it. The write itself checks the directory again, safely.
+bool textfile_directory_exists() {
+  std::error_code error;
+  return std::filesystem::is_directory(state_paths::kTextfileDirectory, error);
+}
+
 }  // namespace
 
 void write_profile_metrics(const std::string& profile, SystemdManager* manager) {
-  if (!is_root()) return;
+  if (!is_root() || !textfile_directory_exists()) return;
   std::unique_ptr<SystemdManager> own;
   if (!manager) {
     auto connected = connect_systemd(ManagerScope::system);
