@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 bash scripts/install-deps.sh
 # Only the binary: the test suite is the other command's business.
-BUILD_TARGETS=gpulaunch bash scripts/build.sh
+BUILD_TARGETS="gpulaunch gpulaunch-record-start" bash scripts/build.sh
 gpulaunch=$root/build/src/gpulaunch
 harness=$root/tests/integration/harness/systemd-harness.sh
 
@@ -29,6 +29,7 @@ if [[ "$(cat /proc/1/comm 2>/dev/null)" == systemd ]]; then
   case $gpulaunch in
     /tmp/* | /var/tmp/*)
       install -D -m 0755 "$gpulaunch" /opt/gpulaunch/bin/gpulaunch
+      install -D -m 0755 "$gpulaunch-record-start" /opt/gpulaunch/bin/gpulaunch-record-start
       gpulaunch=/opt/gpulaunch/bin/gpulaunch
       ;;
   esac

@@ -50,7 +50,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PythonEnvFact, prefix, interpret
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PathFact, path, exists, directory, executable,
                                                 has_entries)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PortFact, host, port, taken, problem)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProgramFact, path, user_writable)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProgramFact, path, user_writable, exists)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RouteFact, host, interface, problem)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(InfinibandFact, devices, peer_memory, modules_read)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SandboxFact, devices, mps_daemon, ptrace_scope)
@@ -69,9 +69,9 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ImageFact, reference, id, digest
                                                 compat_driver, problems)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CdiFact, specs, gpu_devices)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Facts, root, driver, gpus, toolkits, python, paths,
-                                                ports, gpulaunch, infiniband, rendezvous_route, shm,
-                                                sandbox, nvidia_nodes, installed_profiles, model,
-                                                image, cdi, node_health)
+                                                ports, root_programs, infiniband, rendezvous_route,
+                                                shm, sandbox, nvidia_nodes, installed_profiles,
+                                                model, image, cdi, node_health)
 
 std::string ToolkitFact::not_toolkit_root_reason() const {
   if (root == "/usr") return "";

@@ -111,6 +111,7 @@ struct PathFact {
 struct ProgramFact {
   std::string path;
   std::optional<std::string> user_writable;  // user_writable_reason(); nullopt: only root
+  bool exists = true;
 };
 
 struct PortFact {
@@ -247,8 +248,9 @@ struct Facts {
   std::optional<PythonEnvFact> python;
   std::vector<PathFact> paths;
   std::vector<PortFact> ports;
-  // The gpulaunch binary a unit rendered here runs (ExecStart=, ExecStopPost=); only for "/".
-  std::optional<ProgramFact> gpulaunch;
+  // The programs a unit rendered here runs as root: gpulaunch (ExecStart=, ExecStopPost=) and
+  // gpulaunch-record-start beside it (ExecStartPost=); only for "/".
+  std::vector<ProgramFact> root_programs;
   // Node preflight, OS side (issue 16); nullopt in facts gathered before gpulaunch read them.
   std::optional<InfinibandFact> infiniband;
   // Multi-node profiles: the route to dist_init_addr's host (LaunchOptions::socket_interface).

@@ -12,6 +12,7 @@
 #include "facts/routes.hpp"
 #include "facts/sandbox_probe.hpp"
 #include "facts/toolkit_probe.hpp"
+#include "util/own_programs.hpp"
 #include "util/port_probe.hpp"
 #include "util/safe_file.hpp"
 
@@ -163,7 +164,9 @@ Facts gather_facts(const NodeFs& node, const FactsRequest& request) {
   // The binary is this host's, so an image probed under --root has none.
   if (request.probe_gpulaunch_binary && node.root() == "/")
     if (auto binary = running_binary())
-      facts.gpulaunch = ProgramFact{*binary, user_writable_reason(*binary)};
+      for (const std::string& program : {*binary, record_start_program(*binary)})
+        facts.root_programs.push_back(
+            ProgramFact{program, user_writable_reason(program), node.is_executable_file(program)});
 
   // Node preflight, OS side: files and statvfs only.
   facts.infiniband = probe_infiniband(node);

@@ -43,17 +43,29 @@ void check_trust(const Context& context, std::vector<Finding>& findings) {
          fmt::format("remove service.user: the engine then runs as its own system user {}, "
                      "which `up` creates",
                      default_service_user(context.profile.name))});
-  if (const auto& binary = context.facts.gpulaunch; binary && binary->user_writable)
-    add(findings, {Severity::warning,
-                   "gpulaunch-binary-user-writable",
-                   fmt::format("the unit would run '{}' as root (ExecStopPost=), and a non-root "
-                               "user can replace it",
-                               binary->path),
-                   "every program a root unit runs must be writable by root only (sudo's and "
-                   "ssh's StrictModes rule)",
-                   {{"gpulaunch", binary->path}, {"writable", *binary->user_writable}},
-                   "install gpulaunch (the Debian package, or `cmake --install` to /usr/local) "
-                   "and run `up` from there, not from a build tree"});
+  for (const ProgramFact& program : context.facts.root_programs) {
+    if (!program.exists)
+      add(findings, {Severity::warning,
+                     "gpulaunch-program-missing",
+                     fmt::format("the unit would run '{}' as root (ExecStartPost=), and it is not "
+                                 "an executable file",
+                                 program.path),
+                     "without it no start's phases reach the history, `status` or `events`",
+                     {{"program", program.path}},
+                     "install gpulaunch from its package (or `cmake --install`): it installs "
+                     "gpulaunch-record-start beside gpulaunch"});
+    else if (program.user_writable)
+      add(findings, {Severity::warning,
+                     "gpulaunch-binary-user-writable",
+                     fmt::format("the unit would run '{}' as root, and a non-root user can "
+                                 "replace it",
+                                 program.path),
+                     "every program a root unit runs must be writable by root only (sudo's and "
+                     "ssh's StrictModes rule)",
+                     {{"gpulaunch", program.path}, {"writable", *program.user_writable}},
+                     "install gpulaunch (the Debian package, or `cmake --install` to /usr/local) "
+                     "and run `up` from there, not from a build tree"});
+  }
 }
 
 }  // namespace gl::check_rules

@@ -11,6 +11,7 @@
 #include "profile/service_user.hpp"
 #include "unit/escape.hpp"
 #include "unit/unit_environment.hpp"
+#include "util/own_programs.hpp"
 #include "util/state_paths.hpp"
 
 namespace gl {
@@ -112,10 +113,11 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
   unit.add("Service", "ExecStart", exec_command_line(exec));
   // After READY=1 (Type=notify), root records the start's phases from `run`'s lines in the
   // invocation's journal (the service user cannot write the history). `-`: it must never fail
-  // the start; it reads the journal a bounded number of times and exits 0.
+  // the start; it reads the journal a bounded number of times and exits 0. Its own small program:
+  // the start job, and `up`, wait until it exits.
   unit.add(
       "Service", "ExecStartPost",
-      "-" + root_helper_command({options.gpulaunch_binary, "record-start",
+      "-" + root_helper_command({record_start_program(options.gpulaunch_binary),
                                  "--profile=" + profile.name, "--snapshot=" + plan.snapshot_path},
                                 {"INVOCATION_ID", "JOURNAL_STREAM"}));
   // The environment is spelled once (unit/unit_environment), which `gpulaunch env` prints too.

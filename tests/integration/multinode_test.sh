@@ -107,6 +107,7 @@ fail() {
 # and a rebuild relinking the original meanwhile would take it from under them mid-test.
 mkdir -p "$work/bin"
 cp "$binary" "$work/bin/gpulaunch"
+cp "$(dirname "$binary")/gpulaunch-record-start" "$work/bin/"  # ExecStartPost= runs it
 binary=$work/bin/gpulaunch
 "$binary" --version >/dev/null || fail "the copy of the gpulaunch binary does not run"
 

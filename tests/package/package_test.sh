@@ -56,7 +56,7 @@ check "lintian ran" bash -c "! grep -qi 'command not found\|^internal error' '$s
 echo "== contents"
 dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|' >"$scratch/files.txt"
 has() { grep -qxF "$1" "$scratch/files.txt"; }
-for path in /usr/bin/gpulaunch /usr/share/man/man1/gpulaunch.1.gz \
+for path in /usr/bin/gpulaunch /usr/bin/gpulaunch-record-start /usr/share/man/man1/gpulaunch.1.gz \
   /usr/share/man/man5/gpulaunch.toml.5.gz /usr/share/bash-completion/completions/gpulaunch \
   /lib/systemd/system/gpulaunch-check@.service /usr/lib/sysusers.d/gpulaunch.conf \
   /lib/systemd/system/gpulaunch-metrics.service /lib/systemd/system/gpulaunch-metrics.timer \
@@ -199,6 +199,9 @@ mkdir -p "$scratch/units"
 gpulaunch render k26-ar >"$scratch/units/k26-ar.service"
 check "installed render names /usr/bin/gpulaunch" \
   grep -q '^ExecStart="/usr/bin/gpulaunch" "run"' "$scratch/units/k26-ar.service"
+check "installed render runs /usr/bin/gpulaunch-record-start after READY=1" \
+  grep -q '^ExecStartPost=-+"/usr/bin/env" -i .* "/usr/bin/gpulaunch-record-start" "--profile=k26-ar"' \
+  "$scratch/units/k26-ar.service"
 verify() {  # unit file: systemd-analyze verify passes and says nothing
   local log
   log=$(systemd-analyze verify "$1" 2>&1)

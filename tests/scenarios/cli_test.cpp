@@ -83,6 +83,10 @@ TEST(CheckCli, GpulaunchRunFromAUserOwnedTreeIsWarned) {
   EXPECT_THAT(run.out, HasSubstr("warning[gpulaunch-binary-user-writable] the unit would run '" +
                                  (tree / "gpulaunch").string() + "' as root"));
   EXPECT_THAT(run.out, HasSubstr("    writable: '" + tree.string() + "' is owned by uid 65534"));
+  // Copied alone, without the ExecStartPost= program installed beside it.
+  EXPECT_THAT(run.out, HasSubstr("warning[gpulaunch-program-missing] the unit would run '" +
+                                 (tree / "gpulaunch-record-start").string() +
+                                 "' as root (ExecStartPost=), and it is not an executable file"));
   // An image probed with --root has no gpulaunch of this host to judge.
   auto image = gpulaunch(node, {"check", profile, "--root", node.root().string()},
                          (tree / "gpulaunch").string());

@@ -99,8 +99,8 @@ TEST(Check, GpulaunchFromAUserWritableBuildTreeIsWarned) {
   auto profile = pinned_profile();
   profile.service.user = "gpulaunch";
   auto facts = blackwell_node();
-  facts.gpulaunch = ProgramFact{"/home/dev/gpulaunch/build/src/gpulaunch",
-                                "'/home/dev' is owned by uid 1000 (mode 0755)"};
+  facts.root_programs = {ProgramFact{"/home/dev/gpulaunch/build/src/gpulaunch",
+                                     "'/home/dev' is owned by uid 1000 (mode 0755)"}};
   auto findings = check(profile, facts);
   EXPECT_THAT(codes(findings), ::testing::ElementsAre("gpulaunch-binary-user-writable"));
   const Finding* finding = find_code(findings, "gpulaunch-binary-user-writable");
@@ -110,8 +110,23 @@ TEST(Check, GpulaunchFromAUserWritableBuildTreeIsWarned) {
   EXPECT_THAT(finding->facts, ::testing::Contains(::testing::Pair(
                                   "writable", "'/home/dev' is owned by uid 1000 (mode 0755)")));
 
-  facts.gpulaunch->user_writable.reset();  // installed root-owned: nothing to say
+  facts.root_programs[0].user_writable.reset();  // installed root-owned: nothing to say
   EXPECT_THAT(codes(check(profile, facts)), ::testing::IsEmpty());
+}
+
+// A gpulaunch copied alone: the unit's ExecStartPost= would find nothing to run, and no start
+// would ever reach the history.
+TEST(Check, MissingRecordStartProgramIsWarned) {
+  auto profile = pinned_profile();
+  profile.service.user = "gpulaunch";
+  auto facts = blackwell_node();
+  facts.root_programs = {ProgramFact{"/usr/local/bin/gpulaunch", std::nullopt, true},
+                         ProgramFact{"/usr/local/bin/gpulaunch-record-start", std::nullopt, false}};
+  auto findings = check(profile, facts);
+  EXPECT_THAT(codes(findings), ::testing::ElementsAre("gpulaunch-program-missing"));
+  EXPECT_EQ(findings[0].summary,
+            "the unit would run '/usr/local/bin/gpulaunch-record-start' as root (ExecStartPost=), "
+            "and it is not an executable file");
 }
 
 // Architectures from the catalog decide only for GPUs the catalog knows; a list nvcc printed
