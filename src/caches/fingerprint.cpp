@@ -56,13 +56,16 @@ std::optional<std::string> unescape_value(std::string_view text) {
 
 std::vector<FingerprintField> fingerprint_fields(const FingerprintInputs& inputs) {
   // Append new facts at the end; renaming one changes every stamp and clears caches once.
-  return {
+  std::vector<FingerprintField> fields{
       {"toolkit_path", inputs.toolkit_path},     {"toolkit_version", inputs.toolkit_version},
       {"driver_version", inputs.driver_version}, {"gpu_archs", join_sorted(inputs.gpu_archs)},
       {"torch_version", inputs.torch_version},   {"flashinfer_version", inputs.flashinfer_version},
       {"triton_version", inputs.triton_version}, {"engine", inputs.engine},
       {"engine_version", inputs.engine_version}, {"arch_list", inputs.arch_list},
   };
+  // Only an image's: a venv engine's stamps stay what they were before the field existed.
+  if (!inputs.image_digest.empty()) fields.push_back({"image_digest", inputs.image_digest});
+  return fields;
 }
 
 std::string canonical_text(const std::vector<FingerprintField>& fields) {

@@ -25,6 +25,9 @@ struct FingerprintInputs {
   std::string engine;  // "sglang", "vllm", "trtllm", "command"
   std::string engine_version;
   std::string arch_list;  // the profile's FLASHINFER_CUDA_ARCH_LIST override
+  // engine.image: the image's digest (its id where it has none). Everything the image holds
+  // (torch, the engine, its CUDA) changes with it, the caches' entries with them.
+  std::string image_digest;
 };
 
 // One named fact, for stamps and for saying what changed.

@@ -18,6 +18,8 @@ FingerprintInputs fingerprint_inputs(const Profile& profile, const LaunchPlan& p
   inputs.driver_version = facts.driver.version.value_or("");
   for (const GpuFact* gpu : assigned_gpu_facts(plan.gpus, facts))
     inputs.gpu_archs.push_back(capability_text(*gpu));
+  if (profile.engine.image && facts.image)
+    inputs.image_digest = facts.image->digest.empty() ? facts.image->id : facts.image->digest;
   if (facts.python) {
     inputs.torch_version = facts.python->torch_version.value_or("");
     auto version_of = [&](const std::string& name) {

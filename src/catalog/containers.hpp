@@ -49,4 +49,36 @@ inline constexpr std::string_view kImagePythonInterpreter = "/usr/bin/python3";
 std::span<const std::string_view> cdi_spec_directories();
 inline constexpr std::string_view kCdiGpuKind = "nvidia.com/gpu";
 
+// How the unit starts an engine image (plan/container_command): rootful podman in the
+// foreground under `run`, Debian 12's podman 4.3 (podman-run(1), v4.3.1):
+//   --cgroups=split    the container and conmon in sub-cgroups of the unit's own (the unit
+//                      has Delegate=yes), so MemoryMax=, the OOM count and the stop reach them
+//   --sdnotify=ignore  podman sends nothing to NOTIFY_SOCKET (libpod/define/sdnotify.go's
+//                      "ignore"; "container", the default, would send MAINPID=conmon, which
+//                      NotifyAccess=main refuses): `run` alone says READY=1
+//   --replace          a container of the same name left by a killed start is removed first
+//   --pull=never       the image is the one `check` read and `lock` pinned; no registry
+// Without a value, --env=NAME takes NAME's value from podman's own environment (the unit's).
+inline constexpr std::string_view kPodmanProgram = "/usr/bin/podman";
+// The host's IPC namespace and network, as SGLang's own compose file runs its image
+// (sgl-project/sglang docker/compose.yaml: `ipc: host`, `network_mode: host`): NCCL and the
+// engines' shared-memory queues outgrow podman's 64m /dev/shm, and `run` probes the port the
+// engine binds on the host.
+inline constexpr std::string_view kContainerIpc = "host";
+inline constexpr std::string_view kContainerNetwork = "host";
+// HOME of the unit's own processes (root's podman) where the engine's HOME is its own directory.
+inline constexpr std::string_view kContainerHostHome = "/root";
+// Variables root's podman reads for itself (its configuration under $HOME and the XDG base
+// directories, containers/common pkg/config): the container gets the engine's values, spelled
+// in its command; the unit's processes never see them.
+inline constexpr std::string_view kContainerByValueVariable = "HOME";
+inline constexpr std::string_view kContainerByValuePrefix = "XDG_";
+// The container's name: gpulaunch-PROFILE, the unit's name without ".service".
+inline constexpr std::string_view kContainerNamePrefix = "gpulaunch-";
+// The variables the unit sets for a venv engine that must not reach an image's: the image has its
+// own PATH, toolkit and libraries, and CDI numbers the assigned GPUs from 0 inside, so the host's
+// CUDA_VISIBLE_DEVICES indices would name the wrong ones.
+inline constexpr std::string_view kHostOnlyVariables[] = {
+    "PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "VIRTUAL_ENV", "CUDA_VISIBLE_DEVICES"};
+
 }  // namespace gl

@@ -14,12 +14,12 @@ std::string own_binary() {
   return error ? std::string("/usr/bin/gpulaunch") : self.string();
 }
 
-Result<void> startable(const Profile& profile) {
-  if (profile.engine.image)
+Result<void> startable(const Profile& profile, ManagerScope scope) {
+  if (profile.engine.image && scope == ManagerScope::user)
     return failf(
-        "Failed to render profile '{}': engine.image profiles are checked (gpulaunch check {}) but "
-        "not started yet; run the engine from engine.venv meanwhile",
-        profile.name, profile.name);
+        "Failed to start profile '{}' under the user manager: engine.image runs under rootful "
+        "podman; bring it up with the system manager (without --user)",
+        profile.name);
   return {};
 }
 

@@ -13,9 +13,9 @@
 
 namespace gl {
 
-// Whether gpulaunch can render and start this profile's engine: an engine.image profile is
-// checked (its image read, judged against the host) but not yet started (issue 30 item 3).
-Result<void> startable(const Profile& profile);
+// Whether gpulaunch can start this profile's engine under `scope`: an engine.image profile runs
+// under rootful podman, which a user manager cannot start.
+Result<void> startable(const Profile& profile, ManagerScope scope);
 
 // The unit file `up` would install for this profile and plan, rendered for this very binary.
 std::string render_for_install(const Profile& profile, const LaunchPlan& plan, ManagerScope scope);

@@ -65,7 +65,7 @@ void add_render_command(CLI::App& app, CliContext& context) {
       context.exit_code = report(profile.error());
       return;
     }
-    if (auto can_start = startable(*profile); !can_start) {
+    if (auto can_start = startable(*profile, ManagerScope::system); !can_start) {
       context.exit_code = report(can_start.error());
       return;
     }

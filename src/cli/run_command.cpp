@@ -16,6 +16,7 @@
 #include "cli/supervise.hpp"
 #include "facts/gpu_probe.hpp"
 #include "log/logger.hpp"
+#include "plan/container_command.hpp"
 #include "plan/gpu_assignment.hpp"
 #include "plan/launch_plan.hpp"
 #include "plan/run_settings.hpp"
@@ -32,6 +33,7 @@
 #include "util/duration.hpp"
 #include "util/safe_file.hpp"
 #include "util/state_paths.hpp"
+#include "util/system_users.hpp"
 #include "util/timekeeper.hpp"
 #include "util/try.hpp"
 
@@ -236,6 +238,28 @@ void add_run_command(CLI::App& app, CliContext& context) {
                                     settings.engine_version, *notifier, argv, options)) {
       context.exit_code = *stop;
       return;
+    }
+    // engine.image: the container runs as the engine's account, whose ids only this node knows.
+    if (!settings.container_user.empty()) {
+      auto account = lookup_user(settings.container_user);
+      if (!account || !*account) {
+        say(fmt::format("Failed to find the account '{}' the engine's container runs as: {}; not "
+                        "starting (`gpulaunch up {}` creates it)",
+                        settings.container_user,
+                        account ? std::string("no such user") : account.error().message, profile),
+            logging::Level::error);
+        context.exit_code = kExitConfig;
+        return;
+      }
+      if (argv.size() < kContainerUserPosition || !settings.engine_options_path.empty()) {
+        say("not starting: an engine image needs a podman command and no engine options file "
+            "(root would write it into the engine's home)",
+            logging::Level::error);
+        context.exit_code = kExitConfig;
+        return;
+      }
+      argv.insert(argv.begin() + kContainerUserPosition,
+                  container_user_argument((*account)->uid, (*account)->gid));
     }
     prefetch_weights(settings.snapshot, settings.ready_timeout.count(), *notifier);
     // The engine's options file, in its own home and written as the engine's user: renamed over

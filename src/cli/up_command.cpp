@@ -234,7 +234,10 @@ int up(const UpOptions& options, const CliContext& context) {
   if (!merged) return report(merged.error());
   auto profile = validate_profile(*merged);
   if (!profile) return report(profile.error());
-  if (auto can_start = startable(*profile); !can_start) return report(can_start.error());
+  if (auto can_start =
+          startable(*profile, options.user ? ManagerScope::user : ManagerScope::system);
+      !can_start)
+    return report(can_start.error());
   if (!options.all_nodes)
     if (auto secrets = check_secret_files(*profile); !secrets) return report(secrets.error());
   if (options.all_nodes && options.dry_run)

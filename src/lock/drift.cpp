@@ -90,6 +90,11 @@ constexpr std::array kReasons{
     Reason{"node.python.engine",
            "the engine itself: flags, defaults and kernels differ between versions"},
     Reason{"node.python.", "a package the engine imports"},
+    Reason{"node.image.digest",
+           "another image under the same reference: its engine, torch, CUDA and kernels may all "
+           "differ, and the JIT caches were built by the locked one"},
+    Reason{"node.image.id", "another local image: what podman runs is not what was locked"},
+    Reason{"node.image.reference", "the profile names another image"},
     Reason{"model.path", "the engine loads another directory"},
     Reason{"model.id", "the engine downloads another model"},
     Reason{"model.revision", "another revision of the model: other weights or tokenizer"},

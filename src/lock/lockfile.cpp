@@ -151,6 +151,16 @@ Json node_section(const Profile& profile, const LaunchPlan& plan, const Facts& f
         allowance->when == AllowanceWhen::mps_daemon)
       sandbox.push_back(std::string(allowance->name));
   if (!sandbox.empty()) node["sandbox"] = std::move(sandbox);
+  // engine.image: the image `check` read, by its manifest digest (what a registry serves under
+  // the reference can change; the digest cannot) and local id. Absent for a venv engine.
+  if (profile.engine.image) {
+    Json image = Json::object();
+    image["reference"] = *profile.engine.image;
+    image["digest"] =
+        facts.image && !facts.image->digest.empty() ? Json(facts.image->digest) : Json(nullptr);
+    image["id"] = facts.image && !facts.image->id.empty() ? Json(facts.image->id) : Json(nullptr);
+    node["image"] = std::move(image);
+  }
   return node;
 }
 

@@ -11,6 +11,7 @@
 #include "catalog/jit_caches.hpp"
 #include "catalog/node_requirements.hpp"
 #include "facts/environment.hpp"
+#include "plan/container_command.hpp"
 #include "plan/gpu_assignment.hpp"
 #include "plan/sandbox_plan.hpp"
 #include "profile/api_key.hpp"
@@ -271,6 +272,12 @@ LaunchPlan make_launch_plan(const Profile& profile, const LaunchOptions& options
     const long long stall_tenths =
         kWatchdogLivenessTenths * (plan.liveness.timeout + kStallDumpGrace).count();
     plan.watchdog = std::max(plan.watchdog, Seconds{(stall_tenths + 9) / 10});
+  }
+  // An image's engine runs inside `podman run`, which takes the environment by name: last, once
+  // the environment is whole.
+  if (profile.engine.image) {
+    auto command = container_command(profile, plan);
+    plan.argv.insert(plan.argv.begin(), command.begin(), command.end());
   }
   return plan;
 }

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "profile/profile_name.hpp"
+#include "profile/service_user.hpp"
 #include "util/try.hpp"
 
 namespace gl {
@@ -193,6 +194,11 @@ const Row kRows[] = {
        return s.engine_options_text;
      },
      read_text<&RunSettings::engine_options_text>},
+    {"--container-user",
+     "The engine image's container runs as this account (engine.image: podman run's --user, "
+     "resolved at start)",
+     false, false, write_text_if_set<&RunSettings::container_user>,
+     read_text<&RunSettings::container_user>},
     {kRunRank0WatchesOption,
      "This rank's health server is a stub: rank 0's liveness watches the group", true, false,
      [](const RunSettings& s) -> std::optional<std::string> {
@@ -264,6 +270,7 @@ RunSettings run_settings(const Profile& profile, const LaunchPlan& plan) {
   settings.api_key_credential = liveness.key_credential;
   if (!liveness.key_credential.empty()) settings.api_key_variable = liveness.key_variable;
   settings.ready = liveness.ready;
+  if (profile.engine.image) settings.container_user = service_user(profile);
   settings.engine_argv = plan.argv;
   return settings;
 }

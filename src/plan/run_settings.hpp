@@ -54,6 +54,9 @@ struct RunSettings {
   std::string api_key_credential;
   std::string api_key_variable;
   ReadyOn ready = ReadyOn::health;
+  // engine.image: the account the container runs as; `run` puts its uid:gid into the podman
+  // command (plan/container_command) at start.
+  std::string container_user;
   std::vector<std::string> engine_argv;  // after "--"
 
   bool operator==(const RunSettings&) const = default;

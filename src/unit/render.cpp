@@ -65,6 +65,22 @@ std::vector<std::string> allowance_values(const LaunchPlan& plan, std::string_vi
   return values;
 }
 
+// The [Service] tail of an engine image's unit. Every command it runs is root's (`+`): rootful
+// podman mounts, makes namespaces and writes cgroups, which the unit's sandbox (a mount
+// namespace, a seccomp filter, no capabilities) would stop, so the unit carries none that would
+// apply to nothing. The engine's confinement is its container's (plan/container_command: the
+// engine's account, no capabilities, no new privileges, the assigned GPUs alone as CDI devices).
+// --cgroups=split needs the unit's cgroup delegated.
+void render_container_tail(UnitFile& unit, const Profile& profile) {
+  unit.add("Service", "Delegate", "yes");
+  unit.add("Service", "RemoveIPC", "yes");
+  for (const auto& line : profile.service.extra) {
+    auto equals = line.find('=');
+    unit.add("Service", line.substr(0, equals), line.substr(equals + 1));
+  }
+  unit.add("Install", "WantedBy", "multi-user.target");
+}
+
 }  // namespace
 
 UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const RenderOptions& options) {
@@ -110,7 +126,10 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
       "-" + root_helper_command({options.gpulaunch_binary, "prepare-caches",
                                  "--profile=" + profile.name, "--snapshot=" + plan.snapshot_path},
                                 {}));
-  unit.add("Service", "ExecStart", exec_command_line(exec));
+  // engine.image: `+`, root for rootful podman; User= below still owns the engine's directories
+  // and credentials, which the container (that user) reads and writes.
+  const bool container = profile.engine.image.has_value();
+  unit.add("Service", "ExecStart", (container ? "+" : "") + exec_command_line(exec));
   // After READY=1 (Type=notify), root records the start's phases from `run`'s lines in the
   // invocation's journal (the service user cannot write the history). `-`: it must never fail
   // the start; it reads the journal a bounded number of times and exits 0. Its own small program:
@@ -123,7 +142,8 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
   // The environment is spelled once (unit/unit_environment), which `gpulaunch env` prints too.
   // [secrets]: systemd reads each file as root into the credentials directory, readable by the
   // service's user only; the unit names the file, never the value.
-  for (const auto& variable : unit_environment(profile, plan)) {
+  for (const auto& variable :
+       container ? container_unit_environment(profile, plan) : unit_environment(profile, plan)) {
     if (!variable.credential) {
       unit.add("Service", "Environment", quote_environment(variable.name, variable.value));
       continue;
@@ -187,7 +207,8 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
            root_helper_command(record_exit, {"SERVICE_RESULT", "EXIT_CODE", "EXIT_STATUS",
                                              "INVOCATION_ID", "JOURNAL_STREAM"}));
   // Every engine runs unprivileged, by default as the profile's own static user
-  // (profile/service_user.hpp says why not DynamicUser=), which `up` creates.
+  // (profile/service_user.hpp says why not DynamicUser=), which `up` creates. An image's engine
+  // runs as that user inside its container (`run` gives podman its uid).
   if (!options.user_manager) unit.add("Service", "User", service_user(profile));
   if (profile.service.group) unit.add("Service", "Group", *profile.service.group);
   if (profile.service.memory_max) unit.add("Service", "MemoryMax", *profile.service.memory_max);
@@ -204,6 +225,11 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
   // maps the model and CUDA's memory (100 GB and more, per rank), written while the GPUs stay
   // held and the restart waits. The stacks in the journal are the evidence; no core.
   if (plan.liveness.can_stall()) unit.add("Service", "LimitCORE", "0");
+
+  if (container) {
+    render_container_tail(unit, profile);
+    return unit;
+  }
 
   // Hardening that CUDA survives (field-facts section 8): no PrivateDevices (it hides
   // /dev/nvidia*), no ProcSubset=pid (the driver reads /proc/driver/nvidia), no

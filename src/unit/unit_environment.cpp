@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "unit/unit_environment.hpp"
 
+#include <algorithm>
+
+#include "catalog/containers.hpp"
+#include "plan/container_command.hpp"
+#include "plan/gpu_assignment.hpp"
+
 namespace gl {
 
 std::vector<UnitVariable> unit_environment(const Profile& profile, const LaunchPlan& plan) {
@@ -12,6 +18,22 @@ std::vector<UnitVariable> unit_environment(const Profile& profile, const LaunchP
   // reads its token from HF_TOKEN_PATH).
   for (const auto& [name, file] : profile.secrets)
     variables.push_back({name + "_PATH", credential_path(profile, name), name});
+  return variables;
+}
+
+std::vector<UnitVariable> container_unit_environment(const Profile& profile,
+                                                     const LaunchPlan& plan) {
+  std::vector<UnitVariable> variables{{"PATH", std::string(kSystemPath), std::nullopt},
+                                      {"HOME", std::string(kContainerHostHome), std::nullopt}};
+  for (auto& variable : unit_environment(profile, plan)) {
+    if (variable.name == "PATH" || container_by_value(variable.name)) continue;
+    // CUDA_VISIBLE_DEVICES stays: `run` reads which GPUs are the engine's; podman passes only
+    // what the container command names.
+    if (variable.name != kVisibleDevicesVariable &&
+        std::ranges::find(kHostOnlyVariables, variable.name) != std::end(kHostOnlyVariables))
+      continue;
+    variables.push_back(std::move(variable));
+  }
   return variables;
 }
 

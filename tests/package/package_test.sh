@@ -75,7 +75,7 @@ check "copyright states Apache-2.0 for every file" \
 check "lintian has nothing to say about the copyright file" \
   bash -c "! grep -E '^[EWI]: .*copyright' '$scratch/lintian.txt'"
 # Anything else (headers, static libraries, test binaries) would be a packaging mistake.
-own='^/($|etc/(gpulaunch/.*)?$|lib/(systemd/(system/.*)?)?$|usr/(bin/(gpulaunch)?|lib/(systemd/(catalog/.*)?|sysusers.d/.*)?|share/((man|doc|gpulaunch|bash-completion|lintian)/.*)?)?$)'
+own='^/($|etc/(gpulaunch/.*)?$|lib/(systemd/(system/.*)?)?$|usr/(bin/(gpulaunch(-record-start)?)?|lib/(systemd/(catalog/.*)?|sysusers.d/.*)?|share/((man|doc|gpulaunch|bash-completion|lintian)/.*)?)?$)'
 stray=$(grep -vE "$own" "$scratch/files.txt")
 check "ships nothing outside its own paths${stray:+: $stray}" test -z "$stray"
 depends=$(dpkg-deb -f "$deb" Depends)

@@ -127,9 +127,13 @@ TEST(CheckCli, Cu130ImageOnA570DriverWithoutCompatFails) {
                                  "the image localhost/vllm-openai:v0.11.0-cu130 is built for CUDA "
                                  "13.0"));
   EXPECT_THAT(run.out, Not(HasSubstr("cdi-device-missing")));
-  auto rendered = gpulaunch_stderr({"render", profile.string()});
-  EXPECT_EQ(rendered.exit_code, 1);
-  EXPECT_THAT(rendered.out, HasSubstr("engine.image profiles are checked"));
+  // Rendered, the unit's root `run` starts the image under podman as the profile's user.
+  auto rendered = gpulaunch(node, {"render", profile.string()});
+  EXPECT_EQ(rendered.exit_code, 0) << rendered.out;
+  EXPECT_THAT(rendered.out,
+              HasSubstr("\"--container-user=llm\" \"--\" \"/usr/bin/podman\" \"run\""));
+  EXPECT_THAT(rendered.out,
+              HasSubstr("\"localhost/vllm-openai:v0.11.0-cu130\" \"vllm\" \"serve\""));
 }
 
 TEST(CheckCli, PinnedSeedNodePasses) {

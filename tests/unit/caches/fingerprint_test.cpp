@@ -47,6 +47,23 @@ TEST(Fingerprint, EveryFactChangesTheHash) {
   }
 }
 
+// A venv engine's stamps are what they were before images existed (no cache is cleared by the
+// upgrade); an image's digest is a fact of its own, and a new digest changes the hash.
+TEST(Fingerprint, AnImageDigestIsAFactOnlyForAnImage) {
+  EXPECT_EQ(fingerprint_fields(sample()).back().name, "arch_list");
+  EXPECT_EQ(fingerprint_hex(fingerprint_hash(sample())),
+            fingerprint_hex(fingerprint_hash(fingerprint_fields(sample()))));
+  auto image = sample();
+  image.image_digest = "sha256:aaaa";
+  EXPECT_EQ(fingerprint_fields(image).back().name, "image_digest");
+  EXPECT_NE(fingerprint_hash(image), fingerprint_hash(sample()));
+  auto retagged = image;
+  retagged.image_digest = "sha256:bbbb";
+  EXPECT_NE(fingerprint_hash(retagged), fingerprint_hash(image));
+  EXPECT_EQ(describe_changes(fingerprint_fields(image), fingerprint_fields(retagged)),
+            "image_digest sha256:aaaa -> sha256:bbbb");
+}
+
 TEST(Fingerprint, ValuesCannotForgeAnotherLine) {
   auto sneaky = sample();
   sneaky.toolkit_path = "/opt/cuda\ntoolkit_version=13.0.48";

@@ -338,6 +338,29 @@ TEST_F(LockTest, DriftInEngine) {
                           "flags, defaults and kernels differ between versions"));
 }
 
+// engine.image: the lock pins the image's manifest digest; the same reference re-tagged to
+// another build is drift, named with why it matters.
+TEST_F(LockTest, DriftInImageDigest) {
+  std::string profile = kProfile;
+  profile.replace(profile.find("venv = \"/opt/venv\""), std::string("venv = \"/opt/venv\"").size(),
+                  "image = \"localhost/sglang:v0.5.5\"");
+  profile.erase(profile.find("[toolkit]"),
+                std::string("[toolkit]\ncuda_home = \"/usr/local/cuda-13.0\"\n\n").size());
+  Facts locked_facts = node_facts();
+  locked_facts.image = ImageFact{};
+  locked_facts.image->reference = "localhost/sglang:v0.5.5";
+  locked_facts.image->id = "1f2e";
+  locked_facts.image->digest = "sha256:aaaa";
+  const Json locked = lock(profile, locked_facts);
+  EXPECT_EQ(locked["node"]["image"]["digest"], "sha256:aaaa");
+  Facts live = locked_facts;
+  live.image->digest = "sha256:bbbb";
+  EXPECT_THAT(drift_rows(locked, lock(profile, live)),
+              ElementsAre("node.image.digest  sha256:aaaa  sha256:bbbb  another image under the "
+                          "same reference: its engine, torch, CUDA and kernels may all differ, and "
+                          "the JIT caches were built by the locked one"));
+}
+
 TEST_F(LockTest, DriftInModelNamesTheFileThatChanged) {
   const Json locked = lock();
   node_.write("models/m/tokenizer.json", "{\"model\": {\"vocab\": 1}}\n");

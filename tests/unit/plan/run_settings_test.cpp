@@ -40,6 +40,7 @@ RunSettings everything_set() {
   settings.api_key_credential = "engine-api-key";
   settings.api_key_variable = "VLLM_API_KEY";
   settings.ready = ReadyOn::generate;
+  settings.container_user = "gpulaunch-k26-ar";
   settings.engine_argv = {"/opt/venv/bin/python", "-m", "sglang.launch_server", "--port", "30000"};
   return settings;
 }

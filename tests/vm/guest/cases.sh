@@ -12,7 +12,8 @@ set -euo pipefail
 
 cases=(
   a.install-previous a.postinst-user a.catalog a.units-enabled
-  b.up-serving a.upgrade a.upgrade-keeps-engine c.cgroup-v2 c.host-oom c.oom-seen-on-v2
+  b.up-serving a.upgrade a.upgrade-keeps-engine e.image-import e.image-serving e.image-confined
+  e.image-restart e.image-down c.cgroup-v2 c.host-oom c.oom-seen-on-v2
   b.serving-after-reboot d.devices-before-engines a.purge a.purge-leaves-user-and-profiles
 )
 if [[ ${1:-} == --list ]]; then
@@ -81,6 +82,106 @@ MOCK_SGLANG_MODE_FILE = "/opt/gl-vm/$1.mode"
 TOML
 }
 
+# The mock SGLang packed into an OCI image from this guest's own files (no registry here): its
+# Python and the libraries it and its extension modules link, the mock's packages in Debian's
+# dist-packages, imported with `podman import`. Prints the reference.
+mock_image() {
+  local root=/opt/gl-vm/image-root reference=localhost/gl-mock-sglang:vm
+  rm -rf "$root"
+  mkdir -p "$root/usr/lib/python3/dist-packages" "$root/tmp" "$root/etc"
+  chmod 1777 "$root/tmp"
+  local files
+  files=$( { echo /usr/bin/python3.11; ls /usr/lib/python3.11/lib-dynload/*.so; } |
+    xargs ldd 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\/.*ld-linux/ {print $1}' | sort -u)
+  # shellcheck disable=SC2086
+  tar -C / -chf - usr/bin/python3.11 usr/lib/python3.11 ${files//\//} 2>/dev/null | tar -C "$root" -xf -
+  ln -sf python3.11 "$root/usr/bin/python3"
+  local purelib
+  purelib=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  cp -r "$purelib"/. "$root/usr/lib/python3/dist-packages/"
+  printf 'root:x:0:0:root:/root:/bin/sh\n' >"$root/etc/passwd"
+  printf 'root:x:0:\n' >"$root/etc/group"
+  tar -C "$root" -cf - . | podman import -q - "$reference" >/dev/null
+  echo "$reference"
+}
+
+# --- (e) an engine from an OCI image under rootful podman ---
+image_cases() {
+  local out reference started
+  started=$SECONDS
+  if reference=$(mock_image 2>"$state/image.err") && podman image exists "$reference"; then
+    pass e.image-import
+    info "mock image $reference: $(podman image inspect --format '{{.Id}} {{.Size}}' "$reference" 2>&1) built and imported in $((SECONDS - started)) s; $(podman --version)"
+  else
+    fail e.image-import "mock image: $(tail -n 5 "$state/image.err" 2>/dev/null)"
+    return 0
+  fi
+  # The node's CDI spec: no GPU here, so the device's edit is a variable the container must show
+  # (the CDI spec is the node's, as nvidia-ctk would write it; cncf-tags/container-device-interface
+  # SPEC.md: cdiVersion, kind, devices[].containerEdits).
+  mkdir -p /etc/cdi /models/mock
+  cat >/etc/cdi/gl-vm.json <<'JSON'
+{"cdiVersion": "0.3.0", "kind": "nvidia.com/gpu",
+ "devices": [{"name": "all", "containerEdits": {"env": ["GL_VM_CDI_DEVICE=all"]}}]}
+JSON
+  cat >"$profiles/vmimage.toml" <<TOML
+[engine]
+kind = "sglang"
+image = "$reference"
+[model]
+path = "/models/mock"
+[server]
+port = 31004
+[restart]
+delay = "1s"
+[env]
+MOCK_SGLANG_LOAD_SECONDS = "1"
+TOML
+  local up_started=$EPOCHREALTIME
+  if out=$(gpulaunch up vmimage --force 2>&1) && health_200 31004; then
+    pass e.image-serving
+    info "up-to-serving image: $(python3 -c "print(round($EPOCHREALTIME - $up_started, 2))") s (up vmimage, the same mock from an image, load 1 s)"
+  else
+    fail e.image-serving "up vmimage: $(tail -n 6 <<<"$out"); journal: $(journalctl -b --no-pager -o cat -u gpulaunch-vmimage.service -n 10 2>&1)"
+    return 0
+  fi
+  # The engine: the profile's user, no capabilities, inside the unit's cgroup, given the CDI
+  # device's edit; nothing of the unit's own variables it was not meant to get.
+  local pid uid want reasons=""
+  pid=$(pgrep -f -n '^/usr/bin/python3 -m sglang.launch_server' || true)
+  want=$(id -u gpulaunch-vmimage 2>/dev/null || echo none)
+  if [[ -z $pid ]]; then
+    reasons="no sglang.launch_server process; "
+  else
+    uid=$(awk '/^Uid:/ {print $2}' "/proc/$pid/status")
+    [[ $uid == "$want" ]] || reasons+="the engine runs as uid $uid, not gpulaunch-vmimage's $want; "
+    grep -q '^CapEff:[[:space:]]*0*$' "/proc/$pid/status" || reasons+="the engine has capabilities: $(grep CapEff "/proc/$pid/status"); "
+    grep -q 'gpulaunch-vmimage.service/' "/proc/$pid/cgroup" || reasons+="the engine is outside the unit's cgroup: $(cat "/proc/$pid/cgroup"); "
+    tr '\0' '\n' <"/proc/$pid/environ" | grep -qx GL_VM_CDI_DEVICE=all || reasons+="no CDI edit in the engine's environment; "
+    tr '\0' '\n' <"/proc/$pid/environ" | grep -qx HOME=/var/lib/gpulaunch/vmimage/engine || reasons+="HOME is not the engine's: $(tr '\0' '\n' <"/proc/$pid/environ" | grep ^HOME=); "
+    tr '\0' '\n' <"/proc/$pid/environ" | grep -q '^CUDA_VISIBLE_DEVICES=' && reasons+="the host's CUDA_VISIBLE_DEVICES reached the container; "
+  fi
+  if [[ -z $reasons ]]; then pass e.image-confined; else fail e.image-confined "$reasons"; fi
+  # A crash: the engine killed inside its container; the unit restarts it and it serves again.
+  local restarts_before
+  restarts_before=$(prop gpulaunch-vmimage.service NRestarts)
+  [[ -n $pid ]] && kill -9 "$pid"
+  restarted() { (($(prop gpulaunch-vmimage.service NRestarts) > restarts_before)) && health_200 31004; }
+  if [[ -n $pid ]] && wait_for 90 restarted; then
+    pass e.image-restart
+    info "vmimage after the kill: $(gpulaunch events vmimage 2>/dev/null | grep -m1 -A2 'crash\|signal' | tr '\n' ' ' | cut -c1-300)"
+  else
+    fail e.image-restart "NRestarts $(prop gpulaunch-vmimage.service NRestarts) (was $restarts_before), $(systemctl is-active gpulaunch-vmimage.service); events: $(gpulaunch events vmimage 2>&1 | tail -n 4); journal: $(journalctl -b --no-pager -o cat -u gpulaunch-vmimage.service -n 10 2>&1)"
+  fi
+  # down: the drain reaches the engine through podman, and --rm leaves no container behind.
+  out=$(gpulaunch down vmimage --purge 2>&1) || info "down vmimage: $(tail -n 3 <<<"$out")"
+  local left
+  left=$(podman ps -a --format '{{.Names}} {{.Status}}' 2>&1 | grep gpulaunch-vmimage || true)
+  verdict e.image-down "after down: unit $(systemctl is-active gpulaunch-vmimage.service 2>&1), containers: ${left:-none}, port: $(health_200 31004 && echo serving || echo closed)" \
+    bash -c "[[ -z '$left' ]] && ! systemctl -q is-active gpulaunch-vmimage.service"
+  rm -f /etc/cdi/gl-vm.json
+}
+
 boot_one() {
   # --- (a) install the previous build on the running system ---
   local out
@@ -118,9 +219,11 @@ boot_one() {
     >/etc/systemd/system/gpulaunch-nvidia-devices.service.d/gl-vm-slow.conf
   systemctl daemon-reload
   # `up` enables what it starts: the reboot below is to bring it back with no operator action.
+  local up_started=$EPOCHREALTIME
   if out=$(gpulaunch up vmserve --force 2>&1) && health_200 31001 &&
     systemctl -q is-enabled gpulaunch-vmserve.service; then
     pass b.up-serving
+    info "up-to-serving venv: $(python3 -c "print(round($EPOCHREALTIME - $up_started, 2))") s (up vmserve, mock SGLang from a venv, load 1 s)"
   else
     fail b.up-serving "up vmserve: is-enabled $(systemctl is-enabled gpulaunch-vmserve.service 2>&1); $(tail -n 6 <<<"$out")"
   fi
@@ -151,6 +254,8 @@ boot_one() {
   else
     fail a.upgrade-keeps-engine "vmserve's main PID $pid_before before the upgrade, $pid_after after (NRestarts $(prop gpulaunch-vmserve.service NRestarts)); the journal: $(journalctl -b --no-pager -o cat -u gpulaunch-vmserve.service -u gpulaunch-nvidia-devices.service -n 12 2>&1)"
   fi
+
+  image_cases
 
   # --- (c) a host OOM on cgroup v2 ---
   verdict c.cgroup-v2 "/sys/fs/cgroup is $(stat -fc %T /sys/fs/cgroup), controllers: $(cat /sys/fs/cgroup/cgroup.controllers 2>&1)" \

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "plan/container_command.hpp"
+
+#include <algorithm>
+
+#include <fmt/core.h>
+
+#include "catalog/containers.hpp"
+#include "profile/secret_files.hpp"
+
+namespace gl {
+namespace {
+
+bool host_only(const std::string& name) {
+  return std::ranges::find(kHostOnlyVariables, name) != std::end(kHostOnlyVariables);
+}
+
+bool under(const std::string& path, const std::string& directory) {
+  return path == directory || path.starts_with(directory + "/");
+}
+
+}  // namespace
+
+std::vector<std::string> container_command(const Profile& profile, const LaunchPlan& plan) {
+  std::vector<std::string> argv{std::string(kPodmanProgram),
+                                "run",
+                                "--rm",
+                                "--replace",
+                                "--pull=never",
+                                fmt::format("--name={}{}", kContainerNamePrefix, profile.name),
+                                "--cgroups=split",
+                                "--sdnotify=ignore",
+                                fmt::format("--network={}", kContainerNetwork),
+                                fmt::format("--ipc={}", kContainerIpc),
+                                "--cap-drop=all",
+                                "--security-opt=no-new-privileges"};
+  if (plan.gpus.empty())
+    argv.push_back(fmt::format("--device={}=all", kCdiGpuKind));
+  else
+    for (const auto& gpu : plan.gpus)
+      argv.push_back(fmt::format("--device={}={}", kCdiGpuKind, gpu));
+  // By name: podman copies each value from the unit's environment. HOME and XDG_* by value: the
+  // unit's are root's (unit/unit_environment's container_unit_environment).
+  for (const auto& [name, value] : plan.environment)
+    if (container_by_value(name))
+      argv.push_back(fmt::format("--env={}={}", name, value));
+    else if (!host_only(name))
+      argv.push_back("--env=" + name);
+  for (const auto& [name, file] : profile.secrets) argv.push_back("--env=" + name + "_PATH");
+  // Each host directory at its own path, so every variable above means the same inside.
+  std::vector<std::string> mounts{plan.cache_root};
+  for (const auto& cache : plan.caches)
+    if (!under(cache.directory, plan.cache_root)) mounts.push_back(cache.directory);
+  mounts.push_back(plan.engine_home);
+  for (const auto& path : mounts) argv.push_back(fmt::format("--volume={}:{}", path, path));
+  if (!profile.secrets.empty()) {
+    const std::string credentials = credential_path(profile, profile.secrets.begin()->first);
+    const std::string directory = credentials.substr(0, credentials.rfind('/'));
+    argv.push_back(fmt::format("--volume={}:{}:ro", directory, directory));
+  }
+  if (profile.model.path.starts_with("/"))
+    argv.push_back(fmt::format("--volume={}:{}:ro", profile.model.path, profile.model.path));
+  argv.push_back("--workdir=" + plan.engine_home);
+  argv.push_back(*profile.engine.image);
+  return argv;
+}
+
+bool container_by_value(std::string_view name) {
+  return name == kContainerByValueVariable || name.starts_with(kContainerByValuePrefix);
+}
+
+std::string container_user_argument(unsigned uid, unsigned gid) {
+  return fmt::format("--user={}:{}", uid, gid);
+}
+
+}  // namespace gl
