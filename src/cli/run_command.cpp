@@ -251,15 +251,17 @@ void add_run_command(CLI::App& app, CliContext& context) {
         context.exit_code = kExitConfig;
         return;
       }
-      if (argv.size() < kContainerUserPosition || !settings.engine_options_path.empty()) {
-        say("not starting: an engine image needs a podman command and no engine options file "
-            "(root would write it into the engine's home)",
+      auto contained = with_container_user(std::move(argv), (*account)->uid, (*account)->gid);
+      if (!contained || !settings.engine_options_path.empty()) {
+        say(fmt::format("not starting: {}",
+                        contained ? "an engine image takes no engine options file (root would "
+                                    "write it into the engine's home)"
+                                  : contained.error().message),
             logging::Level::error);
         context.exit_code = kExitConfig;
         return;
       }
-      argv.insert(argv.begin() + kContainerUserPosition,
-                  container_user_argument((*account)->uid, (*account)->gid));
+      argv = std::move(*contained);
     }
     prefetch_weights(settings.snapshot, settings.ready_timeout.count(), *notifier);
     // The engine's options file, in its own home and written as the engine's user: renamed over

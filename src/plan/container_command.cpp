@@ -69,8 +69,12 @@ bool container_by_value(std::string_view name) {
   return name == kContainerByValueVariable || name.starts_with(kContainerByValuePrefix);
 }
 
-std::string container_user_argument(unsigned uid, unsigned gid) {
-  return fmt::format("--user={}:{}", uid, gid);
+Result<std::vector<std::string>> with_container_user(std::vector<std::string> argv, unsigned uid,
+                                                     unsigned gid) {
+  if (argv.size() < 2 || argv[0] != kPodmanProgram || argv[1] != "run")
+    return failf("not a container command: it does not start with '{} run'", kPodmanProgram);
+  argv.insert(argv.begin() + 2, fmt::format("--user={}:{}", uid, gid));
+  return argv;
 }
 
 }  // namespace gl

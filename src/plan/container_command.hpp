@@ -11,22 +11,22 @@
 
 #include "plan/launch_plan.hpp"
 #include "profile/profile.hpp"
+#include "util/error.hpp"
 
 namespace gl {
 
-// podman run ... IMAGE, without --user: the GPUs as CDI devices (all of them where the profile
-// assigns none), the plan's environment by name (minus what only the host's engines use), the
-// cache root, the engine's home, caches kept elsewhere and a local model mounted at their own
-// paths.
+// podman run ... IMAGE, without --user: the assigned GPUs as CDI devices, the plan's environment by
+// name (minus what only the host's engines use), the cache root, the engine's home, caches kept
+// elsewhere and a local model mounted at their own paths.
 std::vector<std::string> container_command(const Profile& profile, const LaunchPlan& plan);
 
 // Whether the container gets `name` by value in its command rather than from the unit's
 // environment, which holds root's (catalog/containers).
 bool container_by_value(std::string_view name);
 
-// The --user=UID:GID `run` inserts after "run" of a container command.
-std::string container_user_argument(unsigned uid, unsigned gid);
-// Where it goes in the argv: after PROGRAM and "run".
-inline constexpr size_t kContainerUserPosition = 2;
+// The container command `argv` (after step-down) with --user=UID:GID after "podman run": what
+// `run` starts. Refused when `argv` is not a container command.
+Result<std::vector<std::string>> with_container_user(std::vector<std::string> argv, unsigned uid,
+                                                     unsigned gid);
 
 }  // namespace gl

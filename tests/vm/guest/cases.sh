@@ -122,7 +122,7 @@ image_cases() {
   mkdir -p /etc/cdi /models/mock
   cat >/etc/cdi/gl-vm.json <<'JSON'
 {"cdiVersion": "0.3.0", "kind": "nvidia.com/gpu",
- "devices": [{"name": "all", "containerEdits": {"env": ["GL_VM_CDI_DEVICE=all"]}}]}
+ "devices": [{"name": "0", "containerEdits": {"env": ["GL_VM_CDI_DEVICE=0"]}}]}
 JSON
   cat >"$profiles/vmimage.toml" <<TOML
 [engine]
@@ -157,7 +157,7 @@ TOML
     [[ $uid == "$want" ]] || reasons+="the engine runs as uid $uid, not gpulaunch-vmimage's $want; "
     grep -q '^CapEff:[[:space:]]*0*$' "/proc/$pid/status" || reasons+="the engine has capabilities: $(grep CapEff "/proc/$pid/status"); "
     grep -q 'gpulaunch-vmimage.service/' "/proc/$pid/cgroup" || reasons+="the engine is outside the unit's cgroup: $(cat "/proc/$pid/cgroup"); "
-    tr '\0' '\n' <"/proc/$pid/environ" | grep -qx GL_VM_CDI_DEVICE=all || reasons+="no CDI edit in the engine's environment; "
+    tr '\0' '\n' <"/proc/$pid/environ" | grep -qx GL_VM_CDI_DEVICE=0 || reasons+="no CDI edit in the engine's environment; "
     tr '\0' '\n' <"/proc/$pid/environ" | grep -qx HOME=/var/lib/gpulaunch/vmimage/engine || reasons+="HOME is not the engine's: $(tr '\0' '\n' <"/proc/$pid/environ" | grep ^HOME=); "
     tr '\0' '\n' <"/proc/$pid/environ" | grep -q '^CUDA_VISIBLE_DEVICES=' && reasons+="the host's CUDA_VISIBLE_DEVICES reached the container; "
   fi
