@@ -108,11 +108,10 @@ Result<void> write_profile(const fs::path& path, const std::string& text) {
 }
 
 Result<int> run_init(CliContext& context, const InitOptions& options) {
-  if (!options.image.empty())
-    return failf(
-        "init --image: a profile whose engine is an image cannot be started yet (up and render "
-        "refuse engine.image); install the engine in a venv and name it with --venv DIR");
+  if (!options.image.empty() && !options.venv.empty())
+    return failf("init: --image and --venv name two engines: pass one");
   InitRequest request;
+  if (!options.image.empty()) request.image = options.image;
   request.name = options.name;
   if (!options.engine.empty()) {
     request.engine = parse_engine_kind(options.engine);
@@ -149,6 +148,8 @@ Result<int> run_init(CliContext& context, const InitOptions& options) {
   FactsRequest facts_wanted;
   facts_wanted.environments = {{"shell", shell.variables}};
   facts_wanted.probe_ports = false;
+  // The image read as `check` reads it: inspected and mounted by root's podman, never run.
+  facts_wanted.image = request.image;
   const Facts facts = gather_facts(node, facts_wanted);
 
   DiscoveryRequest wanted;
@@ -190,8 +191,9 @@ void add_init_command(CLI::App& app, CliContext& context) {
                       "Engine kind (sglang, vllm, trtllm); default: the venv's");
   command->add_option("--venv", options.venv,
                       "The engine's venv; default: the venvs found in the usual places");
-  command->add_option("--image", options.image,
-                      "An engine image (refused: up cannot start image profiles yet)");
+  command->add_option(
+      "--image", options.image,
+      "An engine image in root's podman store (read, never run); instead of --venv");
   command->add_option("--model", options.model,
                       "Model directory, GGUF file or hub id; default: the models found");
   command->add_option("--gpus", options.gpus, "GPUs to use (indices or UUIDs, comma-separated)")

@@ -6,6 +6,7 @@
 
 #include <fmt/core.h>
 
+#include "facts/python_env.hpp"
 #include "plan/gpu_assignment.hpp"
 #include "rules/model_fit.hpp"
 #include "util/try.hpp"
@@ -223,19 +224,57 @@ Choice toolkit_choice(const std::optional<std::string>& torch_cuda,
   return choice;
 }
 
+namespace {
+
+// The image as the one engine place: its Python (facts.python, read from the mounted image) and
+// the engines installed there. An image podman could not read, or without an engine, is refused.
+Result<void> image_candidate(const InitRequest& request, const Facts& facts, Discovery& scoped) {
+  const std::string& reference = *request.image;
+  if (!facts.image || !facts.image->problems.empty() || !facts.python) {
+    std::string why = "podman did not read it";
+    if (facts.image && !facts.image->problems.empty()) why = facts.image->problems.front();
+    return failf("init --image '{}': {} (`podman pull {}` as root first)", reference, why,
+                 reference);
+  }
+  VenvCandidate candidate{reference, "--image", *facts.python, {}};
+  for (const auto& row : engine_rows())
+    if (auto version = installed_engine_version(candidate.python, row.kind))
+      candidate.engines.emplace_back(row.kind, *version);
+  if (candidate.engines.empty() ||
+      (request.engine && std::ranges::none_of(candidate.engines, [&](const auto& engine) {
+         return engine.first == *request.engine;
+       })))
+    return failf(
+        "init --image '{}': the image holds no {} package", reference,
+        request.engine ? std::string(engine_kind_name(*request.engine)) : std::string("engine"));
+  scoped.venvs.push_back(std::move(candidate));
+  return {};
+}
+
+}  // namespace
+
 Result<InitDecision> decide_init(const InitRequest& request, const Facts& facts,
                                  const Discovery& discovery, Chooser& chooser) {
   InitDecision decision;
   decision.name = request.name;
 
+  // --image: the image is the one place its engine can come from, read as a venv is.
+  Discovery scoped;
+  if (request.image) {
+    GL_TRY_VOID(image_candidate(request, facts, scoped));
+  }
+  const Discovery& engine_places = request.image ? scoped : discovery;
   std::vector<EngineOption> engines;
-  GL_TRY(const Choice venvs, venv_choice(request, discovery, engines));
+  GL_TRY(const Choice venvs, venv_choice(request, engine_places, engines));
   const size_t venv_taken = ask(chooser, venvs);
   const EngineOption& engine = engines[venv_taken];
-  const VenvCandidate& venv = discovery.venvs[engine.venv];
+  const VenvCandidate& venv = engine_places.venvs[engine.venv];
   decision.engine = engine.engine;
   decision.engine_version = engine.version;
-  decision.venv = venv.prefix;
+  if (request.image)
+    decision.image = *request.image;
+  else
+    decision.venv = venv.prefix;
   decision.venv_why = picked_why(venvs, venv_taken);
   decision.torch = venv.python.torch_version;
   decision.torch_cuda = venv.python.torch_cuda;
@@ -279,7 +318,12 @@ Result<InitDecision> decide_init(const InitRequest& request, const Facts& facts,
 
   std::vector<std::optional<std::string>> roots;
   const Choice toolkits = toolkit_choice(decision.torch_cuda, facts.toolkits, roots);
-  if (roots.empty()) {
+  if (request.image) {
+    decision.toolkit_why = fmt::format(
+        "none pinned: the engine compiles with the image's own CUDA{} (the host's toolkits are "
+        "not in the container)",
+        facts.image && facts.image->cuda_version ? " " + *facts.image->cuda_version : "");
+  } else if (roots.empty()) {
     decision.toolkit_why = toolkits.rule;
   } else {
     const size_t taken = ask(chooser, toolkits);
@@ -303,13 +347,17 @@ std::string init_profile_text(const InitDecision& decision) {
   text += fmt::format("description = {}\n", toml_quoted(fmt::format("{} {}, tp {}", row.display,
                                                                     decision.model, decision.tp)));
   text += "\n[engine]\n";
+  const bool image = !decision.image.empty();
   text +=
-      comment(fmt::format("{} {} in this venv, torch {}{}: {}", row.display,
-                          decision.engine_version, decision.torch.value_or("none"),
+      comment(fmt::format("{} {} in this {}, torch {}{}: {}", row.display, decision.engine_version,
+                          image ? "image" : "venv", decision.torch.value_or("none"),
                           decision.torch_cuda ? " for CUDA " + *decision.torch_cuda : std::string(),
                           decision.venv_why));
   text += fmt::format("kind = {}\n", toml_quoted(engine_kind_name(decision.engine)));
-  text += fmt::format("venv = {}\n", toml_quoted(decision.venv));
+  if (image)
+    text += fmt::format("image = {}\n", toml_quoted(decision.image));
+  else
+    text += fmt::format("venv = {}\n", toml_quoted(decision.venv));
   text += "\n[model]\n";
   text += comment(decision.model_why);
   text += fmt::format("path = {}\n", toml_quoted(decision.model));

@@ -21,6 +21,7 @@ struct InitRequest {
   std::string name;
   std::optional<EngineKind> engine{};  // --engine
   std::optional<std::string> venv{};   // --venv
+  std::optional<std::string> image{};  // --image: its engine and torch come from the facts
   std::optional<std::string> model{};  // --model: a path or a hub id
   std::vector<std::string> gpus{};     // --gpus: indices or UUIDs
 };
@@ -44,7 +45,8 @@ struct InitDecision {
   std::string name;
   EngineKind engine = EngineKind::sglang;
   std::string engine_version;
-  std::string venv;
+  std::string venv;   // empty for an image
+  std::string image;  // engine.image, or empty
   std::string venv_why;
   std::optional<std::string> torch;
   std::optional<std::string> torch_cuda;

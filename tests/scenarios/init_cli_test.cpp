@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "scenarios/scenario.hpp"
+#include "support/image_fixture.hpp"
 #include "util/process.hpp"
 
 namespace gl::test {
@@ -163,12 +164,38 @@ TEST(InitCli, NeverOverwritesAProfile) {
   EXPECT_EQ(read(node.profiles / "once.toml"), before);
 }
 
-TEST(InitCli, RefusesAnImageAndAsksForATerminalWithoutYes) {
+// --image: the engine, its version and torch come from the image root's podman mounts (a fake
+// podman on the node's PATH answering from a vLLM cu130 image root); the profile names the image,
+// pins no host toolkit, and passes check on this node (driver 580, a CDI spec for GPU 0).
+TEST(InitCli, AnImageGivesItsEngineAndPassesCheck) {
   InitNode node(engine_scenario("sglang"));
-  const CliRun image = node.init("img", {"--image", "docker.io/lmsysorg/sglang:latest", "--yes"});
-  EXPECT_EQ(image.exit_code, 2);
-  EXPECT_THAT(image.out, HasSubstr("init --image: a profile whose engine is an image cannot be "
-                                   "started yet"));
+  ImageSpec spec;
+  const auto image_root = node.node.scratch() / "image";
+  write_image_root(image_root, spec);
+  const auto inspect = node.node.scratch() / "inspect.json";
+  std::ofstream(inspect) << image_inspect_json(spec);
+  write_fake_podman(node.node.root() / "usr/bin/podman", spec, inspect, image_root,
+                    node.node.scratch() / "podman.log");
+  node.node.write("/etc/cdi/nvidia.yaml", "kind: nvidia.com/gpu\ndevices:\n- name: \"0\"\n");
+  const CliRun init = node.init("img", {"--image", spec.reference, "--yes"});
+  EXPECT_EQ(init.exit_code, 0) << init.out;
+  const std::string text = read(node.profiles / "img.toml");
+  EXPECT_THAT(text, HasSubstr("# vLLM 0.11.0 in this image, torch 2.9.0+cu130 for CUDA 13.0"));
+  EXPECT_THAT(text,
+              HasSubstr("kind = \"vllm\"\nimage = \"localhost/vllm-openai:v0.11.0-cu130\"\n"));
+  EXPECT_THAT(text, Not(HasSubstr("venv =")));
+  EXPECT_THAT(text, Not(HasSubstr("cuda_home =")));
+  EXPECT_THAT(text, HasSubstr("none pinned: the engine compiles with the image's own CUDA 13.0.1"));
+  EXPECT_EQ(node.check("img").exit_code, 0) << node.check("img").out;
+  // An image podman cannot read: refused, with podman's own word, and nothing written.
+  const CliRun missing = node.init("gone", {"--image", "localhost/not-here:1", "--yes"});
+  EXPECT_EQ(missing.exit_code, 2) << missing.out;
+  EXPECT_THAT(missing.out, HasSubstr("init --image 'localhost/not-here:1': "));
+  EXPECT_FALSE(std::filesystem::exists(node.profiles / "gone.toml"));
+}
+
+TEST(InitCli, AsksForATerminalWithoutYes) {
+  InitNode node(engine_scenario("sglang"));
   const CliRun no_terminal = node.init("ask");
   EXPECT_EQ(no_terminal.exit_code, 2);
   EXPECT_THAT(no_terminal.out, HasSubstr("or pass --yes to take the proposal"));
