@@ -91,10 +91,12 @@ mock_image() {
   mkdir -p "$root/usr/lib/python3/dist-packages" "$root/tmp" "$root/etc"
   chmod 1777 "$root/tmp"
   local files
+  # Relative to /, each library as a file (-h) at the path the loader looks for it.
   files=$( { echo /usr/bin/python3.11; ls /usr/lib/python3.11/lib-dynload/*.so; } |
-    xargs ldd 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\/.*ld-linux/ {print $1}' | sort -u)
+    xargs ldd 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\/.*ld-linux/ {print $1}' |
+    sed 's|^/||' | sort -u)
   # shellcheck disable=SC2086
-  tar -C / -chf - usr/bin/python3.11 usr/lib/python3.11 ${files//\//} 2>/dev/null | tar -C "$root" -xf -
+  tar -C / -chf - usr/bin/python3.11 usr/lib/python3.11 $files | tar -C "$root" -xf -
   ln -sf python3.11 "$root/usr/bin/python3"
   local purelib
   purelib=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
@@ -143,6 +145,7 @@ TOML
     info "up-to-serving image: $(python3 -c "print(round($EPOCHREALTIME - $up_started, 2))") s (up vmimage, the same mock from an image, load 1 s)"
   else
     fail e.image-serving "up vmimage: $(tail -n 6 <<<"$out"); journal: $(journalctl -b --no-pager -o cat -u gpulaunch-vmimage.service -n 10 2>&1)"
+    gpulaunch down vmimage --purge >/dev/null 2>&1 || true  # the later cases expect no unit of it
     return 0
   fi
   # The engine: the profile's user, no capabilities, inside the unit's cgroup, given the CDI
