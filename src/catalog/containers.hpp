@@ -48,6 +48,11 @@ inline constexpr std::string_view kImagePythonInterpreter = "/usr/bin/python3";
 // `podman run --device nvidia.com/gpu=0` (podman-run(1) --device, podman 4.1+).
 std::span<const std::string_view> cdi_spec_directories();
 inline constexpr std::string_view kCdiGpuKind = "nvidia.com/gpu";
+// `nvidia-ctk cdi generate` (NVIDIA Container Toolkit v1.18) mounts the driver's libraries by
+// their full versioned names, e.g. hostPath /usr/lib/x86_64-linux-gnu/libcuda.so.580.82.07: a
+// spec names the driver it was generated for, and goes stale when the driver is upgraded (the
+// toolkit's nvidia-cdi-refresh.service exists for that).
+inline constexpr std::string_view kCdiDriverLibrary = "libcuda.so.";
 
 // How the unit starts an engine image (plan/container_command): rootful podman in the
 // foreground under `run`, Debian 12's podman 4.3 (podman-run(1), v4.3.1):

@@ -238,6 +238,9 @@ struct ImageFact {
 struct CdiFact {
   std::vector<std::string> specs;        // files holding kind nvidia.com/gpu
   std::vector<std::string> gpu_devices;  // their device names
+  // The driver versions those specs were generated for: the X.Y.Z of each libcuda.so.X.Y.Z they
+  // mount (catalog/containers' kCdiDriverLibrary).
+  std::vector<std::string> driver_versions;
 };
 
 struct Facts {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "facts/image_facts.hpp"
 
+#include <cctype>
+
 #include <algorithm>
 #include <sstream>
 
@@ -52,6 +54,22 @@ void read_cdi_spec(const std::string& text, const std::string& path, CdiFact& cd
   }
   if (kind != kCdiGpuKind) return;
   cdi.specs.push_back(path);
+  // The driver it was generated for: each libcuda.so.X.Y.Z it mounts, in YAML or JSON alike.
+  for (size_t at = text.find(kCdiDriverLibrary); at != std::string::npos;
+       at = text.find(kCdiDriverLibrary, at + 1)) {
+    const size_t begin = at + kCdiDriverLibrary.size();
+    size_t end = begin;
+    while (end < text.size() &&
+           (std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == '.'))
+      ++end;
+    std::string version = text.substr(begin, end - begin);
+    while (!version.empty() && version.back() == '.') version.pop_back();
+    // libcuda.so.1 is the soname, not a driver version.
+    if (version.find('.') == std::string::npos) continue;
+    if (std::find(cdi.driver_versions.begin(), cdi.driver_versions.end(), version) ==
+        cdi.driver_versions.end())
+      cdi.driver_versions.push_back(std::move(version));
+  }
   for (auto& name : names)
     if (!name.empty() &&
         std::find(cdi.gpu_devices.begin(), cdi.gpu_devices.end(), name) == cdi.gpu_devices.end())

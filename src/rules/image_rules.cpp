@@ -69,9 +69,32 @@ void check_image_driver(const Context& context, std::vector<Finding>& findings) 
                    min_driver, *needed_major, *driver_major)});
 }
 
+// A spec generated for another driver than the one running: podman mounts libraries that are
+// gone (the start fails) or the old driver's user-space libraries against the new kernel module.
+void check_cdi_driver(const Facts& facts, std::vector<Finding>& findings) {
+  const auto& versions = facts.cdi->driver_versions;
+  if (!facts.driver.version || versions.empty()) return;
+  if (std::find(versions.begin(), versions.end(), *facts.driver.version) != versions.end()) return;
+  add(findings,
+      {Severity::error,
+       "cdi-spec-stale",
+       fmt::format("the CDI spec was generated for driver {}; this node runs {}", joined(versions),
+                   *facts.driver.version),
+       "the spec mounts the driver's libraries by version (libcuda.so.X.Y.Z): after a driver "
+       "upgrade podman cannot find them and the container does not start, or the engine gets the "
+       "old driver's user-space libraries against the new kernel module",
+       {{"specs", joined(facts.cdi->specs)},
+        {"spec driver", joined(versions)},
+        {"driver", *facts.driver.version}},
+       "generate the spec again: nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml (or "
+       "enable nvidia-cdi-refresh.service, NVIDIA Container Toolkit 1.18+, to do it after each "
+       "driver upgrade)"});
+}
+
 void check_cdi(const Context& context, const LaunchPlan& plan, std::vector<Finding>& findings) {
   const Facts& facts = context.facts;
   if (!facts.cdi) return;
+  check_cdi_driver(facts, findings);
   std::vector<std::string> missing;
   for (const auto& device : plan.gpus)
     if (std::find(facts.cdi->gpu_devices.begin(), facts.cdi->gpu_devices.end(), device) ==

@@ -145,6 +145,35 @@ TEST(ImageCheck, AGpuNoCdiSpecNamesIsAnError) {
   EXPECT_THAT(finding->fix, ::testing::HasSubstr("nvidia-ctk cdi generate"));
 }
 
+// After a driver upgrade the spec still mounts the old driver's libcuda.so.X.Y.Z (as
+// nvidia-ctk writes it): stale, with how to regenerate it. The current driver's spec says nothing.
+TEST(ImageCheck, ACdiSpecForAnotherDriverIsStale) {
+  ImageNode fixture;
+  const std::string spec =
+      "cdiVersion: 0.5.0\nkind: nvidia.com/gpu\ndevices:\n- name: \"0\"\ncontainerEdits:\n"
+      "  mounts:\n  - containerPath: /usr/lib/x86_64-linux-gnu/libcuda.so.570.133.20\n"
+      "    hostPath: /usr/lib/x86_64-linux-gnu/libcuda.so.570.133.20\n";
+  fixture.node.write("etc/cdi/nvidia.yaml", spec);
+  auto profile = image_profile(fixture.spec.reference);
+  auto findings = evaluate(profile, make_launch_plan(profile),
+                           gather(fixture, profile, "580.95.05", "13.0"), ShellEnvironment{});
+  const Finding* finding = find(findings, "cdi-spec-stale");
+  ASSERT_NE(finding, nullptr);
+  EXPECT_EQ(finding->severity, Severity::error);
+  EXPECT_EQ(finding->summary,
+            "the CDI spec was generated for driver 570.133.20; this node runs 580.95.05");
+  EXPECT_THAT(finding->fix, ::testing::HasSubstr("nvidia-ctk cdi generate"));
+
+  ImageNode current;
+  std::string fresh = spec;
+  for (size_t at; (at = fresh.find("570.133.20")) != std::string::npos;)
+    fresh.replace(at, 10, "580.95.05");
+  current.node.write("etc/cdi/nvidia.yaml", fresh);
+  auto clean = evaluate(profile, make_launch_plan(profile),
+                        gather(current, profile, "580.95.05", "13.0"), ShellEnvironment{});
+  EXPECT_EQ(find(clean, "cdi-spec-stale"), nullptr);
+}
+
 TEST(ImageCheck, AnImageNotInTheStoreIsAnError) {
   ImageNode fixture;
   fixture.cdi_for("0");
