@@ -54,6 +54,20 @@ inline constexpr std::string_view kCdiGpuKind = "nvidia.com/gpu";
 // toolkit's nvidia-cdi-refresh.service exists for that).
 inline constexpr std::string_view kCdiDriverLibrary = "libcuda.so.";
 
+// The newest CDI spec version a podman release reads: its CDI library refuses any other version
+// ("invalid version") and, parsing strictly, any field it does not know. Only releases whose
+// library was read are listed; another podman is not judged.
+//   podman 4.3 (Debian 12's 4.3.1+ds1): the library Debian ships with it,
+//     golang-github-container-orchestrated-devices-container-device-interface-dev 0.5.2,
+//     pkg/cdi/spec.go validSpecVersions 0.1.0-0.5.0 and ParseSpec's yaml.UnmarshalStrict.
+// NVIDIA Container Toolkit 1.19 writes specs that need CDI 0.7.0 (additionalGids), which
+// podman 4.9 already cannot read (NVIDIA/nvidia-container-toolkit #1860, #1940).
+struct PodmanCdiSupport {
+  std::string_view podman;  // major.minor
+  std::string_view newest_spec;
+};
+inline constexpr PodmanCdiSupport kPodmanCdiSupport[] = {{"4.3", "0.5.0"}};
+
 // How the unit starts an engine image (plan/container_command): rootful podman in the
 // foreground under `run`, Debian 12's podman 4.3 (podman-run(1), v4.3.1):
 //   --cgroups=split    the container and conmon in sub-cgroups of the unit's own (the unit

@@ -67,7 +67,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ModelFact, path, weights_bytes, 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ImageFact, reference, id, digest, env, labels,
                                                 require_cuda, cuda_version, compat_libraries,
                                                 compat_driver, problems)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CdiFact, specs, gpu_devices, driver_versions)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CdiFact, specs, gpu_devices, driver_versions,
+                                                spec_versions, podman_version)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Facts, root, driver, gpus, toolkits, python, paths,
                                                 ports, root_programs, infiniband, rendezvous_route,
                                                 shm, sandbox, nvidia_nodes, installed_profiles,

@@ -241,6 +241,8 @@ struct CdiFact {
   // The driver versions those specs were generated for: the X.Y.Z of each libcuda.so.X.Y.Z they
   // mount (catalog/containers' kCdiDriverLibrary).
   std::vector<std::string> driver_versions;
+  std::map<std::string, std::string> spec_versions;  // each spec's cdiVersion, by path
+  std::string podman_version;                        // "4.3.1"; empty: unknown
 };
 
 struct Facts {

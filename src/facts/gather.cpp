@@ -113,6 +113,8 @@ Facts gather_facts(const NodeFs& node, const FactsRequest& request) {
       facts.image->problems.push_back("not inspected: podman not found on PATH");
     }
     facts.cdi = probe_cdi(node);
+    if (tool)
+      if (auto version = tool->version()) facts.cdi->podman_version = *version;
   }
   if (request.python_prefix && !request.image)
     facts.python = probe_python_env(

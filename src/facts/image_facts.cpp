@@ -37,10 +37,11 @@ std::string unquoted(std::string text) {
 // device's `- name:` at the top level; its JSON is one `"kind": ...` and `"name": ...` per line
 // only when pretty-printed, so JSON is parsed as JSON.
 void read_cdi_spec(const std::string& text, const std::string& path, CdiFact& cdi) {
-  std::string kind;
+  std::string kind, version;
   std::vector<std::string> names;
   if (auto json = parse_bounded_json<Json>(text, path); json && json->is_object()) {
     kind = string_at(*json, "kind");
+    version = string_at(*json, "cdiVersion");
     if (auto devices = json->find("devices"); devices != json->end() && devices->is_array())
       for (const auto& device : *devices)
         if (device.is_object()) names.push_back(string_at(device, "name"));
@@ -49,11 +50,13 @@ void read_cdi_spec(const std::string& text, const std::string& path, CdiFact& cd
     std::string line;
     while (std::getline(lines, line)) {
       if (line.rfind("kind:", 0) == 0) kind = unquoted(line.substr(5));
+      if (line.rfind("cdiVersion:", 0) == 0) version = unquoted(line.substr(11));
       if (line.rfind("- name:", 0) == 0) names.push_back(unquoted(line.substr(7)));
     }
   }
   if (kind != kCdiGpuKind) return;
   cdi.specs.push_back(path);
+  if (!version.empty()) cdi.spec_versions[path] = version;
   // The driver it was generated for: each libcuda.so.X.Y.Z it mounts, in YAML or JSON alike.
   for (size_t at = text.find(kCdiDriverLibrary); at != std::string::npos;
        at = text.find(kCdiDriverLibrary, at + 1)) {

@@ -35,6 +35,17 @@ class PodmanImageTool : public ImageTool {
     return {};
   }
 
+  // "podman version 4.3.1" -> "4.3.1".
+  Result<std::string> version() override {
+    GL_TRY(auto out, run({"--version"}, kInspectTimeout, "ask the version of", program_));
+    const std::string_view prefix = "podman version ";
+    if (!out.starts_with(prefix)) return failf("'{} --version' printed no version", program_);
+    std::string version = out.substr(prefix.size());
+    while (!version.empty() && (version.back() == '\n' || version.back() == '\r'))
+      version.pop_back();
+    return version;
+  }
+
  private:
   Result<std::string> run(std::vector<std::string> args, std::chrono::seconds timeout,
                           const char* verb, const std::string& reference) {

@@ -19,6 +19,8 @@ class ImageTool {
   // Mounts the image's root filesystem read-only and returns its directory on this host.
   virtual Result<std::string> mount(const std::string& reference) = 0;
   virtual Result<void> unmount(const std::string& reference) = 0;
+  // Its release, "4.3.1" (`podman --version`): which CDI spec versions it reads.
+  virtual Result<std::string> version() = 0;
 };
 
 // Rootful podman at `program` (an absolute path).

@@ -11,6 +11,7 @@
 #include "catalog/containers.hpp"
 #include "catalog/cuda_arch.hpp"
 #include "rules/check_rules.hpp"
+#include "util/version.hpp"
 
 namespace gl::check_rules {
 namespace {
@@ -91,10 +92,40 @@ void check_cdi_driver(const Facts& facts, std::vector<Finding>& findings) {
        "driver upgrade)"});
 }
 
+// A spec this podman cannot parse: every CDI device of the node is unresolvable, whatever the
+// profile names ("unresolvable CDI devices"), and the container does not start.
+void check_cdi_podman(const Facts& facts, std::vector<Finding>& findings) {
+  const CdiFact& cdi = *facts.cdi;
+  const auto podman = parse_version(cdi.podman_version);
+  if (!podman) return;
+  const auto row = std::ranges::find_if(kPodmanCdiSupport, [&](const PodmanCdiSupport& entry) {
+    const auto release = parse_version(entry.podman);
+    return release && release->major == podman->major && release->minor == podman->minor;
+  });
+  if (row == std::end(kPodmanCdiSupport)) return;
+  const auto newest = parse_version(row->newest_spec);
+  for (const auto& [path, version] : cdi.spec_versions) {
+    const auto spec = parse_version(version);
+    if (!spec || !newest || *spec <= *newest) continue;
+    add(findings,
+        {Severity::error,
+         "cdi-spec-too-new",
+         fmt::format("the CDI spec {} is version {}; podman {} reads at most {}", path, version,
+                     cdi.podman_version, row->newest_spec),
+         "podman refuses a spec of a version its CDI library does not know, so no CDI device it "
+         "holds resolves and the container does not start",
+         {{"spec", path}, {"cdiVersion", version}, {"podman", cdi.podman_version}},
+         fmt::format("generate a spec of version {} or older with an NVIDIA Container Toolkit "
+                     "that writes one (1.19 writes 0.7.0), or install a podman that reads {}",
+                     row->newest_spec, version)});
+  }
+}
+
 void check_cdi(const Context& context, const LaunchPlan& plan, std::vector<Finding>& findings) {
   const Facts& facts = context.facts;
   if (!facts.cdi) return;
   check_cdi_driver(facts, findings);
+  check_cdi_podman(facts, findings);
   std::vector<std::string> missing;
   for (const auto& device : plan.gpus)
     if (std::find(facts.cdi->gpu_devices.begin(), facts.cdi->gpu_devices.end(), device) ==

@@ -75,9 +75,9 @@ void write_image_root(const fs::path& root, const ImageSpec& spec) {
 
 void write_fake_podman(const fs::path& program, const ImageSpec& spec, const fs::path& inspect_file,
                        const fs::path& root, const fs::path& log) {
-  write_file(program,
-             fmt::format(R"(#!/bin/sh
+  write_file(program, fmt::format(R"(#!/bin/sh
 echo "$*" >> '{3}'
+[ "$1" = "--version" ] && {{ echo "podman version {4}"; exit 0; }}
 [ "$3" = "--" ] && [ "$4" = '{0}' ] || {{ echo "Error: {0}: image not known" >&2; exit 125; }}
 case "$1 $2" in
   "image inspect") cat '{1}' ;;
@@ -86,7 +86,8 @@ case "$1 $2" in
   *) exit 125 ;;
 esac
 )",
-                         spec.reference, inspect_file.string(), root.string(), log.string()));
+                                  spec.reference, inspect_file.string(), root.string(),
+                                  log.string(), spec.podman_version));
   fs::permissions(program, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                                fs::perms::others_read | fs::perms::others_exec);
 }

@@ -15,6 +15,7 @@ namespace gl::test {
 
 struct ImageSpec {
   std::string reference = "localhost/vllm-openai:v0.11.0-cu130";
+  std::string podman_version = "4.3.1";  // Debian 12's
   std::string cuda_version = "13.0.1";
   std::string torch_version = "2.9.0+cu130";
   std::string torch_cuda = "13.0";

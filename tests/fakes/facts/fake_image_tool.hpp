@@ -32,6 +32,8 @@ class FakeImageTool : public ImageTool {
     calls.push_back("unmount " + reference);
     return {};
   }
+  std::string podman_version = "4.3.1";
+  Result<std::string> version() override { return podman_version; }
 };
 
 }  // namespace gl::test

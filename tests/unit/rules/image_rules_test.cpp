@@ -91,7 +91,8 @@ TEST(ImageCheck, FactsComeFromPodmanInspectAndMount) {
   EXPECT_EQ(fixture.podman_log(),
             "image inspect -- localhost/vllm-openai:v0.11.0-cu130\n"
             "image mount -- localhost/vllm-openai:v0.11.0-cu130\n"
-            "image unmount -- localhost/vllm-openai:v0.11.0-cu130\n");
+            "image unmount -- localhost/vllm-openai:v0.11.0-cu130\n"
+            "--version\n");
   auto findings = evaluate(profile, make_launch_plan(profile), facts, ShellEnvironment{});
   for (auto code : {"driver-too-old-for-image", "image-needs-forward-compat", "image-unreadable",
                     "cdi-device-missing", "driver-too-old-for-torch"})
@@ -172,6 +173,35 @@ TEST(ImageCheck, ACdiSpecForAnotherDriverIsStale) {
   auto clean = evaluate(profile, make_launch_plan(profile),
                         gather(current, profile, "580.95.05", "13.0"), ShellEnvironment{});
   EXPECT_EQ(find(clean, "cdi-spec-stale"), nullptr);
+}
+
+// A spec written by a newer NVIDIA Container Toolkit (CDI 0.7.0) on Debian 12's podman 4.3,
+// whose CDI library reads up to 0.5.0: refused before podman fails every device.
+TEST(ImageCheck, ACdiSpecNewerThanPodmanReadsIsAnError) {
+  ImageNode fixture;
+  fixture.node.write("etc/cdi/nvidia.yaml",
+                     "cdiVersion: \"0.7.0\"\nkind: nvidia.com/gpu\ndevices:\n- name: \"0\"\n");
+  auto profile = image_profile(fixture.spec.reference);
+  auto findings = evaluate(profile, make_launch_plan(profile),
+                           gather(fixture, profile, "580.95.05", "13.0"), ShellEnvironment{});
+  const Finding* finding = find(findings, "cdi-spec-too-new");
+  ASSERT_NE(finding, nullptr);
+  EXPECT_EQ(finding->summary,
+            "the CDI spec /etc/cdi/nvidia.yaml is version 0.7.0; podman 4.3.1 reads at most 0.5.0");
+  fixture.node.write("etc/cdi/nvidia.yaml",
+                     "cdiVersion: \"0.5.0\"\nkind: nvidia.com/gpu\ndevices:\n- name: \"0\"\n");
+  auto readable = evaluate(profile, make_launch_plan(profile),
+                           gather(fixture, profile, "580.95.05", "13.0"), ShellEnvironment{});
+  EXPECT_EQ(find(readable, "cdi-spec-too-new"), nullptr);
+  // A podman whose library gpulaunch has not read is not judged.
+  test::ImageSpec newer;
+  newer.podman_version = "5.4.0";
+  ImageNode other(newer);
+  other.node.write("etc/cdi/nvidia.yaml",
+                   "cdiVersion: \"0.7.0\"\nkind: nvidia.com/gpu\ndevices:\n- name: \"0\"\n");
+  auto unjudged = evaluate(profile, make_launch_plan(profile),
+                           gather(other, profile, "580.95.05", "13.0"), ShellEnvironment{});
+  EXPECT_EQ(find(unjudged, "cdi-spec-too-new"), nullptr);
 }
 
 TEST(ImageCheck, AnImageNotInTheStoreIsAnError) {
