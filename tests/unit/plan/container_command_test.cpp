@@ -8,8 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "profile/memory_source.hpp"
-#include "profile/validate.hpp"
+#include "support/profile_text.hpp"
 #include "unit/unit_environment.hpp"
 
 namespace gl {
@@ -19,10 +18,7 @@ using ::testing::Contains;
 using ::testing::Not;
 
 Profile load(const std::string& text) {
-  MemorySource source({{"/p/img.toml", text}});
-  auto profile = load_profile(source, "img");
-  EXPECT_TRUE(profile) << profile.error().message;
-  return profile.value_or(Profile{});
+  return gl::testing::profile_from(text);
 }
 
 constexpr const char* kImage = R"(
@@ -75,8 +71,8 @@ path = "Qwen/Qwen3-8B"
 TEST(ContainerCommand, HomeAndXdgByValueRootsOwnForTheUnit) {
   const Profile profile = load(kImage);
   const LaunchPlan plan = make_launch_plan(profile);
-  EXPECT_THAT(plan.argv, Contains("--env=HOME=/var/lib/gpulaunch/img/engine"));
-  EXPECT_THAT(plan.argv, Contains("--env=XDG_CACHE_HOME=/var/cache/gpulaunch/img/xdg"));
+  EXPECT_THAT(plan.argv, Contains("--env=HOME=/var/lib/gpulaunch/x/engine"));
+  EXPECT_THAT(plan.argv, Contains("--env=XDG_CACHE_HOME=/var/cache/gpulaunch/x/xdg"));
   EXPECT_THAT(plan.argv, Not(Contains("--env=HOME")));
   std::vector<std::string> unit;
   for (const auto& variable : container_unit_environment(profile, plan))
