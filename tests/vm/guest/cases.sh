@@ -176,12 +176,20 @@ TOML
   else
     fail e.image-restart "NRestarts $(prop gpulaunch-vmimage.service NRestarts) (was $restarts_before), $(systemctl is-active gpulaunch-vmimage.service); events: $(gpulaunch events vmimage 2>&1 | tail -n 4); journal: $(journalctl -b --no-pager -o cat -u gpulaunch-vmimage.service -n 10 2>&1)"
   fi
-  # down: the drain reaches the engine through podman, and --rm leaves no container behind.
-  out=$(gpulaunch down vmimage --purge 2>&1) || info "down vmimage: $(tail -n 3 <<<"$out")"
+  # down: SIGTERM reaches the engine through podman (--sig-proxy), the engine exits by itself
+  # well inside the drain time (30 s, after which `run` would kill it), the stop is classified
+  # clean, and --rm leaves no container behind.
+  local down_started=$SECONDS down_seconds last_class
+  out=$(gpulaunch down vmimage 2>&1) || info "down vmimage: $(tail -n 3 <<<"$out")"
+  down_seconds=$((SECONDS - down_started))
+  last_class=$(gpulaunch events vmimage --json 2>/dev/null |
+    python3 -c 'import json, sys; events = json.load(sys.stdin); print(events[-1]["class"] if events else "none")' 2>&1)
   local left
   left=$(podman ps -a --format '{{.Names}} {{.Status}}' 2>&1 | grep gpulaunch-vmimage || true)
-  verdict e.image-down "after down: unit $(systemctl is-active gpulaunch-vmimage.service 2>&1), containers: ${left:-none}, port: $(health_200 31004 && echo serving || echo closed)" \
-    bash -c "[[ -z '$left' ]] && ! systemctl -q is-active gpulaunch-vmimage.service"
+  verdict e.image-down "after down (${down_seconds} s): the last event's class $last_class, unit $(systemctl is-active gpulaunch-vmimage.service 2>&1), containers: ${left:-none}, port: $(health_200 31004 && echo serving || echo closed)" \
+    bash -c "[[ -z '$left' && '$last_class' == clean ]] && (( $down_seconds < 30 )) && ! systemctl -q is-active gpulaunch-vmimage.service"
+  info "vmimage down: ${down_seconds} s, last event $last_class"
+  gpulaunch down vmimage --purge >/dev/null 2>&1 || true
   rm -f /etc/cdi/gl-vm.json
 }
 
