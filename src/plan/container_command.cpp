@@ -7,20 +7,9 @@
 
 #include "catalog/containers.hpp"
 #include "profile/secret_files.hpp"
+#include "util/path_within.hpp"
 
 namespace gl {
-namespace {
-
-bool host_only(const std::string& name) {
-  return std::ranges::find(kHostOnlyVariables, name) != std::end(kHostOnlyVariables);
-}
-
-bool under(const std::string& path, const std::string& directory) {
-  return path == directory || path.starts_with(directory + "/");
-}
-
-}  // namespace
-
 std::vector<std::string> container_command(const Profile& profile, const LaunchPlan& plan) {
   std::vector<std::string> argv{std::string(kPodmanProgram),
                                 "run",
@@ -44,18 +33,17 @@ std::vector<std::string> container_command(const Profile& profile, const LaunchP
   for (const auto& [name, value] : plan.environment)
     if (container_by_value(name))
       argv.push_back(fmt::format("--env={}={}", name, value));
-    else if (!host_only(name))
+    else if (!container_host_only(name))
       argv.push_back("--env=" + name);
   for (const auto& [name, file] : profile.secrets) argv.push_back("--env=" + name + "_PATH");
   // Each host directory at its own path, so every variable above means the same inside.
   std::vector<std::string> mounts{plan.cache_root};
   for (const auto& cache : plan.caches)
-    if (!under(cache.directory, plan.cache_root)) mounts.push_back(cache.directory);
+    if (!path_within(cache.directory, plan.cache_root)) mounts.push_back(cache.directory);
   mounts.push_back(plan.engine_home);
   for (const auto& path : mounts) argv.push_back(fmt::format("--volume={}:{}", path, path));
   if (!profile.secrets.empty()) {
-    const std::string credentials = credential_path(profile, profile.secrets.begin()->first);
-    const std::string directory = credentials.substr(0, credentials.rfind('/'));
+    const std::string directory = credentials_directory(profile);
     argv.push_back(fmt::format("--volume={}:{}:ro", directory, directory));
   }
   if (profile.model.path.starts_with("/"))
@@ -63,6 +51,10 @@ std::vector<std::string> container_command(const Profile& profile, const LaunchP
   argv.push_back("--workdir=" + plan.engine_home);
   argv.push_back(*profile.engine.image);
   return argv;
+}
+
+bool container_host_only(std::string_view name) {
+  return std::ranges::find(kHostOnlyVariables, name) != std::end(kHostOnlyVariables);
 }
 
 bool container_by_value(std::string_view name) {

@@ -20,6 +20,9 @@ namespace gl {
 // elsewhere and a local model mounted at their own paths.
 std::vector<std::string> container_command(const Profile& profile, const LaunchPlan& plan);
 
+// Whether `name` is the host's alone and never reaches the container (catalog/containers).
+bool container_host_only(std::string_view name);
+
 // Whether the container gets `name` by value in its command rather than from the unit's
 // environment, which holds root's (catalog/containers).
 bool container_by_value(std::string_view name);

@@ -10,8 +10,12 @@
 
 namespace gl {
 
+std::string credentials_directory(const Profile& profile) {
+  return std::string(kCredentialsRoot) + "/" + profile.unit_name();
+}
+
 std::string credential_path(const Profile& profile, std::string_view name) {
-  return std::string(kCredentialsRoot) + "/" + profile.unit_name() + "/" + std::string(name);
+  return credentials_directory(profile) + "/" + std::string(name);
 }
 
 Result<void> check_secret_files(const Profile& profile, uid_t owner) {

@@ -17,6 +17,8 @@ namespace gl {
 // systemd puts a unit's credentials in /run/credentials/UNIT (its %d specifier and
 // $CREDENTIALS_DIRECTORY; systemd v252 src/core/execute.c, get_credential_directory).
 inline constexpr std::string_view kCredentialsRoot = "/run/credentials";
+// The unit's credentials directory (%d): /run/credentials/UNIT.
+std::string credentials_directory(const Profile& profile);
 // Where the [secrets] entry `name` lies while the profile's unit runs.
 std::string credential_path(const Profile& profile, std::string_view name);
 

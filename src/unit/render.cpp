@@ -12,6 +12,7 @@
 #include "unit/escape.hpp"
 #include "unit/unit_environment.hpp"
 #include "util/own_programs.hpp"
+#include "util/path_within.hpp"
 #include "util/state_paths.hpp"
 
 namespace gl {
@@ -21,10 +22,6 @@ std::string status_list(const std::vector<int>& statuses) {
   std::string list;
   for (int status : statuses) list += (list.empty() ? "" : " ") + std::to_string(status);
   return list;
-}
-
-bool under(const std::string& path, std::string_view prefix) {
-  return path == prefix || path.starts_with(std::string(prefix) + "/");
 }
 
 // ProtectHome=yes hides /home, /root and /run/user; relax it to read-only when the profile keeps
@@ -39,7 +36,7 @@ std::string protect_home(const Profile& profile, const LaunchPlan& plan,
     paths.push_back(*profile.speculative->draft_model);
   if (!profile.engine.argv.empty()) paths.push_back(profile.engine.argv.front());
   for (const auto& path : paths)
-    if (under(path, "/home") || under(path, "/root") || under(path, "/run/user"))
+    if (path_within(path, "/home") || path_within(path, "/root") || path_within(path, "/run/user"))
       return "read-only";
   return "yes";
 }
@@ -164,7 +161,7 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
   else
     unit.add("Service", "ReadWritePaths", quote_path_word(plan.cache_root));
   for (const auto& [name, directory] : profile.caches.overrides)
-    if (!under(directory, plan.cache_root))
+    if (!path_within(directory, plan.cache_root))
       unit.add("Service", "ReadWritePaths", quote_path_word(directory));
 
   // Model loads take 10-20 minutes; `run` extends the timeout while loading progresses and

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "unit/unit_environment.hpp"
 
-#include <algorithm>
-
 #include "catalog/containers.hpp"
 #include "plan/container_command.hpp"
 #include "plan/gpu_assignment.hpp"
@@ -29,9 +27,7 @@ std::vector<UnitVariable> container_unit_environment(const Profile& profile,
     if (variable.name == "PATH" || container_by_value(variable.name)) continue;
     // CUDA_VISIBLE_DEVICES stays: `run` reads which GPUs are the engine's; podman passes only
     // what the container command names.
-    if (variable.name != kVisibleDevicesVariable &&
-        std::ranges::find(kHostOnlyVariables, variable.name) != std::end(kHostOnlyVariables))
-      continue;
+    if (variable.name != kVisibleDevicesVariable && container_host_only(variable.name)) continue;
     variables.push_back(std::move(variable));
   }
   return variables;
