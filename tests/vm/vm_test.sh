@@ -7,7 +7,7 @@
 # mock/, guest/cases.sh) and takes the results back; the host reads them with debugfs, no mount.
 # The guest boots twice in one qemu run (cases.sh reboots it once) and powers off.
 #
-#   vm_test.sh SOURCE_DIR DEB_DIR WORK_DIR
+#   vm_test.sh SOURCE_DIR DEB_DIR WORK_DIR [SANDBOX_PROBE]
 #
 # DEB_DIR holds gpulaunch_VERSION_*.deb (tests/package/package_test.sh leaves it there). The
 # previous build is that .deb repacked with dpkg-deb under a lower Version (VERSION~vmprev1): the
@@ -17,13 +17,15 @@
 # debootstrap, mirror unreachable without a cached image.
 set -euo pipefail
 
-if (($# != 3)); then
-  echo "usage: $0 SOURCE_DIR DEB_DIR WORK_DIR" >&2
+if (($# != 3 && $# != 4)); then
+  echo "usage: $0 SOURCE_DIR DEB_DIR WORK_DIR [SANDBOX_PROBE]" >&2
   exit 2
 fi
 src=$(cd "$1" && pwd)
 deb_dir=$2
 work=$3
+# tests/integration/sandbox/sandbox_probe, run inside an image engine's container (e.image-sandbox).
+probe=${4:-}
 here=$src/tests/vm
 skip() { echo "SKIP: vm: $*"; exit 77; }
 die() { echo "FAIL: vm: $*"; exit 1; }
@@ -61,6 +63,7 @@ dpkg-deb --root-owner-group -Zgzip -b "$work/previous" "$stage/debs/previous.deb
 rm -rf "$work/previous"
 (cd "$src/mock" && tar --exclude=__pycache__ -cf - .) | tar -C "$stage/mock" -xf -
 cp "$here/guest/cases.sh" "$stage/cases.sh"
+[[ -n $probe ]] && cp "$probe" "$stage/sandbox_probe"
 payload=$work/payload.img
 truncate -s 256M "$payload"
 mkfs.ext4 -q -F -L glpayload -d "$stage" "$payload"

@@ -13,7 +13,7 @@ set -euo pipefail
 cases=(
   a.install-previous a.postinst-user a.catalog a.units-enabled
   b.up-serving a.upgrade a.upgrade-keeps-engine e.image-import e.image-serving e.image-confined
-  e.image-restart e.image-down c.cgroup-v2 c.host-oom c.oom-seen-on-v2
+  e.image-sandbox e.image-restart e.image-down c.cgroup-v2 c.host-oom c.oom-seen-on-v2
   b.serving-after-reboot d.devices-before-engines a.purge a.purge-leaves-user-and-profiles
 )
 if [[ ${1:-} == --list ]]; then
@@ -92,12 +92,18 @@ mock_image() {
   chmod 1777 "$root/tmp"
   local files
   # Relative to /, each library as a file (-h) at the path the loader looks for it.
-  files=$( { echo /usr/bin/python3.11; ls /usr/lib/python3.11/lib-dynload/*.so; } |
+  # The sandbox probe too (e.image-sandbox), with what it links.
+  local probe=()
+  [[ -f $payload/sandbox_probe ]] && install -D -m 0755 "$payload/sandbox_probe" /opt/gl-vm/sandbox_probe &&
+    probe=(/opt/gl-vm/sandbox_probe)
+  files=$( { echo /usr/bin/python3.11 "${probe[@]}"; ls /usr/lib/python3.11/lib-dynload/*.so; } |
     xargs ldd 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\/.*ld-linux/ {print $1}' |
     sed 's|^/||' | sort -u)
   # shellcheck disable=SC2086
-  tar -C / -chf - usr/bin/python3.11 usr/lib/python3.11 $files | tar -C "$root" -xf -
+  # /bin/true: what the probe's posix_spawn check starts, as Python's multiprocessing would.
+  tar -C / -chf - usr/bin/python3.11 usr/lib/python3.11 bin/true $files | tar -C "$root" -xf -
   ln -sf python3.11 "$root/usr/bin/python3"
+  ((${#probe[@]})) && install -D -m 0755 "${probe[0]}" "$root/usr/local/bin/sandbox_probe"
   local purelib
   purelib=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
   cp -r "$purelib"/. "$root/usr/lib/python3/dist-packages/"
@@ -165,6 +171,20 @@ TOML
     tr '\0' '\n' <"/proc/$pid/environ" | grep -q '^CUDA_VISIBLE_DEVICES=' && reasons+="the host's CUDA_VISIBLE_DEVICES reached the container; "
   fi
   if [[ -z $reasons ]]; then pass e.image-confined; else fail e.image-confined "$reasons"; fi
+  # What real GPU stacks do at run time (catalog/sandbox_allowances: pidfd_getfd, process_vm_readv,
+  # SCM_RIGHTS, /dev/shm, W+X memory, io_uring, ...) done inside the engine's container, as its
+  # user, with its capabilities and podman's seccomp filter; mount and other devices stay denied.
+  # ptrace of its own processes is allowed there (podman's default filter, no CAP_SYS_PTRACE).
+  # INVOCATION_ID: the probe runs only where it is set, as systemd sets it for a unit.
+  if [[ -f $payload/sandbox_probe ]]; then
+    local probed
+    probed=$(podman exec --env=INVOCATION_ID=gl-vm-image-sandbox gpulaunch-vmimage \
+      /usr/local/bin/sandbox_probe --ptrace=allowed 2>&1) && pass e.image-sandbox ||
+      fail e.image-sandbox "$( (grep -E '^FAIL' <<<"$probed" || tail -n 4 <<<"$probed") | head -n 8)"
+    info "sandbox probe in the image's container: $(grep -cE '^ok' <<<"$probed") ok, $(grep -cE '^skip' <<<"$probed") skipped: $(grep -E '^(FAIL|skip)' <<<"$probed" | tr '\n' ';' | cut -c1-500)"
+  else
+    fail e.image-sandbox "no sandbox probe in the payload (vm_test.sh's fourth argument)"
+  fi
   # A crash: the engine killed inside its container; the unit restarts it and it serves again.
   local restarts_before
   restarts_before=$(prop gpulaunch-vmimage.service NRestarts)
