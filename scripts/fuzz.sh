@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Fuzzes the profile chain (parse -> validate -> render) for a bounded time, from a seed corpus of
-# every profile in the repository. Usage: scripts/fuzz.sh [SECONDS]. Fails on any finding.
+# every profile in the repository. Usage: scripts/fuzz.sh [SECONDS | --build-only]. Fails on any
+# finding. The fuzz build is the suite's second configuration (sanitizers, coverage); it compiles
+# through ccache like the first (scripts/ccache-env.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/ccache-env.sh
 seconds=${1:-60}
 build_dir=${FUZZ_BUILD_DIR:-build-fuzz}
-cmake -S . -B "$build_dir" -G Ninja -DGPULAUNCH_FUZZ=ON -DGPULAUNCH_TESTS=OFF >/dev/null
+cmake -S . -B "$build_dir" -G Ninja -DGPULAUNCH_FUZZ=ON -DGPULAUNCH_TESTS=OFF \
+  "${GL_CCACHE_CMAKE[@]}" >/dev/null
 cmake --build "$build_dir" -j "$(nproc)" --target profile_fuzzer
+[[ $seconds == --build-only ]] && exit 0
 corpus="$build_dir/corpus"
 mkdir -p "$corpus" "$build_dir/findings"
 cp profiles/*.toml tests/golden/*.toml tests/malformed/*.toml tests/fuzz/seeds/* "$corpus/"

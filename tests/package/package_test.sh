@@ -5,10 +5,14 @@
 # the package's own files. The real dpkg -i -> use -> dpkg --purge cycle changes the machine, so it
 # runs only where allowed (CI=true or GPULAUNCH_ALLOW_DPKG=1) and must leave no file behind.
 # With DEB_OUT, the .deb is also left there for the tests that install it elsewhere (tests/vm/).
-# Usage: package_test.sh SOURCE_DIR [DEB_OUT]
+# With BUILD_DIR, the package is made from that tree's objects (build-deb.sh --prebuilt: the tree
+# scripts/build.sh built with the package's own flags), not compiled a second time; a tree
+# configured otherwise is said so and the package is compiled from the sources.
+# Usage: package_test.sh SOURCE_DIR [DEB_OUT [BUILD_DIR]]
 set -uo pipefail
 src=$(cd "$1" && pwd)
 deb_out=${2:-}
+build_dir=${3:-}
 failures=0
 check() {  # description, then a command that must succeed
   local what=$1
@@ -31,10 +35,25 @@ if [[ -n ${GPULAUNCH_TEST_DEB:-} ]]; then
   mkdir -p "$scratch/out"
   cp "$GPULAUNCH_TEST_DEB" "$scratch/out/"
   echo "== using prebuilt $GPULAUNCH_TEST_DEB"
-elif echo "== building gpulaunch $version" && ! bash "$src/packaging/build-deb.sh" "$scratch/out" >"$scratch/build.log" 2>&1; then
-  tail -n 60 "$scratch/build.log"
-  echo "FAIL packaging/build-deb.sh (log tail above)"
-  exit 1
+else
+  prebuilt=()
+  if [[ -n $build_dir ]]; then
+    if bash "$src/packaging/build-deb.sh" --prebuilt "$build_dir" "$scratch/out" >"$scratch/build.log" 2>&1; then
+      echo "== packaged gpulaunch $version from the tested build tree $build_dir"
+      prebuilt=(done)
+    else
+      grep '^build-deb:' "$scratch/build.log"
+      echo "   $build_dir cannot be packaged as it is: compiling the package from the sources"
+    fi
+  fi
+  if ((${#prebuilt[@]} == 0)); then
+    echo "== building gpulaunch $version"
+    if ! bash "$src/packaging/build-deb.sh" "$scratch/out" >"$scratch/build.log" 2>&1; then
+      tail -n 60 "$scratch/build.log"
+      echo "FAIL packaging/build-deb.sh (log tail above)"
+      exit 1
+    fi
+  fi
 fi
 deb=$(echo "$scratch"/out/gpulaunch_"$version"_*.deb)
 check "build-deb.sh produced $(basename "$deb")" test -f "$deb"
