@@ -143,7 +143,7 @@ TEST_F(SafeFileTest, UserWritableFollowsTheStrictModesRule) {
   ASSERT_EQ(::chown(root_.c_str(), 1000, 1000), 0);
   EXPECT_EQ(user_writable_reason(root_ / "profile.toml"),
             "'" + root_.string() + "' is owned by uid 1000 (mode 0755)");
-  ::chown(root_.c_str(), 0, 0);
+  ASSERT_EQ(::chown(root_.c_str(), 0, 0), 0);
   ::chmod(root_.c_str(), 0775);
   EXPECT_EQ(user_writable_reason(root_ / "profile.toml"),
             "'" + root_.string() + "' is group-writable (mode 0775)");
