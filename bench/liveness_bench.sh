@@ -61,7 +61,7 @@ restarts() { gl status "$1" --json | python3 -c 'import json,sys; print(json.loa
 stalls() { gl events "$1" --json | python3 -c 'import json,sys; print(sum(e["class"] == "stalled" for e in json.load(sys.stdin)))'; }
 
 # --- 1. wedge -> classified stop -> restart ----------------------------------------------------
-profile benchwedge 31301 $'liveness = "metrics"\nliveness_interval = "5s"\nliveness_timeout = "10s"' \
+profile benchwedge 31341 $'liveness = "metrics"\nliveness_interval = "5s"\nliveness_timeout = "10s"' \
   "MOCK_WEDGE_FILE = \"$work/wedge\""
 gl up benchwedge --runtime --force >/dev/null
 : > "$work/to_stop"; : > "$work/to_restart"
@@ -96,7 +96,7 @@ printf 'wedge -> restart (NRestarts, polled every 0.1 s): median %s ms (%s)\n' \
 
 # --- 2. requests per hour at the defaults ------------------------------------------------------
 count() {  # NAME ENV -> "health metrics generate"
-  profile "$1" 31302 "" "$2"
+  profile "$1" 31342 "" "$2"
   gl up "$1" --runtime --force >/dev/null
   sleep 2
   local since
@@ -118,7 +118,7 @@ printf '  busy, progressing:  /metrics %s  generation %s  (/health %s)\n' \
   "$(per_hour "$busy_m")" "$(per_hour "$busy_g")" "$(per_hour "$busy_h")"
 
 # --- 3. Kubernetes-style httpGet liveness on /health against the wedge --------------------------
-port=31303
+port=31343
 MOCK_WEDGE_AFTER=1 MOCK_VLLM_LOAD_SECONDS=0.2 HOME="$work" \
   "$work/venv/bin/vllm" serve /models/mock --host 127.0.0.1 --port "$port" > "$work/k8s.log" 2>&1 &
 engine=$!

@@ -39,9 +39,9 @@ engine_dir=/var/lib/gpulaunch/benchsv/engine
 cat > "$work/profiles/benchsv.toml" <<TOML
 [engine]
 kind = "command"
-argv = ["$here/bench/supervise_engine.sh", "--port", "31401", "--model-path", "/models/mock"]
+argv = ["$here/bench/supervise_engine.sh", "--port", "31431", "--model-path", "/models/mock"]
 [server]
-port = 31401
+port = 31431
 [restart]
 delay = "1s"
 max_delay = "1s"
@@ -84,7 +84,7 @@ logfile=$work/sv/supervisord.log
 pidfile=$work/sv/supervisord.pid
 loglevel=info
 [program:mock]
-command=$here/bench/supervise_engine.sh --port 31402 --model-path /models/mock
+command=$here/bench/supervise_engine.sh --port 31432 --model-path /models/mock
 autorestart=true
 startsecs=1
 startretries=1000

@@ -98,7 +98,7 @@ TEST_F(Hostile, AHostileEngineChangesNothingOutsideItsOwnDirectoriesAndStillStay
   std::ofstream(plan_file) << plan().dump(1);
   fs::permissions(plan_file, fs::perms::others_read, fs::perm_options::add);
   const std::string report = (state_paths::engine_home(kName) / "hostile-report.json").string();
-  host().write_profile(kName, 31201,
+  host().write_profile(kName, 31251,
                        "[service]\nuser = \"" + kUser +
                            "\"\n[restart]\ndelay = \"1s\"\nmax_delay = \"2s\"\nbudget = 3\n",
                        "MOCK_SGLANG_HOSTILE_PLAN = \"" + plan_file.string() +
@@ -166,7 +166,7 @@ TEST_F(Hostile, AHostileEngineChangesNothingOutsideItsOwnDirectoriesAndStillStay
 // failure counted; 78, 81 and 200-244 passed the same way. Each is a crash now: it counts, and
 // with budget 1 the next start stays down on gpulaunch's own decision.
 TEST_F(Hostile, AnEngineExitingWithOneOfGpulaunchsStatusesIsAnOrdinaryCrash) {
-  int port = 31210;
+  int port = 31260;
   for (const std::string code : {"78", "79", "81", "200", "244"}) {
     const std::string name = "verdict" + code;
     host().write_profile(
@@ -204,7 +204,7 @@ TEST_F(Hostile, AGigabyteOfOutputUnderASmallMemoryLimitStillRecordsEveryStop) {
                kUser)
                 .exit_code,
             0);
-  host().write_profile(name, 31220,
+  host().write_profile(name, 31270,
                        "[service]\nuser = \"" + kUser +
                            "\"\nmemory_max = \"300M\"\n[restart]\ndelay = \"1s\"\nmax_delay = "
                            "\"1s\"\nbudget = 1\n",

@@ -58,7 +58,7 @@ class JournalFields : public MockEngineSuite<JournalFields> {
 };
 
 TEST_F(JournalFields, ACudaOomStopIsAWarningWithItsClassAndTheCatalogExplainsIt) {
-  host().write_profile("jfoom", 31301, kRestart);
+  host().write_profile("jfoom", 31311, kRestart);
   set_mode("jfoom", "cuda-oom");
   gpulaunch("up jfoom --runtime --force");  // the first start never serves
   set_mode("jfoom", "normal");
@@ -132,7 +132,7 @@ TEST_F(JournalFields, ACudaOomStopIsAWarningWithItsClassAndTheCatalogExplainsIt)
 TEST_F(JournalFields, AStallLineIsAnEntryBeforeTheThreadDumpItAnnounces) {
   const std::string wedge = (host().work() / "jfstall.wedge").string();
   fs::remove(wedge);
-  host().write_profile("jfstall", 31302,
+  host().write_profile("jfstall", 31312,
                        "liveness = \"generate\"\nliveness_interval = \"5s\"\n"
                        "liveness_timeout = \"10s\"\n" +
                            kRestart,

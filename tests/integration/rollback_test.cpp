@@ -43,7 +43,7 @@ class Rollback : public MockEngineSuite<Rollback> {
 };
 
 TEST_F(Rollback, AChangedProfileThatNeverBecomesReadyIsRolledBackToTheRunningPreviousVersion) {
-  write_version("roll", 31301, "MOCK_SGLANG_PROGRESS = \"1\"\n");
+  write_version("roll", 31321, "MOCK_SGLANG_PROGRESS = \"1\"\n");
   auto first = gpulaunch("up roll --runtime --force");
   ASSERT_EQ(first.exit_code, 0) << first.out;
   const std::string previous_unit = unit_file("roll");
@@ -51,7 +51,7 @@ TEST_F(Rollback, AChangedProfileThatNeverBecomesReadyIsRolledBackToTheRunningPre
   ASSERT_FALSE(previous_unit.empty());
   ASSERT_FALSE(previous_snapshot.empty());
 
-  write_version("roll", 31301, "MOCK_SGLANG_MODE = \"never-ready\"\n");
+  write_version("roll", 31321, "MOCK_SGLANG_MODE = \"never-ready\"\n");
   auto changed = gpulaunch("up roll --runtime --force");
   EXPECT_EQ(changed.exit_code, 1) << changed.out;
   EXPECT_NE(changed.out.find("Failed to start gpulaunch-roll.service"), std::string::npos)
@@ -75,7 +75,7 @@ TEST_F(Rollback, AChangedProfileThatNeverBecomesReadyIsRolledBackToTheRunningPre
                 .systemd()
                 .exec({"python3", "-c",
                        "import urllib.request; "
-                       "urllib.request.urlopen('http://127.0.0.1:31301/health', timeout=5)"})
+                       "urllib.request.urlopen('http://127.0.0.1:31321/health', timeout=5)"})
                 .exit_code,
             0);
   // The history says what happened and why.
@@ -85,7 +85,7 @@ TEST_F(Rollback, AChangedProfileThatNeverBecomesReadyIsRolledBackToTheRunningPre
             "previous unit and profile snapshot restored; restarting it");
   EXPECT_NE(rolled.value("evidence", "").find("job failed"), std::string::npos) << rolled.dump(2);
   // Nothing to redo: the rolled-back unit is what `up` of the previous profile installs.
-  write_version("roll", 31301, "MOCK_SGLANG_PROGRESS = \"1\"\n");
+  write_version("roll", 31321, "MOCK_SGLANG_PROGRESS = \"1\"\n");
   auto again = gpulaunch("up roll --runtime --force");
   EXPECT_EQ(again.exit_code, 0) << again.out;
   EXPECT_NE(again.out.find("is running and unchanged: nothing to do."), std::string::npos)
@@ -94,10 +94,10 @@ TEST_F(Rollback, AChangedProfileThatNeverBecomesReadyIsRolledBackToTheRunningPre
 }
 
 TEST_F(Rollback, NoRollbackKeepsTheChangedUnitAsItFailed) {
-  write_version("keep", 31302, "");
+  write_version("keep", 31322, "");
   ASSERT_EQ(gpulaunch("up keep --runtime --force").exit_code, 0);
 
-  host().write_profile("keep", 31302, "ready_timeout = \"10s\"\n[restart]\npolicy = \"no\"\n",
+  host().write_profile("keep", 31322, "ready_timeout = \"10s\"\n[restart]\npolicy = \"no\"\n",
                        "MOCK_SGLANG_MODE = \"crash\"\nMOCK_SGLANG_CRASH_AFTER = \"0\"\n");
   auto changed = gpulaunch("up keep --runtime --force --no-rollback");
   EXPECT_EQ(changed.exit_code, 1) << changed.out;

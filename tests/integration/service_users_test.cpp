@@ -52,7 +52,7 @@ class ServiceUsers : public MockEngineSuite<ServiceUsers> {
 };
 
 TEST_F(ServiceUsers, TwoProfilesRunAsTwoUidsThatUpCreated) {
-  for (const auto& [name, port] : {std::pair{"users-a", 31301}, std::pair{"users-b", 31302}}) {
+  for (const auto& [name, port] : {std::pair{"users-a", 31331}, std::pair{"users-b", 31332}}) {
     host().write_profile(name, port, "");
     auto up = gpulaunch(std::string("up ") + name + " --runtime --force");
     ASSERT_EQ(up.exit_code, 0) << up.out;
@@ -83,7 +83,7 @@ TEST_F(ServiceUsers, AnUpgradedProfilesCachesChangeOwnerAndStayCurrent) {
                kSharedUser)
                 .exit_code,
             0);
-  host().write_profile(name, 31303, "[service]\nuser = \"" + kSharedUser + "\"\n");
+  host().write_profile(name, 31333, "[service]\nuser = \"" + kSharedUser + "\"\n");
   auto up = gpulaunch("up " + name + " --runtime --force");
   ASSERT_EQ(up.exit_code, 0) << up.out;
   ASSERT_EQ(owner_of(cache), kSharedUser);
@@ -97,7 +97,7 @@ TEST_F(ServiceUsers, AnUpgradedProfilesCachesChangeOwnerAndStayCurrent) {
   ASSERT_EQ(gpulaunch("down " + name).exit_code, 0);
 
   // The upgrade: no service.user, so the profile's own user.
-  host().write_profile(name, 31303, "");
+  host().write_profile(name, 31333, "");
   up = gpulaunch("up " + name + " --runtime --force");
   ASSERT_EQ(up.exit_code, 0) << up.out;
   const std::string own = gl::default_service_user(name);

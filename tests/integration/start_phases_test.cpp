@@ -55,7 +55,7 @@ double seconds_in(const nlohmann::json& start, const std::string& phase) {
 }
 
 TEST_F(StartPhases, TheMockStartsPhasesAreRecordedAndShown) {
-  write_profile_for("phases", 31201, "");
+  write_profile_for("phases", 31281, "");
   auto up = gpulaunch("up phases --runtime --force");
   ASSERT_EQ(up.exit_code, 0) << up.out;
   EXPECT_NE(up.out.find("ready in "), std::string::npos) << up.out;
@@ -80,7 +80,7 @@ TEST_F(StartPhases, TheMockStartsPhasesAreRecordedAndShown) {
 // vLLM #38246: a first-use JIT build that prints nothing for longer than the start timeout.
 TEST_F(StartPhases, AStartWhoseJitCacheKeepsGrowingOutlivesItsStartTimeout) {
   constexpr int kJitSeconds = kReadyTimeout + 15;
-  write_profile_for("jitgrows", 31202,
+  write_profile_for("jitgrows", 31282,
                     "MOCK_JIT_GROW_SECONDS = \"" + std::to_string(kJitSeconds) + "\"\n");
   auto up = gpulaunch("up jitgrows --runtime --force");
   ASSERT_EQ(up.exit_code, 0) << up.out << gpulaunch("logs jitgrows -n 80").out;
@@ -94,7 +94,7 @@ TEST_F(StartPhases, AStartWhoseJitCacheKeepsGrowingOutlivesItsStartTimeout) {
 }
 
 TEST_F(StartPhases, AStartThatNeitherPrintsNorGrowsIsStoppedByItsTimeout) {
-  write_profile_for("jitdead", 31203,
+  write_profile_for("jitdead", 31283,
                     "MOCK_JIT_GROW_SECONDS = \"" + std::to_string(3 * kReadyTimeout) +
                         "\"\nMOCK_JIT_GROW_KIB_PER_SECOND = \"0\"\n");
   const auto began = std::chrono::steady_clock::now();

@@ -47,7 +47,7 @@ class UpgradeGate : public MockEngineSuite<UpgradeGate> {
     std::ofstream(kWork / "profiles" / "gated.toml")
         << "[engine]\nkind = \"sglang\"\nvenv = \"" << venv(flaw) << "\"\n"
         << "[model]\npath = \"/models/mock\"\n"
-        << "[server]\nport = 31401\nready_timeout = \"20s\"\n"
+        << "[server]\nport = 31421\nready_timeout = \"20s\"\n"
         << "[gate]\nprompts = [\"The capital of France is\", \"2 + 2 =\"]\nmax_tokens = 8\n"
         << "requests = 8\nconcurrency = 4\nmax_duration = \"30s\"\n"
         << "[env]\nMOCK_SGLANG_LOAD_SECONDS = \"1\"\n";
