@@ -254,8 +254,12 @@ Result<void> append_at(int directory_fd, std::string_view name, std::string_view
   ssize_t written = ::write(fd.get(), line.data(), line.size());
   int error = errno;
   if (written != static_cast<ssize_t>(line.size())) {
-    // A partial line (disk full) would corrupt the next one: cut it back off.
-    if (written > 0) ::ftruncate(fd.get(), info.st_size);
+    // A partial line (disk full) would corrupt the next one: cut it back off. Where even that
+    // fails, the error names both, so the reader knows the file's last line is cut short.
+    if (written > 0 && ::ftruncate(fd.get(), info.st_size) != 0)
+      return failf("Failed to append to '{}': short write (disk full?), and the partial line "
+                   "could not be cut off: {}",
+                   shown, errno_text(errno));
     return failf("Failed to append to '{}': {}", shown,
                  written < 0 ? errno_text(error) : "short write (disk full?)");
   }
