@@ -545,3 +545,20 @@ const std::vector<Scenario>& scenarios() {
 }
 
 }  // namespace gl::test
+  // TORCH_CUDA_ARCH_LIST gets the list in torch's grammar ("12.0a"), which torch 2.6's
+  // cpp_extension does not know (pytorch PR #145436 added the 12.x entries in 2.7).
+  list.push_back(make("torch-2.6-arch-list-sm120", {"torch-arch-unknown"}, [](Scenario& s) {
+    s.toolkits = {{"/usr/local/cuda-12.8", "12.8"}};
+    s.cuda_home = "/usr/local/cuda-12.8";
+    s.torch = "2.6.0+cu126";
+    s.torch_cuda = "12.6";
+    s.arch_list = "12.0a";
+  }));
+  // torch 2.7 lists "12.0a" (PR #145436): nothing to say.
+  list.push_back(make("healthy-torch-2.7-arch-list-family", {}, [](Scenario& s) {
+    s.torch = "2.7.1+cu128";
+    s.torch_cuda = "12.8";
+    s.toolkits = {{"/usr/local/cuda-12.8", "12.8"}};
+    s.cuda_home = "/usr/local/cuda-12.8";
+    s.arch_list = "12.0a";
+  }));
