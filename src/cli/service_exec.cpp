@@ -15,6 +15,7 @@
 #include <fmt/core.h>
 #include <fmt/format.h>
 
+#include "cli/command_preamble.hpp"
 #include "cli/context.hpp"
 #include "cli/lifecycle.hpp"
 #include "cli/prepare_caches.hpp"
@@ -69,9 +70,10 @@ Result<TransientService> transient_for(const std::string& name,
   GL_TRY(auto profile, load_profile(DirectorySource({}), snapshot.string()));
   // The node's facts the installed unit was rendered with (engine release, InfiniBand, devices):
   // the same sandbox and command line as the service.
-  const NodeLaunch node = node_launch_options(profile, 0, NodeFs());
-  for (const auto& warning : node.warnings) logging::warning(warning);
-  const LaunchPlan plan = make_launch_plan(profile, node.options);
+  GL_TRY_VOID(check_node_rank(profile, request.node_rank));
+  const NodePlan node = node_launch_plan(profile, request.node_rank, NodeFs());
+  for (const auto& warning : node.launch.warnings) logging::warning(warning);
+  const LaunchPlan& plan = node.plan;
   RenderOptions options;
   options.gpulaunch_binary = own_binary();
   options.version = GPULAUNCH_VERSION;
@@ -84,7 +86,7 @@ Result<TransientService> transient_for(const std::string& name,
         "with `gpulaunch down {}` first",
         request.what, unit_name_for(name), installed.active_state, name);
   GL_TRY_VOID(apply_drop_ins(unit, installed.drop_in_paths));
-  GL_TRY(auto command, request.command(profile, node.options));
+  GL_TRY(auto command, request.command(profile, node.launch.options));
 
   TransientService service;
   service.unit = fmt::format("gpulaunch-{}-{}-{}.service", name, request.unit_word, ::getpid());

@@ -10,6 +10,7 @@
 #include "catalog/journal_messages.hpp"
 #include "cli/all_nodes.hpp"
 #include "cli/context.hpp"
+#include "cli/command_preamble.hpp"
 #include "cli/findings_report.hpp"
 #include "cli/lifecycle.hpp"
 #include "cli/locked.hpp"
@@ -41,15 +42,11 @@
 namespace gl {
 namespace {
 
-struct UpOptions {
-  std::string profile;
+struct UpOptions : ProfileArgs {
   bool runtime = false;
   bool user = false;
   bool force = false;
-  std::string locked;  // --locked LOCK: refuse on any drift from it
-  long long node_rank = 0;
-  bool all_nodes = false;
-  std::string ssh = "/usr/bin/ssh";
+  std::string locked;        // --locked LOCK: refuse on any drift from it
   bool no_rollback = false;  // a changed unit that fails to start stays as it failed
   bool dry_run = false;      // decide, print, change nothing
   bool json = false;         // with --dry-run
@@ -246,10 +243,7 @@ int up(const UpOptions& options, const CliContext& context) {
   if (options.all_nodes)
     return up_all_nodes(*profile,
                         AllNodesOptions{options.ssh, options.force, false, options.no_rollback});
-  if (options.node_rank >= profile->parallelism.nodes)
-    return report(
-        Error{fmt::format("--node-rank {} is outside profile '{}', which spans {} node(s)",
-                          options.node_rank, profile->name, profile->parallelism.nodes)});
+  if (auto rank = check_node_rank(*profile, options.node_rank); !rank) return report(rank.error());
 
   const UnitPlacement placement{options.user ? ManagerScope::user : ManagerScope::system,
                                 options.runtime};
@@ -466,20 +460,15 @@ void add_up_command(CLI::App& app, CliContext& context) {
   auto* command =
       app.add_subcommand("up", "Install the profile's unit, start it, wait until it serves");
   static UpOptions options;
-  command->add_option("profile", options.profile, "Profile name or path to a .toml file")
-      ->required()
-      ->check(profile_argument_check());
+  auto* all = add_profile_args(
+      command, options,
+      {.all_nodes = true,
+       .all_nodes_help = "Check every node of 'nodes.hosts', then bring each rank up over ssh"});
   auto* runtime = command->add_flag("--runtime", options.runtime,
                                     "Install under /run/systemd/system (gone at reboot)");
   command->add_flag("--user", options.user, "Use the calling user's systemd manager")
       ->excludes(runtime);
   command->add_flag("--force", options.force, "Start even when the check finds errors");
-  command->add_option("--node-rank", options.node_rank, "Rank of this node in a multi-node profile")
-      ->check(CLI::Range(0LL, 1023LL));
-  auto* all =
-      command->add_flag("--all-nodes", options.all_nodes,
-                        "Check every node of 'nodes.hosts', then bring each rank up over ssh");
-  command->add_option("--ssh", options.ssh, "ssh client for --all-nodes (default /usr/bin/ssh)");
   auto* locked =
       command
           ->add_option("--locked", options.locked,
