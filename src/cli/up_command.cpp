@@ -28,7 +28,6 @@
 #include "rules/check.hpp"
 #include "rules/node_probe.hpp"
 #include "supervise/history.hpp"
-#include "supervise/history_migration.hpp"
 #include "supervise/rollback.hpp"
 #include "supervise/start_phases.hpp"
 #include "supervise/unit_transition.hpp"
@@ -342,11 +341,8 @@ int up(const UpOptions& options, const CliContext& context) {
   if (transition.changed) {
     fmt::print("{} changed:\n{}", path.string(), unit_diff(existing, text, path.string()));
   }
-  // The layout before root-owned history: the profile's directory was the engine's.
+  // Root's state before a unit names it: the history's directory, the profile's own user.
   if (placement.scope == ManagerScope::system && ::geteuid() == 0) {
-    auto migrated = migrate_legacy_state(profile->name);
-    if (!migrated) return report(migrated.error());
-    if (*migrated) fmt::print("{}\n", **migrated);
     if (auto created = History(profile->name).create(); !created) return report(created.error());
     // The profile's own user, made before any unit names it (profile/service_user).
     if (service_user_is_default(*profile)) {
