@@ -318,8 +318,15 @@ std::vector<Scenario> build() {
     s.cuda_home = "/opt/cuda-empty";
     s.directories = {"/opt/cuda-empty/include"};
   }));
-  list.push_back(
-      make("no-driver", {"no-nvidia-driver"}, [](Scenario& s) { s.gpu_source = GpuSource::none; }));
+  // NVML installed, the module not loaded: nvmlInit_v2 answers 9, as Debian's libnvidia-ml1
+  // 535.261.03 does (tests/integration/nvidia_real_programs_test.sh).
+  list.push_back(make("driver-not-loaded", {"nvidia-driver-not-loaded"},
+                      [](Scenario& s) { s.gpu_source = GpuSource::none; }));
+  // No driver's library at all (NVML_ERROR_LIBRARY_NOT_FOUND): installing one is the fix.
+  list.push_back(make("no-driver", {"no-nvidia-driver"}, [](Scenario& s) {
+    s.gpu_source = GpuSource::none;
+    s.nvml_init = 12;
+  }));
   list.push_back(make("nvidia-smi-fallback-4-gpus-tp8", {"gpu-count-short"}, [](Scenario& s) {
     s.gpu_source = GpuSource::nvidia_smi;
     s.gpus = {{4, 12, 0}};
