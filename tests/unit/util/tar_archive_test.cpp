@@ -17,7 +17,7 @@ namespace {
 // An anonymous file, rewound, holding `bytes`.
 int file_with(const std::string& bytes) {
   FILE* file = std::tmpfile();
-  std::fwrite(bytes.data(), 1, bytes.size(), file);
+  if (std::fwrite(bytes.data(), 1, bytes.size(), file) != bytes.size()) std::abort();
   std::fflush(file);
   int fd = ::dup(::fileno(file));
   std::fclose(file);
