@@ -14,6 +14,8 @@
 #include "rules/check.hpp"
 #include "rules/installed_profiles.hpp"
 #include "util/state_paths.hpp"
+#include "rules/service_view.hpp"
+#include "systemd/manager.hpp"
 
 namespace gl {
 namespace {
@@ -121,7 +123,14 @@ Facts check_facts(const Profile& profile, const LaunchPlan& plan, const ShellEnv
   auto request = facts_request(profile, plan, shell);
   request.probe_ports = root == "/";
   if (root == "/") request.host = system_host_sources();
-  return gather_facts(NodeFs(root), request);
+  Facts facts = gather_facts(NodeFs(root), request);
+  // Where the profile is already serving, the node is judged as its service sees it: the port
+  // its own processes alone hold is no conflict (rules/service_view).
+  const bool taken = std::ranges::any_of(facts.ports, [](const PortFact& p) { return p.taken; });
+  if (root == "/" && taken)
+    if (auto manager = connect_systemd(ManagerScope::system))
+      see_as_service(facts, **manager, NodeFs(root), profile.unit_name());
+  return facts;
 }
 
 int print_check_verdict(const Profile& profile, const LaunchPlan& plan, const Facts& facts,

@@ -119,6 +119,9 @@ struct PortFact {
   long long port = 0;
   bool taken = false;
   std::optional<std::string> problem;
+  // The profile's own running service holds it, and nothing else does (rules/service_view):
+  // `check NAME` on a serving node judges the node as the service sees it.
+  std::optional<std::string> held_by_service;  // "gpulaunch-x.service (PID 4711)"
 };
 
 // ---- Node preflight, the OS side (issue 16): RDMA, shared memory, other profiles, the model ----

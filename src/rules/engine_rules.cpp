@@ -124,7 +124,7 @@ void check_engine(const Context& context, const LaunchPlan& plan, std::vector<Fi
   }
   check_flag_versions(context, plan, findings);
   for (const auto& port : facts.ports)
-    if (port.taken && port.port == profile.server.port)
+    if (port.taken && port.port == profile.server.port && !port.held_by_service)
       add(findings, {Severity::error,
                      std::string(kPortTakenCode),
                      fmt::format("port {} on {} is already in use", port.port, port.host),

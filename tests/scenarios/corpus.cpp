@@ -381,6 +381,11 @@ std::vector<Scenario> build() {
   }));
   // Unset, the engine runs as the profile's own gpulaunch-NAME user: nothing to warn about.
   list.push_back(make("engine-as-own-user", {}, [](Scenario& s) { s.service_user.reset(); }));
+  // `check NAME` where NAME serves, and another unit's process holds its port as well.
+  list.push_back(make("port-held-by-own-service-and-another", {"port-taken"}, [](Scenario& s) {
+    s.port_taken = true;
+    s.port_holder = Scenario::PortHolder::own_service_and_other;
+  }));
   list.push_back(make("engine-as-explicit-root", {"engine-runs-as-root"},
                       [](Scenario& s) { s.service_user = "root"; }));
   // Nothing says this nvcc's version but nvcc itself: it runs (unprivileged), same verdict.
@@ -509,6 +514,21 @@ std::vector<Scenario> build() {
   }));
   list.push_back(make("healthy-flashinfer-kernel-packages-match", {}, [](Scenario& s) {
     s.packages["flashinfer_jit_cache"] = "0.6.7+cu130";
+  // `check NAME` on the node where NAME serves: its own port is no conflict (issue 42).
+  list.push_back(make("healthy-port-held-by-own-service", {}, [](Scenario& s) {
+    s.port_taken = true;
+    s.port_holder = Scenario::PortHolder::own_service;
+  }));
+  // The fix the issue-42 node is given, applied: nvcc 12.9 for a cu128 torch on a 12.9 driver.
+  list.push_back(make("healthy-flashinfer-0.6.18-cu128-on-12.9", {}, [](Scenario& s) {
+    s.driver = "575.57.08";
+    s.driver_cuda = "12.9";
+    s.toolkits = {{"/usr/local/cuda-12.9", "12.9"}};
+    s.cuda_home = "/usr/local/cuda-12.9";
+    s.torch = "2.8.0+cu128";
+    s.torch_cuda = "12.8";
+    s.packages["flashinfer"] = "0.6.18";
+  }));
     s.packages["flashinfer_cubin"] = "0.6.7";
   }));
   list.push_back(make("healthy-flashinfer-version-check-disabled", {}, [](Scenario& s) {

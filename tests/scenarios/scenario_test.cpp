@@ -11,13 +11,16 @@
 #include <fstream>
 #include <optional>
 
+#include <fmt/core.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "facts/gather.hpp"
+#include "fakes/systemd/fake_manager.hpp"
 #include "profile/validate.hpp"
 #include "rules/check.hpp"
+#include "rules/service_view.hpp"
 #include "scenarios/scenario.hpp"
 #include "support/listener.hpp"
 
@@ -101,6 +104,28 @@ Checked check_scenario(const Scenario& scenario) {
     checked.facts = std::move(*facts);
   } else {
     checked.facts = gather_facts(NodeFs(node.root()), request);
+  }
+  if (scenario.port_holder != Scenario::PortHolder::unknown) {
+    // The node's /proc as the kernel writes it: the listener on the profile's port (inode 51234),
+    // held by the service's engine, and by another unit's process where the scenario says so.
+    node.write("/proc/net/tcp",
+               fmt::format("  sl  local_address rem_address   st tx_queue rx_queue tr tm->when "
+                           "retrnsmt   uid  timeout inode\n"
+                           "   0: 00000000:{:04X} 00000000:0000 0A 00000000:00000000 "
+                           "00:00000000 00000000   997        0 51234 1 0 100 0 0 10 0\n",
+                           listener->port()));
+    auto process = [&](int pid, const std::string& cgroup) {
+      node.write("/proc/" + std::to_string(pid) + "/cgroup", "0::" + cgroup + "\n");
+      node.symlink("/proc/" + std::to_string(pid) + "/fd/7", "socket:[51234]");
+    };
+    const std::string unit = profile->unit_name();
+    process(4712, "/system.slice/" + unit);
+    node.write("/proc/4711/cgroup", "0::/system.slice/" + unit + "\n");
+    if (scenario.port_holder == Scenario::PortHolder::own_service_and_other)
+      process(6000, "/system.slice/other.service");
+    testing::FakeManager manager;
+    manager.add_unit(unit, "active").main_pid = 4711;
+    see_as_service(checked.facts, manager, NodeFs(node.root()), unit);
   }
   checked.findings = evaluate(*profile, plan, checked.facts, shell);
   auto reread = parse_facts(facts_to_json(checked.facts).dump(), "round trip");

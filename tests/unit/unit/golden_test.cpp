@@ -300,13 +300,13 @@ TEST_P(Golden, EnvPrintsTheUnitsEnvironment) {
     auto [name, value] = read_export(line);
     // A [secrets] variable: the unit names its credential's path through %d.
     const std::string secret = name.ends_with("_PATH") ? name.substr(0, name.size() - 5) : "";
-    printed.push_back("Environment=" + (profile->secrets.contains(secret)
-                                            ? credential_path_environment(name, secret)
-                                            : quote_environment(name, value)));
+    printed.push_back(portable("Environment=" + (profile->secrets.contains(secret)
+                                                     ? credential_path_environment(name, secret)
+                                                     : quote_environment(name, value))));
   }
   // The golden's unit with its cache marker put back.
   const LaunchPlan plan = make_launch_plan(*profile, launch);
-  std::string unit = portable(slurp(golden.expected));
+  std::string unit = slurp(golden.expected);
   const std::string marker = cache_marker(plan);
   if (auto at = unit.find(marker); at != std::string::npos)
     unit.replace(at, marker.size(), default_cache_lines(plan));
