@@ -9,13 +9,14 @@
 #include "cli/findings_report.hpp"
 #include "facts/gather.hpp"
 #include "plan/launch_plan.hpp"
+#include "profile/installed_snapshot.hpp"
 #include "profile/secret_files.hpp"
 #include "profile/validate.hpp"
 #include "rules/check.hpp"
 #include "rules/installed_profiles.hpp"
-#include "util/state_paths.hpp"
 #include "rules/service_view.hpp"
 #include "systemd/manager.hpp"
+#include "util/state_paths.hpp"
 
 namespace gl {
 namespace {
@@ -46,9 +47,10 @@ Summary check_installed(const NodeFs& node, const InstalledProfileFact& installe
     return summary;
   };
   if (installed.problem) return failed(*installed.problem);
-  auto profile =
-      load_profile(DirectorySource({}), installed_snapshot_path(node, installed).string());
-  if (!profile) return failed(profile.error().message);
+  auto read = load_installed_profile(installed.name, installed_snapshot_path(node, installed));
+  if (!read) return failed(read.error().message);
+  if (!*read) return failed(fmt::format("no snapshot at '{}' any more", installed.snapshot));
+  const std::optional<Profile>& profile = *read;
   if (node.root() == "/")
     if (auto secrets = check_secret_files(*profile); !secrets) {
       summary.exit_code = kCheckErrors;
