@@ -281,6 +281,31 @@ std::vector<Scenario> build() {
     s.torch_cuda = "12.8";
     s.packages["flashinfer"] = "0.6.8";
   }));
+  // The issue-42 node: torch cu128, a driver that runs CUDA 12.9, sm_120, nvcc 12.8 pinned,
+  // FlashInfer 0.6.18 (the newest release whose gate was read): refused; the fix must name a
+  // toolkit of torch's major the driver runs, cuda-nvcc-12-9, not 13.0.
+  list.push_back(
+      make("flashinfer-0.6.18-cu128-driver-12.9", {"flashinfer-nvcc-too-old"}, [](Scenario& s) {
+        s.driver = "575.57.08";
+        s.driver_cuda = "12.9";
+        s.toolkits = {{"/usr/local/cuda-12.8", "12.8"}};
+        s.cuda_home = "/usr/local/cuda-12.8";
+        s.torch = "2.8.0+cu128";
+        s.torch_cuda = "12.8";
+        s.packages["flashinfer"] = "0.6.18";
+      }));
+  // The same node with a FlashInfer newer than the catalog read (PR #3633 relaxed the gate for
+  // SM120 after 0.6.18): warned with the evidence, not refused.
+  list.push_back(make("flashinfer-newer-than-gate-read-on-12.8",
+                      {"flashinfer-nvcc-gate-unverified"}, [](Scenario& s) {
+                        s.driver = "575.57.08";
+                        s.driver_cuda = "12.9";
+                        s.toolkits = {{"/usr/local/cuda-12.8", "12.8"}};
+                        s.cuda_home = "/usr/local/cuda-12.8";
+                        s.torch = "2.8.0+cu128";
+                        s.torch_cuda = "12.8";
+                        s.packages["flashinfer"] = "0.7.0";
+                      }));
   // pip put an nvcc into the venv's bin/, which the unit's PATH searches first.
   list.push_back(
       make("venv-bin-nvcc-12.8-first-on-unit-path",

@@ -230,6 +230,47 @@ const Finding& finding_coded(const Checked& checked, std::string_view code) {
   return *found;
 }
 
+// A fix is judged by every other rule before it is printed: the example is no longer a 13.0
+// toolkit the driver cannot run and torch's cu128 cannot load extensions from.
+TEST(ToolkitFix, NamesThePackageThatPassesEveryRuleOnTheNode) {
+  auto checked = check_scenario(scenario_named("flashinfer-0.6.18-cu128-driver-12.9"));
+  const Finding& gate = finding_coded(checked, "flashinfer-nvcc-too-old");
+  EXPECT_EQ(gate.severity, Severity::error);
+  EXPECT_EQ(gate.fix,
+            "no toolkit on this node satisfies every rule: install cuda-nvcc-12-9 (nvcc 12.9 "
+            "passes every rule on this node) and pin it: toolkit.cuda_home = "
+            "\"/usr/local/cuda-12.9\" (then clear the FlashInfer JIT cache: its entries are not "
+            "keyed on the toolkit)");
+  // The package it names passes: the same node with it installed is healthy.
+  EXPECT_TRUE(
+      check_scenario(scenario_named("healthy-flashinfer-0.6.18-cu128-on-12.9")).findings.empty());
+}
+
+TEST(ToolkitFix, SaysWhatBlocksWhenNoReleasePassesEveryRule) {
+  // torch cu130 on a driver that runs CUDA 12.4: 13.x breaks the driver, 12.x torch's major.
+  auto checked = check_scenario(scenario_named("driver-550-with-cuda-13"));
+  const Finding& driver = finding_coded(checked, "driver-too-old-for-toolkit");
+  EXPECT_THAT(driver.fix,
+              ::testing::HasSubstr("no CUDA toolkit satisfies every rule on this node: even "
+                                   "cuda-nvcc-13-0 (nvcc 13.0) breaks driver-too-old-for-toolkit"));
+  EXPECT_THAT(driver.fix, ::testing::Not(::testing::HasSubstr("install cuda-nvcc")));
+}
+
+// Past the releases the gate was read in, check warns with the evidence and the safe fix.
+TEST(FlashInferGate, ANewerReleaseIsWarnedWithTheReleasesReadAndTheSafeFix) {
+  auto checked = check_scenario(scenario_named("flashinfer-newer-than-gate-read-on-12.8"));
+  EXPECT_FALSE(has_errors(checked.findings)) << describe(checked.findings);
+  const Finding& gate = finding_coded(checked, "flashinfer-nvcc-gate-unverified");
+  EXPECT_EQ(gate.severity, Severity::warning);
+  EXPECT_EQ(gate.summary,
+            "FlashInfer 0.7.0 is newer than the releases whose nvcc gate the catalog read (0.6.7 "
+            "to 0.6.18): those refuse compute capability 12.0 with nvcc 12.8 at "
+            "/usr/local/cuda-12.8/bin/nvcc; this one may not");
+  EXPECT_THAT(gate.rule, ::testing::HasSubstr("PR #3633"));
+  EXPECT_THAT(gate.fix, ::testing::StartsWith("no toolkit on this node satisfies every rule: "
+                                              "install cuda-nvcc-12-9"));
+}
+
 // "12.0f" needs nvcc 12.9; with only 12.8 on the node the fix offers the arch-specific target.
 TEST(FlashInferRules, FamilyTargetOnNvcc12_8NamesTargetAndTheSuffixThatWorks) {
   auto checked = check_scenario(scenario_named("arch-list-family-on-nvcc-12.8"));
