@@ -140,7 +140,7 @@ struct Node {
     std::ofstream(request.unit_file) << kOld;
     std::ofstream(request.snapshot) << "old = true\n";
     request.installed = kOld;
-    manager.add_unit(kUnit, active_state);
+    manager.add_unit(kUnit, active_state, request.unit_file.string());
   }
   UpTransition transition() {
     auto status = manager.status(kUnit);
