@@ -187,7 +187,7 @@ Result<std::optional<CacheRecords>> CacheRecords::open_existing(
     const std::filesystem::path& directory) {
   auto fd = open_directory_nofollow(directory);
   if (!fd) {
-    if (fd.error().message.ends_with(std::strerror(ENOENT))) return std::optional<CacheRecords>{};
+    if (fd.error().errno_value == ENOENT) return std::optional<CacheRecords>{};
     return std::unexpected(fd.error());
   }
   return std::optional<CacheRecords>(CacheRecords(directory, std::move(*fd)));

@@ -94,10 +94,5 @@ inline constexpr std::string_view kContainerByValueVariable = "HOME";
 inline constexpr std::string_view kContainerByValuePrefix = "XDG_";
 // The container's name: gpulaunch-PROFILE, the unit's name without ".service".
 inline constexpr std::string_view kContainerNamePrefix = "gpulaunch-";
-// The variables the unit sets for a venv engine that must not reach an image's: the image has its
-// own PATH, toolkit and libraries, and CDI numbers the assigned GPUs from 0 inside, so the host's
-// CUDA_VISIBLE_DEVICES indices would name the wrong ones.
-inline constexpr std::string_view kHostOnlyVariables[] = {
-    "PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "VIRTUAL_ENV", "CUDA_VISIBLE_DEVICES"};
 
 }  // namespace gl

@@ -2,6 +2,7 @@
 #include "catalog/cuda_arch.hpp"
 
 #include <array>
+#include <string>
 
 namespace gl {
 namespace {
@@ -58,17 +59,37 @@ constexpr std::array kDriverRequirements{
     DriverRequirement{12, 525},
 };
 
-// flashinfer/compilation_context.py, CompilationContext._normalize_cuda_arch
-// (flashinfer-ai/flashinfer main fb28d72, nightly-v0.6.18-20260819-27): a 12.x GPU needs nvcc 12.9
-// or newer (120 gets the 12.0f family target, 121 its own 12.1a), else the build is refused.
-// Introduced by e2f821b8c (#2839); v0.6.7 is the first release tag that contains it.
+// flashinfer/compilation_context.py, CompilationContext._normalize_cuda_arch: a 12.x GPU needs
+// nvcc 12.9 or newer (120 gets the 12.0f family target, 121 its own 12.1a), else it raises "SM
+// 12.x requires CUDA >= 12.9", which the JIT swallows. Introduced by e2f821b8c (#2839); read in
+// the flashinfer-ai/flashinfer tags v0.6.7 (the first release with it), v0.6.17 and v0.6.18rc7
+// and on main at fb28d72 (version.txt 0.6.18, 2026-08-22); v0.6.6 has no such check.
+// flashinfer-ai/flashinfer PR #3633 ("fix(jit): refresh stale arch detection and allow SM120 on
+// CUDA 12.8"), merged after 2026-09-07 and so after 0.6.18, relaxes it for SM120: a later
+// release is judged by a warning, not refused.
 constexpr std::array kJitGates{
-    JitGate{
-        "flashinfer",
-        {0, 6, 7},
-        12,
-        {12, 9, 0},
-        "FlashInfer JIT architecture check (flashinfer/compilation_context.py, FlashInfer #2839)"},
+    JitGate{"flashinfer",
+            {0, 6, 7},
+            {0, 6, 18},
+            12,
+            {12, 9, 0},
+            "flashinfer/compilation_context.py _normalize_cuda_arch, read in v0.6.7 to 0.6.18 "
+            "(fb28d72), FlashInfer #2839",
+            "FlashInfer PR #3633 (merged after 0.6.18) allows SM120 on CUDA 12.8"},
+};
+
+// CUDA releases NVIDIA's apt repositories ship as cuda-nvcc-X-Y (developer.download.nvidia.com/
+// compute/cuda/repos/<distro>/x86_64, installed at /usr/local/cuda-X.Y): those the arch rows
+// above were read for, 11.0 up to 13.0. A release is listed only where the arch table knows what
+// it compiles for.
+constexpr std::array kToolkitReleases{
+    ToolkitRelease{{11, 0, 0}}, ToolkitRelease{{11, 1, 0}}, ToolkitRelease{{11, 2, 0}},
+    ToolkitRelease{{11, 3, 0}}, ToolkitRelease{{11, 4, 0}}, ToolkitRelease{{11, 5, 0}},
+    ToolkitRelease{{11, 6, 0}}, ToolkitRelease{{11, 7, 0}}, ToolkitRelease{{11, 8, 0}},
+    ToolkitRelease{{12, 0, 0}}, ToolkitRelease{{12, 1, 0}}, ToolkitRelease{{12, 2, 0}},
+    ToolkitRelease{{12, 3, 0}}, ToolkitRelease{{12, 4, 0}}, ToolkitRelease{{12, 5, 0}},
+    ToolkitRelease{{12, 6, 0}}, ToolkitRelease{{12, 8, 0}}, ToolkitRelease{{12, 9, 0}},
+    ToolkitRelease{{13, 0, 0}},
 };
 
 }  // namespace
@@ -81,6 +102,16 @@ std::span<const DriverRequirement> driver_requirements() {
 }
 std::span<const JitGate> jit_gates() {
   return kJitGates;
+}
+std::span<const ToolkitRelease> toolkit_releases() {
+  return kToolkitReleases;
+}
+
+std::string ToolkitRelease::package() const {
+  return "cuda-nvcc-" + std::to_string(version.major) + "-" + std::to_string(version.minor);
+}
+std::string ToolkitRelease::root() const {
+  return "/usr/local/cuda-" + version.major_minor();
 }
 
 std::optional<Version> min_nvcc_for(ComputeCapability capability) {

@@ -14,6 +14,7 @@
 
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -43,17 +44,31 @@ struct DriverRequirement {
 };
 
 // A JIT library that refuses some architectures below an nvcc version, from a library version on.
+// The gate holds where it was read: releases `since` through `verified_through`. A newer release
+// may have dropped or moved it (`check` warns there instead of refusing, with `changed_by`).
 struct JitGate {
   std::string_view package;  // dist name as read from METADATA, normalised: "flashinfer"
   Version since;             // library versions at or above this carry the gate
+  Version verified_through;  // the newest release read that still carries it
   int arch_major;            // compute-capability major the gate covers (12 = sm_12x)
   Version min_nvcc;
-  std::string_view reference;
+  std::string_view reference;   // the upstream file and the releases it was read in
+  std::string_view changed_by;  // what upstream changed after verified_through, "" if nothing known
+};
+
+// A CUDA toolkit NVIDIA's apt repositories ship as cuda-nvcc-X-Y, installed at
+// /usr/local/cuda-X.Y: what `check` may name when no toolkit on the node passes every rule.
+struct ToolkitRelease {
+  Version version;              // major.minor
+  std::string package() const;  // "cuda-nvcc-12-9"
+  std::string root() const;     // "/usr/local/cuda-12.9"
 };
 
 std::span<const ArchRequirement> arch_requirements();
 std::span<const DriverRequirement> driver_requirements();
 std::span<const JitGate> jit_gates();
+// Ascending by version.
+std::span<const ToolkitRelease> toolkit_releases();
 
 // The table row for a capability; nullopt for one the table does not know.
 std::optional<Version> min_nvcc_for(ComputeCapability capability);

@@ -511,27 +511,49 @@ constexpr DrainFacts kPlainSigterm{
 // The flags gpulaunch adds that not every release takes, one table for every engine. A flag
 // absent here is in every release gpulaunch supports.
 constexpr std::array kFlagVersions{
-    // The phase-split CUDA-graph flags (sgl-project/sglang #23906, "Cuda Graph Runner/Backend
-    // Refactor", 2026-06; the release/v0.5.16 branch is the first cut after it):
-    // python/sglang/srt/server_args.py adds --cuda-graph-max-bs-decode and keeps
-    // --cuda-graph-max-bs as a DeprecatedAliasStoreAction storing into cuda_graph_max_bs_decode,
-    // so the old spelling works everywhere (with a warning on new releases); an older SGLang
-    // exits 2 on the new one ("unrecognized arguments").
-    FlagVersions{EngineKind::sglang, "--cuda-graph-max-bs-decode", "0.5.16", "--cuda-graph-max-bs",
-                 "python/sglang/srt/server_args.py, sgl-project/sglang #23906 (2026-06), v0.5.16"},
+    // The phase-split CUDA-graph flags: sgl-project/sglang #23906 ("[Refactor] Cuda Graph
+    // Runner/Backend Refactor"; its review of 2026-06-01 shows python/sglang/srt/server_args.py
+    // gaining cuda_graph_max_bs_decode among the per-phase inputs) adds --cuda-graph-max-bs-decode
+    // and keeps --cuda-graph-max-bs as a DeprecatedAliasStoreAction storing into it, so the old
+    // spelling works everywhere (with a warning on new releases); an older SGLang exits 2 on the
+    // new one ("unrecognized arguments"). sgl-project/sglang-omni #1048 (2026-07-13) moves from
+    // 0.5.12.post1, which lacks the phase-aware runtime, to 0.5.15, which has it: 0.5.15 is the
+    // first release known to take the flag. 0.5.13 and 0.5.14 were not read; they get the old
+    // spelling, which every release takes, so a guess costs at most the deprecation warning.
+    FlagVersions{EngineKind::sglang, "--cuda-graph-max-bs-decode", "0.5.15", "--cuda-graph-max-bs",
+                 "python/sglang/srt/server_args.py, sgl-project/sglang #23906 (2026-06), "
+                 "v0.5.15 (sgl-project/sglang-omni #1048)",
+                 "0.5.12"},
     // The multiprocessing executor's own multi-node rendezvous (vllm-project/vllm #23691, "[V1]
     // Support MP Executor for multi node distributed inference", merged after v0.11.0 was cut):
     // vllm/engine/arg_utils.py's parallel group adds --nnodes/-n, --node-rank/-r, --master-addr
     // and --master-port; before it, multi-node tp x pp needed a Ray cluster, which gpulaunch does
     // not run.
     FlagVersions{EngineKind::vllm, "--nnodes", "0.11.1", "",
-                 "vllm/engine/arg_utils.py, vllm-project/vllm #23691, v0.11.1"},
+                 "vllm/engine/arg_utils.py, vllm-project/vllm #23691, v0.11.1", "0.11.0"},
     FlagVersions{EngineKind::vllm, "--node-rank", "0.11.1", "",
-                 "vllm/engine/arg_utils.py, vllm-project/vllm #23691, v0.11.1"},
+                 "vllm/engine/arg_utils.py, vllm-project/vllm #23691, v0.11.1", "0.11.0"},
     FlagVersions{EngineKind::vllm, "--master-addr", "0.11.1", "",
-                 "vllm/engine/arg_utils.py, vllm-project/vllm #23691, v0.11.1"},
+                 "vllm/engine/arg_utils.py, vllm-project/vllm #23691, v0.11.1", "0.11.0"},
     FlagVersions{EngineKind::vllm, "--master-port", "0.11.1", "",
-                 "vllm/engine/arg_utils.py, vllm-project/vllm #23691, v0.11.1"},
+                 "vllm/engine/arg_utils.py, vllm-project/vllm #23691, v0.11.1", "0.11.0"},
+    // Multi-node data parallelism and headless ranks (kVllmMultiNode): vllm-project/vllm #15977
+    // ("[V1] DP scale-out (2/N)", in review 2025-04-04) adds --data-parallel-size-local and
+    // --data-parallel-start-rank (vllm/engine/arg_utils.py, vllm/entrypoints/cli/serve.py) with
+    // headless engine ranks; vllm-project/vllm-ascend #649 (2025-04-25) still describes --headless
+    // and --data-parallel-size-local as coming. The range read from those two, not from a tagged
+    // source: v0.8.4 (2025-04-14) taken to lack them, v0.9.0 the first release to have them;
+    // v0.8.5 (2025-04-28) lies between, where check warns instead of refusing.
+    FlagVersions{EngineKind::vllm, "--headless", "0.9.0", "",
+                 "vllm/entrypoints/cli/serve.py, vllm-project/vllm #15977, v0.9.0", "0.8.4"},
+    FlagVersions{EngineKind::vllm, "--data-parallel-size-local", "0.9.0", "",
+                 "vllm/engine/arg_utils.py, vllm-project/vllm #15977, v0.9.0", "0.8.4"},
+    FlagVersions{EngineKind::vllm, "--data-parallel-start-rank", "0.9.0", "",
+                 "vllm/entrypoints/cli/serve.py, vllm-project/vllm #15977, v0.9.0", "0.8.4"},
+    FlagVersions{EngineKind::vllm, "--data-parallel-address", "0.9.0", "",
+                 "vllm/engine/arg_utils.py, vllm-project/vllm #15977, v0.9.0", "0.8.4"},
+    FlagVersions{EngineKind::vllm, "--data-parallel-rpc-port", "0.9.0", "",
+                 "vllm/engine/arg_utils.py, vllm-project/vllm #15977, v0.9.0", "0.8.4"},
     // The drain bound (kVllmDrain): vllm/engine/arg_utils.py EngineArgs.shutdown_timeout.
     FlagVersions{
         EngineKind::vllm, "--shutdown-timeout", "0.18.0", "",

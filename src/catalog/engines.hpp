@@ -30,6 +30,10 @@ struct FlagVersions {
   std::string_view since;   // the first release that takes `flag`
   std::string_view before;  // empty: releases before `since` have no spelling of it
   std::string_view source;  // the upstream file and version this was read from
+  // The range it was verified on: the newest release read that lacks the flag (it and older
+  // ones are refused). Between it and `since` no release was read: `check` warns there instead
+  // of refusing. Empty: every release before `since` is taken to lack it.
+  std::string_view last_without = {};
 };
 std::span<const FlagVersions> flag_versions();
 // The row for `flag` of `kind`; nullptr where the flag is in every release gpulaunch knows.

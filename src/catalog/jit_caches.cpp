@@ -96,6 +96,19 @@ std::span<const JitCache> jit_caches() {
        true,
        "keyed by toolkit and arch",
        ""},
+      // NVIDIA/cutlass python/CuTeDSL/cutlass/base_dsl/cache_helpers.py,
+      // get_default_generated_ir_path (commit 30221d6, the nvidia-cutlass-dsl package): the CuTe
+      // DSL's compiled kernels go to CUTE_DSL_CACHE_DIR, default $TMPDIR (else
+      // tempfile.gettempdir())/<user>/cutlass_python_cache, which PrivateTmp=yes empties at every
+      // start. FlashInfer's, SGLang's and FlashAttention 4's CuTe DSL kernels compile through it.
+      // How an entry is keyed was not read: treated as not keyed.
+      {"cute-dsl",
+       "cute_dsl",
+       {{"CUTE_DSL_CACHE_DIR", ""}},
+       false,
+       "keying unverified: treated as not keyed; its default lives in the temp dir, which "
+       "PrivateTmp=yes empties at every start",
+       ""},
       // vllm-project/vllm vllm/envs.py, environment_variables["VLLM_CACHE_ROOT"] (commit f218f9c):
       // default <XDG_CACHE_HOME or ~/.cache>/vllm. The "config and code hash" keying of its
       // torch.compile cache was not re-read for this comment.

@@ -21,6 +21,14 @@ inline constexpr std::string_view kNvmlVersionMismatchText =
 inline constexpr std::string_view kNvidiaSmiVersionMismatchText =
     "Failed to initialize NVML: Driver/library version mismatch";
 
+// The driver's libraries installed, its kernel module not loaded: nvml.h
+// NVML_ERROR_DRIVER_NOT_LOADED (9) from nvmlInit_v2 ("Driver Not Loaded"), and nvidia-smi's line
+// before it exits 9. Both read from Debian 12's libnvidia-ml1 and nvidia-smi 535.261.03-1, run
+// on a node without the module (tests/integration/nvidia_real_programs_test.sh).
+inline constexpr int kNvmlErrorDriverNotLoaded = 9;
+inline constexpr std::string_view kNvidiaSmiNoDriverText =
+    "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver";
+
 // nvml.h NVML_GPU_FABRIC_STATE_*: where a GPU is in registering with the NVLink fabric
 // (nvmlDeviceGetGpuFabricInfoV; Hopper and newer, NVSwitch systems).
 enum class FabricState { not_supported = 0, not_started = 1, in_progress = 2, completed = 3 };

@@ -12,8 +12,16 @@ const std::vector<PrecompileStep>& steps() {
       // dummy weights, CUDA graphs and torch.compile off and the compile-deep-gemm warm-up; rank 0
       // waits for /v1/models and sends one /generate, then it prints the line below, sleeps 10 s
       // and kills its server; a server not ready within --timeout raises TimeoutError (exit 1).
-      // The kernels land in DG_JIT_CACHE_DIR. Some releases add --compile-mode online|offline
-      // with differing defaults: not passed, so each release runs its own default.
+      // The kernels land in DG_JIT_CACHE_DIR.
+      // --compile-mode (read for issue 42): sgl-project/sglang #5840 ("offline compile_deep_gemm
+      // for PD", 2025-04-28) added it to CompileArgs with default "offline", which serves nothing,
+      // prints no finished line, raises NotImplementedError for all but DeepseekV3ForCausalLM and
+      // writes DG_CACHE_DIR; the PR was closed unmerged, and the copies holding the option
+      // (commit 01117d9, and one defaulting to "online") are its branch's. Main at 06c48ca has
+      // --timeout alone, and a release's run in sgl-project/sglang #8321 (2025-07-24) prints the
+      // online path's lines ("Disable CUDA Graph and Torch Compile to save time...", "Begin
+      // DeepGEMM Kernels compilation..."). No release read takes the option, so it is not passed:
+      // on a release without it `--compile-mode online` exits 2 ("unrecognized arguments").
       {EngineKind::sglang,
        "sglang.compile_deep_gemm",
        "--timeout",

@@ -25,6 +25,7 @@
 #include "profile/validate.hpp"
 #include "rules/node_probe.hpp"
 #include "util/atomic_file.hpp"
+#include "util/byte_size.hpp"
 #include "util/state_paths.hpp"
 #include "util/system_users.hpp"
 #include "util/terminal_text.hpp"
@@ -33,17 +34,6 @@
 
 namespace gl {
 namespace {
-
-std::string human_size(std::uint64_t bytes) {
-  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  double value = static_cast<double>(bytes);
-  size_t unit = 0;
-  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
-    value /= 1024;
-    ++unit;
-  }
-  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, kUnits[unit]);
-}
 
 Result<LaunchPlan> plan_for(const CliContext& context, const std::string& name, Profile* out) {
   GL_TRY(auto profile, load_profile(context.profile_source(), name));
@@ -83,7 +73,7 @@ int list_caches(const CliContext& context, const std::string& name) {
   for (const auto& cache : state->caches)
     fmt::print(
         "{:<{}}  {:<{}}  {:>10}  {:<7}  {}\n", cache.name, name_width, cache.path, path_width,
-        cache.usage.exists && cache.state != CacheState::foreign ? human_size(cache.usage.bytes)
+        cache.usage.exists && cache.state != CacheState::foreign ? format_bytes(cache.usage.bytes)
                                                                  : "-",
         cache_state_name(cache.state),
         cache.keys_itself ? std::string("yes")
@@ -133,7 +123,7 @@ int clear(const CliContext& context, const std::string& name,
   auto records = cache_records_directory(profile.name, state_root);
   auto removals = clear_caches(*plan, names, records, [&](const Removal& removal) {
     ++count;
-    fmt::print("removed {} ({}): {}\n", terminal_text(removal.what), human_size(removal.bytes),
+    fmt::print("removed {} ({}): {}\n", terminal_text(removal.what), format_bytes(removal.bytes),
                terminal_text(removal.why));
   });
   if (!removals) return report(removals.error());
@@ -174,7 +164,8 @@ int export_archive(const CliContext& context, const std::string& name,
   std::FILE* said = to_stdout ? stderr : stdout;
   for (const auto& cache : manifest.caches)
     fmt::print(said, "exported {}: {} file(s), {} (fingerprint {}, digest {})\n", cache.name,
-               cache.files, human_size(cache.bytes), cache.fingerprint, cache.digest.substr(0, 12));
+               cache.files, format_bytes(cache.bytes), cache.fingerprint,
+               cache.digest.substr(0, 12));
   fmt::print(said, "wrote {}\n", to_stdout ? std::string("stdout") : terminal_text(output));
   return 0;
 }
@@ -216,15 +207,15 @@ int import_archive(const CliContext& context, const std::string& name, const std
     return report(Error{fmt::format("Failed to import '{}': not a regular file{}", shown,
                                     from_stdin ? " or a pipe" : "")});
   const ImportOptions options{{cache_records_directory(profile.name, state_root), *owner}, {}};
-  auto imported = import_caches(*plan, node_inputs(profile, *plan), options, fd, shown,
-                                [](const Removal& removal) {
-                                  fmt::print("removed {} ({}): {}\n", terminal_text(removal.what),
-                                             human_size(removal.bytes), terminal_text(removal.why));
-                                });
+  auto imported = import_caches(
+      *plan, node_inputs(profile, *plan), options, fd, shown, [](const Removal& removal) {
+        fmt::print("removed {} ({}): {}\n", terminal_text(removal.what),
+                   format_bytes(removal.bytes), terminal_text(removal.why));
+      });
   if (!imported) return report(imported.error());
   for (const auto& cache : imported->caches)
     fmt::print("imported {} into {}: {} file(s), {}{}\n", cache.name, cache.path, cache.files,
-               human_size(cache.bytes),
+               format_bytes(cache.bytes),
                cache.replaced_entries > 0
                    ? fmt::format(" (the {} entries it held before removed)", cache.replaced_entries)
                    : std::string());

@@ -9,10 +9,13 @@
 #include "cli/findings_report.hpp"
 #include "facts/gather.hpp"
 #include "plan/launch_plan.hpp"
+#include "profile/installed_snapshot.hpp"
 #include "profile/secret_files.hpp"
 #include "profile/validate.hpp"
 #include "rules/check.hpp"
 #include "rules/installed_profiles.hpp"
+#include "rules/service_view.hpp"
+#include "systemd/manager.hpp"
 #include "util/state_paths.hpp"
 
 namespace gl {
@@ -44,9 +47,10 @@ Summary check_installed(const NodeFs& node, const InstalledProfileFact& installe
     return summary;
   };
   if (installed.problem) return failed(*installed.problem);
-  auto profile =
-      load_profile(DirectorySource({}), installed_snapshot_path(node, installed).string());
-  if (!profile) return failed(profile.error().message);
+  auto read = load_installed_profile(installed.name, installed_snapshot_path(node, installed));
+  if (!read) return failed(read.error().message);
+  if (!*read) return failed(fmt::format("no snapshot at '{}' any more", installed.snapshot));
+  const std::optional<Profile>& profile = *read;
   if (node.root() == "/")
     if (auto secrets = check_secret_files(*profile); !secrets) {
       summary.exit_code = kCheckErrors;
@@ -121,7 +125,14 @@ Facts check_facts(const Profile& profile, const LaunchPlan& plan, const ShellEnv
   auto request = facts_request(profile, plan, shell);
   request.probe_ports = root == "/";
   if (root == "/") request.host = system_host_sources();
-  return gather_facts(NodeFs(root), request);
+  Facts facts = gather_facts(NodeFs(root), request);
+  // Where the profile is already serving, the node is judged as its service sees it: the port
+  // its own processes alone hold is no conflict (rules/service_view).
+  const bool taken = std::ranges::any_of(facts.ports, [](const PortFact& p) { return p.taken; });
+  if (root == "/" && taken)
+    if (auto manager = connect_systemd(ManagerScope::system))
+      see_as_service(facts, **manager, NodeFs(root), profile.unit_name());
+  return facts;
 }
 
 int print_check_verdict(const Profile& profile, const LaunchPlan& plan, const Facts& facts,

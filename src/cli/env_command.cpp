@@ -1,39 +1,42 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <fmt/core.h>
 
+#include "cli/command_preamble.hpp"
 #include "cli/context.hpp"
 #include "group/remote.hpp"
-#include "plan/launch_plan.hpp"
+#include "log/logger.hpp"
+#include "plan/node_launch.hpp"
 #include "profile/profile_name.hpp"
-#include "profile/validate.hpp"
 #include "unit/unit_environment.hpp"
 
 namespace gl {
 
+namespace {
+
+struct EnvArgs : ProfileArgs {
+  std::string root = "/";
+};
+
+}  // namespace
+
 void add_env_command(CLI::App& app, CliContext& context) {
   auto* command = app.add_subcommand(
       "env", "Print the environment the unit's engine gets, as POSIX shell exports");
-  static std::string name;
-  static long long node_rank = 0;
-  command->add_option("profile", name, "Profile name or path to a .toml file")
-      ->required()
-      ->check(profile_argument_check());
-  command->add_option("--node-rank", node_rank, "Rank of this node in a multi-node profile")
-      ->check(CLI::Range(0LL, 1023LL));
+  static EnvArgs args;
+  add_profile_args(command, args, {});
+  command->add_option("--root", args.root,
+                      "Read the node (engine release, InfiniBand, routes) under this directory "
+                      "instead of /");
   command->callback([&context] {
-    auto profile = load_profile(context.profile_source(), name);
+    auto profile = load_for_rank(context, args);
     if (!profile) {
       context.exit_code = report(profile.error());
       return;
     }
-    if (node_rank >= profile->parallelism.nodes) {
-      context.exit_code =
-          report(Error{fmt::format("--node-rank {} is outside profile '{}', which spans {} node(s)",
-                                   node_rank, profile->name, profile->parallelism.nodes)});
-      return;
-    }
-    // The same plan the unit is rendered from: the environment is not derived a second time.
-    const LaunchPlan plan = make_launch_plan(*profile, LaunchOptions{node_rank, std::nullopt});
+    // The plan `up` renders this node's unit from (plan/node_launch): the environment is not
+    // derived a second time.
+    const NodePlan node = node_launch_plan(*profile, args.node_rank, NodeFs(args.root));
+    for (const auto& warning : node.launch.warnings) logging::warning(warning);
     const std::string unit = unit_name_for(profile->name);
     fmt::print(
         "# The environment of {}'s engine, as its unit sets it (`eval \"$(gpulaunch env {})\"`).\n",
@@ -41,7 +44,7 @@ void add_env_command(CLI::App& app, CliContext& context) {
     fmt::print(
         "# systemd adds its own per start: INVOCATION_ID, NOTIFY_SOCKET, CREDENTIALS_DIRECTORY,\n"
         "# and USER, LOGNAME, SHELL for service.user.\n");
-    for (const UnitVariable& variable : unit_environment(*profile, plan)) {
+    for (const UnitVariable& variable : unit_environment(*profile, node.plan)) {
       if (variable.credential)
         fmt::print(
             "# [secrets] {}: a systemd credential; its value is never printed, and this file "

@@ -4,11 +4,12 @@
 
 #include <fmt/core.h>
 
+#include "cli/command_preamble.hpp"
 #include "cli/context.hpp"
 #include "cli/upgrade_gate.hpp"
 #include "facts/node_fs.hpp"
-#include "facts/python_env.hpp"
 #include "log/logger.hpp"
+#include "plan/node_launch.hpp"
 #include "profile/validate.hpp"
 #include "util/timekeeper.hpp"
 #include "util/try.hpp"
@@ -16,10 +17,7 @@
 namespace gl {
 namespace {
 
-struct GateOptions {
-  std::string profile;
-  long long node_rank = 0;
-};
+struct GateOptions : ProfileArgs {};
 
 struct Loaded {
   Profile profile;
@@ -31,15 +29,12 @@ Result<Loaded> load(const CliContext& context, const GateOptions& options) {
   auto source = context.profile_source();
   GL_TRY(auto merged, load_merged(source, options.profile));
   GL_TRY(auto profile, validate_profile(merged));
-  if (options.node_rank >= profile.parallelism.nodes)
-    return failf("--node-rank {} is outside profile '{}', which spans {} node(s)",
-                 options.node_rank, profile.name, profile.parallelism.nodes);
-  LaunchOptions launch{options.node_rank, std::nullopt};
-  if (profile.engine.venv)
-    launch.engine_version =
-        installed_engine_version(NodeFs(), profile.engine.kind, *profile.engine.venv);
-  LaunchPlan plan = make_launch_plan(profile, launch);
-  return Loaded{std::move(profile), std::move(plan), launch.engine_version};
+  GL_TRY_VOID(check_node_rank(profile, options.node_rank));
+  // The plan of the unit that serves (plan/node_launch), as `up` rendered it.
+  NodePlan node = node_launch_plan(profile, options.node_rank, NodeFs());
+  for (const auto& warning : node.launch.warnings) logging::warning(warning);
+  auto engine_version = node.launch.options.engine_version;
+  return Loaded{std::move(profile), std::move(node.plan), std::move(engine_version)};
 }
 
 int record(const CliContext& context, const GateOptions& options) {
@@ -73,13 +68,9 @@ void add_gate_command(CLI::App& app, CliContext& context) {
   gate->require_subcommand(1);
   static GateOptions options;
   auto add = [&](CLI::App* command) {
-    command->add_option("profile", options.profile, "Profile name or path to a .toml file")
-        ->required()
-        ->check(profile_argument_check());
-    command
-        ->add_option("--node-rank", options.node_rank,
-                     "Rank of this node (a multi-node group gates through rank 0)")
-        ->check(CLI::Range(0LL, 1023LL));
+    add_profile_args(
+        command, options,
+        {.node_rank_help = "Rank of this node (a multi-node group gates through rank 0)"});
   };
   auto* record_command = gate->add_subcommand(
       "record", "Ask the running engine the [gate] prompts and load; keep it as the record");

@@ -31,17 +31,4 @@ std::string render_for_install(const Profile& profile, const LaunchPlan& plan, M
   return render_unit(profile, plan, options).to_text();
 }
 
-std::string describe_state(const UnitStatus& status) {
-  if (status.load_state != "loaded") return status.load_state;
-  std::string text = fmt::format("{} ({})", status.active_state, status.sub_state);
-  if (status.result != "success" && !status.result.empty()) {
-    text += fmt::format(", last result: {}", status.result);
-    if (status.exec_main_code == 1)
-      text += fmt::format(", exit status {}", status.exec_main_status);
-    if (status.exec_main_code == 2 || status.exec_main_code == 3)
-      text += fmt::format(", signal {}", status.exec_main_status);
-  }
-  return text;
-}
-
 }  // namespace gl

@@ -23,7 +23,4 @@ std::string render_for_install(const Profile& profile, const LaunchPlan& plan, M
 // This executable's absolute path: the installed one, or the build tree's when run from there.
 std::string own_binary();
 
-// "active (running)", "failed (exit-code, status 78)", ...
-std::string describe_state(const UnitStatus& status);
-
 }  // namespace gl

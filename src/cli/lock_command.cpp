@@ -9,6 +9,7 @@
 
 #include "caches/cache_digest.hpp"
 #include "caches/fingerprint_facts.hpp"
+#include "cli/command_preamble.hpp"
 #include "cli/context.hpp"
 #include "cli/locked.hpp"
 #include "cli/upgrade_gate.hpp"
@@ -81,11 +82,8 @@ int lock(const CliContext& context, const std::string& name, const std::string& 
          long long node_rank, const NodeOptions& options, const std::string& cache_archive) {
   auto loaded = load(context, name);
   if (!loaded) return report(loaded.error(), 2);
-  if (node_rank >= loaded->profile.parallelism.nodes)
-    return report(
-        Error{fmt::format("--node-rank {} is outside profile '{}', which spans {} node(s)",
-                          node_rank, loaded->profile.name, loaded->profile.parallelism.nodes)},
-        2);
+  if (auto rank = check_node_rank(loaded->profile, node_rank); !rank)
+    return report(rank.error(), 2);
   auto facts = node_facts(loaded->profile, make_launch_plan(loaded->profile), options);
   if (!facts) return report(facts.error(), 2);
   // The launcher follows the engine version the facts hold, which the lock records too.
@@ -216,23 +214,18 @@ Result<std::vector<FieldRow>> locked_drift(const std::string& lock_path,
 void add_lock_command(CLI::App& app, CliContext& context) {
   auto* command = app.add_subcommand(
       "lock", "Write a lockfile: merged profile, node facts, model identity, unit hash");
-  static std::string name;
+  static ProfileArgs args;
   static std::string output;
-  static long long node_rank = 0;
   static NodeOptions options;
-  command->add_option("profile", name, "Profile name or path to a .toml file")
-      ->required()
-      ->check(profile_argument_check());
+  add_profile_args(command, args, {});
   command->add_option("-o,--output", output, "Write the lock to this file (default: stdout)");
-  command->add_option("--node-rank", node_rank, "Rank of this node in a multi-node profile")
-      ->check(CLI::Range(0LL, 1023LL));
   add_node_options(command, options);
   static std::string cache_archive;
   command->add_option("--cache-archive", cache_archive,
                       "Record the SHA-256 of this archive from `cache export`, the caches the "
                       "deployment is seeded from");
   command->callback([&context] {
-    context.exit_code = lock(context, name, output, node_rank, options, cache_archive);
+    context.exit_code = lock(context, args.profile, output, args.node_rank, options, cache_archive);
   });
 }
 

@@ -11,6 +11,7 @@
 namespace gl {
 
 class SystemdManager;
+struct Profile;
 struct CliContext;
 
 void add_metrics_command(CLI::App& app, CliContext& context);
@@ -19,7 +20,9 @@ void add_metrics_command(CLI::App& app, CliContext& context);
 // directory from the manager's view of its unit, its history and its caches. Nothing is written,
 // and nothing said, where the directory does not exist; a failure is one warning line on stderr,
 // never the caller's failure. `manager` may be null: it connects to the system manager itself.
-void write_profile_metrics(const std::string& profile, SystemdManager* manager = nullptr);
+// `installed`: the installed snapshot where the caller has read it (record-exit), else read here.
+void write_profile_metrics(const std::string& profile, SystemdManager* manager = nullptr,
+                           const Profile* installed = nullptr);
 // `down --purge`: the profile is uninstalled, and its metrics file goes with it.
 void remove_profile_metrics(const std::string& profile);
 

@@ -16,8 +16,8 @@
 #include "caches/fingerprint_facts.hpp"
 #include "cli/context.hpp"
 #include "plan/launch_plan.hpp"
+#include "profile/installed_snapshot.hpp"
 #include "profile/profile_name.hpp"
-#include "profile/validate.hpp"
 #include "rules/node_probe.hpp"
 #include "supervise/history.hpp"
 #include "supervise/metrics.hpp"
@@ -29,26 +29,30 @@
 namespace gl {
 namespace {
 
-// The caches of the profile `up` installed (its root-owned snapshot), as `gpulaunch cache` sees
-// them; nullopt when there is no snapshot or it cannot be read.
-std::optional<std::vector<CacheStatus>> installed_caches(const std::string& name) {
-  const auto snapshot = state_paths::snapshot_file(name);
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(snapshot, error)) return std::nullopt;
-  auto profile = load_profile(DirectorySource({}), snapshot.string());
-  if (!profile) return std::nullopt;
-  const LaunchPlan plan = make_launch_plan(*profile);
+// The caches of the profile `up` installed (`installed`: its snapshot, read by the caller; null:
+// read here), as `gpulaunch cache` sees them; nullopt when there is none or it cannot be read.
+std::optional<std::vector<CacheStatus>> installed_caches(const std::string& name,
+                                                         const Profile* installed) {
+  std::optional<Profile> loaded;
+  if (!installed) {
+    auto read = load_installed_profile(name);
+    if (!read || !*read) return std::nullopt;
+    loaded = std::move(**read);
+    installed = &*loaded;
+  }
+  const LaunchPlan plan = make_launch_plan(*installed);
   auto report = inspect_caches(
       plan,
-      fingerprint_inputs(*profile, plan,
-                         probe_node_for(*profile, plan, ShellEnvironment::current())),
+      fingerprint_inputs(*installed, plan,
+                         probe_node_for(*installed, plan, ShellEnvironment::current())),
       cache_records_directory(name, state_paths::kStateRoot));
   if (!report) return std::nullopt;
   return report->caches;
 }
 
 // What root knows about `name` now. A manager that cannot say leaves the unit unknown (not up).
-ProfileMetricsInput gather(const std::string& name, SystemdManager* manager) {
+ProfileMetricsInput gather(const std::string& name, SystemdManager* manager,
+                           const Profile* installed = nullptr) {
   ProfileMetricsInput input;
   input.profile = name;
   input.unit.name = unit_name_for(name);
@@ -58,7 +62,7 @@ ProfileMetricsInput gather(const std::string& name, SystemdManager* manager) {
     input.state = *state;
   else
     fmt::print(stderr, "warning: {}\n", state.error().message);
-  input.caches = installed_caches(name);
+  input.caches = installed_caches(name, installed);
   input.now_usec = system_timekeeper().now_usec();
   return input;
 }
@@ -127,7 +131,8 @@ bool textfile_directory_exists() {
 
 }  // namespace
 
-void write_profile_metrics(const std::string& profile, SystemdManager* manager) {
+void write_profile_metrics(const std::string& profile, SystemdManager* manager,
+                           const Profile* installed) {
   if (!is_root() || !textfile_directory_exists()) return;
   std::unique_ptr<SystemdManager> own;
   if (!manager) {
@@ -135,7 +140,8 @@ void write_profile_metrics(const std::string& profile, SystemdManager* manager) 
     if (connected) own = std::move(*connected);
     manager = own.get();
   }
-  write_one(gather(profile, manager), std::string(state_paths::kTextfileDirectory), false);
+  write_one(gather(profile, manager, installed), std::string(state_paths::kTextfileDirectory),
+            false);
 }
 
 void remove_profile_metrics(const std::string& profile) {

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // `gpulaunch nvidia-devices` (hidden): gpulaunch-nvidia-devices.service's ExecStart=, run by root
 // at boot before any engine. It creates the NVIDIA device nodes the driver has (catalog/
-// nvidia_devices) with the driver's own nvidia-modprobe, which the engine's sandbox could not run.
+// nvidia_devices) with the driver's own nvidia-modprobe, which the engine's sandbox could not run,
+// one call per mode of nvidia-modprobe's main(), and then checks every node's type, major and
+// minor against /proc/devices, not only that a path exists.
 
 #include <chrono>
 #include <string>
@@ -18,31 +20,60 @@
 namespace gl {
 namespace {
 
-std::string join(const std::vector<std::string>& parts) {
+std::string join(const std::vector<std::string>& parts, std::string_view separator = " ") {
   std::string text;
-  for (const auto& part : parts) text += (text.empty() ? "" : " ") + part;
+  for (const auto& part : parts) text += (text.empty() ? "" : std::string(separator)) + part;
   return text;
+}
+
+// The installed nvidia-modprobe's --help, where the nodes need an option not every release has
+// (as nobody: it only prints).
+void ask_modprobe(const NodeFs& node, NvidiaNodesFact& fact) {
+  if (!needs_modprobe_help(fact)) return;
+  auto help = run_unprivileged(node.host_path(std::string(kNvidiaModprobe)).string(),
+                               {std::string(kModprobeHelp)}, std::nullopt);
+  if (help && help->exit_code == 0) read_modprobe_help(fact, help->out);
+}
+
+NvidiaNodesFact probe(const NodeFs& node, const NvidiaNodesFact* asked = nullptr) {
+  NvidiaNodesFact fact = probe_nvidia_nodes(node);
+  if (asked && asked->modprobe_imex_option) {
+    fact.modprobe_version = asked->modprobe_version;
+    fact.modprobe_imex_option = asked->modprobe_imex_option;
+  }
+  ask_modprobe(node, fact);
+  return fact;
+}
+
+void say_imex_gap(const NvidiaNodesFact& fact) {
+  if (auto gap = imex_channel_gap(fact))
+    fmt::print(
+        "gpulaunch: IMEX channel 0 ({}) not made: {}; multi-node NVLink jobs need it: load the "
+        "driver with {} or make it (`gpulaunch check` says how)\n",
+        kImexChannel0Node, *gap, kImexChannel0Option);
 }
 
 Result<void> create_nodes(const std::string& root, bool dry_run) {
   const NodeFs node(root);
-  const NvidiaNodesFact before = probe_nvidia_nodes(node);
-  if (before.driver_loaded && before.missing.empty()) {
-    fmt::print("gpulaunch: NVIDIA device nodes present ({} GPU(s))\n", before.minors.size());
+  NvidiaNodesFact fact = probe(node);
+  auto calls = nvidia_modprobe_calls(fact);
+  if (fact.driver_loaded && calls.empty()) {
+    fmt::print("gpulaunch: NVIDIA device nodes present ({} GPU(s))\n", fact.minors.size());
+    say_imex_gap(fact);
     return {};
   }
-  if (before.minors.empty() && !before.driver_loaded) {
+  if (fact.minors.empty() && !fact.driver_loaded) {
     fmt::print("gpulaunch: no NVIDIA GPU on the PCI bus and no driver loaded: nothing to create\n");
     return {};
   }
-  const auto args = nvidia_modprobe_args(before);
-  const std::string command = fmt::format("{} {}", kNvidiaModprobe, join(args));
   // Under --root (an image, a test fixture) or --dry-run: say what a boot would run.
   if (dry_run || root != "/") {
-    fmt::print("gpulaunch: would run {}\n", command);
+    for (const auto& call : calls)
+      fmt::print("gpulaunch: would run {} {}\n", kNvidiaModprobe, join(call));
+    say_imex_gap(fact);
     return {};
   }
-  if (!before.modprobe_installed)
+  if (!fact.modprobe_installed)
     return failf(
         "Cannot create the NVIDIA device nodes: {} is not installed (apt install "
         "nvidia-modprobe)",
@@ -50,15 +81,28 @@ Result<void> create_nodes(const std::string& root, bool dry_run) {
   // Root runs only a program no other user could have written.
   if (auto reason = user_writable_reason(std::string(kNvidiaModprobe)))
     return failf("Refusing to run '{}': {}", kNvidiaModprobe, *reason);
-  auto ran = run_process(std::string(kNvidiaModprobe), args, std::chrono::seconds(60));
-  if (!ran) return failf("Failed to run '{}': {}", command, ran.error().message);
-  const NvidiaNodesFact after = probe_nvidia_nodes(node);
-  if (ran->exit_code != 0 || !after.missing.empty())
-    return failf("Failed to create the NVIDIA device nodes: '{}' exited {}{}", command,
-                 ran->exit_code,
-                 after.missing.empty() ? std::string() : "; still missing: " + join(after.missing));
-  fmt::print("gpulaunch: ran {}: NVIDIA device nodes present ({} GPU(s))\n", command,
-             after.minors.size());
+  // A driver loaded by the first calls shows its capabilities only then: a second round.
+  std::vector<std::string> ran;
+  for (int round = 0; round < 2 && !calls.empty(); ++round) {
+    for (const auto& call : calls) {
+      const std::string command = fmt::format("{} {}", kNvidiaModprobe, join(call));
+      auto result = run_process(std::string(kNvidiaModprobe), call, std::chrono::seconds(60));
+      if (!result) return failf("Failed to run '{}': {}", command, result.error().message);
+      fmt::print("gpulaunch: ran {}: exit {}\n", command, result->exit_code);
+      ran.push_back(fmt::format("'{}' exited {}", command, result->exit_code));
+    }
+    fact = probe(node, &fact);
+    calls = nvidia_modprobe_calls(fact);
+  }
+  if (!fact.driver_loaded || !fact.missing.empty() ||
+      (fact.imex_channels && !fact.imex_channel0 && fact.modprobe_imex_option.value_or(false)))
+    return failf("Failed to create the NVIDIA device nodes: {}; {}", join(ran, ", "),
+                 !fact.driver_loaded    ? std::string("the driver is still not loaded")
+                 : fact.missing.empty() ? fmt::format("still missing: {}", kImexChannel0Node)
+                                        : "not the driver's: " + join(fact.missing, ", "));
+  fmt::print("gpulaunch: NVIDIA device nodes present and the driver's ({} GPU(s))\n",
+             fact.minors.size());
+  say_imex_gap(fact);
   return {};
 }
 
@@ -74,7 +118,7 @@ void add_nvidia_devices_command(CLI::App& app, CliContext& context) {
   static bool dry_run = false;
   command->add_option("--root", root, "Read the node under this directory (runs nothing)");
   command->add_flag("--dry-run", dry_run,
-                    "Print the nvidia-modprobe command instead of running it");
+                    "Print the nvidia-modprobe calls instead of running them");
   command->callback([&context] {
     if (auto created = create_nodes(root, dry_run); !created)
       context.exit_code = report(created.error());

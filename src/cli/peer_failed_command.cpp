@@ -33,8 +33,7 @@ int peer_failed(const PeerFailedOptions& options) {
   std::optional<MemoryKnob> knob;
   if (!options.knob.empty() && !(knob = parse_memory_knob(options.knob)))
     return report(Error{fmt::format("peer-failed: unknown memory knob '{}'", options.knob)}, 2);
-  const SupervisedProfile supervised =
-      load_supervised(options.profile, state_paths::snapshot_file(options.profile).string());
+  const SupervisedProfile supervised = load_supervised(options.profile);
   const History history(options.profile);
   auto current = history.state_to_update();
   if (!current.problem.empty()) fmt::print("gpulaunch peer-failed: {}\n", current.problem);

@@ -18,8 +18,8 @@
 #include "cli/context.hpp"
 #include "cli/prepare_caches.hpp"
 #include "plan/launch_plan.hpp"
+#include "profile/installed_snapshot.hpp"
 #include "profile/service_user.hpp"
-#include "profile/validate.hpp"
 #include "rules/node_probe.hpp"
 #include "supervise/exit_status.hpp"
 #include "util/safe_file.hpp"
@@ -38,22 +38,8 @@ void say(const std::string& line) {
 
 }  // namespace
 
-Result<void> prepare_profile_caches(const std::string& name, const std::string& snapshot,
+Result<void> prepare_profile_caches(const std::string& name, const Profile& profile,
                                     const std::string& state_root) {
-  std::error_code error;
-  if (!std::filesystem::exists(std::filesystem::symlink_status(snapshot, error))) {
-    say(fmt::format(
-        "no profile snapshot at '{}': JIT caches not checked (install with `gpulaunch up`)",
-        snapshot));
-    return {};
-  }
-  // Root acts on what the snapshot says: only a file no other user could have written.
-  if (auto reason = user_writable_reason(snapshot))
-    return failf("Refusing to use the profile snapshot '{}': {}", snapshot, *reason);
-  GL_TRY(auto profile, load_profile(DirectorySource({}), snapshot));
-  if (profile.name != name)
-    return failf("Refusing to use the profile snapshot '{}': it is of profile '{}', not '{}'",
-                 snapshot, profile.name, name);
   // `up` creates the profile's own user before it installs a unit that names it: without that
   // user, the installed unit is an older gpulaunch's, with no User= (its engine runs as root),
   // so its caches stay root's until `up` installs the new unit.
@@ -95,6 +81,19 @@ Result<void> prepare_profile_caches(const std::string& name, const std::string& 
 
 namespace {
 
+// The installed snapshot at `snapshot` (profile/installed_snapshot), then its caches.
+Result<void> prepare_installed_caches(const std::string& name, const std::string& snapshot,
+                                      const std::string& state_root) {
+  GL_TRY(auto installed, load_installed_profile(name, snapshot));
+  if (!installed) {
+    say(fmt::format(
+        "no profile snapshot at '{}': JIT caches not checked (install with `gpulaunch up`)",
+        snapshot));
+    return {};
+  }
+  return prepare_profile_caches(name, *installed, state_root);
+}
+
 // The verdict for `run`, which starts next as the service user: the marker holds why the start
 // was refused, and is gone once a start was allowed.
 Result<void> leave_verdict(const std::string& name, const std::optional<std::string>& refusal) {
@@ -119,7 +118,7 @@ void add_prepare_caches_command(CLI::App& app, CliContext& context) {
   command->add_option("--snapshot", snapshot, "The merged profile `up` installed")->required();
   command->add_option("--state-root", state_root, "Where root keeps its state (tests)");
   command->callback([&context] {
-    auto prepared = prepare_profile_caches(profile, snapshot, state_root);
+    auto prepared = prepare_installed_caches(profile, snapshot, state_root);
     std::optional<std::string> refusal;
     if (!prepared) refusal = prepared.error().message;
     if (auto left = leave_verdict(profile, refusal); !left)

@@ -17,10 +17,8 @@ int main(int argc, char** argv) {
   CLI::App app{"Record the phases of the start that just became ready (the unit's ExecStartPost=)",
                "gpulaunch-record-start"};
   app.set_version_flag("--version", std::string("gpulaunch-record-start ") + GPULAUNCH_VERSION);
-  std::string profile, snapshot;
+  std::string profile;
   app.add_option("--profile", profile, "Profile name")->required();
-  app.add_option("--snapshot", snapshot,
-                 "The merged profile `up` wrote (unused; kept for the unit)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

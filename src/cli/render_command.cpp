@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include "catalog/sandbox_allowances.hpp"
+#include "cli/command_preamble.hpp"
 #include "cli/context.hpp"
 #include "cli/lifecycle.hpp"
 #include "engines/engine_argv.hpp"
@@ -16,22 +17,17 @@ namespace gl {
 
 void add_render_command(CLI::App& app, CliContext& context) {
   auto* command = app.add_subcommand("render", "Print the systemd unit a profile becomes");
-  static std::string name;
+  static ProfileArgs args;
   static std::string binary;
-  static long long node_rank = 0;
   static std::string engine_version;
   static bool infiniband = false;
   static std::string socket_interface;
   static std::vector<std::string> devices;
   static bool mps = false;
-  command->add_option("profile", name, "Profile name or path to a .toml file")
-      ->required()
-      ->check(profile_argument_check());
+  add_profile_args(command, args, {});
   command->add_option("--gpulaunch-bin", binary,
                       "gpulaunch binary the unit runs (default: this one, so a build tree renders "
                       "a unit that runs the build tree)");
-  command->add_option("--node-rank", node_rank, "Rank of this node in a multi-node profile")
-      ->check(CLI::Range(0LL, 1023LL));
   // render reads nothing from the node, so the same inputs give the same unit: the launcher
   // follows the engine version only when it is given here (`up` reads it from the venv).
   command->add_option("--engine-version", engine_version,
@@ -59,8 +55,7 @@ void add_render_command(CLI::App& app, CliContext& context) {
                       "interface (as `up` reads the routing table): NCCL_SOCKET_IFNAME and "
                       "GLOO_SOCKET_IFNAME name it unless the profile's [env] sets them");
   command->callback([&context] {
-    auto source = context.profile_source();
-    auto profile = load_profile(source, name);
+    auto profile = load_for_rank(context, args);
     if (!profile) {
       context.exit_code = report(profile.error());
       return;
@@ -69,16 +64,10 @@ void add_render_command(CLI::App& app, CliContext& context) {
       context.exit_code = report(can_start.error());
       return;
     }
-    if (node_rank >= profile->parallelism.nodes) {
-      context.exit_code =
-          report(Error{fmt::format("--node-rank {} is outside profile '{}', which spans {} node(s)",
-                                   node_rank, profile->name, profile->parallelism.nodes)});
-      return;
-    }
     RenderOptions options;
     options.gpulaunch_binary = binary.empty() ? own_binary() : binary;
     options.version = GPULAUNCH_VERSION;
-    LaunchOptions launch{node_rank, std::nullopt};
+    LaunchOptions launch{args.node_rank, std::nullopt};
     if (!engine_version.empty()) launch.engine_version = engine_version;
     launch.infiniband = infiniband;
     launch.sandbox = SandboxNode{devices, mps};

@@ -20,8 +20,8 @@
 #include "plan/gpu_assignment.hpp"
 #include "plan/launch_plan.hpp"
 #include "plan/run_settings.hpp"
+#include "profile/installed_snapshot.hpp"
 #include "profile/secret_files.hpp"
-#include "profile/validate.hpp"
 #include "run/bridge.hpp"
 #include "run/prefetch.hpp"
 #include "run/prefetch_io.hpp"
@@ -99,12 +99,12 @@ GpuContext unit_gpus(const std::vector<int>& assigned, const ParallelismSettings
 // The supervisor's part of a start (supervise/start_gate), wired to this process: the unit's
 // GPUs through NVML, the real clock, lines to the journal through stdout. Returns an exit code
 // when the engine must not start.
-std::optional<int> supervise_start(const std::string& name, const std::string& snapshot,
+std::optional<int> supervise_start(const std::string& name, const Profile* installed,
                                    long long ready_timeout,
                                    const std::optional<std::string>& engine_version,
                                    Notifier& notifier, std::vector<std::string>& argv,
                                    BridgeOptions& options) {
-  const SupervisedProfile supervised = load_supervised(name, snapshot);
+  const SupervisedProfile supervised = supervised_of(installed);
   if (!supervised.loaded) return std::nullopt;  // no snapshot: systemd's own restart only
   const std::vector<int> gpus = assigned_gpus();
   StartGateIo io{
@@ -137,9 +137,7 @@ std::optional<int> supervise_start(const std::string& name, const std::string& s
 // back while it progresses (and a stuck one is not kept alive); and it runs after the backoff
 // and the wait for GPU memory, so the pages are fresh when the engine opens the files. Nothing it
 // meets stops the start: each problem is a warning line and the engine starts anyway.
-void prefetch_weights(const std::string& snapshot, long long ready_timeout, Notifier& notifier) {
-  if (snapshot.empty()) return;
-  auto profile = load_profile(DirectorySource({}), snapshot);
+void prefetch_weights(const Profile* profile, long long ready_timeout, Notifier& notifier) {
   if (!profile || !profile->model.prefetch) return;
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
@@ -233,8 +231,13 @@ void add_run_command(CLI::App& app, CliContext& context) {
       context.exit_code = kExitConfig;
       return;
     }
+    // The installed snapshot, read once for the supervisor and the prefetch; none (or one root
+    // would refuse) starts with systemd's own restart alone.
+    auto installed = load_installed_profile(profile, settings.snapshot);
+    if (!installed) say(fmt::format("warning: {}", installed.error().message));
+    const Profile* snapshot = installed && *installed ? &**installed : nullptr;
     std::vector<std::string> argv = settings.engine_argv;
-    if (auto stop = supervise_start(profile, settings.snapshot, settings.ready_timeout.count(),
+    if (auto stop = supervise_start(profile, snapshot, settings.ready_timeout.count(),
                                     settings.engine_version, *notifier, argv, options)) {
       context.exit_code = *stop;
       return;
@@ -263,7 +266,7 @@ void add_run_command(CLI::App& app, CliContext& context) {
       }
       argv = std::move(*contained);
     }
-    prefetch_weights(settings.snapshot, settings.ready_timeout.count(), *notifier);
+    prefetch_weights(snapshot, settings.ready_timeout.count(), *notifier);
     // The engine's options file, in its own home and written as the engine's user: renamed over
     // whatever is there (a link included, never followed), so each start reads what the unit says.
     if (!settings.engine_options_path.empty()) {

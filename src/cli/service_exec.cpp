@@ -15,13 +15,14 @@
 #include <fmt/core.h>
 #include <fmt/format.h>
 
+#include "cli/command_preamble.hpp"
 #include "cli/context.hpp"
 #include "cli/lifecycle.hpp"
 #include "cli/prepare_caches.hpp"
 #include "gpulaunch_version.hpp"
 #include "log/logger.hpp"
 #include "plan/node_launch.hpp"
-#include "profile/validate.hpp"
+#include "profile/installed_snapshot.hpp"
 #include "supervise/transient_run.hpp"
 #include "systemd/manager.hpp"
 #include "unit/drop_in.hpp"
@@ -49,29 +50,24 @@ Result<void> apply_drop_ins(UnitFile& unit, const std::vector<std::string>& path
   return {};
 }
 
-// The installed profile's snapshot, before anything else is asked of the node: an uninstalled
-// profile is refused without a manager.
-Result<std::filesystem::path> installed_snapshot(const std::string& name) {
-  std::filesystem::path snapshot = state_paths::snapshot_file(name);
-  std::error_code error;
-  if (!std::filesystem::exists(std::filesystem::symlink_status(snapshot, error)))
+// The installed profile (profile/installed_snapshot), before anything else is asked of the node:
+// an uninstalled profile is refused without a manager.
+Result<Profile> installed_profile(const std::string& name) {
+  GL_TRY(auto installed, load_installed_profile(name));
+  if (!installed)
     return failf("Profile '{}' is not installed (no snapshot at '{}'): run `gpulaunch up {}` first",
-                 name, snapshot.string(), name);
-  // Root builds a unit from it: only a file no other user could have written.
-  if (auto reason = user_writable_reason(snapshot))
-    return failf("Refusing to use the profile snapshot '{}': {}", snapshot.string(), *reason);
-  return snapshot;
+                 name, state_paths::snapshot_file(name).string(), name);
+  return std::move(*installed);
 }
 
-Result<TransientService> transient_for(const std::string& name,
-                                       const std::filesystem::path& snapshot,
+Result<TransientService> transient_for(const std::string& name, const Profile& profile,
                                        const ServiceExec& request, SystemdManager& manager) {
-  GL_TRY(auto profile, load_profile(DirectorySource({}), snapshot.string()));
   // The node's facts the installed unit was rendered with (engine release, InfiniBand, devices):
   // the same sandbox and command line as the service.
-  const NodeLaunch node = node_launch_options(profile, 0, NodeFs());
-  for (const auto& warning : node.warnings) logging::warning(warning);
-  const LaunchPlan plan = make_launch_plan(profile, node.options);
+  GL_TRY_VOID(check_node_rank(profile, request.node_rank));
+  const NodePlan node = node_launch_plan(profile, request.node_rank, NodeFs());
+  for (const auto& warning : node.launch.warnings) logging::warning(warning);
+  const LaunchPlan& plan = node.plan;
   RenderOptions options;
   options.gpulaunch_binary = own_binary();
   options.version = GPULAUNCH_VERSION;
@@ -84,7 +80,7 @@ Result<TransientService> transient_for(const std::string& name,
         "with `gpulaunch down {}` first",
         request.what, unit_name_for(name), installed.active_state, name);
   GL_TRY_VOID(apply_drop_ins(unit, installed.drop_in_paths));
-  GL_TRY(auto command, request.command(profile, node.options));
+  GL_TRY(auto command, request.command(profile, node.launch.options));
 
   TransientService service;
   service.unit = fmt::format("gpulaunch-{}-{}-{}.service", name, request.unit_word, ::getpid());
@@ -172,15 +168,15 @@ class TerminalRelay {
 };
 
 int exec_in_service_as_root(const std::string& name, const ServiceExec& request) {
-  auto snapshot = installed_snapshot(name);
-  if (!snapshot) return report(snapshot.error(), kServiceExecFailed);
+  auto installed = installed_profile(name);
+  if (!installed) return report(installed.error(), kServiceExecFailed);
   auto manager = connect_systemd(ManagerScope::system);
   if (!manager) return report(manager.error(), kServiceExecFailed);
-  auto service = transient_for(name, *snapshot, request, **manager);
+  auto service = transient_for(name, *installed, request, **manager);
   if (!service) return report(service.error(), kServiceExecFailed);
   if (request.prepare_caches)
     if (auto prepared =
-            prepare_profile_caches(name, snapshot->string(), std::string(state_paths::kStateRoot));
+            prepare_profile_caches(name, *installed, std::string(state_paths::kStateRoot));
         !prepared)
       return report(prepared.error(), kServiceExecFailed);
   UniqueFd null_input;

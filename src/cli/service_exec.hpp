@@ -33,6 +33,9 @@ struct ServiceExec {
   // Root brings the profile's caches up to date first, as the unit's ExecStartPre= does, so what
   // the command writes there is kept by the next start.
   bool prepare_caches = false;
+  // The rank of a multi-node profile this node's unit runs (`exec --node-rank`): the plan is
+  // node_launch_plan's for it, as `up` rendered the unit.
+  long long node_rank = 0;
 };
 
 // The command's exit status, 128 + the signal that stopped it or ended gpulaunch's wait, or

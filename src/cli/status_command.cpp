@@ -117,8 +117,7 @@ int status(const std::string& profile, bool json, bool user) {
     const InvocationTimes times{static_cast<int64_t>(state->main_start_usec),
                                 static_cast<int64_t>(state->active_enter_usec),
                                 serving ? 0 : static_cast<int64_t>(state->active_exit_usec)};
-    const RestartSettings settings =
-        load_supervised(name, state_paths::snapshot_file(name).string()).restart;
+    const RestartSettings settings = load_supervised(name).restart;
     const std::string forgiveness = forgiveness_outlook(
         supervisor, serving ? served_for(times, supervisor, now_usec()) : Seconds{0}, serving,
         settings);

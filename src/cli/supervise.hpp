@@ -25,7 +25,11 @@ struct SupervisedProfile {
 };
 
 int64_t now_usec();
-SupervisedProfile load_supervised(const std::string& name, const std::string& snapshot);
+// What the supervisor reads from the installed profile (profile/installed_snapshot); defaults
+// when there is none (nullptr).
+SupervisedProfile supervised_of(const Profile* installed);
+// load_installed_profile(name), then supervised_of: defaults when it is missing or refused.
+SupervisedProfile load_supervised(const std::string& name);
 void add_supervise_commands(CLI::App& app, CliContext& context);
 // A start's phases as `status --json` and `events --json` show them.
 nlohmann::ordered_json start_timeline_json(const StartTimeline& timeline);

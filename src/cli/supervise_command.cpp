@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// `record-exit` (ExecStopPost=: classify the stop, record it, decide; the decisions are
-// supervise/record_stop's), `record-start` (ExecStartPost=: the ready start's phases;
-// supervise/record_start) and `events PROFILE`.
+// `record-exit` (ExecStopPost=: classify the stop, record it, decide; the sequence is
+// supervise/record_exit's, the decisions supervise/record_stop's), `record-start` (ExecStartPost=:
+// the ready start's phases; supervise/record_start) and `events PROFILE`.
 
 #include "cli/supervise.hpp"
 
@@ -20,18 +20,19 @@
 #include "group/peer_notice.hpp"
 #include "group/remote.hpp"
 #include "log/logger.hpp"
-#include "profile/validate.hpp"
+#include "plan/launch_plan.hpp"
+#include "profile/installed_snapshot.hpp"
 #include "supervise/cgroup.hpp"
 #include "supervise/exit_class.hpp"
 #include "supervise/group_policy.hpp"
 #include "supervise/history.hpp"
 #include "supervise/quarantine.hpp"
+#include "supervise/record_exit.hpp"
 #include "supervise/record_stop.hpp"
 #include "supervise/stall_report.hpp"
 #include "supervise/start_phases.hpp"
 #include "systemd/journal.hpp"
 #include "systemd/manager.hpp"
-#include "util/safe_file.hpp"
 #include "util/state_paths.hpp"
 #include "util/terminal_text.hpp"
 #include "util/timekeeper.hpp"
@@ -68,28 +69,71 @@ struct RecordExitOptions {
   std::string ssh = std::string(kSystemSsh);
 };
 
-// The launch plan of the installed profile, for the caches a crash may have poisoned; nullopt
-// (with the reason printed) when root cannot trust or read the snapshot.
-std::optional<LaunchPlan> installed_plan(const std::string& name, const std::string& snapshot) {
-  std::error_code error;
-  if (snapshot.empty() ||
-      !std::filesystem::exists(std::filesystem::symlink_status(snapshot, error)))
-    return std::nullopt;
-  if (auto reason = user_writable_reason(snapshot)) {
-    fmt::print("gpulaunch record-exit: caches not examined: the snapshot '{}' {}\n", snapshot,
-               *reason);
-    return std::nullopt;
-  }
-  auto profile = load_profile(DirectorySource({}), snapshot);
-  if (!profile || profile->name != name) return std::nullopt;
-  return make_launch_plan(*profile);
-}
+// record-exit's acts and lines, real: caches/quarantine, group/peer_notice over ssh, the journal
+// (ExecStopPost='s stdout) with the class as a field.
+class JournalStopActions final : public StopActions {
+ public:
+  JournalStopActions(const std::string& name, const Profile* installed,
+                     const std::optional<LaunchPlan>& plan, std::filesystem::path records,
+                     long long rank, std::string ssh)
+      : name_(name),
+        installed_(installed),
+        plan_(plan),
+        records_(std::move(records)),
+        rank_(rank),
+        ssh_(std::move(ssh)) {}
 
-// Wires record-exit's decision (supervise/record_stop) to what systemd handed ExecStopPost=, the
-// real manager, journal, clock and cgroup, and tells a multi-node group.
-int record_exit(const RecordExitOptions& options) {
+  Result<std::filesystem::path> quarantine(std::string_view cache, int64_t time_usec) override {
+    if (!plan_) return fail("no installed profile names the caches");
+    return quarantine_cache(*plan_, cache, time_usec, records_);
+  }
+  std::string tell_group(const Classification& stop, int64_t time_usec) override {
+    std::fflush(stdout);
+    auto runner = ssh_rank_runner(notice_nodes(installed_->nodes), ssh_);
+    return notify_group(name_, installed_->nodes, rank_, stop, time_usec, *runner);
+  }
+  void stable(std::string_view action) override {
+    logging::Fields stable;
+    stable.kind = kStableMessage;
+    logging::info(fmt::format("gpulaunch: stable: {}", action), stable);
+  }
+  void classified(const Classification& stop, const SupervisorEvent& event) override {
+    logging::Fields fields;
+    fields.kind = event.kind;  // the class's own MESSAGE_ID, or cache-quarantined's
+    fields.exit_class = std::string(exit_class_name(stop.value));
+    logging::write(stop_level(stop.value),
+                   fmt::format("gpulaunch: stop classified as {}: {}; action: {}", event.kind,
+                               event.evidence, event.action),
+                   fields);
+  }
+  void group_told(std::string_view action) override {
+    logging::info(fmt::format("gpulaunch: {}", action));
+  }
+  void warning(std::string_view line) override {
+    logging::warning(fmt::format("gpulaunch record-exit: {}", line));
+  }
+  void error(std::string_view line) override {
+    logging::error(fmt::format("gpulaunch record-exit: {}", line));
+  }
+
+ private:
+  const std::string& name_;
+  const Profile* installed_;
+  const std::optional<LaunchPlan>& plan_;
+  std::filesystem::path records_;
+  long long rank_;
+  std::string ssh_;
+};
+
+// Wires record-exit's sequence (supervise/record_exit) to what systemd handed ExecStopPost=, the
+// installed snapshot (read once), the real manager, journal, clock and cgroup.
+int record_exit_command(const RecordExitOptions& options) {
   const std::string& name = options.profile;
-  const SupervisedProfile supervised = load_supervised(name, options.snapshot);
+  auto installed = load_installed_profile(name, options.snapshot);
+  if (!installed)
+    fmt::print("gpulaunch record-exit: caches not examined: {}\n", installed.error().message);
+  const Profile* profile = installed && *installed ? &**installed : nullptr;
+  const SupervisedProfile supervised = supervised_of(profile);
   StopInput input;
   input.report.unit = unit_name_for(name);
   input.report.service_result = env_or_empty("SERVICE_RESULT");
@@ -99,11 +143,8 @@ int record_exit(const RecordExitOptions& options) {
   input.cgroup_oom_kills = own_cgroup_oom_kills();
   input.restart = supervised.restart;
   input.kind = supervised.kind;
-  const History history(name);
-  auto current = history.state_to_update();
-  if (!current.problem.empty())
-    logging::warning(fmt::format("gpulaunch record-exit: {}", current.problem));
-  const std::optional<LaunchPlan> plan = installed_plan(name, options.snapshot);
+  std::optional<LaunchPlan> plan;
+  if (profile) plan = make_launch_plan(*profile);
   const auto records = cache_records_directory(name, state_paths::kStateRoot);
   if (plan) {
     if (auto places = movable_caches(*plan, records))
@@ -112,55 +153,13 @@ int record_exit(const RecordExitOptions& options) {
       logging::warning(
           fmt::format("gpulaunch record-exit: caches not examined: {}", places.error().message));
   }
-  if (auto recent = history.events(50); !recent)
-    input.events_unreadable = recent.error().message;
-  else if (const SupervisorEvent* previous = previous_stop_event(*recent))
-    input.previous_stop = *previous;
   auto manager = connect_systemd(ManagerScope::system);
   auto journal = open_journal();
-  Timekeeper& clock = system_timekeeper();
-  StopDecision decision =
-      decide_stop(current.state, std::move(input), manager ? manager->get() : nullptr,
-                  journal ? journal->get() : nullptr, clock);
-  if (decision.stable_action) {
-    logging::Fields stable;
-    stable.kind = kStableMessage;
-    logging::info(fmt::format("gpulaunch: stable: {}", *decision.stable_action), stable);
-  }
-  if (decision.quarantine && plan) {
-    auto moved = quarantine_cache(*plan, decision.quarantine->cache.name,
-                                  decision.events.back().time_usec, records);
-    if (moved)
-      apply_quarantine(decision, moved->string(), supervised.restart);
-    else
-      note_quarantine_failed(decision, moved.error().message);
-  }
-  SupervisorEvent& event = decision.events.back();
-  logging::Fields stop;
-  stop.kind = event.kind;  // the class's own MESSAGE_ID, or cache-quarantined's
-  stop.exit_class = std::string(exit_class_name(decision.stop.value));
-  logging::write(stop_level(decision.stop.value),
-                 fmt::format("gpulaunch: stop classified as {}: {}; action: {}", event.kind,
-                             event.evidence, event.action),
-                 stop);
-  StopRecord record(history);
-  record.save(decision.state);
-  if (supervised.nodes.hosts.size() > 1 && group_must_know(decision.stop.value)) {
-    if (options.node_rank < 0) {
-      event.action +=
-          "; the other ranks were not told (the unit predates group restarts: "
-          "run `gpulaunch up --all-nodes` again)";
-    } else {
-      std::fflush(stdout);
-      auto runner = ssh_rank_runner(notice_nodes(supervised.nodes), options.ssh);
-      event.action += "; the group: " + notify_group(name, supervised.nodes, options.node_rank,
-                                                     decision.stop, event.time_usec, *runner);
-    }
-    logging::info(fmt::format("gpulaunch: {}", event.action));
-  }
-  for (const auto& line : record.finish(decision.events))
-    logging::error(fmt::format("gpulaunch record-exit: {}", line));
-  write_profile_metrics(name, manager ? manager->get() : nullptr);
+  JournalStopActions actions(name, profile, plan, records, options.node_rank, options.ssh);
+  record_exit(std::move(input), StopGroup{supervised.nodes.hosts.size(), options.node_rank},
+              History(name), manager ? manager->get() : nullptr, journal ? journal->get() : nullptr,
+              system_timekeeper(), actions);
+  write_profile_metrics(name, manager ? manager->get() : nullptr, profile);
   return 0;
 }
 
@@ -236,18 +235,20 @@ int64_t now_usec() {
   return system_timekeeper().now_usec();
 }
 
-SupervisedProfile load_supervised(const std::string& name, const std::string& snapshot) {
+SupervisedProfile supervised_of(const Profile* installed) {
   SupervisedProfile supervised;
-  if (snapshot.empty() || !std::filesystem::exists(snapshot)) return supervised;
-  auto profile = load_profile(DirectorySource({}), snapshot);
-  if (!profile) return supervised;
-  (void)name;
-  supervised.restart = profile->restart;
-  supervised.kind = profile->engine.kind;
-  supervised.nodes = profile->nodes;
-  supervised.parallelism = profile->parallelism;
+  if (!installed) return supervised;
+  supervised.restart = installed->restart;
+  supervised.kind = installed->engine.kind;
+  supervised.nodes = installed->nodes;
+  supervised.parallelism = installed->parallelism;
   supervised.loaded = true;
   return supervised;
+}
+
+SupervisedProfile load_supervised(const std::string& name) {
+  auto installed = load_installed_profile(name);
+  return supervised_of(installed && *installed ? &**installed : nullptr);
 }
 
 void add_supervise_commands(CLI::App& app, CliContext& context) {
@@ -265,17 +266,16 @@ void add_supervise_commands(CLI::App& app, CliContext& context) {
   record->callback([&context] {
     // Its lines go to the journal (ExecStopPost='s stdout), with the class as a field.
     logging::configure({context.log_threshold, logging::Stream::out, record_options.profile});
-    context.exit_code = record_exit(record_options);
+    context.exit_code = record_exit_command(record_options);
   });
 
   auto* record_started = app.add_subcommand(
       "record-start", "ExecStartPost=: record the phases of the start that just became ready");
   record_started->group("");  // units call it
-  static std::string started_profile, started_snapshot;
+  static std::string started_profile;
   record_started->add_option("--profile", started_profile, "Profile name")
       ->required()
       ->check(profile_name_check());
-  record_started->add_option("--snapshot", started_snapshot, "The merged profile `up` wrote");
   record_started->callback([&context] { context.exit_code = record_start(started_profile); });
 
   auto* events = app.add_subcommand("events", "Why a profile's engine stopped and what was done");

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <optional>
 
 #include <fmt/core.h>
 
 #include "catalog/journal_messages.hpp"
 #include "cli/all_nodes.hpp"
+#include "cli/command_preamble.hpp"
 #include "cli/context.hpp"
 #include "cli/findings_report.hpp"
 #include "cli/lifecycle.hpp"
@@ -27,12 +29,10 @@
 #include "rules/check.hpp"
 #include "rules/node_probe.hpp"
 #include "supervise/history.hpp"
-#include "supervise/history_migration.hpp"
-#include "supervise/rollback.hpp"
 #include "supervise/start_phases.hpp"
 #include "supervise/unit_transition.hpp"
+#include "supervise/up_sequence.hpp"
 #include "systemd/journal.hpp"
-#include "util/atomic_file.hpp"
 #include "util/state_paths.hpp"
 #include "util/system_users.hpp"
 #include "util/timekeeper.hpp"
@@ -41,15 +41,11 @@
 namespace gl {
 namespace {
 
-struct UpOptions {
-  std::string profile;
+struct UpOptions : ProfileArgs {
   bool runtime = false;
   bool user = false;
   bool force = false;
-  std::string locked;  // --locked LOCK: refuse on any drift from it
-  long long node_rank = 0;
-  bool all_nodes = false;
-  std::string ssh = "/usr/bin/ssh";
+  std::string locked;        // --locked LOCK: refuse on any drift from it
   bool no_rollback = false;  // a changed unit that fails to start stays as it failed
   bool dry_run = false;      // decide, print, change nothing
   bool json = false;         // with --dry-run
@@ -102,17 +98,6 @@ class ProgressLine {
   std::string last_;
 };
 
-// The merged profile for `run`, which cannot see the caller's search path.
-Result<void> write_snapshot(const MergedProfile& merged, const LaunchPlan& plan) {
-  const std::string text = snapshot_text(merged);
-  const std::filesystem::path path = plan.snapshot_path;
-  std::error_code error;
-  std::filesystem::create_directories(path.parent_path(), error);
-  if (error)
-    return failf("Failed to create '{}': {}", path.parent_path().string(), error.message());
-  return write_file_atomically(path, text);
-}
-
 void print_ready(const Profile& profile, const LaunchPlan& plan, std::chrono::milliseconds elapsed,
                  std::string_view what) {
   if (plan.rendezvous)
@@ -124,33 +109,19 @@ void print_ready(const Profile& profile, const LaunchPlan& plan, std::chrono::mi
                plan.health_url.substr(0, plan.health_url.rfind('/')), elapsed.count() / 1000.0);
 }
 
-// supervise/rollback, said: the error line first (with its journal id), then how it ended.
-// Always exit 1: what the operator asked for did not happen.
-// `why`: what the changed unit did ("did not become ready", "failed its upgrade gate").
-int roll_back_and_say(SystemdManager& manager, Timekeeper& clock, const Profile& profile,
-                      const LaunchPlan& plan, const std::filesystem::path& path,
-                      const PreviousUnit& previous, std::chrono::seconds limit,
-                      std::string_view why = "did not become ready") {
-  const std::string unit = profile.unit_name();
+// --locked: the drift table and the refusal, said; -1 when nothing drifted.
+int refuse_drift(const std::string& lock, const MergedProfile& merged, const Profile& profile,
+                 const LaunchPlan& plan, const Facts& facts) {
+  auto rows = locked_drift(lock, merged, profile, plan, facts);
+  if (!rows) return report(rows.error(), 2);
+  if (rows->empty()) return -1;
+  fmt::print("DRIFT: {} field(s) differ from {} (profile '{}')\n\n{}", rows->size(), lock,
+             profile.name, drift_table(*rows));
+  std::fflush(stdout);
   logging::error(
-      fmt::format("Rolling back {}: the changed unit {}; restoring the previous unit and profile "
-                  "snapshot (pass --no-rollback to keep the failed state for inspection).",
-                  unit, why),
-      logging::Fields{.kind = kRolledBackMessage});
-  auto rolled = roll_back(manager, clock, History(profile.name),
-                          RollbackPlaces{unit, path, plan.snapshot_path}, previous, limit);
-  if (!rolled) {
-    logging::error(fmt::format("Failed to roll back {}: {}", unit, rolled.error().message));
-    return 1;
-  }
-  for (const auto& warning : rolled->warnings)
-    logging::warning(fmt::format("warning: {}", warning));
-  if (rolled->restarted)
-    fmt::print("rolled back: {} runs its previous unit again, ready after {:.1f}s\n", unit,
-               rolled->ready_after.count() / 1000.0);
-  else
-    fmt::print("rolled back: {} has its previous unit again and is stopped, as it was before\n",
-               unit);
+      fmt::format("Refusing to start {}: this node drifted from the lock {}. Re-lock with "
+                  "`gpulaunch lock {} -o {}` if the change is intended.",
+                  profile.unit_name(), lock, profile.name, lock));
   return 1;
 }
 
@@ -228,6 +199,170 @@ GateCheck run_upgrade_gate(const Profile& profile, const LaunchPlan& plan) {
   return check;
 }
 
+// `up`'s actions, real: the node's check (probed once), root's history directory and the
+// profile's own user, the upgrade gate over HTTP, the metrics file.
+class NodeUpActions final : public UpActions {
+ public:
+  NodeUpActions(const Profile& profile, const LaunchPlan& plan, const UnitPlacement& placement,
+                bool user, const std::function<const Facts&()>& node_facts,
+                const ShellEnvironment& shell, SystemdManager& manager)
+      : profile_(profile),
+        plan_(plan),
+        placement_(placement),
+        user_(user),
+        node_facts_(node_facts),
+        shell_(shell),
+        manager_(manager) {}
+
+  std::vector<Finding> check() override { return evaluate(profile_, plan_, node_facts_(), shell_); }
+
+  Result<void> prepare_state() override {
+    if (placement_.scope != ManagerScope::system || ::geteuid() != 0) return {};
+    GL_TRY_VOID(History(profile_.name).create());
+    // The profile's own user, made before any unit names it (profile/service_user).
+    if (!service_user_is_default(profile_)) return {};
+    const std::string user = service_user(profile_);
+    auto users = node_system_users();
+    GL_TRY(const bool made, ensure_system_user(*users, user, "gpulaunch engine " + profile_.name,
+                                               std::string(state_paths::kStateRoot)));
+    if (made) fmt::print("created system user {} for {}\n", user, profile_.unit_name());
+    return {};
+  }
+
+  std::optional<GateCheck> gate(bool unit_changed) override {
+    // Where the profile has a gate and a record; rank 0 gates a multi-node group.
+    const UpGate gates = up_gates(profile_, plan_, unit_changed, user_);
+    if (!gates.run) {
+      if (!gates.note.empty()) fmt::print("{}\n", gates.note);
+      return std::nullopt;
+    }
+    return run_upgrade_gate(profile_, plan_);
+  }
+
+  void write_metrics() override {
+    if (!user_) write_profile_metrics(profile_.name, &manager_);
+  }
+
+ private:
+  const Profile& profile_;
+  const LaunchPlan& plan_;
+  const UnitPlacement& placement_;
+  bool user_;
+  const std::function<const Facts&()>& node_facts_;
+  const ShellEnvironment& shell_;
+  SystemdManager& manager_;
+};
+
+// What `up` says on a terminal or into a log.
+class PrintedUpOutput final : public UpOutput {
+ public:
+  PrintedUpOutput(const Profile& profile, const LaunchPlan& plan, const UpRequest& request,
+                  std::string where)
+      : profile_(profile), plan_(plan), request_(request), where_(std::move(where)) {}
+
+  void enabled(const std::vector<std::string>& changes) override {
+    for (const auto& line : changes) fmt::print("{}\n", line);
+  }
+  void unchanged() override {
+    fmt::print("{} is running and unchanged: nothing to do.\n", request_.unit);
+    if (plan_.rendezvous)
+      fmt::print("headless rank {}: no endpoint; joins rank 0 at {}\n", plan_.node_rank,
+                 rendezvous_text(*plan_.rendezvous));
+    else
+      fmt::print("endpoint: {}\n", plan_.health_url.substr(0, plan_.health_url.rfind('/')));
+  }
+  void checked(const CheckGate& check) override {
+    if (!check.findings.empty()) {
+      fmt::print("gpulaunch check: {} error(s), {} warning(s) for '{}' on this node", check.errors,
+                 std::ranges::count(check.findings, Severity::warning, &Finding::severity),
+                 profile_.name);
+      print_findings(check.findings);
+      fmt::print("\n");
+    }
+    std::fflush(stdout);
+    if (check.refuse)
+      logging::error(
+          fmt::format("Refusing to start {}: the check found {} error(s) above. Fix them, or "
+                      "pass --force to start anyway.",
+                      request_.unit, check.errors));
+    else if (check.errors > 0)
+      logging::warning(
+          fmt::format("WARNING: --force: starting {} DESPITE {} CHECK ERROR(S); expect the "
+                      "failures they predict.",
+                      request_.unit, check.errors));
+  }
+  void unit_changed(std::string_view installed, std::string_view rendered) override {
+    const std::string path = request_.unit_file.string();
+    fmt::print("{} changed:\n{}", path,
+               unit_diff(std::string(installed), std::string(rendered), path));
+  }
+  void warning(std::string_view line) override {
+    logging::warning(fmt::format("warning: {}", line));
+  }
+  void starting(UnitAction action) override {
+    fmt::print("{} {} ({})\n", action == UnitAction::restart ? "restarting" : "starting",
+               request_.unit, request_.unit_file.string());
+  }
+  void progress(const std::string& phase, std::chrono::steady_clock::duration elapsed) override {
+    progress_.show(phase, elapsed);
+  }
+  void watch_ended() override { progress_.finish(); }
+  void start_failed(std::string_view failure) override {
+    logging::error(fmt::format("Failed to start {}: {}", request_.unit, failure));
+    print_journal_tail(request_.unit);
+  }
+  void ready(std::chrono::milliseconds elapsed) override {
+    print_ready(profile_, plan_, elapsed, "ready");
+  }
+  void gate_failed(std::string_view summary) override {
+    logging::error(fmt::format("Failed the upgrade gate of {}: {}", request_.unit, summary),
+                   logging::Fields{.kind = kGateFailedMessage});
+  }
+  void kept_failed(UpFailure why) override {
+    logging::error(fmt::format(
+        "--no-rollback: {} keeps the changed unit, {}; `gpulaunch up` of the previous profile "
+        "puts the previous version back.",
+        request_.unit, why == UpFailure::not_ready ? "as it failed" : "which failed its gate"));
+  }
+  void rolling_back(UpFailure why) override {
+    logging::error(
+        fmt::format(
+            "Rolling back {}: the changed unit {}; restoring the previous unit and "
+            "profile snapshot (pass --no-rollback to keep the failed state for "
+            "inspection).",
+            request_.unit,
+            why == UpFailure::not_ready ? "did not become ready" : "failed its upgrade gate"),
+        logging::Fields{.kind = kRolledBackMessage});
+  }
+  void rolled_back(const Rollback& rolled) override {
+    for (const auto& warning : rolled.warnings)
+      logging::warning(fmt::format("warning: {}", warning));
+    if (rolled.restarted)
+      fmt::print("rolled back: {} runs its previous unit again, ready after {:.1f}s\n",
+                 request_.unit, rolled.ready_after.count() / 1000.0);
+    else
+      fmt::print("rolled back: {} has its previous unit again and is stopped, as it was before\n",
+                 request_.unit);
+  }
+  void rollback_failed(const Error& error) override {
+    logging::error(fmt::format("Failed to roll back {}: {}", request_.unit, error.message));
+  }
+  void done(const std::optional<StartTimeline>& start) override {
+    if (start) fmt::print("{}\n", describe_start(*start));
+    fmt::print(
+        "status: gpulaunch status {0}   logs: gpulaunch logs {0} -f   stop: gpulaunch down "
+        "{0}{1}\n",
+        profile_.name, where_);
+  }
+
+ private:
+  const Profile& profile_;
+  const LaunchPlan& plan_;
+  const UpRequest& request_;
+  std::string where_;
+  ProgressLine progress_;
+};
+
 int up(const UpOptions& options, const CliContext& context) {
   auto source = context.profile_source();
   auto merged = load_merged(source, options.profile);
@@ -246,218 +381,67 @@ int up(const UpOptions& options, const CliContext& context) {
   if (options.all_nodes)
     return up_all_nodes(*profile,
                         AllNodesOptions{options.ssh, options.force, false, options.no_rollback});
-  if (options.node_rank >= profile->parallelism.nodes)
-    return report(
-        Error{fmt::format("--node-rank {} is outside profile '{}', which spans {} node(s)",
-                          options.node_rank, profile->name, profile->parallelism.nodes)});
+  if (auto rank = check_node_rank(*profile, options.node_rank); !rank) return report(rank.error());
 
   const UnitPlacement placement{options.user ? ManagerScope::user : ManagerScope::system,
                                 options.runtime};
-  const std::string unit = profile->unit_name();
-  const auto path = placement.directory() / unit;
   // One plan for everything below: the unit, the check, the lock's drift, the snapshot.
   // The engine release in the venv, InfiniBand, sandbox devices, the rendezvous' interface.
   const NodeLaunch node = node_launch_options(*profile, options.node_rank, NodeFs());
   for (const auto& warning : node.warnings) logging::warning(warning);
-  const LaunchOptions& launch = node.options;
-  const LaunchPlan plan = make_launch_plan(*profile, launch);
-  const std::string text = render_for_install(*profile, plan, placement.scope);
-  const std::string existing = read_existing(path);
-  logging::debug(fmt::format("unit {} at {}; engine version in the venv: {}; InfiniBand: {}", unit,
-                             path.string(), launch.engine_version.value_or("unknown"),
-                             launch.infiniband ? "yes" : "no"));
+  const LaunchPlan plan = make_launch_plan(*profile, node.options);
+  UpRequest request;
+  request.unit = profile->unit_name();
+  request.unit_file = placement.directory() / request.unit;
+  request.snapshot = plan.snapshot_path;
+  request.rendered = render_for_install(*profile, plan, placement.scope);
+  request.installed = read_existing(request.unit_file);
+  request.snapshot_text = snapshot_text(*merged);
+  request.runtime = options.runtime;
+  request.force = options.force;
+  request.no_rollback = options.no_rollback;
+  request.ready_window = profile->server.ready_timeout + std::chrono::minutes(2);
+  request.stop_window = stop_timeout(*profile);
+  logging::debug(fmt::format("unit {} at {}; engine version in the venv: {}; InfiniBand: {}",
+                             request.unit, request.unit_file.string(),
+                             node.options.engine_version.value_or("unknown"),
+                             node.options.infiniband ? "yes" : "no"));
 
-  // --locked: the node, profile, model and unit must be what the lock recorded; --force does not
-  // override this (a lock is the operator's explicit promise of what runs).
   const auto shell = ShellEnvironment::current();
   std::optional<Facts> probed;  // probed once, only when something needs the node's facts
-  auto node_facts = [&]() -> const Facts& {
+  const std::function<const Facts&()> node_facts = [&]() -> const Facts& {
     if (!probed) probed = probe_node_for_start(*profile, plan, shell);
     return *probed;
   };
-  if (!options.locked.empty()) {
-    auto rows = locked_drift(options.locked, *merged, *profile, plan, node_facts());
-    if (!rows) return report(rows.error(), 2);
-    if (!rows->empty()) {
-      fmt::print("DRIFT: {} field(s) differ from {} (profile '{}')\n\n{}", rows->size(),
-                 options.locked, profile->name, drift_table(*rows));
-      std::fflush(stdout);
-      logging::error(
-          fmt::format("Refusing to start {}: this node drifted from the lock {}. Re-lock with "
-                      "`gpulaunch lock {} -o {}` if the change is intended.",
-                      unit, options.locked, profile->name, options.locked));
-      return 1;
-    }
-  }
+  // --locked: the node, profile, model and unit must be what the lock recorded; --force does not
+  // override this (a lock is the operator's explicit promise of what runs).
+  if (!options.locked.empty())
+    if (const int refused = refuse_drift(options.locked, *merged, *profile, plan, node_facts());
+        refused >= 0)
+      return refused;
 
   auto manager = connect_systemd(placement.scope);
   if (!manager) return report(manager.error());
-  auto before = (*manager)->status(unit);
+  auto before = (*manager)->status(request.unit);
   if (!before) return report(before.error());
-  const UpTransition transition = decide_up(existing, text, *before, path.string());
+  const UpTransition transition =
+      decide_up(request.installed, request.rendered, *before, request.unit_file.string());
   if (options.dry_run)
-    return print_dry_run(DryRun{*profile, unit, path.string(), existing, text, transition,
+    return print_dry_run(DryRun{*profile, request.unit, request.unit_file.string(),
+                                request.installed, request.rendered, transition,
                                 gate_on_check(evaluate(*profile, plan, node_facts(), shell),
                                               transition, options.force)},
                          options.json);
 
-  // `up` means up after a reboot too: the unit's [Install] links, made where the unit lives.
-  auto enable = [&]() -> Result<bool> {
-    GL_TRY(const auto changed, start_at_boot(**manager, unit, true, placement.runtime));
-    for (const auto& line : changed) fmt::print("{}\n", line);
-    return !changed.empty();
-  };
-  if (transition.action == UnitAction::none) {
-    // An installation made before `up` enabled its unit gets its links now.
-    auto enabled = enable();
-    if (!enabled) return report(enabled.error());
-    if (*enabled)
-      if (auto reloaded = (*manager)->reload(); !reloaded) return report(reloaded.error());
-    fmt::print("{} is running and unchanged: nothing to do.\n", unit);
-    if (plan.rendezvous)
-      fmt::print("headless rank {}: no endpoint; joins rank 0 at {}\n", plan.node_rank,
-                 rendezvous_text(*plan.rendezvous));
-    else
-      fmt::print("endpoint: {}\n", plan.health_url.substr(0, plan.health_url.rfind('/')));
-    return 0;
-  }
-  // The check, before anything changes.
-  const CheckGate check =
-      gate_on_check(evaluate(*profile, plan, node_facts(), shell), transition, options.force);
-  if (!check.findings.empty()) {
-    fmt::print("gpulaunch check: {} error(s), {} warning(s) for '{}' on this node", check.errors,
-               std::ranges::count(check.findings, Severity::warning, &Finding::severity),
-               profile->name);
-    print_findings(check.findings);
-    fmt::print("\n");
-  }
-  std::fflush(stdout);
-  if (check.refuse) {
-    logging::error(
-        fmt::format("Refusing to start {}: the check found {} error(s) above. Fix them, or "
-                    "pass --force to start anyway.",
-                    unit, check.errors));
-    return 1;
-  }
-  if (check.errors > 0)
-    logging::warning(
-        fmt::format("WARNING: --force: starting {} DESPITE {} CHECK ERROR(S); expect the "
-                    "failures they predict.",
-                    unit, check.errors));
-
-  if (transition.changed) {
-    fmt::print("{} changed:\n{}", path.string(), unit_diff(existing, text, path.string()));
-  }
-  // The layout before root-owned history: the profile's directory was the engine's.
-  if (placement.scope == ManagerScope::system && ::geteuid() == 0) {
-    auto migrated = migrate_legacy_state(profile->name);
-    if (!migrated) return report(migrated.error());
-    if (*migrated) fmt::print("{}\n", **migrated);
-    if (auto created = History(profile->name).create(); !created) return report(created.error());
-    // The profile's own user, made before any unit names it (profile/service_user).
-    if (service_user_is_default(*profile)) {
-      const std::string user = service_user(*profile);
-      auto users = node_system_users();
-      auto made = ensure_system_user(*users, user, "gpulaunch engine " + profile->name,
-                                     std::string(state_paths::kStateRoot));
-      if (!made) return report(made.error());
-      if (*made) fmt::print("created system user {} for {}\n", user, unit);
-    }
-  }
-  PreviousUnit previous{existing, read_existing(plan.snapshot_path), transition.running, ""};
-  if (auto written = write_snapshot(*merged, plan); !written) return report(written.error());
-  if (transition.install) {
-    std::error_code ignored;
-    std::filesystem::create_directories(placement.directory(), ignored);
-    if (auto written = write_file_atomically(path, text); !written) return report(written.error());
-  }
-  auto enabled = enable();
-  if (!enabled) return report(enabled.error());
-  if (transition.install || *enabled)
-    if (auto reloaded = (*manager)->reload(); !reloaded) return report(reloaded.error());
-
-  // Starting by hand is the operator's word: an earlier crash loop no longer holds it down.
-  Timekeeper& clock = system_timekeeper();
-  if (auto reset = reset_crash_loop(History(profile->name), "gpulaunch up", clock); !reset)
-    logging::warning(fmt::format("warning: {}", reset.error().message));
-  fmt::print("{} {} ({})\n", transition.action == UnitAction::restart ? "restarting" : "starting",
-             unit, path.string());
-  const auto started = clock.steady_now();
-  const int64_t started_usec = clock.now_usec();
-  auto job = (*manager)->enqueue(job_method(transition.action), unit);
-  if (!job) return report(job.error());
-
-  // Type=notify: the start job completes only when `run` has seen the health endpoint answer 200.
-  // A restart first stops the running engine, which drains.
-  const auto limit =
-      profile->server.ready_timeout + std::chrono::minutes(2) +
-      (transition.action == UnitAction::restart ? stop_timeout(*profile) : Seconds{0});
-  ProgressLine progress;
-  auto watched =
-      watch_start(**manager, clock, *job, unit, limit,
-                  [&](const std::string& phase, std::chrono::steady_clock::duration elapsed) {
-                    progress.show(phase, elapsed);
-                  });
-  progress.finish();
-  // A ready start's metrics were written by record-start (ExecStartPost=, before the job ended);
-  // a failed one's are written here. Not again on success: reading the caches' sizes cost up
-  // ~50 ms after the engine was already serving (bench/up_ready_bench.sh).
-  const bool started_ok = watched && watched->job_result == "done";
-  if (!options.user && !started_ok) write_profile_metrics(profile->name, manager->get());
-  if (!watched) return report(watched.error());
-  if (watched->job_result != "done") {
-    previous.failure =
-        watched->job_result
-            ? fmt::format("job {}; {}", *watched->job_result, describe_state(watched->last))
-            : fmt::format("no progress for {}",
-                          format_duration(std::chrono::duration_cast<Seconds>(limit)));
-    logging::error(fmt::format("Failed to start {}: {}", unit, previous.failure));
-    print_journal_tail(unit);
-    if (!transition.changed) return 1;
-    if (options.no_rollback) {
-      logging::error(fmt::format(
-          "--no-rollback: {} keeps the changed unit, as it failed; `gpulaunch up` of the previous "
-          "profile puts the previous version back.",
-          unit));
-      return 1;
-    }
-    return roll_back_and_say(**manager, clock, *profile, plan, path, previous, limit);
-  }
-  auto elapsed =
-      std::chrono::duration_cast<std::chrono::milliseconds>(clock.steady_now() - started);
-  print_ready(*profile, plan, elapsed, "ready");
-  // A changed unit that serves must still answer as recorded (the upgrade gate), where the
-  // profile has a gate and a record; rank 0 gates a multi-node group.
-  if (const UpGate gates = up_gates(*profile, plan, transition.changed, options.user); gates.run) {
-    const GateCheck check = run_upgrade_gate(*profile, plan);
-    if (gate_rolls_back(check)) {
-      previous.failure = check.summary();
-      logging::error(fmt::format("Failed the upgrade gate of {}: {}", unit, previous.failure),
-                     logging::Fields{.kind = kGateFailedMessage});
-      if (options.no_rollback) {
-        logging::error(fmt::format(
-            "--no-rollback: {} keeps the changed unit, which failed its gate; `gpulaunch up` of "
-            "the previous profile puts the previous version back.",
-            unit));
-        return 1;
-      }
-      const int code = roll_back_and_say(**manager, clock, *profile, plan, path, previous, limit,
-                                         "failed its upgrade gate");
-      write_profile_metrics(profile->name, manager->get());
-      return code;
-    }
-  } else if (!gates.note.empty()) {
-    fmt::print("{}\n", gates.note);
-  }
-  // The start's phases, as record-start (ExecStartPost=, done before the job) kept them.
-  if (auto recorded = History(profile->name).state();
-      recorded && recorded->last_start && recorded->last_start->process_start_usec >= started_usec)
-    fmt::print("{}\n", describe_start(*recorded->last_start));
-  const std::string where = options.user ? " --user" : options.runtime ? " --runtime" : "";
-  fmt::print(
-      "status: gpulaunch status {0}   logs: gpulaunch logs {0} -f   stop: gpulaunch down {0}{1}\n",
-      profile->name, where);
-  return 0;
+  NodeUpActions actions(*profile, plan, placement, options.user, node_facts, shell, **manager);
+  PrintedUpOutput output(*profile, plan, request,
+                         options.user      ? " --user"
+                         : options.runtime ? " --runtime"
+                                           : "");
+  auto code = run_up(request, transition, **manager, system_timekeeper(), History(profile->name),
+                     actions, output);
+  if (!code) return report(code.error());
+  return *code;
 }
 
 }  // namespace
@@ -466,20 +450,15 @@ void add_up_command(CLI::App& app, CliContext& context) {
   auto* command =
       app.add_subcommand("up", "Install the profile's unit, start it, wait until it serves");
   static UpOptions options;
-  command->add_option("profile", options.profile, "Profile name or path to a .toml file")
-      ->required()
-      ->check(profile_argument_check());
+  auto* all = add_profile_args(
+      command, options,
+      {.all_nodes = true,
+       .all_nodes_help = "Check every node of 'nodes.hosts', then bring each rank up over ssh"});
   auto* runtime = command->add_flag("--runtime", options.runtime,
                                     "Install under /run/systemd/system (gone at reboot)");
   command->add_flag("--user", options.user, "Use the calling user's systemd manager")
       ->excludes(runtime);
   command->add_flag("--force", options.force, "Start even when the check finds errors");
-  command->add_option("--node-rank", options.node_rank, "Rank of this node in a multi-node profile")
-      ->check(CLI::Range(0LL, 1023LL));
-  auto* all =
-      command->add_flag("--all-nodes", options.all_nodes,
-                        "Check every node of 'nodes.hosts', then bring each rank up over ssh");
-  command->add_option("--ssh", options.ssh, "ssh client for --all-nodes (default /usr/bin/ssh)");
   auto* locked =
       command
           ->add_option("--locked", options.locked,

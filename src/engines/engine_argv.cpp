@@ -8,6 +8,7 @@
 
 #include "catalog/containers.hpp"
 #include "catalog/engine_knobs.hpp"
+#include "catalog/shared_engine_flags.hpp"
 #include "util/version.hpp"
 
 namespace gl {
@@ -26,15 +27,33 @@ std::vector<std::string> flags_only_argv(const Profile& profile, const LaunchOpt
   else
     add(row.model_flag, profile.model.path);
   argv.insert(argv.end(), row.fixed_args.begin(), row.fixed_args.end());
-  add(row.host_flag, profile.server.host);
-  add(row.port_flag, std::to_string(profile.server.port));
-  if (profile.model.served_name && !row.served_name_flag.empty())
-    add(row.served_name_flag, *profile.model.served_name);
+  add_server_flags(argv, profile, false);
   add_knob_flags(argv, profile, options);
   return argv;
 }
 
 }  // namespace
+
+void add_parallel_size_flags(std::vector<std::string>& argv, const ParallelismSettings& p) {
+  argv.emplace_back(kTensorParallelSizeFlag);
+  argv.push_back(std::to_string(p.tp));
+  if (p.pp <= 1) return;
+  argv.emplace_back(kPipelineParallelSizeFlag);
+  argv.push_back(std::to_string(p.pp));
+}
+
+void add_server_flags(std::vector<std::string>& argv, const Profile& profile, bool revision) {
+  const EngineRow& row = engine_row(profile.engine.kind);
+  auto add = [&](std::string_view flag, std::string value) {
+    argv.emplace_back(flag);
+    argv.push_back(std::move(value));
+  };
+  add(row.host_flag, profile.server.host);
+  add(row.port_flag, std::to_string(profile.server.port));
+  if (profile.model.served_name && !row.served_name_flag.empty())
+    add(row.served_name_flag, *profile.model.served_name);
+  if (revision && profile.model.revision) add(kModelRevisionFlag, *profile.model.revision);
+}
 
 void add_knob_flags(std::vector<std::string>& argv, const Profile& profile,
                     const LaunchOptions& options) {

@@ -87,6 +87,12 @@ std::string venv_program(const Profile& profile, const std::string& program);
 // serve script and its subcommand, where options.engine_version has it), the venv's program or
 // engine.executable; empty for kind = "command".
 std::vector<std::string> engine_launcher(const Profile& profile, const LaunchOptions& options);
+// SGLang's and vLLM's shared flags (catalog/shared_engine_flags): the tensor-parallel size, and the
+// pipeline-parallel size where there is more than one stage.
+void add_parallel_size_flags(std::vector<std::string>& argv, const ParallelismSettings& p);
+// The server's address and the model's names, as the row spells them: host, port, the served name
+// where the row has a flag for it, and the revision where `revision` (SGLang, vLLM).
+void add_server_flags(std::vector<std::string>& argv, const Profile& profile, bool revision);
 // The flag and value of each pass-through key the profile sets (catalog/engine_knobs), in the
 // table's order and the spelling the installed release takes; every builder calls it once.
 void add_knob_flags(std::vector<std::string>& argv, const Profile& profile,

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "engines/engine_argv.hpp"
 
+#include "catalog/shared_engine_flags.hpp"
+
 namespace gl {
 
 // Full flag names only: short forms work through argparse prefix matching and break when a
@@ -14,20 +16,16 @@ std::vector<std::string> sglang_argv(const Profile& profile, const LaunchOptions
     argv.push_back(std::move(value));
   };
   add(std::string(row.model_flag), profile.model.path);
-  add("--tensor-parallel-size", std::to_string(p.tp));
-  if (p.pp > 1) add("--pipeline-parallel-size", std::to_string(p.pp));
+  add_parallel_size_flags(argv, p);
   if (p.ep > 1) add("--expert-parallel-size", std::to_string(p.ep));
-  if (p.dp > 1) add("--data-parallel-size", std::to_string(p.dp));
+  if (p.dp > 1) add(std::string(kDataParallelSizeFlag), std::to_string(p.dp));
   if (p.dp_attention) argv.push_back("--enable-dp-attention");
   if (p.nodes > 1) {
     add("--nnodes", std::to_string(p.nodes));
     add("--node-rank", std::to_string(options.node_rank));
     add("--dist-init-addr", *p.dist_init_addr);
   }
-  add(std::string(row.host_flag), profile.server.host);
-  add(std::string(row.port_flag), std::to_string(profile.server.port));
-  if (profile.model.served_name) add(std::string(row.served_name_flag), *profile.model.served_name);
-  if (profile.model.revision) add("--revision", *profile.model.revision);
+  add_server_flags(argv, profile, true);
   add_knob_flags(argv, profile, options);
   if (const auto& spec = profile.speculative) {
     // Validation refused a method SGLang does not have: this is its own spelling of it.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <nlohmann/json.hpp>
 
+#include "catalog/shared_engine_flags.hpp"
 #include "engines/engine_argv.hpp"
 
 namespace gl {
@@ -9,14 +10,13 @@ std::vector<std::string> vllm_argv(const Profile& profile, const LaunchOptions& 
   const auto& p = profile.parallelism;
   const EngineRow& row = engine_row(EngineKind::vllm);
   std::vector<std::string> argv = engine_launcher(profile, options);
-  argv.insert(argv.end(),
-              {"serve", profile.model.path, "--tensor-parallel-size", std::to_string(p.tp)});
+  argv.insert(argv.end(), {"serve", profile.model.path});
   auto add = [&](std::string flag, std::string value) {
     argv.push_back(std::move(flag));
     argv.push_back(std::move(value));
   };
-  if (p.pp > 1) add("--pipeline-parallel-size", std::to_string(p.pp));
-  if (p.dp > 1) add("--data-parallel-size", std::to_string(p.dp));
+  add_parallel_size_flags(argv, p);
+  if (p.dp > 1) add(std::string(kDataParallelSizeFlag), std::to_string(p.dp));
   if (p.ep > 1) argv.push_back("--enable-expert-parallel");
   if (p.nodes > 1) {
     const MultiNodeFlags& flags = *row.multi_node_flags;
@@ -40,10 +40,7 @@ std::vector<std::string> vllm_argv(const Profile& profile, const LaunchOptions& 
     }
     if (rank_role(profile, rank) == RankRole::headless) argv.emplace_back(flags.headless);
   }
-  add(std::string(row.host_flag), profile.server.host);
-  add(std::string(row.port_flag), std::to_string(profile.server.port));
-  if (profile.model.served_name) add(std::string(row.served_name_flag), *profile.model.served_name);
-  if (profile.model.revision) add("--revision", *profile.model.revision);
+  add_server_flags(argv, profile, true);
   add_knob_flags(argv, profile, options);
   if (const auto& spec = profile.speculative) {
     // Validation refused a method vLLM does not have: this is its own spelling of it.

@@ -119,6 +119,9 @@ struct PortFact {
   long long port = 0;
   bool taken = false;
   std::optional<std::string> problem;
+  // The profile's own running service holds it, and nothing else does (rules/service_view):
+  // `check NAME` on a serving node judges the node as the service sees it.
+  std::optional<std::string> held_by_service;  // "gpulaunch-x.service (PID 4711)"
 };
 
 // ---- Node preflight, the OS side (issue 16): RDMA, shared memory, other profiles, the model ----
@@ -148,15 +151,23 @@ struct SandboxFact {
 
 // The NVIDIA device nodes and what creates them at boot (catalog/nvidia_devices).
 struct NvidiaNodesFact {
-  bool driver_loaded = false;             // /proc/driver/nvidia/version exists
-  bool uvm_registered = false;            // /proc/devices lists nvidia-uvm
-  bool uvm_node = false;                  // /dev/nvidia-uvm exists
-  std::vector<int> minors;                // each GPU's Device Minor
-  std::vector<std::string> missing;       // nodes the driver has and /dev lacks
+  bool driver_loaded = false;   // /proc/driver/nvidia/version exists
+  bool uvm_registered = false;  // /proc/devices lists nvidia-uvm
+  bool uvm_node = false;        // /dev/nvidia-uvm is the driver's node
+  std::vector<int> minors;      // each GPU's Device Minor
+  // Nodes the driver serves that /dev lacks or has wrong: "/dev/nvidia0", or with why:
+  // "/dev/nvidia-uvm (c 234:1; the driver serves c 234:0)".
+  std::vector<std::string> missing;
   std::vector<std::string> capabilities;  // MIG capability files present
   bool imex_channels = false;             // /proc/devices lists nvidia-caps-imex-channels
+  std::optional<int> imex_major;          // its major
+  bool imex_channel0 = false;             // /dev/nvidia-caps-imex-channels/channel0 is its node
   bool modprobe_installed = false;        // /usr/bin/nvidia-modprobe
-  bool devices_unit_installed = false;    // the package's oneshot unit
+  // Asked only where a node needs an option not every release has (IMEX channels): its
+  // --help's version line and whether it lists -i's long name.
+  std::string modprobe_version;
+  std::optional<bool> modprobe_imex_option;
+  bool devices_unit_installed = false;  // the package's oneshot unit
 };
 
 // /dev/shm, where NCCL's shared-memory transport puts its buffers.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "catalog/nvidia_devices.hpp"
 #include "facts/gpu_probe.hpp"
 #include "facts/image_facts.hpp"
 #include "facts/model_probe.hpp"
@@ -14,6 +15,7 @@
 #include "facts/toolkit_probe.hpp"
 #include "util/own_programs.hpp"
 #include "util/port_probe.hpp"
+#include "util/process.hpp"
 #include "util/safe_file.hpp"
 
 namespace gl {
@@ -175,6 +177,12 @@ Facts gather_facts(const NodeFs& node, const FactsRequest& request) {
   facts.shm = probe_shm(node);
   facts.sandbox = probe_sandbox(node);
   facts.nvidia_nodes = probe_nvidia_nodes(node);
+  // Asked only where a node needs IMEX channel 0: whether this nvidia-modprobe can make it.
+  if (needs_modprobe_help(*facts.nvidia_nodes))
+    if (auto help = run_unprivileged(node.host_path(std::string(kNvidiaModprobe)).string(),
+                                     {std::string(kModprobeHelp)}, request.service_user);
+        help && help->exit_code == 0)
+      read_modprobe_help(*facts.nvidia_nodes, help->out);
   if (request.rendezvous_host) {
     auto interface = probe_route_interface(node, *request.rendezvous_host);
     facts.rendezvous_route = RouteFact{*request.rendezvous_host, interface.value_or(""),

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "facts/gpu_probe.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include <fmt/core.h>
@@ -94,8 +95,14 @@ Result<GpuProbe> probe_nvidia_smi(const std::string& program,
   // A lost GPU makes nvidia-smi exit non-zero with its line: the node has a driver, and the
   // finding is the lost GPU (rules/check), not a missing driver.
   auto lost = parse_nvidia_smi_lost_gpus(listing.out);
-  if (listing.exit_code != 0 && lost.empty())
-    return failf("Failed to query GPUs with '{}': exit code {}", program, listing.exit_code);
+  if (listing.exit_code != 0 && lost.empty()) {
+    // Its own first line says why ("... couldn't communicate with the NVIDIA driver ...").
+    std::string_view said = listing.out;
+    while (!said.empty() && (said.front() == '\n' || said.front() == ' ')) said.remove_prefix(1);
+    said = said.substr(0, std::min(said.find('\n'), size_t{240}));
+    return failf("Failed to query GPUs with '{}': exit code {}{}", program, listing.exit_code,
+                 said.empty() ? std::string() : fmt::format(": {}", said));
+  }
   GpuProbe probe;
   probe.driver.source = "nvidia-smi";
   probe.driver.present = true;

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "facts/node_fs.hpp"
 
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
 #include <algorithm>
 
 #include "util/safe_file.hpp"
@@ -97,6 +100,19 @@ std::vector<std::string> NodeFs::list(const std::string& node_path) const {
     names.push_back(it->path().filename().string());
   std::sort(names.begin(), names.end());
   return names;
+}
+
+std::optional<NodeFs::Device> NodeFs::device(const std::string& node_path) const {
+  // The directories above are resolved inside the root; the node itself is never followed.
+  const std::string normal = normal_path(node_path);
+  const fs::path host = host_path(parent_path(normal)) / fs::path(normal).filename();
+  struct stat status {};
+  if (::lstat(host.c_str(), &status) != 0) return std::nullopt;
+  Device device;
+  device.character = S_ISCHR(status.st_mode);
+  device.major = ::major(status.st_rdev);
+  device.minor = ::minor(status.st_rdev);
+  return device;
 }
 
 }  // namespace gl

@@ -29,6 +29,15 @@ class NodeFs {
   // Entry names, sorted; empty when not a directory.
   std::vector<std::string> list(const std::string& node_path) const;
 
+  // What a device node is, read without following a link at the path itself (lstat).
+  struct Device {
+    bool character = false;  // S_ISCHR
+    unsigned major = 0;
+    unsigned minor = 0;
+  };
+  // nullopt when nothing is there; `character` false for anything but a character device.
+  std::optional<Device> device(const std::string& node_path) const;
+
  private:
   std::filesystem::path root_;
 };

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "facts/python_env.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "catalog/discovery_places.hpp"
 #include "catalog/engines.hpp"
 #include "catalog/flashinfer_packages.hpp"
 
@@ -68,6 +70,19 @@ std::string assigned_name(const std::string& line) {
   return line.substr(0, end);
 }
 
+// An interpreter's own prefix (not a venv): every python3* library directory it has.
+std::vector<std::string> prefix_site_packages(const NodeFs& node, const std::string& prefix) {
+  std::vector<std::string> found;
+  for (const auto& library : {prefix + "/lib", prefix + "/local/lib"})
+    for (const auto& name : node.list(library)) {
+      if (name.rfind("python3", 0) != 0) continue;
+      for (std::string_view leaf : {"site-packages", "dist-packages"})
+        if (node.is_directory(library + "/" + name + "/" + std::string(leaf)))
+          found.push_back(library + "/" + name + "/" + std::string(leaf));
+    }
+  return found;
+}
+
 }  // namespace
 
 TorchVersion parse_torch_version_py(std::string_view text) {
@@ -111,20 +126,91 @@ std::string normalise_dist_name(std::string_view name) {
   return result;
 }
 
+VenvConfig parse_pyvenv_cfg(std::string_view text) {
+  VenvConfig config;
+  std::istringstream lines{std::string(text)};
+  std::string line;
+  auto trim = [](std::string value) {
+    auto begin = value.find_first_not_of(" \t\r");
+    auto end = value.find_last_not_of(" \t\r");
+    return begin == std::string::npos ? std::string() : value.substr(begin, end - begin + 1);
+  };
+  while (std::getline(lines, line)) {
+    auto equals = line.find('=');
+    if (equals == std::string::npos) continue;
+    std::string key = trim(line.substr(0, equals));
+    for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string value = trim(line.substr(equals + 1));
+    if (key == "include-system-site-packages") {
+      for (char& c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      config.system_site_packages = value == "true";
+    } else if (key == "home") {
+      config.home = value;
+    } else if (key == "version" || key == "version_info") {
+      // "3.11.2" (CPython's venv), "3.12.7" (uv's version_info): the X.Y site.py uses.
+      auto first = value.find('.');
+      auto second = first == std::string::npos ? first : value.find('.', first + 1);
+      config.version = value.substr(0, second);
+    }
+  }
+  return config;
+}
+
+std::vector<std::string> interpreter_site_packages(const NodeFs& node, const std::string& prefix) {
+  auto cfg = node.read(prefix + "/" + std::string(kVenvMarker), 64 * 1024);
+  if (!cfg) return prefix_site_packages(node, prefix);
+  const VenvConfig config = parse_pyvenv_cfg(*cfg);
+  std::string version = config.version;
+  if (version.empty())  // no version key: the venv's own lib/pythonX.Y
+    for (const auto& name : node.list(prefix + "/lib"))
+      if (name.starts_with("python3.")) {
+        version = name.substr(6);
+        break;
+      }
+  if (version.empty()) return prefix_site_packages(node, prefix);
+  // The base interpreter's prefix as getpath finds it from `home`: the first directory up from
+  // it that holds the standard library's landmark, lib/pythonX.Y/os.py.
+  std::optional<std::string> base;
+  if (!config.home.empty())
+    for (std::string dir = normal_path(config.home); !dir.empty(); dir = parent_path(dir)) {
+      if (node.read(dir + "/lib/python" + version + "/os.py", 4 << 20)) {
+        base = dir;
+        break;
+      }
+      if (dir == "/") break;
+    }
+  // Debian's python3 patches getsitepackages() (its site.py names dist-packages); CPython's
+  // own site.py gives one site-packages per prefix.
+  bool debian = false;
+  if (base)
+    if (auto site_py = node.read(*base + "/lib/python" + version + "/site.py", 4 << 20))
+      debian = site_py->find("dist-packages") != std::string::npos;
+  // site.venv(): the venv's prefix, then the base's where include-system-site-packages is true.
+  std::vector<std::string> prefixes{prefix};
+  if (base && config.system_site_packages) prefixes.push_back(*base);
+  std::vector<std::string> found;
+  for (const auto& each : prefixes) {
+    std::vector<std::string> candidates{each + "/lib/python" + version + "/site-packages"};
+    if (debian) {
+      candidates.push_back(each + "/local/lib/python" + version + "/dist-packages");
+      candidates.push_back(each + "/lib/python3/dist-packages");
+      candidates.push_back(each + "/lib/python" + version + "/dist-packages");
+    }
+    for (const auto& candidate : candidates)
+      if (node.is_directory(candidate) &&
+          std::find(found.begin(), found.end(), candidate) == found.end())
+        found.push_back(candidate);
+  }
+  return found;
+}
+
 PythonEnvFact probe_python_env(const NodeFs& node, const std::string& prefix,
                                const std::string& interpreter) {
   PythonEnvFact env;
   env.prefix = prefix;
   env.interpreter = interpreter;
   env.interpreter_exists = node.is_executable_file(interpreter);
-  std::vector<std::string> library_dirs{prefix + "/lib", prefix + "/local/lib"};
-  for (const auto& library : library_dirs)
-    for (const auto& name : node.list(library)) {
-      if (name.rfind("python3", 0) != 0) continue;
-      for (std::string_view leaf : {"site-packages", "dist-packages"})
-        if (node.is_directory(library + "/" + name + "/" + std::string(leaf)))
-          env.site_packages.push_back(library + "/" + name + "/" + std::string(leaf));
-    }
+  env.site_packages = interpreter_site_packages(node, prefix);
   for (const auto& site : env.site_packages) {
     for (const auto& entry : node.list(site)) {
       constexpr std::string_view suffix = ".dist-info";

@@ -4,7 +4,9 @@
 // devices and the MPS daemon catalog/sandbox_allowances opens, Yama's ptrace scope, and the
 // NVIDIA device nodes with what would create them at boot (catalog/nvidia_devices).
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "catalog/sandbox_allowances.hpp"
@@ -16,8 +18,19 @@ namespace gl {
 SandboxFact probe_sandbox(const NodeFs& node);
 NvidiaNodesFact probe_nvidia_nodes(const NodeFs& node);
 
-// nvidia-modprobe's arguments that create every node `fact` says the driver has: -u, -c per
-// GPU minor, -f per MIG capability, -i for IMEX channels.
-std::vector<std::string> nvidia_modprobe_args(const NvidiaNodesFact& fact);
+// Whether the nodes need an answer only the installed nvidia-modprobe's --help gives (whether
+// it can make IMEX channels); read_modprobe_help() puts that answer into `fact`.
+bool needs_modprobe_help(const NvidiaNodesFact& fact);
+void read_modprobe_help(NvidiaNodesFact& fact, std::string_view help);
+
+// nvidia-modprobe's calls (arguments after the program) that make every node `fact` says the
+// driver serves and /dev lacks, one per mode of its main(): "-c 255 -c N..." (the control node
+// and each GPU's, loading nvidia), "-u -c 0" (nvidia-uvm and -tools, loading nvidia-uvm),
+// "-f PATH..." (MIG capabilities), "-i 0:1" (IMEX channel 0) only where its --help lists it.
+std::vector<std::vector<std::string>> nvidia_modprobe_calls(const NvidiaNodesFact& fact);
+
+// Why IMEX channel 0, which the driver registers and /dev lacks, will not be made by
+// nvidia-modprobe here; nullopt when it will be or nothing needs it.
+std::optional<std::string> imex_channel_gap(const NvidiaNodesFact& fact);
 
 }  // namespace gl

@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include "catalog/containers.hpp"
+#include "catalog/pinned_variables.hpp"
 #include "profile/secret_files.hpp"
 #include "util/path_within.hpp"
 
@@ -54,7 +55,8 @@ std::vector<std::string> container_command(const Profile& profile, const LaunchP
 }
 
 bool container_host_only(std::string_view name) {
-  return std::ranges::find(kHostOnlyVariables, name) != std::end(kHostOnlyVariables);
+  const PinnedVariable* pinned = find_pinned_variable(name);
+  return pinned && pinned->host_only;
 }
 
 bool container_by_value(std::string_view name) {

@@ -10,6 +10,7 @@
 #include "catalog/engines.hpp"
 #include "catalog/jit_caches.hpp"
 #include "catalog/node_requirements.hpp"
+#include "catalog/torch_arch_list.hpp"
 #include "facts/environment.hpp"
 #include "plan/container_command.hpp"
 #include "plan/gpu_assignment.hpp"
@@ -219,7 +220,8 @@ LaunchPlan make_launch_plan(const Profile& profile, const LaunchOptions& options
   env.emplace_back(std::string(kVisibleDevicesVariable), visible_devices_value(plan.gpus));
   if (const auto& arch_list = profile.toolkit.arch_list) {
     env.emplace_back("FLASHINFER_CUDA_ARCH_LIST", *arch_list);
-    env.emplace_back("TORCH_CUDA_ARCH_LIST", *arch_list);
+    // torch's cpp_extension has its own grammar: "12.0f" would raise "Unknown CUDA arch".
+    env.emplace_back("TORCH_CUDA_ARCH_LIST", torch_arch_list(*arch_list));
   }
 
   for (const auto& cache : jit_caches()) {

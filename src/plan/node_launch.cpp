@@ -38,4 +38,10 @@ NodeLaunch node_launch_options(const Profile& profile, long long node_rank, cons
   return launch;
 }
 
+NodePlan node_launch_plan(const Profile& profile, long long node_rank, const NodeFs& node) {
+  NodeLaunch launch = node_launch_options(profile, node_rank, node);
+  LaunchPlan plan = make_launch_plan(profile, launch.options);
+  return NodePlan{std::move(launch), std::move(plan)};
+}
+
 }  // namespace gl

@@ -11,6 +11,7 @@
 
 #include "engines/engine_argv.hpp"
 #include "facts/node_fs.hpp"
+#include "plan/launch_plan.hpp"
 
 namespace gl {
 
@@ -21,5 +22,14 @@ struct NodeLaunch {
 };
 
 NodeLaunch node_launch_options(const Profile& profile, long long node_rank, const NodeFs& node);
+
+// The plan of the unit this node runs for `node_rank`: the launch options read from `node`, then
+// make_launch_plan. `up` renders the unit from it, `env` prints its environment and `exec` starts
+// its transient service from it: one derivation, so none of them pins what another leaves out.
+struct NodePlan {
+  NodeLaunch launch;
+  LaunchPlan plan;
+};
+NodePlan node_launch_plan(const Profile& profile, long long node_rank, const NodeFs& node);
 
 }  // namespace gl

@@ -140,10 +140,12 @@ constexpr std::array kSchemaTail{
            "include/cuda_runtime.h (what the JIT links and includes)"),
     string("toolkit.min_version", kName, Shape::toolkit_version, R"("13.0")",
            "Lowest acceptable toolkit version"),
-    string("toolkit.arch_list", kText, Shape::arch_list, R"("12.0f")",
-           "FLASHINFER_CUDA_ARCH_LIST in FlashInfer's grammar: entries separated by single "
-           "spaces, \"9.0a 12.0f\"; an a or f suffix goes to nvcc as is (f needs nvcc >= 12.9), "
-           "FlashInfer adds its own to the others; no ';', ',' or +PTX"),
+    string(
+        "toolkit.arch_list", kText, Shape::arch_list, R"("12.0f")",
+        "FLASHINFER_CUDA_ARCH_LIST in FlashInfer's grammar: entries separated by single "
+        "spaces, \"9.0a 12.0f\"; an a or f suffix goes to nvcc as is (f needs nvcc >= 12.9), "
+        "FlashInfer adds its own to the others; no ';', ',' or +PTX. TORCH_CUDA_ARCH_LIST gets the "
+        "same architectures in torch's grammar (\"9.0a;12.0\": torch has no f targets)"),
 
     section("gpus", "Which GPUs the engine gets"),
     key("gpus.devices", KeyType::device_array, kName * 2, Shape::gpu_device, Range{0, 1023},

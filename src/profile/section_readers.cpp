@@ -8,6 +8,7 @@
 #include "catalog/engine_knobs.hpp"
 #include "catalog/engines.hpp"
 #include "catalog/jit_caches.hpp"
+#include "catalog/pinned_variables.hpp"
 #include "catalog/system_directories.hpp"
 #include "profile/shapes.hpp"
 #include "util/did_you_mean.hpp"
@@ -16,22 +17,6 @@
 
 namespace gl {
 namespace {
-
-// Variables gpulaunch pins itself; a profile changes them through their own keys.
-struct PinnedVariable {
-  std::string_view name;
-  std::string_view instead;
-};
-constexpr PinnedVariable kPinned[] = {
-    {"CUDA_HOME", "toolkit.cuda_home"},
-    {"CUDA_PATH", "toolkit.cuda_home"},
-    {"PATH", "engine.venv"},
-    {"LD_LIBRARY_PATH", "toolkit.cuda_home"},
-    {"CUDA_VISIBLE_DEVICES", "gpus.devices"},
-    {"CUDA_DEVICE_ORDER", "gpus.devices"},
-    {"FLASHINFER_CUDA_ARCH_LIST", "toolkit.arch_list"},
-    {"TORCH_CUDA_ARCH_LIST", "toolkit.arch_list"},
-};
 
 Result<void> read_top(const ValueReader& r, Profile& profile) {
   profile.description = r.string_at("description").value_or("");
@@ -279,10 +264,10 @@ Result<void> read_env(const ValueReader& r, Profile& profile) {
     const Location at = r.key_location(key, value);
     std::string name{key.str()};
     if (!is_variable_name(name)) return fail_at(at, "'env.{}' is not a valid variable name", name);
-    for (const auto& pinned : kPinned)
-      if (pinned.name == name)
-        return fail_at(at, "'env.{}' is pinned by gpulaunch; set '{}' instead", name,
-                       pinned.instead);
+    // gpulaunch pins these itself (catalog/pinned_variables); their own keys change them.
+    if (const PinnedVariable* pinned = find_pinned_variable(name))
+      return fail_at(at, "'env.{}' is pinned by gpulaunch; set '{}' instead", name,
+                     pinned->instead);
     for (const auto& cache : jit_caches())
       for (const auto& variable : cache.variables)
         if (variable.name == name)

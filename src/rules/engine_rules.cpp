@@ -46,11 +46,26 @@ void check_flag_versions(const Context& context, const LaunchPlan& plan,
   std::vector<std::string> missing;
   std::string needs;
   for (const auto& fit : fitted_flags(profile, options)) {
+    const FlagVersions* row = find_flag_versions(profile.engine.kind, fit.flag);
+    auto read_without = row ? parse_version(row->last_without) : std::nullopt;
+    auto installed = parse_version(version.value_or(""));
     if (fit.version_unknown) {
       if (fit.spelling != fit.flag)
         conservative.push_back(fmt::format("{} instead of {}", fit.spelling, fit.flag));
       else
         conservative.push_back(fmt::format("{} (since {})", fit.flag, fit.needs));
+    } else if (fit.spelling.empty() && read_without && installed && *installed > *read_without) {
+      // Between the newest release read without the flag and the first read with it: unknown.
+      add(findings,
+          {Severity::warning,
+           "engine-flag-unverified",
+           fmt::format("{} {} falls between the releases read for {}: {} lacks it, {} has it",
+                       engine.display, *version, fit.flag, row->last_without, fit.needs),
+           "the engine exits \"unrecognized arguments\" on a flag its release does not know",
+           {{"installed", *version}, {"flag", fit.flag}, {"source", std::string(row->source)}},
+           fmt::format("upgrade {} in engine.venv to {} or later, the first release read that "
+                       "takes {}",
+                       engine.pip_dist, fit.needs, fit.flag)});
     } else if (fit.spelling.empty()) {
       missing.push_back(fit.flag);
       // The newest first release among them is the one that has them all.
@@ -124,7 +139,7 @@ void check_engine(const Context& context, const LaunchPlan& plan, std::vector<Fi
   }
   check_flag_versions(context, plan, findings);
   for (const auto& port : facts.ports)
-    if (port.taken && port.port == profile.server.port)
+    if (port.taken && port.port == profile.server.port && !port.held_by_service)
       add(findings, {Severity::error,
                      std::string(kPortTakenCode),
                      fmt::format("port {} on {} is already in use", port.port, port.host),

@@ -76,6 +76,24 @@ void check_gpus(const Context& context, std::vector<Finding>& findings) {
     if (driver_library_mismatch(facts.driver)) return;
     std::string why;
     for (const auto& problem : facts.driver.problems) why += (why.empty() ? "" : "; ") + problem;
+    // NVML and nvidia-smi are installed and say the kernel module is not there: loading it is
+    // the fix, not installing a driver.
+    if (facts.driver.nvml_error == kNvmlErrorDriverNotLoaded ||
+        why.find(kNvidiaSmiNoDriverText) != std::string::npos) {
+      add(findings,
+          {Severity::error,
+           "nvidia-driver-not-loaded",
+           "the NVIDIA driver's libraries are installed but its kernel module is not loaded",
+           "NVML answers \"Driver Not Loaded\" and nvidia-smi cannot communicate with the driver: "
+           "no engine can open a GPU",
+           {{"driver", facts.driver.source}, {"probes", why}},
+           "load it as root: `modprobe nvidia` (then `systemctl restart "
+           "gpulaunch-nvidia-devices`); if that fails, `dmesg | grep -i nvrm` says why: no module "
+           "built for the running kernel (`dkms status`, install the linux-headers of `uname -r` "
+           "and `dkms autoinstall`) or Secure Boot refusing an unsigned module (`mokutil "
+           "--sb-state`, enroll the DKMS key); the libraries need no reinstall"});
+      return;
+    }
     add(findings,
         {Severity::error,
          "no-nvidia-driver",

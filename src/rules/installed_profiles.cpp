@@ -3,8 +3,8 @@
 
 #include "catalog/engines.hpp"
 #include "plan/gpu_assignment.hpp"
+#include "profile/installed_snapshot.hpp"
 #include "profile/service_user.hpp"
-#include "profile/validate.hpp"
 #include "util/state_paths.hpp"
 
 namespace gl {
@@ -22,15 +22,17 @@ std::vector<InstalledProfileFact> probe_installed_profiles(const NodeFs& node) {
     InstalledProfileFact fact;
     fact.name = entry.substr(0, entry.size() - 5);
     fact.snapshot = directory + "/" + entry;
-    // The snapshot is the merged profile: nothing to search or extend.
-    auto profile = load_profile(DirectorySource({}), installed_snapshot_path(node, fact).string());
+    auto profile = load_installed_profile(fact.name, installed_snapshot_path(node, fact));
     if (!profile) {
       fact.problem = profile.error().message;
+    } else if (!*profile) {
+      continue;  // removed since the listing
     } else {
-      fact.engine = std::string(engine_kind_name(profile->engine.kind));
-      fact.gpus = assigned_gpus(*profile);
-      fact.user = service_user(*profile);
-      fact.share_user = profile->service.share_user;
+      const Profile& installed = **profile;
+      fact.engine = std::string(engine_kind_name(installed.engine.kind));
+      fact.gpus = assigned_gpus(installed);
+      fact.user = service_user(installed);
+      fact.share_user = installed.service.share_user;
     }
     installed.push_back(std::move(fact));
   }

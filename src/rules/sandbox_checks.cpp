@@ -16,6 +16,14 @@ std::string join(const std::vector<std::string>& parts, std::string_view separat
   return text;
 }
 
+// What the oneshot would run: each nvidia-modprobe call, joined with "&&".
+std::string modprobe_commands(const NvidiaNodesFact& nodes) {
+  std::vector<std::string> commands;
+  for (const auto& call : nvidia_modprobe_calls(nodes))
+    commands.push_back(fmt::format("{} {}", kNvidiaModprobe, join(call, " ")));
+  return join(commands, " && ");
+}
+
 // The driver is loaded but a node it has is missing, and nothing on this node would create it
 // before the engine starts: the engine's sandbox cannot (NoNewPrivileges=yes, no capabilities).
 void check_device_nodes(const Facts& facts, std::vector<Finding>& findings) {
@@ -47,8 +55,37 @@ void check_device_nodes(const Facts& facts, std::vector<Finding>& findings) {
         {"missing", join(nodes.missing)},
         {std::string(kNvidiaModprobe), nodes.modprobe_installed ? "installed" : "missing"},
         {std::string(kNvidiaDevicesUnit), nodes.devices_unit_installed ? "installed" : "missing"}},
-       fmt::format("{}; now: {} {}", join(fixes, ", "), kNvidiaModprobe,
-                   join(nvidia_modprobe_args(nodes), " "))});
+       fmt::format("{}; now: {}", join(fixes, ", "), modprobe_commands(nodes))});
+}
+
+// A multi-node profile on a driver that registers IMEX channels (multi-node NVLink's memory
+// sharing, CUDA's fabric handles) without channel 0 in /dev, where nvidia-modprobe cannot make it
+// (its -i lived only in 550.54.14-565.x): the engine's cross-node imports fail.
+void check_imex_channel(const Profile& profile, const Facts& facts,
+                        std::vector<Finding>& findings) {
+  if (!facts.nvidia_nodes || profile.parallelism.nodes < 2) return;
+  const auto& nodes = *facts.nvidia_nodes;
+  const auto gap = imex_channel_gap(nodes);
+  if (!gap) return;
+  const std::string major = nodes.imex_major ? std::to_string(*nodes.imex_major) : "MAJOR";
+  findings.push_back(
+      {Severity::warning,
+       "nvidia-imex-channel-missing",
+       fmt::format("the driver registers IMEX channels but {} is missing and {}: memory shared "
+                   "over multi-node NVLink (CUDA fabric handles) fails for this {}-node profile",
+                   kImexChannel0Node, *gap, profile.parallelism.nodes),
+       fmt::format("the driver makes no channel node unless loaded with {} (its nv-reg.h); "
+                   "the node's administrator grants channels",
+                   kImexChannel0Option),
+       {{std::string(kProcDevices), fmt::format("{} {}", major, kImexChannelsMajorName)},
+        {std::string(kNvidiaModprobe), !nodes.modprobe_installed        ? std::string("missing")
+                                       : nodes.modprobe_version.empty() ? std::string("installed")
+                                                                        : nodes.modprobe_version}},
+       fmt::format("echo 'options nvidia {}' > /etc/modprobe.d/nvidia-imex-channel0.conf and "
+                   "reboot (the driver then makes channel 0, mode 0666: every process on the node "
+                   "shares it); or for this boot only: mkdir -p /dev/nvidia-caps-imex-channels && "
+                   "mknod -m 0666 {} c {} 0",
+                   kImexChannel0Option, kImexChannel0Node, major)});
 }
 
 // pidfd_getfd passes the kernel's ptrace-attach check: Yama's scope 1 allows it only on a
@@ -86,6 +123,7 @@ void check_yama(const Profile& profile, const LaunchPlan& plan, const Facts& fac
 void check_sandbox(const Profile& profile, const LaunchPlan& plan, const Facts& facts,
                    std::vector<Finding>& findings) {
   check_device_nodes(facts, findings);
+  check_imex_channel(profile, facts, findings);
   check_yama(profile, plan, facts, findings);
 }
 

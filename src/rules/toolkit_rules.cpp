@@ -15,6 +15,7 @@
 #include "catalog/flashinfer_arch_list.hpp"
 #include "catalog/flashinfer_packages.hpp"
 #include "catalog/node_health.hpp"
+#include "catalog/torch_arch_list.hpp"
 #include "engines/engine_argv.hpp"
 #include "facts/node_fs.hpp"
 #include "facts/python_env.hpp"
@@ -127,25 +128,42 @@ std::vector<Finding> toolkit_findings(const Context& context, const ToolkitFact&
       if (gate.package != "flashinfer") continue;
       auto library = parse_version(*flashinfer);
       if (!library || *library < gate.since || !(*gate_version < gate.min_nvcc)) continue;
+      // Past the releases the gate was read in, it may be gone: said, not refused.
+      const bool verified = *library <= gate.verified_through;
+      const std::string since = gate.since.major_minor() + "." + std::to_string(gate.since.patch);
+      const std::string read_in = since + " to " + gate.verified_through.str();
       for (auto capability : normalised) {
         if (capability.major != gate.arch_major) continue;
-        findings.push_back(
-            {Severity::error,
-             "flashinfer-nvcc-too-old",
-             fmt::format(
-                 "FlashInfer {} refuses compute capability {}.{} with nvcc {} at {}: its JIT "
-                 "ends up with no target architecture and the server dies with "
-                 "\"FlashInfer requires GPUs with sm75 or higher\"",
-                 *flashinfer, capability.major, capability.minor, gate_version->major_minor(),
-                 root.nvcc),
-             fmt::format("FlashInfer >= {} with a {}.x GPU needs nvcc >= {} ({})",
-                         gate.since.major_minor() + "." + std::to_string(gate.since.patch),
-                         gate.arch_major, gate.min_nvcc.major_minor(), gate.reference),
-             {{context.arch_list_text ? "toolkit.arch_list" : "gpus",
-               context.arch_list_text ? *context.arch_list_text : gpus_text(context, capability)},
-              {"toolkit", toolkit_label(root) + " (" + how + ")"},
-              {"flashinfer", *flashinfer}},
-             ""});
+        Finding finding{
+            Severity::error,
+            "flashinfer-nvcc-too-old",
+            fmt::format("FlashInfer {} refuses compute capability {}.{} with nvcc {} at {}: its "
+                        "JIT ends up with no target architecture and the server dies with "
+                        "\"FlashInfer requires GPUs with sm75 or higher\"",
+                        *flashinfer, capability.major, capability.minor,
+                        gate_version->major_minor(), root.nvcc),
+            fmt::format("FlashInfer >= {} with a {}.x GPU needs nvcc >= {} ({})", since,
+                        gate.arch_major, gate.min_nvcc.major_minor(), gate.reference),
+            {{context.arch_list_text ? "toolkit.arch_list" : "gpus",
+              context.arch_list_text ? *context.arch_list_text : gpus_text(context, capability)},
+             {"toolkit", toolkit_label(root) + " (" + how + ")"},
+             {"flashinfer", *flashinfer}},
+            ""};
+        if (!verified) {
+          finding.severity = Severity::warning;
+          finding.code = "flashinfer-nvcc-gate-unverified";
+          finding.summary = fmt::format(
+              "FlashInfer {} is newer than the releases whose nvcc gate the catalog read ({}): "
+              "those refuse compute capability {}.{} with nvcc {} at {}; this one may not",
+              *flashinfer, read_in, capability.major, capability.minor, gate_version->major_minor(),
+              root.nvcc);
+          finding.rule = fmt::format("FlashInfer {} with a {}.x GPU needs nvcc >= {} ({}); {}",
+                                     read_in, gate.arch_major, gate.min_nvcc.major_minor(),
+                                     gate.reference, gate.changed_by);
+          // The fix (a toolkit passing the gate) is safe whether or not this release kept it.
+          finding.facts.push_back({"verified through", gate.verified_through.str()});
+        }
+        findings.push_back(std::move(finding));
       }
     }
     // A suffixed target needs more than its architecture: `f` needs nvcc 12.9.
@@ -237,18 +255,47 @@ const ToolkitFact* best_toolkit(const Context& context) {
   return best;
 }
 
+// A release NVIDIA ships, as the unit's JIT would see it pinned at its root (what its nvcc
+// compiles for from the arch table).
+ToolkitFact release_toolkit(const ToolkitRelease& release) {
+  ToolkitFact toolkit;
+  toolkit.root = release.root();
+  toolkit.resolved_root = toolkit.root;
+  toolkit.nvcc = toolkit.root + "/bin/nvcc";
+  toolkit.root_exists = toolkit.nvcc_exists = true;
+  toolkit.nvcc_version = release.version.major_minor();
+  toolkit.archs = archs_for_nvcc(release.version);
+  toolkit.archs_source = "catalog for CUDA " + release.version.major_minor();
+  return toolkit;
+}
+
+// Nothing on the node passes: the lowest release that passes every toolkit rule here (the GPUs'
+// architectures, FlashInfer's gate, torch's CUDA major, the driver's CUDA, toolkit.min_version),
+// judged by the same rules before it is named; where none does, what the nearest still breaks.
 std::string toolkit_fix(const Context& context, const ToolkitFact* best) {
   if (best)
     return pin_fix(best->root) +
            fmt::format("; nvcc {} there satisfies every rule", best->version().value_or("?"));
-  std::optional<Version> needed;
-  for (auto capability : context.capabilities)
-    if (auto version = min_nvcc_for(capability); version && (!needed || *version > *needed))
-      needed = version;
+  const ToolkitRelease* nearest = nullptr;
+  std::vector<Finding> still;
+  for (const auto& release : toolkit_releases()) {
+    auto broken = toolkit_findings(context, release_toolkit(release), "");
+    if (broken.empty())
+      return fmt::format(
+          "no toolkit on this node satisfies every rule: install {} (nvcc {} passes every rule "
+          "on this node) and pin it: {}",
+          release.package(), release.version.major_minor(), pin_fix(release.root()));
+    if (!nearest || broken.size() <= still.size()) {
+      nearest = &release;
+      still = std::move(broken);
+    }
+  }
+  std::vector<std::string> codes;
+  for (const auto& finding : still) codes.push_back(finding.code);
   return fmt::format(
-      "no toolkit on this node satisfies every rule: install one{} whose major "
-      "matches torch's CUDA (e.g. cuda-nvcc-13-0) and pin it as toolkit.cuda_home",
-      needed ? " >= " + needed->major_minor() : std::string());
+      "no CUDA toolkit satisfies every rule on this node: even {} (nvcc {}) breaks {}; change "
+      "what those rules name first (the driver, torch's CUDA build or the GPUs)",
+      nearest->package(), nearest->version.major_minor(), fmt::join(codes, ", "));
 }
 
 // FLASHINFER_NVCC and FLASHINFER_NVCC_LAUNCHER name programs every JIT compile runs (ninja's
@@ -363,6 +410,41 @@ void check_toolkit(const Context& context, const LaunchPlan& plan, const ShellEn
                      "jit-toolkit-mismatch",
                      fmt::format("the unit's JIT would use the toolkit at '{}' ({}), not "
                                  "toolkit.cuda_home '{}'",
+// TORCH_CUDA_ARCH_LIST as the unit sets it, against the torch the engine imports: a CUDA build of
+// a release known to refuse an entry raises "Unknown CUDA arch" on its first CUDA extension
+// (catalog/torch_arch_list). A CPU build never compiles CUDA sources; a release newer than what
+// was read is not judged.
+void check_torch_arch_list(const Context& context, const LaunchPlan& plan,
+                           std::vector<Finding>& findings) {
+  const auto& python = context.facts.python;
+  auto value = lookup(plan.environment, "TORCH_CUDA_ARCH_LIST");
+  if (!value || !python || !python->torch_version || !python->torch_cuda) return;
+  auto torch = parse_version(*python->torch_version);
+  if (!torch) return;
+  for (const RefusedTorchArch& refused : torch_refused_arches(*value, *torch)) {
+    const std::string bare = std::string(refused.row->entry);
+    add(findings,
+        {Severity::warning,
+         "torch-arch-unknown",
+         fmt::format("torch {} does not know CUDA arch {} (TORCH_CUDA_ARCH_LIST=\"{}\")",
+                     *python->torch_version, refused.entry, *value),
+         fmt::format("torch's cpp_extension raises \"Unknown CUDA arch ({}) or GPU not supported\" "
+                     "when it builds an extension with CUDA sources; torch {} and older lack it",
+                     refused.entry, refused.row->absent_through),
+         {{"torch", *python->torch_version + " (" + python->prefix + ")"},
+          {"TORCH_CUDA_ARCH_LIST", *value},
+          {"toolkit.arch_list", context.profile.toolkit.arch_list.value_or("")},
+          {"read in", std::string(refused.row->source)}},
+         refused.row->present_from.empty()
+             ? fmt::format("drop {} from toolkit.arch_list, or install a torch whose "
+                           "torch/utils/cpp_extension.py lists '{}'",
+                           bare, bare)
+             : fmt::format("install torch >= {} (built for the toolkit's CUDA major) in {}, or "
+                           "drop {} from toolkit.arch_list",
+                           refused.row->present_from, python->prefix, bare)});
+  }
+}
+
                                  unit_pick.root, unit_pick.how, *home),
                      "the toolkit a JIT library finds in the unit's environment "
                      "(CUDA_HOME, CUDA_PATH, which nvcc, /usr/local/cuda) must be the profile's",
@@ -372,6 +454,7 @@ void check_toolkit(const Context& context, const LaunchPlan& plan, const ShellEn
   } else {
     add(findings,
         {Severity::warning,
+    check_torch_arch_list(context, plan, findings);
          "cuda-home-unset",
          "toolkit.cuda_home is not set: the unit's JIT takes whatever nvcc it finds" +
              (unit_pick.root.empty() ? std::string()
@@ -419,7 +502,7 @@ void check_toolkit(const Context& context, const LaunchPlan& plan, const ShellEn
     for (auto& finding :
          toolkit_findings(context, *unit_pick.toolkit,
                           "the unit's JIT finds it by " + unit_pick.how, compiler)) {
-      bool compiler_side = compiler && finding.code != "flashinfer-nvcc-too-old";
+      bool compiler_side = compiler && !finding.code.starts_with("flashinfer-nvcc-");
       finding.fix = (compiler_side ? compiler_fix : fix) + finding.fix;
       add(findings, std::move(finding));
     }
@@ -450,3 +533,4 @@ void check_toolkit(const Context& context, const LaunchPlan& plan, const ShellEn
 }
 
 }  // namespace gl::check_rules
+  check_torch_arch_list(context, plan, findings);

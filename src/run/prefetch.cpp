@@ -114,17 +114,6 @@ std::optional<std::string> prefetch_stop_reason(const PrefetchIo& io, const Pref
       format_bytes(plan.bytes_to_read), count, format_bytes(left));
 }
 
-std::string format_bytes(uint64_t bytes) {
-  constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  size_t unit = 0;
-  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
-    value /= 1024;
-    ++unit;
-  }
-  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, kUnits[unit]);
-}
-
 std::string prefetch_summary(const PrefetchResult& result, double seconds) {
   const PrefetchProgress& done = result.progress;
   std::string line = fmt::format(

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "util/byte_size.hpp"  // format_bytes, for progress lines
 #include "util/error.hpp"
 
 namespace gl {
@@ -97,9 +98,6 @@ PrefetchResult run_prefetch(PrefetchIo& io, const PrefetchPlan& plan,
 // Why the plan left files unread: the file it stopped at, its size and the budget; nullopt
 // when it stopped nowhere.
 std::optional<std::string> prefetch_stop_reason(const PrefetchIo& io, const PrefetchPlan& plan);
-
-// "12.3 GiB", for progress lines.
-std::string format_bytes(uint64_t bytes);
 
 // The one-line summary `warm` prints and `run` writes to the journal.
 std::string prefetch_summary(const PrefetchResult& result, double seconds);

@@ -5,6 +5,8 @@
 
 #include <fmt/core.h>
 
+#include "util/byte_size.hpp"
+
 namespace gl {
 
 std::chrono::milliseconds serving_probe_interval(
@@ -73,16 +75,6 @@ void Readiness::end_phase(Phase phase) {
   }
 }
 
-namespace {
-
-std::string size_text(std::uint64_t bytes) {
-  constexpr std::uint64_t kMiB = 1024 * 1024;
-  if (bytes < kMiB) return fmt::format("{} KiB", (bytes + 512) / 1024);
-  return fmt::format("{} MiB", (bytes + kMiB / 2) / kMiB);
-}
-
-}  // namespace
-
 void Readiness::on_cache_sizes(const std::vector<CacheSize>& sizes, Clock::time_point now) {
   if (ready_) return;
   if (!have_cache_baseline_) {
@@ -103,7 +95,7 @@ void Readiness::on_cache_sizes(const std::vector<CacheSize>& sizes, Clock::time_
   if (!grown) return;
   const std::uint64_t baseline = cache_baseline_[grown->name];
   growth_status_ = fmt::format("{}: {} +{}", phase_name(Phase::jit_compile), grown->name,
-                               size_text(grown->bytes > baseline ? grown->bytes - baseline : 0));
+                               format_bytes(grown->bytes > baseline ? grown->bytes - baseline : 0));
   // Growth with no phase the engine named in progress is a JIT build of its own; inside one it
   // named (weights, graph capture, torch.compile) it is that phase's.
   if (!open_phase_ || open_phase_ == Phase::process) begin_phase(Phase::jit_compile);

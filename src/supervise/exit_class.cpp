@@ -3,27 +3,53 @@
 
 #include <array>
 #include <charconv>
+#include <iterator>
 #include <utility>
 
 #include "supervise/exit_status.hpp"
-#include "util/name_table.hpp"
 
 namespace gl {
 namespace {
 
-constexpr NameTable<ExitClass, 11> kNames{{
-    {ExitClass::clean, "clean"},
-    {ExitClass::host_oom, "host-oom"},
-    {ExitClass::cuda_oom, "cuda-oom"},
-    {ExitClass::hang, "hang"},
-    {ExitClass::start_timeout, "start-timeout"},
-    {ExitClass::config_error, "config-error"},
-    {ExitClass::setup_failure, "setup-failure"},
-    {ExitClass::budget, "crash-loop"},
-    {ExitClass::residue, "gpu-residue"},
-    {ExitClass::stalled, "stalled"},
-    {ExitClass::crash, "crash"},
-}};
+// Each class once: its name (events, metrics, journal fields), whether it counts against the
+// crash-loop budget, and, for a class systemd does not restart (RestartPreventExitStatus=), the
+// action its event names. A class with a stay-down text is terminal: a new one cannot be
+// terminal without saying what the operator does next.
+struct ExitClassRow {
+  ExitClass value;
+  std::string_view name;
+  bool failure;                // counts against the budget and grows the backoff
+  std::string_view stay_down;  // non-empty: terminal, and the event's action
+};
+
+constexpr ExitClassRow kRows[] = {
+    {ExitClass::clean, "clean", false, {}},
+    {ExitClass::host_oom, "host-oom", true, {}},
+    {ExitClass::cuda_oom, "cuda-oom", true, {}},
+    {ExitClass::hang, "hang", true, {}},
+    {ExitClass::start_timeout, "start-timeout", true, {}},
+    {ExitClass::config_error, "config-error", false,
+     "stay down: configuration error, not retried (fix the profile, then `gpulaunch up`)"},
+    {ExitClass::setup_failure, "setup-failure", false,
+     "stay down: systemd could not set up the service, not retried"},
+    {ExitClass::budget, "crash-loop", false,
+     "stay down: crash-loop budget spent (`gpulaunch restart` to try again)"},
+    {ExitClass::residue, "gpu-residue", true, {}},
+    {ExitClass::stalled, "stalled", true, {}},
+    {ExitClass::crash, "crash", true, {}},
+};
+
+// Every enumerator has its row, in the enum's order (all_exit_classes() is that order).
+constexpr bool rows_follow_the_enum() {
+  for (size_t i = 0; i < std::size(kRows); ++i)
+    if (static_cast<size_t>(kRows[i].value) != i) return false;
+  return std::size(kRows) == static_cast<size_t>(ExitClass::crash) + 1;
+}
+static_assert(rows_follow_the_enum(), "kRows: one row per ExitClass, in the enum's order");
+
+constexpr const ExitClassRow& row_of(ExitClass value) {
+  return kRows[static_cast<size_t>(value)];
+}
 
 std::optional<int> number(std::string_view text) {
   int value = 0;
@@ -49,34 +75,32 @@ Classification with(ExitClass value, std::string evidence) {
 }  // namespace
 
 std::string_view exit_class_name(ExitClass value) {
-  return name_in(kNames, value, "crash");
+  return row_of(value).name;
 }
 
 std::vector<ExitClass> all_exit_classes() {
   std::vector<ExitClass> all;
-  for (const auto& [value, name] : kNames) all.push_back(value);
+  for (const auto& row : kRows) all.push_back(row.value);
   return all;
 }
 
 std::optional<ExitClass> parse_exit_class(std::string_view name) {
-  return value_in(kNames, name);
+  for (const auto& row : kRows)
+    if (row.name == name) return row.value;
+  return std::nullopt;
 }
 
 bool counts_as_failure(ExitClass value) {
-  switch (value) {
-    case ExitClass::clean:
-    case ExitClass::budget:
-    case ExitClass::config_error:
-    case ExitClass::setup_failure:
-      return false;
-    default:
-      return true;
-  }
+  return row_of(value).failure;
 }
 
 bool is_terminal(ExitClass value) {
-  return value == ExitClass::config_error || value == ExitClass::setup_failure ||
-         value == ExitClass::budget;
+  return !row_of(value).stay_down.empty();
+}
+
+std::optional<std::string_view> stay_down_action(ExitClass value) {
+  if (!is_terminal(value)) return std::nullopt;
+  return row_of(value).stay_down;
 }
 
 bool is_kernel_oom_kill_of(std::string_view line, std::string_view unit) {

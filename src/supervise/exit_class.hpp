@@ -13,6 +13,8 @@
 
 namespace gl {
 
+// A new class: its row in exit_class.cpp's table (name, failure, the stay-down text that makes it
+// terminal), CONTRIBUTING's "An exit class" names the rest.
 enum class ExitClass {
   clean,          // stopped on request, or the engine exited 0
   host_oom,       // the kernel's OOM killer, in the unit's cgroup
@@ -35,6 +37,8 @@ std::vector<ExitClass> all_exit_classes();
 bool counts_as_failure(ExitClass value);
 // systemd will not restart these (RestartPreventExitStatus=).
 bool is_terminal(ExitClass value);
+// A terminal class's action, as its event names it ("stay down: ..."); nullopt for the others.
+std::optional<std::string_view> stay_down_action(ExitClass value);
 
 struct StopReport {
   std::string unit;                // gpulaunch-NAME.service

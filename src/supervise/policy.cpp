@@ -91,32 +91,20 @@ StopOutcome after_stop(SupervisorState state, const Classification& stop,
     state.last_class = std::string(exit_class_name(stop.value));
   }
 
-  switch (stop.value) {
-    case ExitClass::clean:
-      outcome.action = "none (stopped cleanly)";
-      break;
-    case ExitClass::config_error:
-      outcome.action =
-          "stay down: configuration error, not retried (fix the profile, then "
-          "`gpulaunch up`)";
-      break;
-    case ExitClass::setup_failure:
-      outcome.action = "stay down: systemd could not set up the service, not retried";
-      break;
-    case ExitClass::budget:
-      outcome.action = "stay down: crash-loop budget spent (`gpulaunch restart` to try again)";
-      break;
-    default:
-      if (settings.policy == "no")
-        outcome.action = "stay down: restart.policy = no" + step;
-      else if (settings.budget > 0 && state.consecutive_failures >= settings.budget)
-        outcome.action = fmt::format("stay down: crash-loop budget of {} failures spent{}",
-                                     settings.budget, step);
-      else
-        outcome.action =
-            fmt::format("restart after {}{}",
-                        format_duration(backoff_delay(state.consecutive_failures, settings)), step);
-  }
+  // A terminal class's action is its row's (exit_class.cpp): systemd will not restart it.
+  if (stop.value == ExitClass::clean)
+    outcome.action = "none (stopped cleanly)";
+  else if (auto stay_down = stay_down_action(stop.value))
+    outcome.action = std::string(*stay_down);
+  else if (settings.policy == "no")
+    outcome.action = "stay down: restart.policy = no" + step;
+  else if (settings.budget > 0 && state.consecutive_failures >= settings.budget)
+    outcome.action =
+        fmt::format("stay down: crash-loop budget of {} failures spent{}", settings.budget, step);
+  else
+    outcome.action =
+        fmt::format("restart after {}{}",
+                    format_duration(backoff_delay(state.consecutive_failures, settings)), step);
   outcome.state = state;
   return outcome;
 }

@@ -10,6 +10,19 @@
 #include "util/try.hpp"
 
 namespace gl {
+std::string describe_state(const UnitStatus& status) {
+  if (status.load_state != "loaded") return status.load_state;
+  std::string text = fmt::format("{} ({})", status.active_state, status.sub_state);
+  if (status.result != "success" && !status.result.empty()) {
+    text += fmt::format(", last result: {}", status.result);
+    if (status.exec_main_code == 1)
+      text += fmt::format(", exit status {}", status.exec_main_status);
+    if (status.exec_main_code == 2 || status.exec_main_code == 3)
+      text += fmt::format(", signal {}", status.exec_main_status);
+  }
+  return text;
+}
+
 std::string_view job_method(UnitAction action) {
   switch (action) {
     case UnitAction::start:

@@ -21,6 +21,9 @@ namespace gl {
 
 enum class UnitAction { none, start, restart };
 
+// "active (running)", "failed (exit-code, status 78)", ...
+std::string describe_state(const UnitStatus& status);
+
 // "StartUnit", "RestartUnit" (the manager's method); empty for none.
 std::string_view job_method(UnitAction action);
 

@@ -131,11 +131,10 @@ UnitFile render_unit(const Profile& profile, const LaunchPlan& plan, const Rende
   // invocation's journal (the service user cannot write the history). `-`: it must never fail
   // the start; it reads the journal a bounded number of times and exits 0. Its own small program:
   // the start job, and `up`, wait until it exits.
-  unit.add(
-      "Service", "ExecStartPost",
-      "-" + root_helper_command({record_start_program(options.gpulaunch_binary),
-                                 "--profile=" + profile.name, "--snapshot=" + plan.snapshot_path},
-                                {"INVOCATION_ID", "JOURNAL_STREAM"}));
+  unit.add("Service", "ExecStartPost",
+           "-" + root_helper_command(
+                     {record_start_program(options.gpulaunch_binary), "--profile=" + profile.name},
+                     {"INVOCATION_ID", "JOURNAL_STREAM"}));
   // The environment is spelled once (unit/unit_environment), which `gpulaunch env` prints too.
   // [secrets]: systemd reads each file as root into the credentials directory, readable by the
   // service's user only; the unit names the file, never the value.

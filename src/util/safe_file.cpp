@@ -63,7 +63,7 @@ Result<void> write_all(int fd, std::string_view content, const std::string& show
     ssize_t written = ::write(fd, content.data(), content.size());
     if (written < 0) {
       if (errno == EINTR) continue;
-      return failf("Failed to write '{}': {}", shown, errno_text(errno));
+      return fail_errno(errno, "Failed to write '{}': {}", shown, errno_text(errno));
     }
     content.remove_prefix(static_cast<size_t>(written));
   }
@@ -74,7 +74,7 @@ Result<UniqueFd> open_directory_nofollow(const std::filesystem::path& directory)
   if (!directory.is_absolute())
     return failf("Failed to open '{}': not an absolute path", directory.string());
   UniqueFd current(::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!current) return failf("Failed to open '/': {}", errno_text(errno));
+  if (!current) return fail_errno(errno, "Failed to open '/': {}", errno_text(errno));
   std::filesystem::path reached = "/";
   for (const auto& part : components(directory)) {
     reached /= part;
@@ -89,7 +89,7 @@ Result<UniqueFd> open_directory_nofollow(const std::filesystem::path& directory)
           return failf("Refusing to open '{}': '{}' is {}", directory.string(), reached.string(),
                        kind_of(info.st_mode));
       }
-      return failf("Failed to open '{}': {}", reached.string(), errno_text(error));
+      return fail_errno(error, "Failed to open '{}': {}", reached.string(), errno_text(error));
     }
     current = UniqueFd(fd);
   }
@@ -100,7 +100,7 @@ Result<UniqueFd> open_root_owned_directory(const std::filesystem::path& director
   if (!directory.is_absolute())
     return failf("Failed to open '{}': not an absolute path", directory.string());
   UniqueFd current(::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!current) return failf("Failed to open '/': {}", errno_text(errno));
+  if (!current) return fail_errno(errno, "Failed to open '/': {}", errno_text(errno));
   std::filesystem::path reached = "/";
   const auto parts = components(directory);
   for (size_t i = 0; i < parts.size(); ++i) {
@@ -109,7 +109,7 @@ Result<UniqueFd> open_root_owned_directory(const std::filesystem::path& director
     if (part == "..") return failf("Refusing to open '{}': it contains '..'", directory.string());
     const bool created = ::mkdirat(current.get(), part.c_str(), mode) == 0;
     if (!created && errno != EEXIST)
-      return failf("Failed to create '{}': {}", reached.string(), errno_text(errno));
+      return fail_errno(errno, "Failed to create '{}': {}", reached.string(), errno_text(errno));
     int fd = ::openat(current.get(), part.c_str(),
                       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
@@ -117,16 +117,17 @@ Result<UniqueFd> open_root_owned_directory(const std::filesystem::path& director
       if (error == ELOOP || error == ENOTDIR)
         return failf("Refusing to use '{}': it is not a directory (a link or a file)",
                      reached.string());
-      return failf("Failed to open '{}': {}", reached.string(), errno_text(error));
+      return fail_errno(error, "Failed to open '{}': {}", reached.string(), errno_text(error));
     }
     UniqueFd next(fd);
     struct stat info {};
     if (::fstat(next.get(), &info) != 0)
-      return failf("Failed to stat '{}': {}", reached.string(), errno_text(errno));
+      return fail_errno(errno, "Failed to stat '{}': {}", reached.string(), errno_text(errno));
     // The caller's umask (a unit's UMask=0027) must not make root's state unreadable to others.
     if (created && (info.st_mode & 07777) != mode) {
       if (::fchmod(next.get(), mode) != 0)
-        return failf("Failed to set the mode of '{}': {}", reached.string(), errno_text(errno));
+        return fail_errno(errno, "Failed to set the mode of '{}': {}", reached.string(),
+                          errno_text(errno));
       info.st_mode = (info.st_mode & ~07777) | mode;
     }
     if (auto reason = writable_by_others(reached.string(), info, i + 1 < parts.size()))
@@ -145,11 +146,11 @@ Result<std::optional<FileRead>> read_regular_at(int directory_fd, std::string_vi
     int error = errno;
     if (error == ENOENT) return std::optional<FileRead>{};
     if (error == ELOOP) return failf("Refusing to read '{}': it is a symbolic link", shown);
-    return failf("Failed to open '{}': {}", shown, errno_text(error));
+    return fail_errno(error, "Failed to open '{}': {}", shown, errno_text(error));
   }
   struct stat info {};
   if (::fstat(fd.get(), &info) != 0)
-    return failf("Failed to stat '{}': {}", shown, errno_text(errno));
+    return fail_errno(errno, "Failed to stat '{}': {}", shown, errno_text(errno));
   if (!S_ISREG(info.st_mode))
     return failf("Refusing to read '{}': it is {}", shown, kind_of(info.st_mode));
   if (static_cast<size_t>(info.st_size) > max_bytes)
@@ -161,7 +162,7 @@ Result<std::optional<FileRead>> read_regular_at(int directory_fd, std::string_vi
     ssize_t got = ::read(fd.get(), buffer, sizeof buffer);
     if (got < 0) {
       if (errno == EINTR) continue;
-      return failf("Failed to read '{}': {}", shown, errno_text(errno));
+      return fail_errno(errno, "Failed to read '{}': {}", shown, errno_text(errno));
     }
     if (got == 0) break;
     read.content.append(buffer, static_cast<size_t>(got));
@@ -176,7 +177,7 @@ Result<std::optional<FileRead>> read_regular_nofollow(const std::filesystem::pat
   auto directory = open_directory_nofollow(path.parent_path());
   if (!directory) {
     // A missing parent means a missing file; anything else (a link on the way) is refused.
-    if (directory.error().message.ends_with(errno_text(ENOENT))) return std::optional<FileRead>{};
+    if (directory.error().errno_value == ENOENT) return std::optional<FileRead>{};
     return std::unexpected(directory.error());
   }
   return read_regular_at(directory->get(), path.filename().string(), max_bytes, path.string());
@@ -189,7 +190,9 @@ Result<void> write_whole_at(int directory_fd, std::string_view name, std::string
   const std::string temp = temporary_name(name);
   UniqueFd fd(::openat(directory_fd, temp.c_str(),
                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
-  if (!fd) return failf("Failed to create a temporary file for '{}': {}", shown, errno_text(errno));
+  if (!fd)
+    return fail_errno(errno, "Failed to create a temporary file for '{}': {}", shown,
+                      errno_text(errno));
   auto discard = [&](Error error) -> Result<void> {
     ::unlinkat(directory_fd, temp.c_str(), 0);
     return std::unexpected(std::move(error));
@@ -239,31 +242,33 @@ Result<void> append_at(int directory_fd, std::string_view name, std::string_view
   if (!fd) {
     int error = errno;
     if (error == ELOOP) return failf("Refusing to append to '{}': it is a symbolic link", shown);
-    return failf("Failed to open '{}': {}", shown, errno_text(error));
+    return fail_errno(error, "Failed to open '{}': {}", shown, errno_text(error));
   }
   struct stat info {};
   if (::fstat(fd.get(), &info) != 0)
-    return failf("Failed to stat '{}': {}", shown, errno_text(errno));
+    return fail_errno(errno, "Failed to stat '{}': {}", shown, errno_text(errno));
   if (!S_ISREG(info.st_mode))
     return failf("Refusing to append to '{}': it is {}", shown, kind_of(info.st_mode));
   if (info.st_nlink > 1)
     return failf("Refusing to append to '{}': it has {} hard links", shown, info.st_nlink);
   // Created under the caller's umask: give it the mode asked for.
   if (info.st_uid == ::geteuid() && (info.st_mode & 07777) != mode && ::fchmod(fd.get(), mode) != 0)
-    return failf("Failed to set the mode of '{}': {}", shown, errno_text(errno));
+    return fail_errno(errno, "Failed to set the mode of '{}': {}", shown, errno_text(errno));
   ssize_t written = ::write(fd.get(), line.data(), line.size());
   int error = errno;
   if (written != static_cast<ssize_t>(line.size())) {
     // A partial line (disk full) would corrupt the next one: cut it back off. Where even that
     // fails, the error names both, so the reader knows the file's last line is cut short.
     if (written > 0 && ::ftruncate(fd.get(), info.st_size) != 0)
-      return failf("Failed to append to '{}': short write (disk full?), and the partial line "
-                   "could not be cut off: {}",
-                   shown, errno_text(errno));
+      return failf(
+          "Failed to append to '{}': short write (disk full?), and the partial line "
+          "could not be cut off: {}",
+          shown, errno_text(errno));
     return failf("Failed to append to '{}': {}", shown,
                  written < 0 ? errno_text(error) : "short write (disk full?)");
   }
-  if (::fsync(fd.get()) != 0) return failf("Failed to sync '{}': {}", shown, errno_text(errno));
+  if (::fsync(fd.get()) != 0)
+    return fail_errno(errno, "Failed to sync '{}': {}", shown, errno_text(errno));
   return {};
 }
 
@@ -271,7 +276,7 @@ Result<void> remove_regular_at(int directory_fd, std::string_view name,
                                const std::filesystem::path& shown) {
   const std::string entry(name);
   if (::unlinkat(directory_fd, entry.c_str(), 0) != 0 && errno != ENOENT)
-    return failf("Failed to remove '{}': {}", shown.string(), errno_text(errno));
+    return fail_errno(errno, "Failed to remove '{}': {}", shown.string(), errno_text(errno));
   return {};
 }
 

@@ -39,7 +39,8 @@ echo "NVRM version: 580" >node/proc/driver/nvidia/version
 printf 'Device Minor: \t 0\n' >node/proc/driver/nvidia/gpus/0000:18:00.0/information
 echo "195 nvidia" >node/proc/devices
 devices_out=$("$gpulaunch" nvidia-devices --root "$scratch/node")
-check "nvidia-devices under --root says what a boot runs" grep -qx 'gpulaunch: would run /usr/bin/nvidia-modprobe -u -c 0' <<<"$devices_out"
+check "nvidia-devices under --root says what a boot runs" test "$devices_out" = "gpulaunch: would run /usr/bin/nvidia-modprobe -c 255 -c 0
+gpulaunch: would run /usr/bin/nvidia-modprobe -u -c 0"
 
 mkdir -p profiles
 cp "$src/tests/malformed/tp-zero.toml" profiles/

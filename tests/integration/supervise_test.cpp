@@ -151,7 +151,7 @@ std::vector<std::string> cuda_oom_and_back(MockEngineHost& host, const std::stri
   return json.is_array() ? json.get<std::vector<std::string>>() : std::vector<std::string>{};
 }
 
-// SGLang before 0.5.16 has no --cuda-graph-max-bs-decode (argparse would exit 2 on it and the
+// SGLang before 0.5.15 has no --cuda-graph-max-bs-decode (argparse would exit 2 on it and the
 // unit stay down as a configuration error): its step-down halves --cuda-graph-max-bs instead.
 TEST_F(Supervise, ACudaOomOnAnOlderSglangStepsDownWithTheFlagsItHas) {
   const auto argv = cuda_oom_and_back(host(), "oldsglang", "sglang",

@@ -281,6 +281,31 @@ std::vector<Scenario> build() {
     s.torch_cuda = "12.8";
     s.packages["flashinfer"] = "0.6.8";
   }));
+  // The issue-42 node: torch cu128, a driver that runs CUDA 12.9, sm_120, nvcc 12.8 pinned,
+  // FlashInfer 0.6.18 (the newest release whose gate was read): refused; the fix must name a
+  // toolkit of torch's major the driver runs, cuda-nvcc-12-9, not 13.0.
+  list.push_back(
+      make("flashinfer-0.6.18-cu128-driver-12.9", {"flashinfer-nvcc-too-old"}, [](Scenario& s) {
+        s.driver = "575.57.08";
+        s.driver_cuda = "12.9";
+        s.toolkits = {{"/usr/local/cuda-12.8", "12.8"}};
+        s.cuda_home = "/usr/local/cuda-12.8";
+        s.torch = "2.8.0+cu128";
+        s.torch_cuda = "12.8";
+        s.packages["flashinfer"] = "0.6.18";
+      }));
+  // The same node with a FlashInfer newer than the catalog read (PR #3633 relaxed the gate for
+  // SM120 after 0.6.18): warned with the evidence, not refused.
+  list.push_back(make("flashinfer-newer-than-gate-read-on-12.8",
+                      {"flashinfer-nvcc-gate-unverified"}, [](Scenario& s) {
+                        s.driver = "575.57.08";
+                        s.driver_cuda = "12.9";
+                        s.toolkits = {{"/usr/local/cuda-12.8", "12.8"}};
+                        s.cuda_home = "/usr/local/cuda-12.8";
+                        s.torch = "2.8.0+cu128";
+                        s.torch_cuda = "12.8";
+                        s.packages["flashinfer"] = "0.7.0";
+                      }));
   // pip put an nvcc into the venv's bin/, which the unit's PATH searches first.
   list.push_back(
       make("venv-bin-nvcc-12.8-first-on-unit-path",
@@ -318,8 +343,15 @@ std::vector<Scenario> build() {
     s.cuda_home = "/opt/cuda-empty";
     s.directories = {"/opt/cuda-empty/include"};
   }));
-  list.push_back(
-      make("no-driver", {"no-nvidia-driver"}, [](Scenario& s) { s.gpu_source = GpuSource::none; }));
+  // NVML installed, the module not loaded: nvmlInit_v2 answers 9, as Debian's libnvidia-ml1
+  // 535.261.03 does (tests/integration/nvidia_real_programs_test.sh).
+  list.push_back(make("driver-not-loaded", {"nvidia-driver-not-loaded"},
+                      [](Scenario& s) { s.gpu_source = GpuSource::none; }));
+  // No driver's library at all (NVML_ERROR_LIBRARY_NOT_FOUND): installing one is the fix.
+  list.push_back(make("no-driver", {"no-nvidia-driver"}, [](Scenario& s) {
+    s.gpu_source = GpuSource::none;
+    s.nvml_init = 12;
+  }));
   list.push_back(make("nvidia-smi-fallback-4-gpus-tp8", {"gpu-count-short"}, [](Scenario& s) {
     s.gpu_source = GpuSource::nvidia_smi;
     s.gpus = {{4, 12, 0}};
@@ -374,6 +406,11 @@ std::vector<Scenario> build() {
   }));
   // Unset, the engine runs as the profile's own gpulaunch-NAME user: nothing to warn about.
   list.push_back(make("engine-as-own-user", {}, [](Scenario& s) { s.service_user.reset(); }));
+  // `check NAME` where NAME serves, and another unit's process holds its port as well.
+  list.push_back(make("port-held-by-own-service-and-another", {"port-taken"}, [](Scenario& s) {
+    s.port_taken = true;
+    s.port_holder = Scenario::PortHolder::own_service_and_other;
+  }));
   list.push_back(make("engine-as-explicit-root", {"engine-runs-as-root"},
                       [](Scenario& s) { s.service_user = "root"; }));
   // Nothing says this nvcc's version but nvcc itself: it runs (unprivileged), same verdict.
@@ -502,6 +539,21 @@ std::vector<Scenario> build() {
   }));
   list.push_back(make("healthy-flashinfer-kernel-packages-match", {}, [](Scenario& s) {
     s.packages["flashinfer_jit_cache"] = "0.6.7+cu130";
+  // `check NAME` on the node where NAME serves: its own port is no conflict (issue 42).
+  list.push_back(make("healthy-port-held-by-own-service", {}, [](Scenario& s) {
+    s.port_taken = true;
+    s.port_holder = Scenario::PortHolder::own_service;
+  }));
+  // The fix the issue-42 node is given, applied: nvcc 12.9 for a cu128 torch on a 12.9 driver.
+  list.push_back(make("healthy-flashinfer-0.6.18-cu128-on-12.9", {}, [](Scenario& s) {
+    s.driver = "575.57.08";
+    s.driver_cuda = "12.9";
+    s.toolkits = {{"/usr/local/cuda-12.9", "12.9"}};
+    s.cuda_home = "/usr/local/cuda-12.9";
+    s.torch = "2.8.0+cu128";
+    s.torch_cuda = "12.8";
+    s.packages["flashinfer"] = "0.6.18";
+  }));
     s.packages["flashinfer_cubin"] = "0.6.7";
   }));
   list.push_back(make("healthy-flashinfer-version-check-disabled", {}, [](Scenario& s) {
@@ -545,3 +597,20 @@ const std::vector<Scenario>& scenarios() {
 }
 
 }  // namespace gl::test
+  // TORCH_CUDA_ARCH_LIST gets the list in torch's grammar ("12.0a"), which torch 2.6's
+  // cpp_extension does not know (pytorch PR #145436 added the 12.x entries in 2.7).
+  list.push_back(make("torch-2.6-arch-list-sm120", {"torch-arch-unknown"}, [](Scenario& s) {
+    s.toolkits = {{"/usr/local/cuda-12.8", "12.8"}};
+    s.cuda_home = "/usr/local/cuda-12.8";
+    s.torch = "2.6.0+cu126";
+    s.torch_cuda = "12.6";
+    s.arch_list = "12.0a";
+  }));
+  // torch 2.7 lists "12.0a" (PR #145436): nothing to say.
+  list.push_back(make("healthy-torch-2.7-arch-list-family", {}, [](Scenario& s) {
+    s.torch = "2.7.1+cu128";
+    s.torch_cuda = "12.8";
+    s.toolkits = {{"/usr/local/cuda-12.8", "12.8"}};
+    s.cuda_home = "/usr/local/cuda-12.8";
+    s.arch_list = "12.0a";
+  }));

@@ -69,6 +69,11 @@ struct Scenario {
   std::optional<std::string> service_user = "nobody";  // unset: its own gpulaunch-NAME
   bool model_exists = true;
   bool port_taken = false;
+  // Who holds the taken port, as the node's /proc says (rules/service_view): nobody named (a
+  // process check cannot see), the profile's own running service alone, or that service and a
+  // process of another unit. The manager (tests/fakes/systemd/fake_manager) runs the service.
+  enum class PortHolder { unknown, own_service, own_service_and_other };
+  PortHolder port_holder = PortHolder::unknown;
   // ---- Node preflight, OS side (issue 16) ----
   std::vector<std::string> infiniband;  // /sys/class/infiniband entries ("mlx5_0")
   std::optional<std::string> proc_modules = std::string(kModulesWithPeermem);  // /proc/modules

@@ -11,13 +11,16 @@
 #include <fstream>
 #include <optional>
 
+#include <fmt/core.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "facts/gather.hpp"
+#include "fakes/systemd/fake_manager.hpp"
 #include "profile/validate.hpp"
 #include "rules/check.hpp"
+#include "rules/service_view.hpp"
 #include "scenarios/scenario.hpp"
 #include "support/listener.hpp"
 
@@ -101,6 +104,28 @@ Checked check_scenario(const Scenario& scenario) {
     checked.facts = std::move(*facts);
   } else {
     checked.facts = gather_facts(NodeFs(node.root()), request);
+  }
+  if (scenario.port_holder != Scenario::PortHolder::unknown) {
+    // The node's /proc as the kernel writes it: the listener on the profile's port (inode 51234),
+    // held by the service's engine, and by another unit's process where the scenario says so.
+    node.write("/proc/net/tcp",
+               fmt::format("  sl  local_address rem_address   st tx_queue rx_queue tr tm->when "
+                           "retrnsmt   uid  timeout inode\n"
+                           "   0: 00000000:{:04X} 00000000:0000 0A 00000000:00000000 "
+                           "00:00000000 00000000   997        0 51234 1 0 100 0 0 10 0\n",
+                           listener->port()));
+    auto process = [&](int pid, const std::string& cgroup) {
+      node.write("/proc/" + std::to_string(pid) + "/cgroup", "0::" + cgroup + "\n");
+      node.symlink("/proc/" + std::to_string(pid) + "/fd/7", "socket:[51234]");
+    };
+    const std::string unit = profile->unit_name();
+    process(4712, "/system.slice/" + unit);
+    node.write("/proc/4711/cgroup", "0::/system.slice/" + unit + "\n");
+    if (scenario.port_holder == Scenario::PortHolder::own_service_and_other)
+      process(6000, "/system.slice/other.service");
+    testing::FakeManager manager;
+    manager.add_unit(unit, "active").main_pid = 4711;
+    see_as_service(checked.facts, manager, NodeFs(node.root()), unit);
   }
   checked.findings = evaluate(*profile, plan, checked.facts, shell);
   auto reread = parse_facts(facts_to_json(checked.facts).dump(), "round trip");
@@ -203,6 +228,47 @@ const Finding& finding_coded(const Checked& checked, std::string_view code) {
     return none;
   }
   return *found;
+}
+
+// A fix is judged by every other rule before it is printed: the example is no longer a 13.0
+// toolkit the driver cannot run and torch's cu128 cannot load extensions from.
+TEST(ToolkitFix, NamesThePackageThatPassesEveryRuleOnTheNode) {
+  auto checked = check_scenario(scenario_named("flashinfer-0.6.18-cu128-driver-12.9"));
+  const Finding& gate = finding_coded(checked, "flashinfer-nvcc-too-old");
+  EXPECT_EQ(gate.severity, Severity::error);
+  EXPECT_EQ(gate.fix,
+            "no toolkit on this node satisfies every rule: install cuda-nvcc-12-9 (nvcc 12.9 "
+            "passes every rule on this node) and pin it: toolkit.cuda_home = "
+            "\"/usr/local/cuda-12.9\" (then clear the FlashInfer JIT cache: its entries are not "
+            "keyed on the toolkit)");
+  // The package it names passes: the same node with it installed is healthy.
+  EXPECT_TRUE(
+      check_scenario(scenario_named("healthy-flashinfer-0.6.18-cu128-on-12.9")).findings.empty());
+}
+
+TEST(ToolkitFix, SaysWhatBlocksWhenNoReleasePassesEveryRule) {
+  // torch cu130 on a driver that runs CUDA 12.4: 13.x breaks the driver, 12.x torch's major.
+  auto checked = check_scenario(scenario_named("driver-550-with-cuda-13"));
+  const Finding& driver = finding_coded(checked, "driver-too-old-for-toolkit");
+  EXPECT_THAT(driver.fix,
+              ::testing::HasSubstr("no CUDA toolkit satisfies every rule on this node: even "
+                                   "cuda-nvcc-13-0 (nvcc 13.0) breaks driver-too-old-for-toolkit"));
+  EXPECT_THAT(driver.fix, ::testing::Not(::testing::HasSubstr("install cuda-nvcc")));
+}
+
+// Past the releases the gate was read in, check warns with the evidence and the safe fix.
+TEST(FlashInferGate, ANewerReleaseIsWarnedWithTheReleasesReadAndTheSafeFix) {
+  auto checked = check_scenario(scenario_named("flashinfer-newer-than-gate-read-on-12.8"));
+  EXPECT_FALSE(has_errors(checked.findings)) << describe(checked.findings);
+  const Finding& gate = finding_coded(checked, "flashinfer-nvcc-gate-unverified");
+  EXPECT_EQ(gate.severity, Severity::warning);
+  EXPECT_EQ(gate.summary,
+            "FlashInfer 0.7.0 is newer than the releases whose nvcc gate the catalog read (0.6.7 "
+            "to 0.6.18): those refuse compute capability 12.0 with nvcc 12.8 at "
+            "/usr/local/cuda-12.8/bin/nvcc; this one may not");
+  EXPECT_THAT(gate.rule, ::testing::HasSubstr("PR #3633"));
+  EXPECT_THAT(gate.fix, ::testing::StartsWith("no toolkit on this node satisfies every rule: "
+                                              "install cuda-nvcc-12-9"));
 }
 
 // "12.0f" needs nvcc 12.9; with only 12.8 on the node the fix offers the arch-specific target.

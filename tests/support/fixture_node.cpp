@@ -54,6 +54,9 @@ void FixtureNode::toolkit(const std::string& path, const std::string& version_te
   auto version = parse_version(version_text).value_or(Version{});
   std::string archs;
   for (int sm : archs_for_version(version_text)) archs += fmt::format("compute_{}\n", sm);
+  // nvcc is closed source: its lines are the real nvcc 13.0.88's (cuda_13.0.r13.0/
+  // compiler.36424714_0, run on the CI machine's /usr/local/cuda-13.0), with this release's
+  // numbers.
   std::string nvcc = fmt::format(
       "#!/bin/sh\n"
       "case \"$1\" in\n"
@@ -62,7 +65,8 @@ void FixtureNode::toolkit(const std::string& path, const std::string& version_te
       "Cuda compilation tools, release {0}.{1}, V{0}.{1}.{2}\\n"
       "Build cuda_{0}.{1}.r{0}.{1}/compiler.36424714_0\\n' ;;\n"
       "  --list-gpu-arch) {3} ;;\n"
-      "  *) echo 'nvcc fatal   : No input files specified' >&2; exit 1 ;;\n"
+      "  *) echo 'nvcc fatal   : No input files specified; use option --help for more "
+      "information' >&2; exit 1 ;;\n"
       "esac\n",
       version.major, version.minor, version.patch == 0 ? 88 : version.patch,
       lists_archs
@@ -189,7 +193,12 @@ void FixtureNode::nvidia_smi(const std::vector<GpuSpec>& gpus, const std::string
       driver, cuda, index);
   write("/usr/bin/nvidia-smi",
         fmt::format("#!/bin/sh\nif [ \"$1\" = -q ]; then printf '{}'; exit 0; fi\n"
-                    "case \"$1\" in --query-gpu=*) printf '{}'; exit 0 ;; esac\nexit 9\n",
+                    "case \"$1\" in --query-gpu=*) printf '{}'; exit 0 ;; esac\n"
+                    // What nvidia-smi 535.261.03 (Debian 12) prints and exits with when it
+                    // cannot reach the driver.
+                    "echo \"NVIDIA-SMI has failed because it couldn't communicate with the "
+                    "NVIDIA driver. Make sure that the latest NVIDIA driver is installed and "
+                    "running.\"\nexit 9\n",
                     query, csv),
         true);
 }

@@ -58,8 +58,9 @@ SHARDS = 8
 
 
 # python/sglang/srt/server_args.py: the phase-split CUDA-graph flags came with sgl-project/sglang
-# #23906 (v0.5.16); before it --cuda-graph-max-bs is the flag, after it a deprecated alias.
-PHASE_SPLIT_GRAPHS = (0, 5, 16)
+# #23906, in v0.5.15 (the first release known to hold it: src/catalog/engines.cpp); before it
+# --cuda-graph-max-bs is the flag, after it a deprecated alias.
+PHASE_SPLIT_GRAPHS = (0, 5, 15)
 
 
 def build_parser():

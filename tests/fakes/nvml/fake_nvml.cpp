@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // A stand-in for libnvidia-ml.so.1 with NVML's real symbol names and ABI, so the product's
-// dlopen code runs unchanged in tests. It describes the node in the file named by
-// $GPULAUNCH_FAKE_NVML, re-read at every nvmlInit_v2:
+// dlopen code runs unchanged in tests. It stands in only for what cannot run here, a loaded
+// driver with GPUs: signatures and codes as nvml.h declares them (NVIDIA/go-nvml
+// gen/nvml/nvml.h at v0.13.3-0-10-g2f9e261, NVML API 13), error texts as nvidia-ml-py's
+// pynvml.py (NVMLError._errcode_to_string) spells them. `init 9` reproduces what the real
+// library (Debian 12's libnvidia-ml1 535.261.03-1) answers without the kernel module, "Driver
+// Not Loaded"; tests/integration/nvidia_real_programs_test.sh runs that real library.
+// It describes the node in the file named by $GPULAUNCH_FAKE_NVML, re-read at every
+// nvmlInit_v2:
 //   init 9                       nvmlInit_v2 returns this code (9 = DRIVER_NOT_LOADED)
 //   driver 580.95.05
 //   cuda 13000                   nvmlSystemGetCudaDriverVersion_v2

@@ -7,9 +7,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "facts/python_env.hpp"
 #include "profile/memory_source.hpp"
 #include "profile/validate.hpp"
 #include "rules/jit_toolkit.hpp"
+#include "support/fixture_node.hpp"
 
 namespace gl {
 namespace {
@@ -97,6 +99,32 @@ TEST(FingerprintFacts, TheEnginesVersionIsItsInstalledPackages) {
   EXPECT_EQ(inputs.engine, "trtllm");
   EXPECT_EQ(inputs.engine_version, "1.2.0");
   EXPECT_EQ(inputs.flashinfer_version, "0.6.18");
+}
+
+// A venv made with --system-site-packages imports the system's torch: when that torch changes
+// (apt upgraded python3-torch), caches the old one built are stale, as for a venv's own torch.
+TEST(FingerprintFacts, TheSystemsTorchOfASystemSitePackagesVenvIsFingerprinted) {
+  test::FixtureNode fixture;
+  fixture.write("/usr/lib/python3.11/os.py", "");
+  fixture.write("/usr/lib/python3.11/site.py", "# Debian: lib/python3/dist-packages\n");
+  fixture.venv("/opt/venv", std::nullopt, std::nullopt, {{"sglang", "0.5.6"}});
+  fixture.write("/opt/venv/pyvenv.cfg",
+                "home = /usr/bin\ninclude-system-site-packages = true\nversion = 3.11.2\n");
+  const Profile profile = load("");
+  const LaunchPlan plan = make_launch_plan(profile);
+  auto hash_with_system_torch = [&](const std::string& version) {
+    fixture.write("/usr/lib/python3/dist-packages/torch/version.py",
+                  "__version__ = '" + version + "'\ncuda = None\n");
+    Facts facts = node({toolkit("/usr/local/cuda-13.0", "13.0")});
+    facts.python = probe_python_env(NodeFs(fixture.root()), "/opt/venv", "/opt/venv/bin/python");
+    const FingerprintInputs inputs = fingerprint_inputs(profile, plan, facts);
+    EXPECT_EQ(inputs.torch_version, version);
+    EXPECT_EQ(inputs.engine_version, "0.5.6");
+    return fingerprint_hash(inputs);
+  };
+  const auto before = hash_with_system_torch("1.13.0a0");
+  EXPECT_NE(hash_with_system_torch("2.1.2"), before);
+  EXPECT_EQ(hash_with_system_torch("1.13.0a0"), before);
 }
 
 }  // namespace

@@ -158,7 +158,8 @@ TEST(Engines, SpellFlagPicksWhatTheReleaseTakes) {
   const std::string_view decode = "--cuda-graph-max-bs-decode";
   EXPECT_EQ(spell_flag(sglang, decode, "0.5.16").spelling, decode);
   EXPECT_EQ(spell_flag(sglang, decode, "0.6.0.post1").spelling, decode);
-  EXPECT_EQ(spell_flag(sglang, decode, "0.5.15").spelling, "--cuda-graph-max-bs");
+  EXPECT_EQ(spell_flag(sglang, decode, "0.5.15").spelling, decode);
+  EXPECT_EQ(spell_flag(sglang, decode, "0.5.14").spelling, "--cuda-graph-max-bs");
   const FlagSpelling unknown = spell_flag(sglang, decode, std::nullopt);
   EXPECT_EQ(unknown.spelling, "--cuda-graph-max-bs");
   EXPECT_TRUE(unknown.version_unknown);

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "catalog/flashinfer_arch_list.hpp"
+#include "catalog/torch_arch_list.hpp"
 
 namespace gl {
 namespace {
@@ -84,6 +85,31 @@ TEST(FlashInferArchList, FamilyTargetsNeedNvcc12_9) {
   EXPECT_EQ(min_nvcc_for_target({{9, 0}, 'a'})->major_minor(), "12.0");
   EXPECT_EQ(min_nvcc_for_target({{11, 0}, 'f'})->major_minor(), "13.0");
   EXPECT_EQ(min_nvcc_for_target({{8, 0}, 0})->major_minor(), "11.0");
+}
+
+// TORCH_CUDA_ARCH_LIST gets the same architectures in torch's grammar (catalog/torch_arch_list):
+// ';' between entries, a family target as its plain architecture, an 'a' target kept.
+TEST(TorchArchList, FlashInfersListInTorchsGrammar) {
+  EXPECT_EQ(torch_arch_list("12.0f"), "12.0");
+  EXPECT_EQ(torch_arch_list("9.0a 10.0f 12.0"), "9.0a;10.0;12.0");
+  // Not FlashInfer's grammar (check says so): torch's own, passed as written.
+  EXPECT_EQ(torch_arch_list("8.0;9.0+PTX"), "8.0;9.0+PTX");
+}
+
+TEST(TorchArchList, ReleasesKnownToRefuseAnEntry) {
+  auto refused = [](std::string_view list, Version torch) {
+    std::vector<std::string> entries;
+    for (const auto& each : torch_refused_arches(list, torch)) entries.push_back(each.entry);
+    return entries;
+  };
+  // Debian 12's torch 1.13 stops at 8.6; 2.6 has no 12.x; 2.7 has 12.0 and 12.0a.
+  EXPECT_EQ(refused("8.6;9.0;12.0+PTX", {1, 13, 0}), (std::vector<std::string>{"9.0", "12.0+PTX"}));
+  EXPECT_EQ(refused("9.0a 12.0a", {2, 6, 0}), (std::vector<std::string>{"12.0a"}));
+  EXPECT_TRUE(refused("9.0a;12.0;12.0a", {2, 7, 1}).empty());
+  // 12.1 was read absent through 2.7's line and present later, with no release pinned: a newer
+  // torch is not judged.
+  EXPECT_EQ(refused("12.1", {2, 7, 0}), (std::vector<std::string>{"12.1"}));
+  EXPECT_TRUE(refused("12.1", {2, 9, 0}).empty());
 }
 
 }  // namespace

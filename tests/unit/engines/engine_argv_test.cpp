@@ -59,7 +59,7 @@ dist_init_addr = "node0:5000"
 }
 
 // SGLang's console script from 0.5.6 (catalog/engines); the flags stay the same.
-// engine.cuda_graph_max_bs: --cuda-graph-max-bs-decode from 0.5.16 (#23906), the deprecated
+// engine.cuda_graph_max_bs: --cuda-graph-max-bs-decode from 0.5.15 (#23906), the deprecated
 // alias every release takes where the release is older or unknown.
 TEST(SglangArgv, TheGraphBatchFlagFitsTheInstalledRelease) {
   auto profile = profile_from(R"(

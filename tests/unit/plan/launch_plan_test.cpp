@@ -71,6 +71,8 @@ TEST(LaunchPlan, PinsTileLangAndTritonHomeAsCachesButNeverFlashinfersCubinDirect
   EXPECT_EQ(cubins->path, "/var/cache/gpulaunch/k26/flashinfer/.cache/flashinfer/cubins");
   EXPECT_FALSE(cubins->explicit_choice);
   EXPECT_EQ(env_of(plan, "TILELANG_CACHE_DIR"), "/var/cache/gpulaunch/k26/tilelang");
+  // The CuTe DSL's default is below the temp dir, which PrivateTmp=yes empties at every start.
+  EXPECT_EQ(env_of(plan, "CUTE_DSL_CACHE_DIR"), "/var/cache/gpulaunch/k26/cute_dsl");
   EXPECT_EQ(env_of(plan, "TRITON_HOME"), "/var/cache/gpulaunch/k26/triton_home");
   EXPECT_EQ(env_of(plan, "TRITON_CACHE_DIR"), "/var/cache/gpulaunch/k26/triton");
 }

@@ -226,6 +226,47 @@ TEST(Check, VllmMultiNodeOnAReleaseWithoutItsFlagsIsRefused) {
   EXPECT_THAT(assumed->summary, ::testing::HasSubstr("--nnodes (since 0.11.1)"));
 }
 
+// vLLM's data-parallel multi-node flags and --headless came with 0.9.0 (catalog/engines,
+// FlagVersions, read without them in 0.8.4): an older release is refused with the reason, one
+// between the releases read (0.8.5) is warned, never refused.
+TEST(Check, VllmDataParallelGroupNeedsTheReleaseWithItsFlags) {
+  Profile profile = vllm_two_nodes();
+  profile.parallelism.dp = 2;
+  auto old = check(profile, with_vllm("0.8.4"));
+  const Finding* refused = find_code(old, "engine-flag-too-new");
+  ASSERT_TRUE(refused) << ::testing::PrintToString(codes(old));
+  EXPECT_THAT(refused->summary, ::testing::HasSubstr("--data-parallel-address"));
+  EXPECT_THAT(refused->summary, ::testing::EndsWith("(from 0.9.0 on)"));
+  EXPECT_EQ(find_code(old, "engine-flag-unverified"), nullptr);
+
+  auto between = check(profile, with_vllm("0.8.5"));
+  const Finding* unverified = find_code(between, "engine-flag-unverified");
+  ASSERT_TRUE(unverified) << ::testing::PrintToString(codes(between));
+  EXPECT_EQ(unverified->severity, Severity::warning);
+  EXPECT_THAT(unverified->summary,
+              ::testing::HasSubstr("vLLM 0.8.5 falls between the releases read for "
+                                   "--data-parallel-address: 0.8.4 lacks it, 0.9.0 has it"));
+  EXPECT_THAT(unverified->fix, ::testing::HasSubstr("upgrade vllm in engine.venv to 0.9.0"));
+
+  auto current = check(profile, with_vllm("0.11.1"));
+  EXPECT_EQ(find_code(current, "engine-flag-too-new"), nullptr);
+  EXPECT_EQ(find_code(current, "engine-flag-unverified"), nullptr);
+}
+
+// `check NAME` where NAME serves: the port its own processes alone hold (rules/service_view) is
+// no conflict; the same port held by anything else is.
+TEST(Check, TheServicesOwnPortIsNoConflict) {
+  Profile profile = pinned_profile();
+  profile.service.user = "gpulaunch";
+  Facts facts = blackwell_node();
+  facts.ports.push_back(PortFact{"0.0.0.0", profile.server.port, true, std::nullopt, std::nullopt});
+  const Finding* taken = find_code(check(profile, facts), "port-taken");
+  ASSERT_TRUE(taken);
+  EXPECT_EQ(taken->severity, Severity::error);
+  facts.ports.back().held_by_service = "gpulaunch-t.service (PID 4712)";
+  EXPECT_EQ(find_code(check(profile, facts), "port-taken"), nullptr);
+}
+
 // A GPU fallen off the bus is named as lost with the reboot fix, never as too few GPUs for tp.
 TEST(Check, ALostGpuIsNamedAsLostNotAsTooFewGpus) {
   Profile profile = pinned_profile();

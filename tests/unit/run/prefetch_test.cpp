@@ -185,11 +185,5 @@ TEST(PrefetchRun, NothingToReadStartsNoThread) {
             "read 0 of 0 file(s) (0 B) in 0.5 s (0 B/s); 1 file(s) already in the page cache");
 }
 
-TEST(Prefetch, FormatsBytesForPeople) {
-  EXPECT_EQ(format_bytes(512), "512 B");
-  EXPECT_EQ(format_bytes(3 * GiB / 2), "1.5 GiB");
-  EXPECT_EQ(format_bytes(64ULL << 20), "64.0 MiB");
-}
-
 }  // namespace
 }  // namespace gl

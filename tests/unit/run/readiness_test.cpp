@@ -232,13 +232,13 @@ TEST(Readiness, AGrowingJitCacheIsProgressAndSilenceIsNot) {
   readiness.on_cache_sizes({{"flashinfer", 1000 + 20 * 1024 * 1024}, {"triton", 0}}, start + 505s);
   EXPECT_EQ(readiness.take_notifications(),
             (std::vector<std::string>{"EXTEND_TIMEOUT_USEC=360000000",
-                                      "STATUS=compiling kernels: flashinfer +20 MiB"}));
+                                      "STATUS=compiling kernels: flashinfer +20.0 MiB"}));
   EXPECT_EQ(marks_of(readiness), (std::vector<PhaseMark>{{Kind::begins, Phase::jit_compile}}));
   EXPECT_FALSE(readiness.deadline_passed(start + 804s));
   // Triton grows more than FlashInfer this time: it is the one named.
   readiness.on_cache_sizes({{"flashinfer", 1100 + 20 * 1024 * 1024}, {"triton", 300 * 1024}},
                            start + 700s);
-  EXPECT_EQ(readiness.status_text(), "compiling kernels: triton +300 KiB");
+  EXPECT_EQ(readiness.status_text(), "compiling kernels: triton +300.0 KiB");
   EXPECT_TRUE(marks_of(readiness).empty());  // still the same phase
   // Then nothing, and no output: the deadline (pushed to 1000 s at 700 s) stands.
   readiness.on_cache_sizes({{"flashinfer", 1100 + 20 * 1024 * 1024}, {"triton", 300 * 1024}},
@@ -259,7 +259,7 @@ TEST(Readiness, GrowthInsideAPhaseTheEngineNamedStaysThatPhase) {
                            start + 10s);
   readiness.take_phase_marks();
   readiness.on_cache_sizes({{"deep-gemm", 4096}}, start + 15s);  // a cache that was not there
-  EXPECT_EQ(readiness.status_text(), "compiling kernels: deep-gemm +4 KiB");
+  EXPECT_EQ(readiness.status_text(), "compiling kernels: deep-gemm +4.0 KiB");
   EXPECT_TRUE(marks_of(readiness).empty());
   readiness.on_health(200, start + 20s);
   EXPECT_EQ(marks_of(readiness), (std::vector<PhaseMark>{{Kind::ready, Phase::cuda_graphs}}));

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "supervise/history.hpp"
-#include "supervise/history_migration.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -295,83 +294,6 @@ TEST(History, RootRefusesADirectoryAnotherUserCanWrite) {
   ASSERT_FALSE(saved);
   EXPECT_NE(saved.error().message.find("is owned by uid 12345"), std::string::npos)
       << saved.error().message;
-}
-
-// The old layout: the profile's directory was the engine's StateDirectory (owned by the service
-// user) with the history in it.
-class LegacyLayout : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root (a user-owned fixture)";
-    old_ = dir_.path() / "lib/k26";
-    dir_.write("lib/k26/supervisor.json",
-               R"({"consecutive_failures": 2, "gpu_level": 1, "last_class": "cuda-oom"})");
-    dir_.write("lib/k26/events.jsonl",
-               "{\"time_usec\": 1, \"kind\": \"cuda-oom\", \"evidence\": \"e\", \"action\": "
-               "\"a\", \"gpu_level\": 1, \"host_level\": 0}\n");
-    dir_.write("lib/k26/mock-sglang-argv.json", "[]");
-    for (const auto& entry : fs::recursive_directory_iterator(old_))
-      ASSERT_EQ(::lchown(entry.path().c_str(), 12345, 12345), 0);
-    ASSERT_EQ(::chown(old_.c_str(), 12345, 12345), 0);
-  }
-
-  TempDir dir_;
-  fs::path old_;
-};
-
-TEST_F(LegacyLayout, AUserOwnedDirectoryBecomesTheEngineHomeAndItsHistoryRoots) {
-  auto migrated = migrate_legacy_state(dir_.path() / "lib", "k26");
-  ASSERT_TRUE(migrated) << migrated.error().message;
-  ASSERT_TRUE(*migrated);
-  EXPECT_NE((*migrated)->find("owned by uid 12345"), std::string::npos) << **migrated;
-  struct stat info {};
-  ASSERT_EQ(::lstat(old_.c_str(), &info), 0);
-  EXPECT_EQ(info.st_uid, 0u);
-  EXPECT_EQ(info.st_mode & 07777, 0755u);
-  ASSERT_EQ(::lstat((old_ / "engine").c_str(), &info), 0);
-  EXPECT_EQ(info.st_uid, 12345u);  // moved, not copied
-  EXPECT_TRUE(fs::exists(old_ / "engine/mock-sglang-argv.json"));
-  EXPECT_FALSE(fs::exists(old_ / "engine/supervisor.json"));
-
-  HistoryPlace place = history_place("k26");
-  place.directory = old_;
-  place.runtime_directory = dir_.path() / "run";
-  const History history(place);
-  auto state = history.state();
-  ASSERT_TRUE(state);
-  EXPECT_EQ(state->consecutive_failures, 2);
-  EXPECT_EQ(state->gpu_level, 1);
-  auto events = history.events(10);
-  ASSERT_TRUE(events);
-  ASSERT_EQ(events->size(), 1u);
-  EXPECT_EQ(events->front().kind, "cuda-oom");
-  ASSERT_EQ(::lstat((old_ / "supervisor.json").c_str(), &info), 0);
-  EXPECT_EQ(info.st_uid, 0u);
-
-  // Done once: a root-owned directory has nothing to migrate.
-  auto again = migrate_legacy_state(dir_.path() / "lib", "k26");
-  ASSERT_TRUE(again);
-  EXPECT_FALSE(*again);
-}
-
-TEST_F(LegacyLayout, ABadOrLinkedHistoryIsRefusedAndNothingMoves) {
-  dir_.write("lib/k26/supervisor.json", R"({"consecutive_failures": "x"})");
-  auto migrated = migrate_legacy_state(dir_.path() / "lib", "k26");
-  ASSERT_FALSE(migrated);
-  EXPECT_NE(migrated.error().message.find("Refusing to migrate"), std::string::npos)
-      << migrated.error().message;
-  EXPECT_NE(migrated.error().message.find("'consecutive_failures'"), std::string::npos);
-  EXPECT_TRUE(fs::exists(old_ / "mock-sglang-argv.json"));
-
-  fs::remove(old_ / "supervisor.json");
-  fs::create_symlink("/etc/shadow", old_ / "supervisor.json");
-  migrated = migrate_legacy_state(dir_.path() / "lib", "k26");
-  ASSERT_FALSE(migrated);
-  EXPECT_NE(migrated.error().message.find("symbolic link"), std::string::npos)
-      << migrated.error().message;
-  struct stat info {};
-  ASSERT_EQ(::lstat(old_.c_str(), &info), 0);
-  EXPECT_EQ(info.st_uid, 12345u);
 }
 
 }  // namespace

@@ -206,7 +206,7 @@ TEST(StepDown, SglangMemFractionInsertedFromDefaultThenLowered) {
   EXPECT_EQ(step_down(argv, EngineKind::sglang, 0, 0).argv, argv);
 }
 
-// An SGLang before the phase-split graph flags (0.5.16) exits "unrecognized arguments" on
+// An SGLang before the phase-split graph flags (0.5.15) exits "unrecognized arguments" on
 // --cuda-graph-max-bs-decode: step-down inserts the spelling the installed release takes.
 TEST(StepDown, InsertedKnobsTakeTheInstalledReleasesSpelling) {
   const std::vector<std::string> argv{"python", "-m", "sglang.launch_server"};
@@ -340,6 +340,27 @@ TEST(StepDown, KnobPoliciesSayWhichKnobsAreLoweredAndFromWhat) {
   EXPECT_NE(policy(EngineKind::llamacpp, "context")->step, KnobStep::untouched);
   // A command has no knobs at all.
   EXPECT_TRUE(knob_policies(EngineKind::command).empty());
+}
+
+// A stop systemd will not restart names, as its action, its class's stay-down text (the exit-class
+// table's, one place); every other failure restarts or stays down by the restart settings.
+TEST(Policy, ATerminalStopsActionIsItsClasssStayDownText) {
+  for (ExitClass value : all_exit_classes()) {
+    const auto outcome = after_stop(
+        SupervisorState{}, Classification{value, "evidence", std::nullopt}, settings(), 100, 2, 3);
+    if (is_terminal(value)) {
+      ASSERT_TRUE(stay_down_action(value)) << exit_class_name(value);
+      EXPECT_TRUE(outcome.action.starts_with("stay down: ")) << outcome.action;
+      EXPECT_EQ(outcome.action, *stay_down_action(value));
+    } else {
+      EXPECT_FALSE(stay_down_action(value)) << exit_class_name(value);
+      EXPECT_FALSE(outcome.action.starts_with("stay down")) << outcome.action;
+    }
+  }
+  EXPECT_EQ(after_stop({}, Classification{ExitClass::config_error, "e", std::nullopt}, settings(),
+                       1, 2, 3)
+                .action,
+            "stay down: configuration error, not retried (fix the profile, then `gpulaunch up`)");
 }
 
 }  // namespace

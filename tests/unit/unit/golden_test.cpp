@@ -26,9 +26,11 @@
 #include <optional>
 #include <sstream>
 
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "catalog/engines.hpp"
 #include "catalog/jit_caches.hpp"
 #include "catalog/nvidia_devices.hpp"
 #include "plan/launch_plan.hpp"
@@ -228,6 +230,91 @@ TEST_P(Golden, SatisfiesItsInlineAssertions) {
       ADD_FAILURE() << "unknown assertion '" << verb << "'";
     }
   }
+}
+
+// A node root laid out with a golden's "## fact" lines, as `up` would read them there: the engine
+// release as its dist-info, InfiniBand under /sys/class/infiniband, a default route through the
+// socket interface.
+void lay_out_facts(const GoldenCase& golden, const Profile& profile, gl::testing::TempDir& root) {
+  const LaunchOptions facts = launch_options(golden);
+  if (facts.engine_version) {
+    ASSERT_TRUE(profile.engine.venv) << "an engine-version fact needs engine.venv";
+    const std::string dist(engine_row(profile.engine.kind).pip_dist);
+    root.write(
+        profile.engine.venv->substr(1) + "/lib/python3.12/site-packages/" + dist + "-" +
+            *facts.engine_version + ".dist-info/METADATA",
+        "Metadata-Version: 2.4\nName: " + dist + "\nVersion: " + *facts.engine_version + "\n");
+  }
+  if (facts.infiniband) root.write("sys/class/infiniband/mlx5_0/ports/1/state", "4: ACTIVE\n");
+  if (facts.socket_interface)
+    root.write("proc/net/route",
+               "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow"
+               "\tIRTT\n" +
+                   *facts.socket_interface +
+                   "\t00000000\t0101A8C0\t0003\t0\t0\t100\t00000000\t0\t0\t0\n");
+  ASSERT_TRUE(facts.sandbox.devices.empty() && !facts.sandbox.mps_daemon)
+      << "lay out the device and MPS facts here before a golden uses them";
+}
+
+// `export NAME=VALUE` as group/remote's shell_quote writes it, back to NAME and VALUE.
+std::pair<std::string, std::string> read_export(const std::string& line) {
+  const auto equals = line.find('=');
+  std::string name = line.substr(7, equals - 7);
+  std::string quoted = line.substr(equals + 1);
+  if (quoted.empty() || quoted.front() != '\'') return {name, quoted};
+  std::string value;
+  for (size_t at = 1; at + 1 < quoted.size(); ++at) {
+    if (quoted.compare(at, 4, "'\\''") == 0) {
+      value += '\'';
+      at += 3;
+    } else {
+      value += quoted[at];
+    }
+  }
+  return {name, value};
+}
+
+// `gpulaunch env` on a node with the golden's facts prints exactly the Environment= the golden
+// unit holds, rank and all (a multi-node rank's NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME
+// included): `env` derives the plan as `up` does. An engine.image unit's Environment= is root's
+// podman's (unit_environment's container side); the engine gets env's variables through podman,
+// which the image goldens assert in their ExecStart.
+TEST_P(Golden, EnvPrintsTheUnitsEnvironment) {
+  const auto& golden = GetParam();
+  DirectorySource source(golden.search);
+  auto profile = load_profile(source, golden.input.string());
+  ASSERT_TRUE(profile) << profile.error().message;
+  if (profile->engine.image) GTEST_SKIP() << "engine.image: the unit's environment is podman's";
+  gl::testing::TempDir root;
+  lay_out_facts(golden, *profile, root);
+  const LaunchOptions launch = launch_options(golden);
+  const std::string output_file = (root.path() / "env.out").string();
+  const std::string command =
+      fmt::format("'{}' env '{}' --node-rank {} --root '{}' >'{}' 2>/dev/null", GL_GPULAUNCH_BINARY,
+                  golden.input.string(), launch.node_rank, root.path().string(), output_file);
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  std::vector<std::string> printed;
+  std::istringstream output(slurp(output_file));
+  for (std::string line; std::getline(output, line);) {
+    if (!line.starts_with("export ")) continue;
+    auto [name, value] = read_export(line);
+    // A [secrets] variable: the unit names its credential's path through %d.
+    const std::string secret = name.ends_with("_PATH") ? name.substr(0, name.size() - 5) : "";
+    printed.push_back(portable("Environment=" + (profile->secrets.contains(secret)
+                                                     ? credential_path_environment(name, secret)
+                                                     : quote_environment(name, value))));
+  }
+  // The golden's unit with its cache marker put back.
+  const LaunchPlan plan = make_launch_plan(*profile, launch);
+  std::string unit = slurp(golden.expected);
+  const std::string marker = cache_marker(plan);
+  if (auto at = unit.find(marker); at != std::string::npos)
+    unit.replace(at, marker.size(), default_cache_lines(plan));
+  std::vector<std::string> expected;
+  std::istringstream lines(unit);
+  for (std::string line; std::getline(lines, line);)
+    if (line.starts_with("Environment=")) expected.push_back(line);
+  EXPECT_EQ(printed, expected);
 }
 
 // What `systemd-analyze VERB` said about a golden case's unit, rendered with the binary just built

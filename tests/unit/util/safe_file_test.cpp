@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -41,6 +42,22 @@ TEST_F(SafeFileTest, AMissingFileIsNotAnError) {
   auto read = read_regular_nofollow(root_ / "absent" / "state.json", 1024);
   ASSERT_TRUE(read) << read.error().message;
   EXPECT_FALSE(read->has_value());
+}
+
+// Callers tell a missing directory from a refused one by the errno the failure carries, never by
+// its text: a directory whose name ends like the errno's text is still refused as what it is.
+TEST_F(SafeFileTest, AFailedOpenCarriesItsErrno) {
+  auto missing = open_directory_nofollow(root_ / "absent");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().errno_value, ENOENT);
+  EXPECT_EQ(missing.error().message,
+            "Failed to open '" + (root_ / "absent").string() + "': No such file or directory");
+  write(root_ / "file", "x");
+  auto not_directory = open_directory_nofollow(root_ / "file" / "below");
+  ASSERT_FALSE(not_directory);
+  EXPECT_NE(not_directory.error().errno_value, ENOENT);
+  auto refused = read_regular_nofollow(root_ / "file" / "below" / "state.json", 1024);
+  EXPECT_FALSE(refused);  // a file on the way is no missing directory
 }
 
 TEST_F(SafeFileTest, RefusesALinkAtTheFile) {

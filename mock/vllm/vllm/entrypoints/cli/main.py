@@ -50,6 +50,9 @@ DP_RPC_PORT = 29550
 # --shutdown-timeout with #34730/#36666 (v0.18.0). An older release exits 2 on them.
 MP_MULTI_NODE = (0, 11, 1)
 SHUTDOWN_TIMEOUT = (0, 18, 0)
+# --headless and the data-parallel multi-node flags (--data-parallel-size-local, -start-rank,
+# -address, -rpc-port) came with vllm-project/vllm #15977, first in v0.9.0 (src/catalog/engines).
+DP_SCALE_OUT = (0, 9, 0)
 
 
 def bool_flag(add, *names):
@@ -66,7 +69,10 @@ def build_parser():
     add("model_tag", nargs="?", default=None)
     add("--model", type=str, default=None)
     # vllm/entrypoints/openai/cli_args.py (frontend) and cli/serve.py.
-    add("--headless", action="store_true", default=False)
+    if release(__version__) >= DP_SCALE_OUT:
+        add("--headless", action="store_true", default=False)
+    else:
+        serve.set_defaults(headless=False)
     add("--api-server-count", "-asc", type=int, default=None)
     add("--host", type=str, default=None)
     add("--port", type=int, default=8000)
@@ -114,10 +120,14 @@ def build_parser():
     add("--tensor-parallel-size", "-tp", type=int, default=1)
     add("--data-parallel-size", "-dp", type=int, default=1)
     add("--data-parallel-rank", "-dpn", type=int, default=None)
-    add("--data-parallel-start-rank", "-dpr", type=int, default=None)
-    add("--data-parallel-size-local", "-dpl", type=int, default=None)
-    add("--data-parallel-address", "-dpa", type=str, default=None)
-    add("--data-parallel-rpc-port", "-dpp", type=int, default=None)
+    if release(__version__) >= DP_SCALE_OUT:
+        add("--data-parallel-start-rank", "-dpr", type=int, default=None)
+        add("--data-parallel-size-local", "-dpl", type=int, default=None)
+        add("--data-parallel-address", "-dpa", type=str, default=None)
+        add("--data-parallel-rpc-port", "-dpp", type=int, default=None)
+    else:
+        serve.set_defaults(data_parallel_start_rank=None, data_parallel_size_local=None,
+                           data_parallel_address=None, data_parallel_rpc_port=None)
     add("--data-parallel-backend", "-dpb", type=str, default="mp")
     bool_flag(add, "--data-parallel-hybrid-lb", "-dph")
     bool_flag(add, "--data-parallel-external-lb", "-dpe")

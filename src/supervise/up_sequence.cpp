@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "supervise/up_sequence.hpp"
+
+#include <fmt/core.h>
+
+#include "profile/toml_parse.hpp"
+#include "util/atomic_file.hpp"
+#include "util/duration.hpp"
+#include "util/try.hpp"
+
+namespace gl {
+namespace {
+
+// The snapshot `run` read before this `up`, for a rollback; "" when there was none.
+// Read before anything is written, so a failure to read it changes nothing.
+Result<std::string> previous_snapshot(const std::filesystem::path& path) {
+  std::error_code error;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(path, error))) return std::string();
+  return read_file(path, kMaxProfileBytes);
+}
+
+Result<void> write_in_place(const std::filesystem::path& path, std::string_view text) {
+  std::error_code error;
+  std::filesystem::create_directories(path.parent_path(), error);
+  if (error)
+    return failf("Failed to create '{}': {}", path.parent_path().string(), error.message());
+  return write_file_atomically(path, std::string(text));
+}
+
+// A changed unit that failed: kept as it failed (--no-rollback), or the previous one put back.
+int keep_or_roll_back(const UpRequest& request, SystemdManager& manager, Timekeeper& clock,
+                      const History& history, const PreviousUnit& previous,
+                      std::chrono::seconds limit, UpFailure why, UpOutput& output) {
+  if (request.no_rollback) {
+    output.kept_failed(why);
+    return 1;
+  }
+  output.rolling_back(why);
+  auto rolled =
+      roll_back(manager, clock, history,
+                RollbackPlaces{request.unit, request.unit_file, request.snapshot}, previous, limit);
+  if (rolled)
+    output.rolled_back(*rolled);
+  else
+    output.rollback_failed(rolled.error());
+  return 1;  // what the operator asked for did not happen
+}
+
+}  // namespace
+
+Result<int> run_up(const UpRequest& request, const UpTransition& transition,
+                   SystemdManager& manager, Timekeeper& clock, const History& history,
+                   UpActions& actions, UpOutput& output) {
+  // `up` means up after a reboot too: the unit's [Install] links, made where the unit lives.
+  auto enable = [&]() -> Result<bool> {
+    GL_TRY(const auto changes, start_at_boot(manager, request.unit, true, request.runtime));
+    output.enabled(changes);
+    return !changes.empty();
+  };
+  if (transition.action == UnitAction::none) {
+    // An installation made before `up` enabled its unit gets its links now.
+    GL_TRY(const bool enabled, enable());
+    if (enabled) GL_TRY_VOID(manager.reload());
+    output.unchanged();
+    return 0;
+  }
+  // The check, before anything changes.
+  const CheckGate check = gate_on_check(actions.check(), transition, request.force);
+  output.checked(check);
+  if (check.refuse) return 1;
+  if (transition.changed) output.unit_changed(request.installed, request.rendered);
+
+  GL_TRY_VOID(actions.prepare_state());
+  GL_TRY(std::string snapshot_before, previous_snapshot(request.snapshot));
+  PreviousUnit previous{request.installed, std::move(snapshot_before), transition.running, ""};
+  GL_TRY_VOID(write_in_place(request.snapshot, request.snapshot_text));
+  if (transition.install) GL_TRY_VOID(write_in_place(request.unit_file, request.rendered));
+  GL_TRY(const bool enabled, enable());
+  if (transition.install || enabled) GL_TRY_VOID(manager.reload());
+
+  // Starting by hand is the operator's word: an earlier crash loop no longer holds it down.
+  if (auto reset = reset_crash_loop(history, "gpulaunch up", clock); !reset)
+    output.warning(reset.error().message);
+  output.starting(transition.action);
+  const auto started = clock.steady_now();
+  const int64_t started_usec = clock.now_usec();
+  GL_TRY(const std::string job, manager.enqueue(job_method(transition.action), request.unit));
+  // Type=notify: the start job completes only when `run` has seen the health endpoint answer 200.
+  // A restart first stops the running engine, which drains.
+  const std::chrono::seconds limit =
+      request.ready_window +
+      (transition.action == UnitAction::restart ? request.stop_window : std::chrono::seconds{0});
+  auto watched =
+      watch_start(manager, clock, job, request.unit, limit,
+                  [&](const std::string& phase, std::chrono::steady_clock::duration elapsed) {
+                    output.progress(phase, elapsed);
+                  });
+  output.watch_ended();
+  // A ready start's metrics were written by record-start's timer; a failed one's are written here.
+  const bool ready = watched && watched->job_result == "done";
+  if (!ready) actions.write_metrics();
+  if (!watched) return std::unexpected(watched.error());
+  if (!ready) {
+    previous.failure =
+        watched->job_result
+            ? fmt::format("job {}; {}", *watched->job_result, describe_state(watched->last))
+            : fmt::format("no progress for {}", format_duration(limit));
+    output.start_failed(previous.failure);
+    if (!transition.changed) return 1;  // nothing to roll back to
+    return keep_or_roll_back(request, manager, clock, history, previous, limit,
+                             UpFailure::not_ready, output);
+  }
+  output.ready(std::chrono::duration_cast<std::chrono::milliseconds>(clock.steady_now() - started));
+
+  // A changed unit that serves must still answer as recorded (the upgrade gate).
+  if (const auto gated = actions.gate(transition.changed); gated && gate_rolls_back(*gated)) {
+    previous.failure = gated->summary();
+    output.gate_failed(previous.failure);
+    const int code = keep_or_roll_back(request, manager, clock, history, previous, limit,
+                                       UpFailure::gate_failed, output);
+    if (!request.no_rollback) actions.write_metrics();
+    return code;
+  }
+  // The start's phases, as record-start (ExecStartPost=, done before the job) kept them.
+  std::optional<StartTimeline> start;
+  if (auto recorded = history.state();
+      recorded && recorded->last_start && recorded->last_start->process_start_usec >= started_usec)
+    start = *recorded->last_start;
+  output.done(start);
+  return 0;
+}
+
+}  // namespace gl
