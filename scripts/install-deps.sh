@@ -16,6 +16,9 @@
 # debootstrap, qemu-system-x86, qemu-utils and e2fsprogs are there for the VM tier (tests/vm/):
 # a Debian 12 guest image debootstrapped from the Debian archive, written with mkfs.ext4 -d, booted
 # under qemu, its results read back with debugfs.
+# python3-torch, python3-dev and pybind11-dev are there for the real_torch integration test:
+# Debian's PyTorch under a unit `up` starts, building a C++ extension with torch's cpp_extension.
+# ccache: every build compiles through it (scripts/ccache-env.sh).
 set -euo pipefail
 
 packages=(
@@ -31,6 +34,8 @@ packages=(
   supervisor strace curl zstd
   debhelper dpkg-dev fakeroot lintian man-db bash-completion
   debootstrap qemu-system-x86 qemu-utils e2fsprogs
+  python3-torch python3-dev pybind11-dev
+  ccache
 )
 
 missing=()
