@@ -364,6 +364,41 @@ void check_torch_build(const Context& context, std::vector<Finding>& findings) {
   }
 }
 
+// TORCH_CUDA_ARCH_LIST as the unit sets it, against the torch the engine imports: a CUDA build of
+// a release known to refuse an entry raises "Unknown CUDA arch" on its first CUDA extension
+// (catalog/torch_arch_list). A CPU build never compiles CUDA sources; a release newer than what
+// was read is not judged.
+void check_torch_arch_list(const Context& context, const LaunchPlan& plan,
+                           std::vector<Finding>& findings) {
+  const auto& python = context.facts.python;
+  auto value = lookup(plan.environment, "TORCH_CUDA_ARCH_LIST");
+  if (!value || !python || !python->torch_version || !python->torch_cuda) return;
+  auto torch = parse_version(*python->torch_version);
+  if (!torch) return;
+  for (const RefusedTorchArch& refused : torch_refused_arches(*value, *torch)) {
+    const std::string bare = std::string(refused.row->entry);
+    add(findings,
+        {Severity::warning,
+         "torch-arch-unknown",
+         fmt::format("torch {} does not know CUDA arch {} (TORCH_CUDA_ARCH_LIST=\"{}\")",
+                     *python->torch_version, refused.entry, *value),
+         fmt::format("torch's cpp_extension raises \"Unknown CUDA arch ({}) or GPU not supported\" "
+                     "when it builds an extension with CUDA sources; torch {} and older lack it",
+                     refused.entry, refused.row->absent_through),
+         {{"torch", *python->torch_version + " (" + python->prefix + ")"},
+          {"TORCH_CUDA_ARCH_LIST", *value},
+          {"toolkit.arch_list", context.profile.toolkit.arch_list.value_or("")},
+          {"read in", std::string(refused.row->source)}},
+         refused.row->present_from.empty()
+             ? fmt::format("drop {} from toolkit.arch_list, or install a torch whose "
+                           "torch/utils/cpp_extension.py lists '{}'",
+                           bare, bare)
+             : fmt::format("install torch >= {} (built for the toolkit's CUDA major) in {}, or "
+                           "drop {} from toolkit.arch_list",
+                           refused.row->present_from, python->prefix, bare)});
+  }
+}
+
 }  // namespace
 
 void check_toolkit(const Context& context, const LaunchPlan& plan, const ShellEnvironment& shell,
@@ -373,6 +408,7 @@ void check_toolkit(const Context& context, const LaunchPlan& plan, const ShellEn
   // An image's JIT compiles with the image's toolkit, not one of this host's.
   if (profile.engine.image) {
     check_torch_build(context, findings);
+    check_torch_arch_list(context, plan, findings);
     return;
   }
   const ToolkitFact* best = best_toolkit(context);
@@ -410,41 +446,6 @@ void check_toolkit(const Context& context, const LaunchPlan& plan, const ShellEn
                      "jit-toolkit-mismatch",
                      fmt::format("the unit's JIT would use the toolkit at '{}' ({}), not "
                                  "toolkit.cuda_home '{}'",
-// TORCH_CUDA_ARCH_LIST as the unit sets it, against the torch the engine imports: a CUDA build of
-// a release known to refuse an entry raises "Unknown CUDA arch" on its first CUDA extension
-// (catalog/torch_arch_list). A CPU build never compiles CUDA sources; a release newer than what
-// was read is not judged.
-void check_torch_arch_list(const Context& context, const LaunchPlan& plan,
-                           std::vector<Finding>& findings) {
-  const auto& python = context.facts.python;
-  auto value = lookup(plan.environment, "TORCH_CUDA_ARCH_LIST");
-  if (!value || !python || !python->torch_version || !python->torch_cuda) return;
-  auto torch = parse_version(*python->torch_version);
-  if (!torch) return;
-  for (const RefusedTorchArch& refused : torch_refused_arches(*value, *torch)) {
-    const std::string bare = std::string(refused.row->entry);
-    add(findings,
-        {Severity::warning,
-         "torch-arch-unknown",
-         fmt::format("torch {} does not know CUDA arch {} (TORCH_CUDA_ARCH_LIST=\"{}\")",
-                     *python->torch_version, refused.entry, *value),
-         fmt::format("torch's cpp_extension raises \"Unknown CUDA arch ({}) or GPU not supported\" "
-                     "when it builds an extension with CUDA sources; torch {} and older lack it",
-                     refused.entry, refused.row->absent_through),
-         {{"torch", *python->torch_version + " (" + python->prefix + ")"},
-          {"TORCH_CUDA_ARCH_LIST", *value},
-          {"toolkit.arch_list", context.profile.toolkit.arch_list.value_or("")},
-          {"read in", std::string(refused.row->source)}},
-         refused.row->present_from.empty()
-             ? fmt::format("drop {} from toolkit.arch_list, or install a torch whose "
-                           "torch/utils/cpp_extension.py lists '{}'",
-                           bare, bare)
-             : fmt::format("install torch >= {} (built for the toolkit's CUDA major) in {}, or "
-                           "drop {} from toolkit.arch_list",
-                           refused.row->present_from, python->prefix, bare)});
-  }
-}
-
                                  unit_pick.root, unit_pick.how, *home),
                      "the toolkit a JIT library finds in the unit's environment "
                      "(CUDA_HOME, CUDA_PATH, which nvcc, /usr/local/cuda) must be the profile's",
@@ -454,7 +455,6 @@ void check_torch_arch_list(const Context& context, const LaunchPlan& plan,
   } else {
     add(findings,
         {Severity::warning,
-    check_torch_arch_list(context, plan, findings);
          "cuda-home-unset",
          "toolkit.cuda_home is not set: the unit's JIT takes whatever nvcc it finds" +
              (unit_pick.root.empty() ? std::string()
@@ -530,7 +530,7 @@ void check_torch_arch_list(const Context& context, const LaunchPlan& plan,
                 : fix});
   }
   check_torch_build(context, findings);
+  check_torch_arch_list(context, plan, findings);
 }
 
 }  // namespace gl::check_rules
-  check_torch_arch_list(context, plan, findings);

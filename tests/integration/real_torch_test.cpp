@@ -113,7 +113,7 @@ TEST_F(RealTorch, BuildsSharesCompilesServesAndKeepsItsCachesHonest) {
 
   // torch's own grammar for torch, FlashInfer's for FlashInfer.
   const std::string env = gpulaunch("env torch").out;
-  EXPECT_NE(env.find("export TORCH_CUDA_ARCH_LIST='12.0'\n"), std::string::npos) << env;
+  EXPECT_NE(env.find("export TORCH_CUDA_ARCH_LIST=12.0\n"), std::string::npos) << env;
   EXPECT_NE(env.find("export FLASHINFER_CUDA_ARCH_LIST=12.0f\n"), std::string::npos) << env;
   // The venv's interpreter finds the system's torch, and so do the facts.
   const auto facts = nlohmann::json::parse(gpulaunch("facts torch --json").out, nullptr, false);

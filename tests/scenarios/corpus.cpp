@@ -381,6 +381,11 @@ std::vector<Scenario> build() {
   list.push_back(make("model-path-missing", {"model-path-missing"},
                       [](Scenario& s) { s.model_exists = false; }));
   list.push_back(make("port-taken", {"port-taken"}, [](Scenario& s) { s.port_taken = true; }));
+  // `check NAME` where NAME serves, and another unit's process holds its port as well.
+  list.push_back(make("port-held-by-own-service-and-another", {"port-taken"}, [](Scenario& s) {
+    s.port_taken = true;
+    s.port_holder = Scenario::PortHolder::own_service_and_other;
+  }));
   list.push_back(make("torch-cpu-build", {"torch-cpu-only"}, [](Scenario& s) {
     s.torch = "2.9.0+cpu";
     s.torch_cuda.reset();
@@ -406,11 +411,6 @@ std::vector<Scenario> build() {
   }));
   // Unset, the engine runs as the profile's own gpulaunch-NAME user: nothing to warn about.
   list.push_back(make("engine-as-own-user", {}, [](Scenario& s) { s.service_user.reset(); }));
-  // `check NAME` where NAME serves, and another unit's process holds its port as well.
-  list.push_back(make("port-held-by-own-service-and-another", {"port-taken"}, [](Scenario& s) {
-    s.port_taken = true;
-    s.port_holder = Scenario::PortHolder::own_service_and_other;
-  }));
   list.push_back(make("engine-as-explicit-root", {"engine-runs-as-root"},
                       [](Scenario& s) { s.service_user = "root"; }));
   // Nothing says this nvcc's version but nvcc itself: it runs (unprivileged), same verdict.
@@ -514,6 +514,21 @@ std::vector<Scenario> build() {
         s.cuda_home = "/usr/local/cuda-13.0";
       }));
   list.push_back(make("healthy-blackwell-cuda-13", {}));
+  // `check NAME` on the node where NAME serves: its own port is no conflict (issue 42).
+  list.push_back(make("healthy-port-held-by-own-service", {}, [](Scenario& s) {
+    s.port_taken = true;
+    s.port_holder = Scenario::PortHolder::own_service;
+  }));
+  // The fix the issue-42 node is given, applied: nvcc 12.9 for a cu128 torch on a 12.9 driver.
+  list.push_back(make("healthy-flashinfer-0.6.18-cu128-on-12.9", {}, [](Scenario& s) {
+    s.driver = "575.57.08";
+    s.driver_cuda = "12.9";
+    s.toolkits = {{"/usr/local/cuda-12.9", "12.9"}};
+    s.cuda_home = "/usr/local/cuda-12.9";
+    s.torch = "2.8.0+cu128";
+    s.torch_cuda = "12.8";
+    s.packages["flashinfer"] = "0.6.18";
+  }));
   list.push_back(make("healthy-hopper-cuda-12.9", {}, [](Scenario& s) {
     s.gpus = {{8, 9, 0, "NVIDIA H200"}};
     s.driver = "575.57.08";
@@ -530,6 +545,23 @@ std::vector<Scenario> build() {
     s.torch_cuda = "12.8";
     s.packages["flashinfer"] = "0.6.6";
   }));
+  // TORCH_CUDA_ARCH_LIST gets the list in torch's grammar ("12.0a"), which torch 2.6's
+  // cpp_extension does not know (pytorch PR #145436 added the 12.x entries in 2.7).
+  list.push_back(make("torch-2.6-arch-list-sm120", {"torch-arch-unknown"}, [](Scenario& s) {
+    s.toolkits = {{"/usr/local/cuda-12.8", "12.8"}};
+    s.cuda_home = "/usr/local/cuda-12.8";
+    s.torch = "2.6.0+cu126";
+    s.torch_cuda = "12.6";
+    s.arch_list = "12.0a";
+  }));
+  // torch 2.7 lists "12.0a" (PR #145436): nothing to say.
+  list.push_back(make("healthy-torch-2.7-arch-list-family", {}, [](Scenario& s) {
+    s.torch = "2.7.1+cu128";
+    s.torch_cuda = "12.8";
+    s.toolkits = {{"/usr/local/cuda-12.8", "12.8"}};
+    s.cuda_home = "/usr/local/cuda-12.8";
+    s.arch_list = "12.0a";
+  }));
   // An explicit suffix skips FlashInfer's 12.9 gate; sm_120a is in nvcc 12.8.
   list.push_back(make("healthy-explicit-arch-suffix-on-12.8", {}, [](Scenario& s) {
     s.toolkits = {{"/usr/local/cuda-12.8", "12.8"}};
@@ -539,21 +571,6 @@ std::vector<Scenario> build() {
   }));
   list.push_back(make("healthy-flashinfer-kernel-packages-match", {}, [](Scenario& s) {
     s.packages["flashinfer_jit_cache"] = "0.6.7+cu130";
-  // `check NAME` on the node where NAME serves: its own port is no conflict (issue 42).
-  list.push_back(make("healthy-port-held-by-own-service", {}, [](Scenario& s) {
-    s.port_taken = true;
-    s.port_holder = Scenario::PortHolder::own_service;
-  }));
-  // The fix the issue-42 node is given, applied: nvcc 12.9 for a cu128 torch on a 12.9 driver.
-  list.push_back(make("healthy-flashinfer-0.6.18-cu128-on-12.9", {}, [](Scenario& s) {
-    s.driver = "575.57.08";
-    s.driver_cuda = "12.9";
-    s.toolkits = {{"/usr/local/cuda-12.9", "12.9"}};
-    s.cuda_home = "/usr/local/cuda-12.9";
-    s.torch = "2.8.0+cu128";
-    s.torch_cuda = "12.8";
-    s.packages["flashinfer"] = "0.6.18";
-  }));
     s.packages["flashinfer_cubin"] = "0.6.7";
   }));
   list.push_back(make("healthy-flashinfer-version-check-disabled", {}, [](Scenario& s) {
@@ -597,20 +614,3 @@ const std::vector<Scenario>& scenarios() {
 }
 
 }  // namespace gl::test
-  // TORCH_CUDA_ARCH_LIST gets the list in torch's grammar ("12.0a"), which torch 2.6's
-  // cpp_extension does not know (pytorch PR #145436 added the 12.x entries in 2.7).
-  list.push_back(make("torch-2.6-arch-list-sm120", {"torch-arch-unknown"}, [](Scenario& s) {
-    s.toolkits = {{"/usr/local/cuda-12.8", "12.8"}};
-    s.cuda_home = "/usr/local/cuda-12.8";
-    s.torch = "2.6.0+cu126";
-    s.torch_cuda = "12.6";
-    s.arch_list = "12.0a";
-  }));
-  // torch 2.7 lists "12.0a" (PR #145436): nothing to say.
-  list.push_back(make("healthy-torch-2.7-arch-list-family", {}, [](Scenario& s) {
-    s.torch = "2.7.1+cu128";
-    s.torch_cuda = "12.8";
-    s.toolkits = {{"/usr/local/cuda-12.8", "12.8"}};
-    s.cuda_home = "/usr/local/cuda-12.8";
-    s.arch_list = "12.0a";
-  }));
