@@ -145,7 +145,7 @@ TEST_F(Prepare, CachesFilledBeforeAnyStampAreTreatedAsStale) {
   fill_every_cache(plan);  // e.g. copied from another node, or left by an older gpulaunch
   auto report = prepare_caches(plan, toolkit("13.0.48"), options());
   ASSERT_TRUE(report);
-  EXPECT_EQ(report->removals.size(), 5u);
+  EXPECT_EQ(report->removals.size(), 6u);  // the five that do not key themselves, and CuTe DSL's
   EXPECT_NE(report->change.find("no fingerprint stamp"), std::string::npos);
 }
 
@@ -459,8 +459,9 @@ TEST_F(Prepare, AStampForAnotherCacheRootDoesNotVouchForThisOne) {
   ASSERT_TRUE(report) << report.error().message;
   EXPECT_EQ(report->change, "the fingerprint stamp is for another cache root '" +
                                 (base / "old-root").string() + "'");
-  // Every cache that does not key itself, but the cubins FlashInfer checks when it reads them.
-  EXPECT_EQ(report->removals.size(), 5u);
+  // Every cache that does not key itself (CuTe DSL's among them), but the cubins FlashInfer checks
+  // when it reads them.
+  EXPECT_EQ(report->removals.size(), 6u);
 }
 
 TEST_F(Prepare, ACacheDirectoryThatContainsTheRootIsRefused) {
@@ -481,7 +482,7 @@ TEST_F(Prepare, ClearOnDemandEmptiesOnlyTheNamedCachesAndKeepsTheStamp) {
   EXPECT_EQ(
       names_with_content(plan),
       (std::vector<std::string>{"tvm-ffi", "torch-extensions", "sglang", "triton-home", "tilelang",
-                                "inductor", "deep-gemm", "vllm", "cuda-compute"}));
+                                "inductor", "deep-gemm", "cute-dsl", "vllm", "cuda-compute"}));
   auto stamp = this->stamp();
   ASSERT_TRUE(stamp);
   EXPECT_EQ(stamp->hash, fingerprint_hex(fingerprint_hash(toolkit("13.0.48"))));
