@@ -3,12 +3,12 @@
 # time to $GL_TIMES (phase<TAB>NAME<TAB>SECONDS<TAB>STATUS); `phase_table` prints every phase and
 # every ctest test ($GL_CTEST_JUNIT) slowest first (scripts/times-table.py). The first sourcer
 # owns the file and prints the table when it exits, pass or fail, so growth is seen when it happens.
+gl_times_table=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/times-table.py
 if [[ -z ${GL_TIMES:-} ]]; then
   GL_TIMES=$(mktemp /tmp/gpulaunch-times.XXXXXX)
   GL_CTEST_JUNIT=${GL_TIMES}.junit.xml
   export GL_TIMES GL_CTEST_JUNIT
-  gl_times_owner=1
-  trap 'status=$?; python3 "$(dirname "${BASH_SOURCE[0]}")/times-table.py" "$GL_TIMES" "$GL_CTEST_JUNIT" || true; rm -f "$GL_TIMES" "$GL_CTEST_JUNIT"; exit $status' EXIT
+  trap 'status=$?; python3 "$gl_times_table" "$GL_TIMES" "$GL_CTEST_JUNIT" || true; rm -f "$GL_TIMES" "$GL_CTEST_JUNIT"; exit $status' EXIT
 fi
 phase() {
   local name=$1 started=$EPOCHREALTIME status=0

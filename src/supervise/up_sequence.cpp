@@ -99,11 +99,11 @@ Result<int> run_up(const UpRequest& request, const UpTransition& transition,
   // A ready start's metrics were written by record-start's timer; a failed one's are written here.
   const bool ready = watched && watched->job_result == "done";
   if (!ready) actions.write_metrics();
-  if (!watched) return std::unexpected(watched.error());
+  GL_TRY(const auto result, std::move(watched));
   if (!ready) {
     previous.failure =
-        watched->job_result
-            ? fmt::format("job {}; {}", *watched->job_result, describe_state(watched->last))
+        result.job_result
+            ? fmt::format("job {}; {}", *result.job_result, describe_state(result.last))
             : fmt::format("no progress for {}", format_duration(limit));
     output.start_failed(previous.failure);
     if (!transition.changed) return 1;  // nothing to roll back to

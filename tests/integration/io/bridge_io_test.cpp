@@ -331,6 +331,5 @@ TEST(BridgeLiveness, ReadyGenerateWaitsForTheFirstGeneration) {
   EXPECT_GE(run.ready_after, 1500ms);  // /health said 200 at once; the generation came later
 }
 
-
 }  // namespace
 }  // namespace gl
