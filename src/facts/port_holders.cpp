@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "facts/port_holders.hpp"
 
+#include "facts/proc_net_tcp.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
@@ -10,8 +12,6 @@
 namespace gl {
 namespace {
 
-constexpr std::string_view kListen = "0A";  // TCP_LISTEN in include/net/tcp_states.h
-
 bool all_digits(std::string_view text) {
   return !text.empty() && std::ranges::all_of(text, [](char c) { return c >= '0' && c <= '9'; });
 }
@@ -20,26 +20,9 @@ bool all_digits(std::string_view text) {
 
 std::vector<unsigned long long> listening_inodes(std::string_view proc_net_tcp, long long port) {
   std::vector<unsigned long long> inodes;
-  std::istringstream lines{std::string(proc_net_tcp)};
-  std::string line;
-  std::getline(lines, line);  // the header
-  while (std::getline(lines, line)) {
-    std::istringstream fields(line);
-    std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
-    if (!(fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >>
-          timeout >> inode))
-      continue;
-    if (state != kListen) continue;
-    const auto colon = local.rfind(':');
-    if (colon == std::string::npos) continue;
-    long long local_port = 0;
-    const std::string_view hex = std::string_view(local).substr(colon + 1);
-    auto [end, error] = std::from_chars(hex.data(), hex.data() + hex.size(), local_port, 16);
-    if (error != std::errc{} || end != hex.data() + hex.size() || local_port != port) continue;
-    unsigned long long number = 0;
-    auto parsed = std::from_chars(inode.data(), inode.data() + inode.size(), number);
-    if (parsed.ec == std::errc{} && number != 0) inodes.push_back(number);
-  }
+  for (const TcpSocketRow& row : read_tcp_table(proc_net_tcp))
+    if (row.state == kTcpListen && row.local_port == port && row.inode != 0)
+      inodes.push_back(row.inode);
   return inodes;
 }
 

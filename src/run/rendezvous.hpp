@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "facts/proc_net_tcp.hpp"  // socket_inode, read_tcp_table
+
 namespace gl {
 
 struct TcpConnection {
@@ -24,9 +26,6 @@ struct TcpConnection {
 
 // The established connections a /proc/net/tcp or /proc/net/tcp6 text lists.
 std::vector<TcpConnection> parse_proc_net_tcp(std::string_view text);
-
-// Socket inodes of /proc/PID/fd links ("socket:[INODE]").
-std::optional<unsigned long long> socket_inode(std::string_view link);
 
 // The process group's socket inodes, from every /proc/PID whose stat names `group` as its group.
 std::vector<unsigned long long> group_socket_inodes(pid_t group, const std::string& proc = "/proc");
