@@ -16,8 +16,8 @@ inline constexpr std::string_view kTcpEstablished = "01";  // the st column's TC
 inline constexpr std::string_view kTcpListen = "0A";       // TCP_LISTEN (include/net/tcp_states.h)
 
 struct TcpSocketRow {
-  std::string state;           // the st column, as written ("0A")
-  std::string local_address;   // as inet_ntop writes it; IPv4-mapped IPv6 as plain IPv4
+  std::string state;          // the st column, as written ("0A")
+  std::string local_address;  // as inet_ntop writes it; IPv4-mapped IPv6 as plain IPv4
   int local_port = 0;
   std::string remote_address;  // likewise
   int remote_port = 0;
