@@ -4,10 +4,9 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
-#include <chrono>
 #include <sstream>
-#include <thread>
 
 #include "caches/cache_state.hpp"
 #include "temp_tree.hpp"
@@ -360,15 +359,20 @@ TEST_F(Prepare, ADirectoryThatGotTheRecordedInodeBackIsNotCleared) {
   fields >> device >> inode >> birth;
   if (birth == "0") GTEST_SKIP() << "this filesystem keeps no birth times (statx STATX_BTIME)";
   fs::remove(base / "fast-disk/flashinfer");
-  // Birth times have nanoseconds, but a coarse clock may give two directories the same one.
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
   write(base / "fast-disk/flashinfer/precious", "keep me");
-  struct stat info {};
-  ASSERT_EQ(::stat((base / "fast-disk/flashinfer").c_str(), &info), 0);
-  ASSERT_EQ(std::to_string(info.st_dev), device);
+  struct statx info {};
+  ASSERT_EQ(::statx(AT_FDCWD, (base / "fast-disk/flashinfer").c_str(), AT_SYMLINK_NOFOLLOW,
+                    STATX_INO | STATX_BTIME, &info),
+            0);
+  ASSERT_EQ(std::to_string(::makedev(info.stx_dev_major, info.stx_dev_minor)), device);
+  // Birth times have nanoseconds, but the kernel's coarse clock may give both directories one:
+  // the record then names the nanosecond before, as a directory made a moment earlier would.
+  const long long new_birth = info.stx_btime.tv_sec * 1'000'000'000LL + info.stx_btime.tv_nsec;
+  const std::string recorded_birth =
+      new_birth == std::stoll(birth) ? std::to_string(new_birth - 1) : birth;
   write(records() / "created-directories", recorded.substr(0, line_start) + device + " " +
-                                               std::to_string(info.st_ino) + " " + birth + path +
-                                               recorded.substr(line_end + path.size()));
+                                               std::to_string(info.stx_ino) + " " + recorded_birth +
+                                               path + recorded.substr(line_end + path.size()));
   auto report = prepare_caches(plan, toolkit("12.8.93"), options());
   ASSERT_FALSE(report) << read(records() / "created-directories");
   EXPECT_NE(report.error().message.find("gpulaunch did not create it"), std::string::npos)

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "run/prefetch.hpp"
 
+#include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <set>
-#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -26,6 +27,10 @@ class FakeIo final : public PrefetchIo {
   std::vector<std::tuple<size_t, uint64_t, uint64_t>> reads;
   int running = 0;
   int most_running = 0;
+  bool hold_first_read = false;
+  bool first_read_done = false;
+  bool second_arrived = false;
+  std::condition_variable second_reader;
 
   const std::vector<WeightFile>& files() const override { return listed; }
   const std::vector<std::string>& skipped() const override { return left; }
@@ -34,13 +39,20 @@ class FakeIo final : public PrefetchIo {
     return resident[file];
   }
   Result<void> read_range(size_t file, uint64_t offset, uint64_t length) override {
-    {
-      std::lock_guard lock(mutex);
-      reads.emplace_back(file, offset, length);
-      most_running = std::max(most_running, ++running);
+    std::unique_lock lock(mutex);
+    reads.emplace_back(file, offset, length);
+    most_running = std::max(most_running, ++running);
+    // With hold_first_read, the first read holds its thread until a second reader arrives, so a
+    // run that reads on several threads is seen doing so without sleeping; one on a single
+    // thread never brings a second and shows most_running 1 after the bound (a failure, not a
+    // wait in passing runs).
+    if (hold_first_read && !first_read_done) {
+      first_read_done = true;
+      second_reader.wait_for(lock, std::chrono::seconds(10), [&] { return second_arrived; });
+    } else if (first_read_done && !second_arrived) {
+      second_arrived = true;
+      second_reader.notify_all();
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    std::lock_guard lock(mutex);
     --running;
     if (failing.contains(file)) return failf("Failed to read '{}': I/O error", listed[file].shown);
     return {};
@@ -141,6 +153,7 @@ TEST(PrefetchRun, ReadsEveryPieceOnceOnBoundedThreads) {
   io.add("big.safetensors", 10 * kPrefetchPiece + 5);
   io.add("small.safetensors", 100);
   io.available = 1000 * GiB;
+  io.hold_first_read = true;
   const PrefetchOptions options{3, kPrefetchMemoryMargin};
   const PrefetchPlan plan = plan_prefetch(io, options);
   std::vector<PrefetchProgress> seen;
