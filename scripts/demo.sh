@@ -8,10 +8,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-bash scripts/install-deps.sh
-# Only the binary: the test suite is the other command's business.
-BUILD_TARGETS="gpulaunch gpulaunch-record-start" bash scripts/build.sh
-gpulaunch=$root/build/src/gpulaunch
+bash scripts/install-deps.sh --demo
+# Only the binaries, configured without the tests (the test toolchain is the other command's
+# business) in a build folder of its own, so build/ keeps the suite's configuration.
+BUILD_DIR=build-demo BUILD_TARGETS="gpulaunch gpulaunch-record-start" bash scripts/build.sh \
+  -DGPULAUNCH_TESTS=OFF -DGPULAUNCH_BENCH=OFF
+gpulaunch=$root/build-demo/src/gpulaunch
 harness=$root/tests/integration/harness/systemd-harness.sh
 
 # What profiles/demo.toml names: the engine's venv and a model directory.

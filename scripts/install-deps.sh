@@ -19,15 +19,24 @@
 # python3-torch, python3-dev and pybind11-dev are there for the real_torch integration test:
 # Debian's PyTorch under a unit `up` starts, building a C++ extension with torch's cpp_extension.
 # ccache: every build compiles through it (scripts/ccache-env.sh).
+#
+# With --demo, only what scripts/demo.sh needs: the compiler and the libraries gpulaunch links
+# (not the test toolchain), systemd and util-linux for the private manager, python3-venv for the
+# mock engine's venv. No VM, Ansible, Prometheus, PyTorch or lintian.
 set -euo pipefail
 
-packages=(
-  build-essential cmake ninja-build pkg-config git
+demo_packages=(
+  build-essential cmake ninja-build pkg-config dpkg-dev
   libtomlplusplus-dev libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev
   libsystemd-dev libboost-dev libboost-filesystem-dev libssl-dev libarchive-dev
+  systemd dbus util-linux python3 python3-venv procps ccache
+)
+packages=(
+  "${demo_packages[@]}"
+  git
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev clang-format-14
-  systemd dbus util-linux iproute2 python3 python3-venv procps
+  iproute2
   openssh-client openssh-server
   prometheus prometheus-node-exporter
   ansible-core
@@ -35,8 +44,15 @@ packages=(
   debhelper dpkg-dev fakeroot lintian man-db bash-completion
   debootstrap qemu-system-x86 qemu-utils e2fsprogs
   python3-torch python3-dev pybind11-dev
-  ccache
 )
+case ${1:-} in
+  --demo) packages=("${demo_packages[@]}") ;;
+  "") ;;
+  *)
+    echo "usage: $0 [--demo]" >&2
+    exit 2
+    ;;
+esac
 
 missing=()
 for package in "${packages[@]}"; do
