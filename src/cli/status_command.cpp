@@ -139,6 +139,9 @@ int status(const std::string& profile, bool json, bool user) {
                      {"restarts", state->restarts},
                      {"last_failure", last_failure(*state)},
                      {"consecutive_failures", supervisor.consecutive_failures},
+                     {"failed_starts", failed_starts(supervisor)},
+                     {"budget", settings.budget},
+                     {"deaths_after_serving", supervisor.deaths_after_serving},
                      {"step_down",
                       {{"gpu_memory_level", supervisor.gpu_level},
                        {"concurrency_level", supervisor.host_level}}},
@@ -172,6 +175,15 @@ int status(const std::string& profile, bool json, bool user) {
     fmt::print("  last failure: {}\n", failure.empty() ? "-" : terminal_text(failure));
     fmt::print("  failures in a row: {}{}\n", supervisor.consecutive_failures,
                supervisor.last_class.empty() ? "" : " (last: " + supervisor.last_class + ")");
+    // What the budget counts, and the deaths it does not (each restarted: it had served).
+    fmt::print(
+        "  failed starts: {} of restart.budget {} (never ready, or died within {} of "
+        "ready){}\n",
+        failed_starts(supervisor), settings.budget, format_duration(settings.probation),
+        supervisor.deaths_after_serving == 0
+            ? ""
+            : fmt::format("; {} death(s) after serving longer, each restarted",
+                          supervisor.deaths_after_serving));
     fmt::print("  step-down: GPU memory level {}, concurrency level {}{}\n", supervisor.gpu_level,
                supervisor.host_level, forgiveness.empty() ? "" : " (" + forgiveness + ")");
     if (!history_problem.empty()) fmt::print("  history: {}\n", terminal_text(history_problem));
