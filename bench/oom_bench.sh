@@ -67,8 +67,6 @@ gpulaunch_run() {
   local name=$1 kind=$2 flag
   flag=--mem-fraction-static
   [[ $kind == vllm ]] && flag=--gpu-memory-utilization
-  local since
-  since=$(inside date +%s%6N) # this run's lines and events: the earlier runs' stay in the journal
   inside "${G[@]}" up "$name" --runtime --force >/dev/null 2>&1 || true # the first start OOMs
   for _ in $(seq 1 120); do
     [[ $(inside systemctl is-active "gpulaunch-$name.service" || true) == active ]] && break
@@ -78,19 +76,18 @@ gpulaunch_run() {
   inside "${G[@]}" events "$name" --json >"$work/out/$name.events"
   inside cat "/var/lib/gpulaunch/$name/engine/mock-$kind-argv.json" >"$work/out/$name.argv"
   inside "${G[@]}" down "$name" --runtime --purge >/dev/null 2>&1 || true
-  python3 - "$work/out/$name" "$flag" "$since" <<'PY'
+  python3 - "$work/out/$name" "$flag" <<'PY'
 import json, sys
-base, flag, since = sys.argv[1], sys.argv[2], int(sys.argv[3])
+base, flag = sys.argv[1], sys.argv[2]
 oom = None
 for line in open(base + ".journal"):
     entry = json.loads(line)
     message = entry.get("MESSAGE")
-    if (isinstance(message, str) and "CUDA out of memory" in message and
-            int(entry["__REALTIME_TIMESTAMP"]) > since):
+    if isinstance(message, str) and "CUDA out of memory" in message:
         oom = int(entry["__REALTIME_TIMESTAMP"])
         break
 events = json.load(open(base + ".events"))
-stop = next(e["time_usec"] for e in events if e["class"] == "cuda-oom" and e["time_usec"] > since)
+stop = next(e["time_usec"] for e in events if e["class"] == "cuda-oom")
 start = next(e["start"] for e in events if e["class"] == "started" and e["time_usec"] > stop)
 argv = json.load(open(base + ".argv"))
 share = argv[argv.index(flag) + 1]
@@ -139,9 +136,12 @@ print(len({e.get("_SYSTEMD_INVOCATION_ID") for e in map(json.loads, sys.stdin)
 command -v curl >/dev/null || ((smoke)) || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl >/dev/null
 port=31460
 for kind in sglang vllm; do
-  profile "oom$kind" "$kind" $((port++))
   : >"$work/out/$kind.gl"
-  for ((i = 0; i < runs; i++)); do gpulaunch_run "oom$kind" "$kind" >>"$work/out/$kind.gl"; done
+  # A profile per run: the history keeps the step-down level, and the next start would serve.
+  for ((i = 0; i < runs; i++)); do
+    profile "oom$kind$i" "$kind" $((port++))
+    gpulaunch_run "oom$kind$i" "$kind" >>"$work/out/$kind.gl"
+  done
   plain_run "plain$kind" "$kind" $((port++)) >"$work/out/$kind.plain"
 done
 
