@@ -134,15 +134,16 @@ print(len({e.get("_SYSTEMD_INVOCATION_ID") for e in map(json.loads, sys.stdin)
 }
 
 command -v curl >/dev/null || ((smoke)) || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl >/dev/null
-port=31460
+port=31441 # tests/README's block 31441-31444: one port per engine and side, the runs one by one
 for kind in sglang vllm; do
   : >"$work/out/$kind.gl"
   # A profile per run: the history keeps the step-down level, and the next start would serve.
   for ((i = 0; i < runs; i++)); do
-    profile "oom$kind$i" "$kind" $((port++))
+    profile "oom$kind$i" "$kind" "$port"
     gpulaunch_run "oom$kind$i" "$kind" >>"$work/out/$kind.gl"
   done
-  plain_run "plain$kind" "$kind" $((port++)) >"$work/out/$kind.plain"
+  plain_run "plain$kind" "$kind" $((port + 1)) >"$work/out/$kind.plain"
+  port=$((port + 2))
 done
 
 python3 - "$work/out" "$smoke" "$window" <<'PY'
