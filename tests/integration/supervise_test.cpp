@@ -241,6 +241,9 @@ TEST_F(Supervise, AnEngineThatDiesAfterServingIsNeverGivenUpOn) {
   EXPECT_EQ(status["failed_starts"], 0) << status.dump(2);
   EXPECT_GE(status["consecutive_failures"], 3) << status.dump(2);
   EXPECT_GE(status["deaths_after_serving"], 3) << status.dump(2);
+  // The last death's "after serving" stays in `status`, also once the engine serves again.
+  const std::string shown = status.value("last_event", "") + status.value("last_stop", "");
+  EXPECT_NE(shown.find("(after serving "), std::string::npos) << status.dump(2);
   EXPECT_NE(gpulaunch("logs served -n 200").out.find("keeps dying: "), std::string::npos);
   gpulaunch("down served --runtime --purge");
 }
