@@ -53,8 +53,9 @@ constexpr std::array<JournalMessage, 24> kMessages{{
      "systemd's own message: journalctl -u gpulaunch-@GPULAUNCH_PROFILE@.service; the stop:\n"
      "gpulaunch events @GPULAUNCH_PROFILE@"},
     {"crash-loop", "7c1774138c8945bf8302a3600df96214", "gpulaunch engine stays down: crash loop",
-     "Profile @GPULAUNCH_PROFILE@ failed restart.budget times in a row, so gpulaunch run refused\n"
-     "to start its engine again.\n\n"
+     "restart.budget starts of profile @GPULAUNCH_PROFILE@ in a row failed to serve (never\n"
+     "ready, or died within restart.probation of ready), so gpulaunch run refused to start its\n"
+     "engine again. An engine that dies after serving longer is restarted, however often.\n\n"
      "Find the cause in gpulaunch events @GPULAUNCH_PROFILE@, fix it, then run\n"
      "gpulaunch restart @GPULAUNCH_PROFILE@."},
     {"gpu-residue", "2d430c0e26d5408f856b82e72f654abb",
