@@ -66,6 +66,17 @@ def env_float(name, default):
         return float(default)
 
 
+def oom_above(share, engine_default):
+    """MOCK_OOM_ABOVE: whether this start runs out of GPU memory because its memory share (the
+    engine's flag, else `engine_default`, the share the engine picks itself) is above it. A model
+    whose activations and CUDA graphs need more room than the default share leaves: it fails the
+    same way at every start until the share is lowered, and serves once it is."""
+    limit = os.environ.get("MOCK_OOM_ABOVE", "").strip()
+    if not limit:
+        return False
+    return (engine_default if share is None else share) > float(limit)
+
+
 class NotReady(Exception):
     """Generation is refused for now (loading, or MOCK_GENERATE_FAILS_FOR)."""
 

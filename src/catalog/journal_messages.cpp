@@ -10,7 +10,7 @@ namespace {
 
 // IDs made once with python3 -c 'import uuid; print(uuid.uuid4().hex)'; never change one: it
 // is how a journal reader matches the event across versions.
-constexpr std::array<JournalMessage, 23> kMessages{{
+constexpr std::array<JournalMessage, 24> kMessages{{
     // The exit classes (supervise/exit_class's names), as record-exit classifies a stop.
     {"clean", "a1a78217f62347f5a78fa87d8aef154a", "gpulaunch engine stopped cleanly",
      "The engine of profile @GPULAUNCH_PROFILE@ stopped on request, or exited with status 0.\n"
@@ -53,8 +53,9 @@ constexpr std::array<JournalMessage, 23> kMessages{{
      "systemd's own message: journalctl -u gpulaunch-@GPULAUNCH_PROFILE@.service; the stop:\n"
      "gpulaunch events @GPULAUNCH_PROFILE@"},
     {"crash-loop", "7c1774138c8945bf8302a3600df96214", "gpulaunch engine stays down: crash loop",
-     "Profile @GPULAUNCH_PROFILE@ failed restart.budget times in a row, so gpulaunch run refused\n"
-     "to start its engine again.\n\n"
+     "restart.budget starts of profile @GPULAUNCH_PROFILE@ in a row failed to serve (never\n"
+     "ready, or died within restart.probation of ready), so gpulaunch run refused to start its\n"
+     "engine again. An engine that dies after serving longer is restarted, however often.\n\n"
      "Find the cause in gpulaunch events @GPULAUNCH_PROFILE@, fix it, then run\n"
      "gpulaunch restart @GPULAUNCH_PROFILE@."},
     {"gpu-residue", "2d430c0e26d5408f856b82e72f654abb",
@@ -107,6 +108,16 @@ constexpr std::array<JournalMessage, 23> kMessages{{
     {kStableMessage, "f3f9954818ad48b1ac05b5299200e2b1", "gpulaunch forgave earlier failures",
      "The engine of profile @GPULAUNCH_PROFILE@ served for restart.stable_after: earlier failures\n"
      "no longer count, and stepped-down knobs go back up one level at the next start."},
+    {kKeepsDyingMessage, "409a845092d142e7b815a3e58f6b0a22",
+     "gpulaunch engine keeps dying after serving",
+     "The engine of profile @GPULAUNCH_PROFILE@ died again after serving past\n"
+     "restart.probation, and its failures in a row reached restart.budget. A start that served\n"
+     "is never given up on: it is restarted after the backoff (restart.delay doubling up to\n"
+     "restart.max_delay), forever, until it serves restart.stable_after. This entry has priority\n"
+     "err (3), for an alert: journalctl -p err MESSAGE_ID=409a845092d142e7b815a3e58f6b0a22, or\n"
+     "the metric gpulaunch_deaths_after_serving.\n\n"
+     "Each death and its class: gpulaunch events @GPULAUNCH_PROFILE@; the last lines before\n"
+     "it: gpulaunch logs @GPULAUNCH_PROFILE@"},
     {kOperatorResetMessage, "cac47468a5f74a5aad11b472967f8220",
      "gpulaunch history reset by an operator",
      "gpulaunch restart or up on profile @GPULAUNCH_PROFILE@ ended its crash loop: the failure\n"

@@ -32,6 +32,8 @@ inline constexpr std::string_view kStepDownMessage = "step-down";  // knobs lowe
 inline constexpr std::string_view kBackOffMessage = "back-off";    // a start waits first
 inline constexpr std::string_view kCrashLoopStopMessage = "crash-loop-stop";  // run stays down
 inline constexpr std::string_view kStableMessage = "stable";  // earlier failures forgiven
+// a death after serving, restarted although restart.budget failures came in a row
+inline constexpr std::string_view kKeepsDyingMessage = "keeps-dying";
 inline constexpr std::string_view kOperatorResetMessage = "operator-reset";  // restart/up reset
 inline constexpr std::string_view kCacheQuarantinedMessage = "cache-quarantined";
 inline constexpr std::string_view kStartedMessage = "started";         // a start became ready

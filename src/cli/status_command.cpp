@@ -17,6 +17,7 @@
 #include "profile/validate.hpp"
 #include "supervise/history.hpp"
 #include "supervise/policy.hpp"
+#include "supervise/quarantine.hpp"
 #include "supervise/record_stop.hpp"
 #include "supervise/stall_report.hpp"
 #include "supervise/start_phases.hpp"
@@ -102,8 +103,14 @@ int status(const std::string& profile, bool json, bool user) {
     const SupervisorState supervisor = read.value_or(SupervisorState{});
     const std::string history_problem = read ? "" : read.error().message;
     std::string last_event;
+    std::string last_stop;    // the last stop, when a later event (a start) followed it
     std::string thread_dump;  // a stall's: where its thread dump is
-    if (auto events = history.events(1); events && !events->empty()) {
+    if (auto events = history.events(50); events && !events->empty()) {
+      // A restart's `started` event follows the stop: the stop's action ("restart after 20s
+      // (after serving 14min: ...)") stays in view while the engine serves again.
+      if (const SupervisorEvent* stop = previous_stop_event(*events);
+          stop && stop != &events->back())
+        last_stop = stop->kind + ": " + stop->action;
       last_event = events->back().kind + ": " + events->back().action;
       if (auto stall = parse_stall_line(events->back().evidence))
         last_event = fmt::format("{}: {}; {}", events->back().kind, describe_stall(*stall),
@@ -139,6 +146,9 @@ int status(const std::string& profile, bool json, bool user) {
                      {"restarts", state->restarts},
                      {"last_failure", last_failure(*state)},
                      {"consecutive_failures", supervisor.consecutive_failures},
+                     {"failed_starts", failed_starts(supervisor)},
+                     {"budget", settings.budget},
+                     {"deaths_after_serving", supervisor.deaths_after_serving},
                      {"step_down",
                       {{"gpu_memory_level", supervisor.gpu_level},
                        {"concurrency_level", supervisor.host_level}}},
@@ -147,6 +157,7 @@ int status(const std::string& profile, bool json, bool user) {
                      {"history_problem", history_problem},
                      {"unrecorded", unrecorded ? nlohmann::json(*unrecorded) : nlohmann::json()},
                      {"last_event", last_event},
+                     {"last_stop", last_stop},
                      {"thread_dump", dump},
                      {"last_start", supervisor.last_start ? nlohmann::json(start_timeline_json(
                                                                 *supervisor.last_start))
@@ -172,12 +183,22 @@ int status(const std::string& profile, bool json, bool user) {
     fmt::print("  last failure: {}\n", failure.empty() ? "-" : terminal_text(failure));
     fmt::print("  failures in a row: {}{}\n", supervisor.consecutive_failures,
                supervisor.last_class.empty() ? "" : " (last: " + supervisor.last_class + ")");
+    // What the budget counts, and the deaths it does not (each restarted: it had served).
+    fmt::print(
+        "  failed starts: {} of restart.budget {} (never ready, or died within {} of "
+        "ready){}\n",
+        failed_starts(supervisor), settings.budget, format_duration(settings.probation),
+        supervisor.deaths_after_serving == 0
+            ? ""
+            : fmt::format("; {} death(s) after serving longer, each restarted",
+                          supervisor.deaths_after_serving));
     fmt::print("  step-down: GPU memory level {}, concurrency level {}{}\n", supervisor.gpu_level,
                supervisor.host_level, forgiveness.empty() ? "" : " (" + forgiveness + ")");
     if (!history_problem.empty()) fmt::print("  history: {}\n", terminal_text(history_problem));
     if (unrecorded)
       fmt::print("  history: a stop went unrecorded: {}\n", terminal_text(*unrecorded));
     fmt::print("  last event: {}\n", last_event.empty() ? "-" : terminal_text(last_event));
+    if (!last_stop.empty()) fmt::print("  last stop:  {}\n", terminal_text(last_stop));
     if (!thread_dump.empty()) fmt::print("  thread dump: {}\n", thread_dump);
     if (supervisor.last_start) {
       fmt::print("  last start: {}\n", describe_start(*supervisor.last_start));

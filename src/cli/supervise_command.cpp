@@ -106,6 +106,12 @@ class JournalStopActions final : public StopActions {
                                event.evidence, event.action),
                    fields);
   }
+  void keeps_dying(const Classification& stop, const SupervisorEvent& event) override {
+    logging::Fields fields;
+    fields.kind = kKeepsDyingMessage;
+    fields.exit_class = std::string(exit_class_name(stop.value));
+    logging::error(fmt::format("gpulaunch: keeps dying: {}", event.action), fields);
+  }
   void group_told(std::string_view action) override {
     logging::info(fmt::format("gpulaunch: {}", action));
   }

@@ -124,12 +124,21 @@ struct ServerSettings {
   ReadyOn ready = ReadyOn::health;
 };
 
+// restart.probation when the profile sets none: a death this soon after READY=1 is a start that
+// failed to serve. 5 min covers a wedge on the first requests (found within 90 s at the liveness
+// defaults), torch.compile and JIT builds for the first new shapes, and an OOM at the first full
+// batch; an engine that crashes under load a few times an hour serves longer than that between.
+inline constexpr Seconds kDefaultProbation{300};
+
 struct RestartSettings {
   std::string policy = "on-failure";
   Seconds delay{10};
   Seconds max_delay{300};
   Seconds stable_after{600};
-  long long budget = 5;  // starts within the budget window before the service stays down
+  // Starts in a row that failed to serve (never ready, or died within `probation` of READY=1)
+  // before the service stays down; a death after serving longer restarts, forever.
+  long long budget = 5;
+  Seconds probation{kDefaultProbation};
   bool step_down = true;
 };
 

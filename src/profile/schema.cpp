@@ -183,8 +183,15 @@ constexpr std::array kSchemaTail{
     string("restart.policy", kName, Shape::text, R"("always")", "on-failure, always or no"),
     duration("restart.delay", 1, 3600, "20", "First restart delay"),
     duration("restart.max_delay", 1, kDay, R"("10min")", "Cap of the doubling delay"),
-    duration("restart.stable_after", 1, 7 * kDay, R"("20min")", "Uptime that resets the backoff"),
-    integer("restart.budget", 1, 1000, "3", "Failed starts before staying down"),
+    duration("restart.stable_after", 1, 7 * kDay, R"("20min")",
+             "Serving this long forgives the failures before (the backoff starts over) and steps "
+             "a stepped-down knob back up one level, at the next stop (default 10min)"),
+    integer("restart.budget", 1, 1000, "3",
+            "Starts in a row that failed to serve before staying down: never ready, or died "
+            "within restart.probation of ready (default 5)"),
+    duration("restart.probation", 0, kDay, R"("10min")",
+             "A death this soon after ready counts toward restart.budget; a later one restarts "
+             "after the backoff, forever, and is never counted (default 5min)"),
     boolean("restart.step_down", "false", "Lower memory knobs after an OOM"),
 
     section("gate", "Upgrade gate: fixed greedy prompts a changed deployment must still answer"),

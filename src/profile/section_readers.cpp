@@ -212,6 +212,7 @@ Result<void> read_restart(const ValueReader& r, Profile& profile) {
   restart.max_delay = r.duration_at("restart.max_delay").value_or(restart.max_delay);
   restart.stable_after = r.duration_at("restart.stable_after").value_or(restart.stable_after);
   restart.budget = r.integer_at("restart.budget").value_or(restart.budget);
+  restart.probation = r.duration_at("restart.probation").value_or(restart.probation);
   restart.step_down = r.boolean_at("restart.step_down").value_or(restart.step_down);
   return {};
 }

@@ -19,7 +19,8 @@ std::string rank_label(long long rank, const std::string& host) {
 
 PeerDecision after_peer_failure(SupervisorState state, const PeerFailure& failure,
                                 const LocalRank& local, const RestartSettings& settings,
-                                int64_t now_usec, int max_gpu_level, int max_host_level) {
+                                int64_t now_usec, int max_gpu_level, int max_host_level,
+                                std::optional<Seconds> served) {
   PeerDecision decision;
   decision.outcome.state = state;
   const std::string peer = rank_label(failure.rank, failure.host);
@@ -46,8 +47,8 @@ PeerDecision after_peer_failure(SupervisorState state, const PeerFailure& failur
     decision.outcome.action = fmt::format("none: {} stopped cleanly", peer);
     return decision;
   }
-  decision.outcome =
-      after_stop(std::move(state), failure.stop, settings, now_usec, max_gpu_level, max_host_level);
+  decision.outcome = after_stop(std::move(state), failure.stop, settings, now_usec, max_gpu_level,
+                                max_host_level, served);
   decision.response = settings.policy == "no" ? PeerResponse::stop : PeerResponse::restart;
   decision.outcome.action = fmt::format(
       "{} with the group: {}", decision.response == PeerResponse::stop ? "stop" : "restart",
@@ -69,8 +70,11 @@ PeerRecord decide_peer_record(const SupervisorState& state, const PeerFailure& f
   PeerFailure heard = failure;
   heard.time_usec = std::min(failure.time_usec, now_usec);
   PeerRecord record;
-  record.decision =
-      after_peer_failure(current, heard, local, settings, now_usec, max_gpu_level, max_host_level);
+  // The rank's own service until it heard of the failure decides restart.probation.
+  const std::optional<Seconds> since_ready =
+      local.active_state == "active" ? served_since_ready(times, now_usec) : std::nullopt;
+  record.decision = after_peer_failure(current, heard, local, settings, now_usec, max_gpu_level,
+                                       max_host_level, since_ready);
   record.save = record.decision.response != PeerResponse::none;
   if (record.save && stable) record.events.push_back(std::move(stable->event));
   const StopOutcome& outcome = record.decision.outcome;

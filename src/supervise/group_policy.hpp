@@ -7,6 +7,7 @@
 // on every node. A pure function, so every case has a table test.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,10 +53,13 @@ bool group_must_know(ExitClass stop);
 // A failure of another rank that happened at `failure.time_usec`. The engine this rank runs is
 // part of the broken group only if it was started before then; one that started later (this
 // rank failed too, or another rank's notice already restarted it) joins the new group, so one
-// incident is counted once per rank.
+// incident is counted once per rank. `served` is how long this rank's invocation served from
+// READY=1 (nullopt: never ready): the ranks of a group start and become ready together, so each
+// rank judges restart.probation from its own service, and counts the budget as the failing one.
 PeerDecision after_peer_failure(SupervisorState state, const PeerFailure& failure,
                                 const LocalRank& local, const RestartSettings& settings,
-                                int64_t now_usec, int max_gpu_level, int max_host_level);
+                                int64_t now_usec, int max_gpu_level, int max_host_level,
+                                std::optional<Seconds> served = std::nullopt);
 
 // All that `peer-failed` folds into this rank's history, before it restarts or stops its unit:
 // an invocation that served restart.stable_after is forgiven first, as record-exit would at a

@@ -198,6 +198,8 @@ std::string event_to_json(const SupervisorEvent& event) {
 
 std::string supervisor_state_to_json(const SupervisorState& state) {
   Json json{{"consecutive_failures", state.consecutive_failures},
+            {"failures_at_last_serve", state.failures_at_last_serve},
+            {"deaths_after_serving", state.deaths_after_serving},
             {"gpu_level", state.gpu_level},
             {"host_level", state.host_level},
             {"last_failure_usec", state.last_failure_usec},
@@ -215,6 +217,8 @@ Result<SupervisorState> parse_supervisor_state(std::string_view text) {
   SupervisorState state;
   for (auto taken :
        {take_integer(json, "consecutive_failures", 0, LLONG_MAX, state.consecutive_failures),
+        take_integer(json, "failures_at_last_serve", 0, LLONG_MAX, state.failures_at_last_serve),
+        take_integer(json, "deaths_after_serving", 0, LLONG_MAX, state.deaths_after_serving),
         take_integer(json, "gpu_level", 0, kMaxLevel, state.gpu_level),
         take_integer(json, "host_level", 0, kMaxLevel, state.host_level),
         take_integer(json, "last_failure_usec", 0, LLONG_MAX, state.last_failure_usec),

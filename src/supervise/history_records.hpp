@@ -31,7 +31,16 @@ struct SupervisorEvent {
 };
 
 struct SupervisorState {
+  // Failures in a row since the engine last served restart.stable_after (or an operator's
+  // reset): every crash-class stop, whether it served or not; the backoff grows with it.
   long long consecutive_failures = 0;
+  // consecutive_failures when a start last served past restart.probation: the failures after
+  // it are the starts in a row that failed to serve, which restart.budget counts (policy's
+  // failed_starts). 0 in a history written before it: every failure counts, as it did then.
+  long long failures_at_last_serve = 0;
+  // Deaths after serving past restart.probation since the engine last served stable_after: a
+  // service that keeps dying, restarted anyway (the gpulaunch_deaths_after_serving gauge).
+  long long deaths_after_serving = 0;
   int gpu_level = 0;   // CUDA OOM steps taken on the memory knobs
   int host_level = 0;  // steps taken on concurrency: host OOMs, CUDA OOMs naming requests
   int64_t last_failure_usec = 0;

@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include "supervise/exit_class.hpp"
+#include "supervise/policy.hpp"
 #include "supervise/start_timeline.hpp"
 
 namespace gl {
@@ -104,10 +105,25 @@ const std::vector<Family>& families() {
          return out;
        }},
       {"gpulaunch_consecutive_failures", "gauge",
-       "Failures in a row counted against the crash-loop budget",
+       "Failures in a row since the engine last served restart.stable_after, whether it served "
+       "before each or not; the backoff grows with it",
        [](const ProfileMetricsInput& in) {
          return sample("gpulaunch_consecutive_failures", profile_label(in),
                        fmt::format("{}", in.state.consecutive_failures));
+       }},
+      {"gpulaunch_failed_starts", "gauge",
+       "Starts in a row that failed to serve (never ready, or died within restart.probation of "
+       "ready): at restart.budget the service stays down",
+       [](const ProfileMetricsInput& in) {
+         return sample("gpulaunch_failed_starts", profile_label(in),
+                       fmt::format("{}", failed_starts(in.state)));
+       }},
+      {"gpulaunch_deaths_after_serving", "gauge",
+       "Deaths after serving past restart.probation since the engine last served "
+       "restart.stable_after: each is restarted, forever; alert when it keeps growing",
+       [](const ProfileMetricsInput& in) {
+         return sample("gpulaunch_deaths_after_serving", profile_label(in),
+                       fmt::format("{}", in.state.deaths_after_serving));
        }},
       {"gpulaunch_gpu_step_down_level", "gauge",
        "Steps taken down on the engine's GPU memory knobs after CUDA OOMs",

@@ -10,6 +10,10 @@
 
 namespace gl {
 
+long long failed_starts(const SupervisorState& state) {
+  return std::max(0LL, state.consecutive_failures - state.failures_at_last_serve);
+}
+
 Seconds backoff_delay(long long consecutive_failures, const RestartSettings& settings) {
   if (consecutive_failures <= 0) return Seconds{0};
   Seconds delay = settings.delay;
@@ -19,18 +23,24 @@ Seconds backoff_delay(long long consecutive_failures, const RestartSettings& set
 
 StartDecision decide_start(const SupervisorState& state, const RestartSettings& settings) {
   StartDecision decision;
-  if (settings.budget > 0 && state.consecutive_failures >= settings.budget) {
+  const long long failed = failed_starts(state);
+  if (settings.budget > 0 && failed >= settings.budget) {
     decision.stay_down = true;
-    decision.reason = fmt::format("crash loop: {} failures in a row (budget {}), last {}",
-                                  state.consecutive_failures, settings.budget,
-                                  state.last_class.empty() ? "unknown" : state.last_class);
+    decision.reason =
+        fmt::format("crash loop: {} failures in a row (budget {}), last {}", failed,
+                    settings.budget, state.last_class.empty() ? "unknown" : state.last_class);
     return decision;
   }
   decision.delay = backoff_delay(state.consecutive_failures, settings);
-  if (decision.delay.count() > 0)
+  if (decision.delay.count() > 0 && failed > 0)
     decision.reason =
         fmt::format("backing off {} after {} (failure {} of {})", format_duration(decision.delay),
-                    state.last_class, state.consecutive_failures, settings.budget);
+                    state.last_class, failed, settings.budget);
+  else if (decision.delay.count() > 0)
+    decision.reason = fmt::format(
+        "backing off {} after {} ({} failure(s) in a row, the last after serving: not counted "
+        "toward the budget)",
+        format_duration(decision.delay), state.last_class, state.consecutive_failures);
   return decision;
 }
 
@@ -54,11 +64,15 @@ StartDecision decide_start_without_history(const std::optional<std::string>& unr
 
 StopOutcome after_stop(SupervisorState state, const Classification& stop,
                        const RestartSettings& settings, int64_t now_usec, int max_gpu_level,
-                       int max_host_level) {
+                       int max_host_level, std::optional<Seconds> served) {
   StopOutcome outcome;
   std::string step;
+  // A start that served past the probation served: the failures before it no longer count
+  // toward the budget, whatever ends it.
+  const bool served_past_probation = served && *served >= settings.probation;
   if (counts_as_failure(stop.value)) {
     ++state.consecutive_failures;
+    if (served_past_probation) ++state.deaths_after_serving;
     state.last_failure_usec = now_usec;
     state.last_class = std::string(exit_class_name(stop.value));
     const MemoryKnob knob = stop.knob.value_or(MemoryKnob::mem_fraction);
@@ -90,6 +104,7 @@ StopOutcome after_stop(SupervisorState state, const Classification& stop,
     // the failure the next start backs off from.
     state.last_class = std::string(exit_class_name(stop.value));
   }
+  if (served_past_probation) state.failures_at_last_serve = state.consecutive_failures;
 
   // A terminal class's action is its row's (exit_class.cpp): systemd will not restart it.
   if (stop.value == ExitClass::clean)
@@ -98,10 +113,23 @@ StopOutcome after_stop(SupervisorState state, const Classification& stop,
     outcome.action = std::string(*stay_down);
   else if (settings.policy == "no")
     outcome.action = "stay down: restart.policy = no" + step;
-  else if (settings.budget > 0 && state.consecutive_failures >= settings.budget)
+  else if (settings.budget > 0 && failed_starts(state) >= settings.budget)
     outcome.action =
         fmt::format("stay down: crash-loop budget of {} failures spent{}", settings.budget, step);
-  else
+  else if (counts_as_failure(stop.value) && served_past_probation) {
+    // Never given up on: it served, so it restarts with the backoff, however often it dies.
+    outcome.keeps_dying = settings.budget > 0 && state.consecutive_failures >= settings.budget;
+    outcome.action = fmt::format(
+        "restart after {} (after serving {}: not counted toward the crash-loop budget; {} "
+        "failure(s) in a row){}{}",
+        format_duration(backoff_delay(state.consecutive_failures, settings)),
+        format_duration(*served), state.consecutive_failures, step,
+        outcome.keeps_dying
+            ? fmt::format("; keeps dying: {} failures in a row (restart.budget {}), {} after "
+                          "serving",
+                          state.consecutive_failures, settings.budget, state.deaths_after_serving)
+            : "");
+  } else
     outcome.action =
         fmt::format("restart after {}{}",
                     format_duration(backoff_delay(state.consecutive_failures, settings)), step);
@@ -115,6 +143,8 @@ StopOutcome after_stable(SupervisorState state, int64_t now_usec) {
   if (state.consecutive_failures > 0)
     parts.push_back(fmt::format("forgive {} failure(s)", state.consecutive_failures));
   state.consecutive_failures = 0;
+  state.failures_at_last_serve = 0;
+  state.deaths_after_serving = 0;
   state.last_stable_usec = now_usec;
   if (state.gpu_level > 0)
     parts.push_back(fmt::format("step up to GPU memory level {}", --state.gpu_level));
@@ -129,6 +159,15 @@ StopOutcome after_stable(SupervisorState state, int64_t now_usec) {
 }  // namespace gl
 
 namespace gl {
+
+std::optional<Seconds> served_since_ready(const InvocationTimes& times, int64_t now_usec) {
+  if (times.active_enter_usec <= 0 || times.active_enter_usec < times.main_start_usec)
+    return std::nullopt;
+  // An exit stamped at the enter itself ended this invocation too (an older one's is earlier).
+  const int64_t end =
+      times.active_exit_usec >= times.active_enter_usec ? times.active_exit_usec : now_usec;
+  return Seconds{std::max<int64_t>(0, end - times.active_enter_usec) / 1'000'000};
+}
 
 Seconds served_for(const InvocationTimes& times, const SupervisorState& state, int64_t now_usec) {
   if (times.active_enter_usec <= 0 || times.active_enter_usec < times.main_start_usec)

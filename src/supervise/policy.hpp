@@ -14,6 +14,10 @@
 
 namespace gl {
 
+// Starts in a row that failed to serve (never ready, or died within restart.probation of
+// READY=1): what restart.budget counts. A start that served past the probation ends the run.
+long long failed_starts(const SupervisorState& state);
+
 // 0 after no failure; then delay, 2*delay, 4*delay, ... capped at max_delay.
 Seconds backoff_delay(long long consecutive_failures, const RestartSettings& settings);
 
@@ -36,13 +40,21 @@ StartDecision decide_start_without_history(const std::optional<std::string>& unr
 struct StopOutcome {
   SupervisorState state;
   std::string action;  // what happens next, in words, for the event
+  // A death after serving past restart.probation while the failures in a row reached
+  // restart.budget: restarted anyway, and said loudly (the journal's keeps-dying entry).
+  bool keeps_dying = false;
 };
 
 // Folds one classified stop into the state: counts failures, takes a step down the ladder for
-// an OOM (within `max_gpu_level` / `max_host_level`).
+// an OOM (within `max_gpu_level` / `max_host_level`). `served` is how long the stopped
+// invocation served from READY=1 (served_since_ready), nullopt when it never became ready. A
+// failure within restart.probation of READY=1 (or before it) is a failed start and counts toward
+// restart.budget; a later one is not counted and restarts after the backoff, whatever the
+// budget, and the action says "after serving 14min". Failures in a row and the backoff count
+// both; the step-down applies to both.
 StopOutcome after_stop(SupervisorState state, const Classification& stop,
                        const RestartSettings& settings, int64_t now_usec, int max_gpu_level,
-                       int max_host_level);
+                       int max_host_level, std::optional<Seconds> served = std::nullopt);
 
 // The engine served for `stable_after`: failures are forgiven and the ladder goes up one step.
 StopOutcome after_stable(SupervisorState state, int64_t now_usec);
@@ -53,6 +65,11 @@ struct InvocationTimes {
   int64_t active_enter_usec = 0;  // ActiveEnterTimestamp: READY=1, the model served
   int64_t active_exit_usec = 0;   // ActiveExitTimestamp: it stopped serving
 };
+
+// How long the invocation served from READY=1 to when it stopped serving (or to `now` while it
+// still serves); nullopt when it never became ready (no ActiveEnterTimestamp of its own). What
+// restart.probation is measured against.
+std::optional<Seconds> served_since_ready(const InvocationTimes& times, int64_t now_usec);
 
 // How long the invocation served since the history last changed: from READY=1 (or a failure or
 // forgiveness recorded later, e.g. another rank's) to when it stopped serving, or to `now` while

@@ -32,6 +32,7 @@ StopDecision record_exit(StopInput input, const StopGroup& group, const History&
   }
   SupervisorEvent& event = decision.events.back();
   actions.classified(decision.stop, event);
+  if (decision.keeps_dying) actions.keeps_dying(decision.stop, event);
 
   // Record the state first: the next start decides from it.
   StopRecord record(history);

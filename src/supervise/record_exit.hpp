@@ -35,6 +35,9 @@ class StopActions {
   // that does not stop the record (a history that cannot be updated in place, a write that failed).
   virtual void stable(std::string_view action) = 0;
   virtual void classified(const Classification& stop, const SupervisorEvent& event) = 0;
+  // A death after serving that is restarted although the failures in a row reached
+  // restart.budget (StopDecision::keeps_dying): cli/ an error with its own MESSAGE_ID, to alert on.
+  virtual void keeps_dying(const Classification& stop, const SupervisorEvent& event) = 0;
   virtual void group_told(std::string_view action) = 0;
   virtual void warning(std::string_view line) = 0;
   virtual void error(std::string_view line) = 0;

@@ -107,7 +107,8 @@ StopDecision decide_stop(SupervisorState state, StopInput input, SystemdManager*
   const int64_t now = clock.now_usec();
   // Serving for restart.stable_after forgives what came before, whatever ended it (a failure,
   // `gpulaunch down`): root decides it here, from systemd's own timestamps.
-  const Seconds served = served_for(invocation_times(manager, report.unit), state, now);
+  const InvocationTimes times = invocation_times(manager, report.unit);
+  const Seconds served = served_for(times, state, now);
   if (auto stable = stable_service(state, served, input.restart, now)) {
     state = stable->state;
     decision.stable_action = stable->event.action;
@@ -117,8 +118,10 @@ StopDecision decide_stop(SupervisorState state, StopInput input, SystemdManager*
   if (decision.stop.value == ExitClass::crash && !input.events_unreadable)
     decision.quarantine = decide_quarantine(report.lines, input.caches,
                                             input.previous_stop ? &*input.previous_stop : nullptr);
+  // Whether it served past restart.probation decides whether the stop counts toward the budget.
   auto outcome = after_stop(state, decision.stop, input.restart, now, max_gpu_level(input.kind),
-                            max_host_level(input.kind));
+                            max_host_level(input.kind), served_since_ready(times, now));
+  decision.keeps_dying = outcome.keeps_dying;
   decision.state = outcome.state;
   ++decision.state.stops_by_class[decision.stop.value];  // every stop counts, never forgiven
   decision.events.push_back(SupervisorEvent{now, std::string(exit_class_name(decision.stop.value)),
@@ -136,6 +139,7 @@ void apply_quarantine(StopDecision& decision, std::string_view moved_to,
                       const RestartSettings& restart) {
   if (!decision.quarantine) return;
   decision.state = decision.uncounted;
+  decision.keeps_dying = false;
   const SupervisorEvent& stop = decision.events.back();
   // Earlier failures of other causes still count: their backoff stays.
   const Seconds delay = backoff_delay(decision.state.consecutive_failures, restart);

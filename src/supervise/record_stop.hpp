@@ -63,6 +63,8 @@ struct StopDecision {
   // Until apply_quarantine, `state` and the events count it as usual (the move may fail).
   std::optional<QuarantineCandidate> quarantine;
   SupervisorState uncounted;  // the state as it would be if this stop did not count
+  // It served past restart.probation and still the failures in a row reached restart.budget.
+  bool keeps_dying = false;
 };
 
 // The cache was moved to `moved_to`: the stop does not count toward the crash-loop budget and

@@ -136,6 +136,8 @@ Result<void> reset_crash_loop(const History& history, const std::string& why, Ti
   SupervisorState state = current.state;
   const long long forgiven = state.consecutive_failures;
   state.consecutive_failures = 0;
+  state.failures_at_last_serve = 0;
+  state.deaths_after_serving = 0;
   GL_TRY_VOID(history.save(state));
   GL_TRY_VOID(history.append(SupervisorEvent{
       clock.now_usec(), std::string(kOperatorResetMessage), why,

@@ -213,6 +213,41 @@ TEST_F(Supervise, ACrashLoopStopsAtItsBudgetUntilRestarted) {
   gpulaunch("down loop --runtime --purge");
 }
 
+// Issue 44: the budget counts only starts that fail to serve. An engine that served past
+// restart.probation before each death is restarted every time, after the backoff, and once the
+// failures in a row reach the budget each death says loudly that it keeps dying.
+TEST_F(Supervise, AnEngineThatDiesAfterServingIsNeverGivenUpOn) {
+  write_profile("served", 31109, kRestart + "budget = 2\nprobation = \"1s\"\n",
+                "MOCK_SGLANG_CRASH_AFTER = \"6\"\nMOCK_SGLANG_CRASH_EXIT = \"3\"\n");
+  set_mode("served", "crash");
+  gpulaunch("up served --runtime --force");
+  nlohmann::json events;
+  auto crashes = [&] {
+    int count = 0;
+    for (const auto& event : events = events_of("served")) count += event["class"] == "crash";
+    return count;
+  };
+  ASSERT_TRUE(eventually([&] { return crashes() >= 3; }, 90s)) << events.dump(2);
+  for (const auto& event : events) {
+    if (event["class"] != "crash") continue;
+    const std::string action = event["action"];
+    EXPECT_NE(action.find("(after serving "), std::string::npos) << action;
+    EXPECT_NE(action.find("not counted toward the crash-loop budget"), std::string::npos) << action;
+  }
+  EXPECT_FALSE(has_event(events, "crash-loop")) << events.dump(2);
+  // Restarted after the third as after the first: never given up on.
+  auto status = status_of("served");
+  EXPECT_NE(status["state"], "failed") << status.dump(2);
+  EXPECT_EQ(status["failed_starts"], 0) << status.dump(2);
+  EXPECT_GE(status["consecutive_failures"], 3) << status.dump(2);
+  EXPECT_GE(status["deaths_after_serving"], 3) << status.dump(2);
+  // The last death's "after serving" stays in `status`, also once the engine serves again.
+  const std::string shown = status.value("last_event", "") + status.value("last_stop", "");
+  EXPECT_NE(shown.find("(after serving "), std::string::npos) << status.dump(2);
+  EXPECT_NE(gpulaunch("logs served -n 200").out.find("keeps dying: "), std::string::npos);
+  gpulaunch("down served --runtime --purge");
+}
+
 TEST_F(Supervise, AConfigurationErrorIsNotRetried) {
   std::ofstream(host().work() / "profiles/badflag.toml")
       << "[engine]\nkind = \"sglang\"\nvenv = \"" << (host().work() / "venv").string()

@@ -196,6 +196,19 @@ class MockSglangTest(MockVenvTestCase):
                       "GPU 0 has a total capacity of 139.81 GiB of which 1.12 GiB is free.", err)
         self.assertNotIn("fired up", out)
 
+    def test_a_share_above_mock_oom_above_runs_out_of_memory_until_it_is_lowered(self):
+        # Unset, the share is SGLang's own where the GPU is unknown (0.95): above 0.9, an OOM.
+        env = {"MOCK_OOM_ABOVE": "0.9"}
+        proc = self.start("--model-path", "m", "--port", str(free_port()), load="0.4",
+                          extra_env=env)
+        _, err = proc.communicate(timeout=20)
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("torch.OutOfMemoryError: CUDA out of memory.", err)
+        port = free_port()
+        self.start("--model-path", "m", "--port", str(port), "--mem-fraction-static", "0.9",
+                   load="0.4", extra_env=env)
+        self.wait_status(f"http://127.0.0.1:{port}/health", 200, 20)
+
     def test_mode_file_overrides_env(self):
         mode_file = os.path.join(self.tmp, "mode")
         with open(mode_file, "w") as f:

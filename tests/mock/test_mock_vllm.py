@@ -60,6 +60,20 @@ class MockVllmTest(MockVenvTestCase):
         self.assertEqual(status, 200)
         self.assertEqual(json.loads(body)["object"], "text_completion")
 
+    def test_a_share_above_mock_oom_above_runs_out_of_memory_until_it_is_lowered(self):
+        # Unset, the share is CacheConfig's default (0.92): above 0.9, the CUDA OOM at every start.
+        os.environ["MOCK_OOM_ABOVE"] = "0.9"
+        try:
+            proc = self.start("/models/m", "--port", str(free_port()))
+            _, err = proc.communicate(timeout=20)
+            self.assertEqual(proc.returncode, 1)
+            self.assertIn("torch.OutOfMemoryError: CUDA out of memory.", err)
+            port = free_port()
+            self.start("/models/m", "--port", str(port), "--gpu-memory-utilization", "0.87")
+            self.assertTrue(self.wait_health(port))
+        finally:
+            del os.environ["MOCK_OOM_ABOVE"]
+
     def test_records_its_argv_as_the_unit_ran_it(self):
         port = free_port()
         self.start("/models/m", "--port", str(port), "--host", "127.0.0.1")

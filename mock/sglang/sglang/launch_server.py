@@ -22,6 +22,8 @@ MOCK_GENERATE_FAILS_FOR, MOCK_JIT_GROW_* (a silent JIT build after the weights) 
   MOCK_SGLANG_CRASH_EXIT     exit code for `crash` instead of SIGSEGV
   MOCK_SGLANG_HANG_AFTER     seconds after ready before `hang` stops answering (default 1)
   MOCK_SGLANG_READY_FILE     file to write the time /health turned 200 into (benchmarks)
+  MOCK_OOM_ABOVE             `cuda-oom` at every start whose --mem-fraction-static (unset: 0.95,
+                             SGLang's own share where the GPU is unknown) is above this
   MOCK_SGLANG_LEAK_MIB       MiB allocated per `leak` step (default 50)
   MOCK_SGLANG_LEAK_INTERVAL  seconds between `leak` steps (default 0.2)
   MOCK_SGLANG_HOSTILE_PLAN   `hostile`: JSON file listing what to plant ({"path", "kind":
@@ -49,8 +51,8 @@ import time
 import warnings
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from mock_scheduler import (PROMETHEUS_TEXT, NotReady, install_sigterm, prometheus, release,
-                            scheduler_for, send_body, silent_jit_build)
+from mock_scheduler import (PROMETHEUS_TEXT, NotReady, install_sigterm, oom_above, prometheus,
+                            release, scheduler_for, send_body, silent_jit_build)
 from sglang.version import __version__
 
 MODES = ("normal", "leak", "cuda-oom", "hang", "crash", "never-ready", "hostile")
@@ -499,7 +501,8 @@ def main(argv=None, recorded=None):
     for shard in range(1, SHARDS + 1):
         time.sleep(step)
         progress(shard, SHARDS, time.monotonic() - t0)
-        if mode == "cuda-oom" and shard == SHARDS // 2:
+        if (mode == "cuda-oom" or oom_above(args.mem_fraction_static, 0.95)) and \
+                shard == SHARDS // 2:
             raw(CUDA_OOM, sys.stderr)
             log("Scheduler hit an exception: " + CUDA_OOM.rstrip(), tp=True)
             return 1

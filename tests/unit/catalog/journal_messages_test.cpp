@@ -50,9 +50,10 @@ TEST(JournalMessages, EveryExitClassAndEventKindHasARow) {
     ASSERT_TRUE(parse_exit_class(name)) << value;
     EXPECT_TRUE(journal_message(name)) << name;
   }
-  for (std::string_view kind : {kReadyMessage, kPhaseMessage, kStallMessage, kStepDownMessage,
-                                kBackOffMessage, kCrashLoopStopMessage, kStableMessage,
-                                kOperatorResetMessage, kCacheQuarantinedMessage, kStartedEventKind})
+  for (std::string_view kind :
+       {kReadyMessage, kPhaseMessage, kStallMessage, kStepDownMessage, kBackOffMessage,
+        kCrashLoopStopMessage, kStableMessage, kKeepsDyingMessage, kOperatorResetMessage,
+        kCacheQuarantinedMessage, kStartedEventKind})
     EXPECT_TRUE(journal_message(kind)) << kind;
   EXPECT_FALSE(journal_message(""));
   EXPECT_FALSE(journal_message("no-such-kind"));

@@ -65,8 +65,9 @@ std::string dump(const Profile& p) {
        fmt::format("{} {} {} {}", liveness_mode_name(v.liveness), v.liveness_interval.count(),
                    v.liveness_timeout.count(), v.ready == ReadyOn::generate));
   const auto& r = p.restart;
-  line("restart", fmt::format("{} {} {} {} {} {}", r.policy, r.delay.count(), r.max_delay.count(),
-                              r.stable_after.count(), r.budget, r.step_down));
+  line("restart",
+       fmt::format("{} {} {} {} {} {} {}", r.policy, r.delay.count(), r.max_delay.count(),
+                   r.stable_after.count(), r.budget, r.probation.count(), r.step_down));
   const auto& g = p.gate;
   line("gate",
        fmt::format("{} {} {} {} {} {} {} {}", g.prompts, g.max_tokens, g.min_shared_prefix,

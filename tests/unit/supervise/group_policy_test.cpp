@@ -192,5 +192,30 @@ TEST(GroupPolicy, AFailureStampedAfterNowIsTakenAsHappeningNow) {
   EXPECT_EQ(record.decision.response, PeerResponse::restart);
 }
 
+// Issue 44: a rank that served past restart.probation when another rank died does not count
+// the death toward the budget (the failing rank, started with it, served as long); one that
+// never became ready counts it, as the failing rank does.
+TEST(GroupPolicy, APeersDeathAfterTheGroupServedIsNotCountedTowardTheBudget) {
+  SupervisorState state;
+  state.consecutive_failures = 2;  // two failed starts: the budget (3) has one left
+  // Ready 7 minutes before: past the probation (5min), short of stable_after (10min).
+  const InvocationTimes times{kFailedAt - 480'000'000, kFailedAt - 420'000'000, 0};
+  const PeerRecord served = decide_peer_record(state, failure(ExitClass::crash), serving(), times,
+                                               settings(), kNow, 4, 4);
+  EXPECT_EQ(served.decision.response, PeerResponse::restart);
+  EXPECT_EQ(served.decision.outcome.state.consecutive_failures, 3);
+  EXPECT_EQ(failed_starts(served.decision.outcome.state), 0);
+  EXPECT_EQ(served.decision.outcome.action,
+            "restart with the group: restart after 40s (after serving 7min: not counted toward "
+            "the crash-loop budget; 3 failure(s) in a row); keeps dying: 3 failures in a row "
+            "(restart.budget 3), 1 after serving");
+  // Still loading when the peer died: a failed start on this rank too.
+  const PeerRecord loading = decide_peer_record(
+      state, failure(ExitClass::crash), LocalRank{"activating", 4242, kFailedAt - 60'000'000},
+      InvocationTimes{kFailedAt - 60'000'000, 0, 0}, settings(), kNow, 4, 4);
+  EXPECT_EQ(loading.decision.outcome.action,
+            "restart with the group: stay down: crash-loop budget of 3 failures spent");
+}
+
 }  // namespace
 }  // namespace gl

@@ -50,12 +50,16 @@ TEST(History, StateRoundTripsAndEventsAppendInOrder) {
   EXPECT_EQ(fresh->consecutive_failures, 0);
   SupervisorState state;
   state.consecutive_failures = 2;
+  state.failures_at_last_serve = 1;
+  state.deaths_after_serving = 1;
   state.gpu_level = 1;
   state.last_class = "cuda-oom";
   ASSERT_TRUE(history.save(state));
   auto loaded = history.state();
   ASSERT_TRUE(loaded);
   EXPECT_EQ(loaded->consecutive_failures, 2);
+  EXPECT_EQ(loaded->failures_at_last_serve, 1);
+  EXPECT_EQ(loaded->deaths_after_serving, 1);
   EXPECT_EQ(loaded->gpu_level, 1);
   EXPECT_EQ(loaded->last_class, "cuda-oom");
   for (int i = 0; i < 3; ++i)

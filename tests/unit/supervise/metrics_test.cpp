@@ -82,9 +82,15 @@ gpulaunch_stops_total{profile="k26-ar",class="crash-loop"} 0
 gpulaunch_stops_total{profile="k26-ar",class="gpu-residue"} 0
 gpulaunch_stops_total{profile="k26-ar",class="stalled"} 0
 gpulaunch_stops_total{profile="k26-ar",class="crash"} 0
-# HELP gpulaunch_consecutive_failures Failures in a row counted against the crash-loop budget
+# HELP gpulaunch_consecutive_failures Failures in a row since the engine last served restart.stable_after, whether it served before each or not; the backoff grows with it
 # TYPE gpulaunch_consecutive_failures gauge
 gpulaunch_consecutive_failures{profile="k26-ar"} 1
+# HELP gpulaunch_failed_starts Starts in a row that failed to serve (never ready, or died within restart.probation of ready): at restart.budget the service stays down
+# TYPE gpulaunch_failed_starts gauge
+gpulaunch_failed_starts{profile="k26-ar"} 1
+# HELP gpulaunch_deaths_after_serving Deaths after serving past restart.probation since the engine last served restart.stable_after: each is restarted, forever; alert when it keeps growing
+# TYPE gpulaunch_deaths_after_serving gauge
+gpulaunch_deaths_after_serving{profile="k26-ar"} 0
 # HELP gpulaunch_gpu_step_down_level Steps taken down on the engine's GPU memory knobs after CUDA OOMs
 # TYPE gpulaunch_gpu_step_down_level gauge
 gpulaunch_gpu_step_down_level{profile="k26-ar"} 1

@@ -363,5 +363,180 @@ TEST(Policy, ATerminalStopsActionIsItsClasssStayDownText) {
             "stay down: configuration error, not retried (fix the profile, then `gpulaunch up`)");
 }
 
+// Issue 44: the budget counts starts that fail to serve. Each case is one engine's run of stops.
+constexpr Seconds kNeverReady{-1};  // a start that never sent READY=1
+
+// Folds stops one after another, each having served `served` (kNeverReady: not ready).
+StopOutcome stops(SupervisorState state, const Classification& stop, const RestartSettings& restart,
+                  Seconds served, int count) {
+  StopOutcome outcome{state, "", false};
+  for (int i = 0; i < count; ++i)
+    outcome = after_stop(outcome.state, stop, restart, 100 + i, 2, 3,
+                         served == kNeverReady ? std::nullopt : std::optional<Seconds>(served));
+  return outcome;
+}
+
+const Classification kCrash{ExitClass::crash, "engine was killed by signal SEGV", std::nullopt};
+
+TEST(Policy, AStartThatNeverBecomesReadyCountsAndTheBudgetStopsIt) {
+  const auto restart = settings();  // budget 5, probation 5min
+  auto outcome = stops({}, kCrash, restart, kNeverReady, 4);
+  EXPECT_EQ(failed_starts(outcome.state), 4);
+  EXPECT_EQ(outcome.action, "restart after 1min 20s");
+  EXPECT_FALSE(decide_start(outcome.state, restart).stay_down);
+  outcome = stops(outcome.state, kCrash, restart, kNeverReady, 1);
+  EXPECT_EQ(outcome.action, "stay down: crash-loop budget of 5 failures spent");
+  const auto start = decide_start(outcome.state, restart);
+  EXPECT_TRUE(start.stay_down);
+  EXPECT_EQ(start.reason, "crash loop: 5 failures in a row (budget 5), last crash");
+  EXPECT_EQ(outcome.state.deaths_after_serving, 0);
+}
+
+// Killed 8 s after each READY=1 (the issue's measurement): it never served past the probation,
+// so those are failed starts, as a start that never became ready.
+TEST(Policy, ADeathWithinTheProbationAfterReadyCountsAsAFailedStart) {
+  auto restart = settings();
+  auto outcome = stops({}, kCrash, restart, Seconds{8}, 5);
+  EXPECT_EQ(outcome.action, "stay down: crash-loop budget of 5 failures spent");
+  EXPECT_TRUE(decide_start(outcome.state, restart).stay_down);
+  // Just under the probation still counts; at it, the start served.
+  outcome = stops({}, kCrash, restart, Seconds{299}, 5);
+  EXPECT_TRUE(decide_start(outcome.state, restart).stay_down);
+  outcome = stops({}, kCrash, restart, Seconds{300}, 5);
+  EXPECT_FALSE(decide_start(outcome.state, restart).stay_down);
+  // restart.probation = 0: only a start that never became ready counts.
+  restart.probation = Seconds{0};
+  outcome = stops({}, kCrash, restart, Seconds{0}, 50);
+  EXPECT_FALSE(decide_start(outcome.state, restart).stay_down);
+  EXPECT_TRUE(decide_start(stops({}, kCrash, restart, kNeverReady, 5).state, restart).stay_down);
+}
+
+// Crashing under load after 14 minutes of serving, again and again: never given up on. The
+// backoff doubles to max_delay and stays there; the failures in a row keep counting; from the
+// budget's worth on, it keeps dying (the journal's alert).
+TEST(Policy, ADeathAfterServingRestartsForeverWithTheBackoffCapped) {
+  auto restart = settings();  // delay 10s, max_delay 5min, budget 5, stable_after 10min default
+  restart.stable_after = Seconds{3600};
+  SupervisorState state;
+  StopOutcome outcome;
+  for (int death = 1; death <= 40; ++death) {
+    outcome = after_stop(state, kCrash, restart, death * kSecond, 2, 3, Seconds{840});
+    state = outcome.state;
+    EXPECT_EQ(state.consecutive_failures, death);
+    EXPECT_EQ(state.deaths_after_serving, death);
+    EXPECT_EQ(failed_starts(state), 0);
+    EXPECT_FALSE(outcome.action.starts_with("stay down")) << outcome.action;
+    EXPECT_NE(outcome.action.find("(after serving 14min: not counted toward the crash-loop "
+                                  "budget; " +
+                                  std::to_string(death) + " failure(s) in a row)"),
+              std::string::npos)
+        << outcome.action;
+    EXPECT_EQ(outcome.keeps_dying, death >= 5) << death;
+    const auto start = decide_start(state, restart);
+    EXPECT_FALSE(start.stay_down) << death;
+    EXPECT_EQ(start.delay, backoff_delay(death, restart));
+  }
+  EXPECT_EQ(decide_start(state, restart).delay, Seconds{300});  // capped at max_delay
+  EXPECT_EQ(decide_start(state, restart).reason,
+            "backing off 5min after crash (40 failure(s) in a row, the last after serving: not "
+            "counted toward the budget)");
+  EXPECT_EQ(outcome.action,
+            "restart after 5min (after serving 14min: not counted toward the crash-loop budget; "
+            "40 failure(s) in a row); keeps dying: 40 failures in a row (restart.budget 5), 40 "
+            "after serving");
+  // Under the budget it restarts quietly; the fifth is the first to keep dying.
+  EXPECT_EQ(after_stop({}, kCrash, restart, 1, 2, 3, Seconds{840}).action,
+            "restart after 10s (after serving 14min: not counted toward the crash-loop budget; 1 "
+            "failure(s) in a row)");
+}
+
+// A start that served ends the run of failed starts: the budget counts them from it again.
+TEST(Policy, AStartThatServedEndsTheRunOfFailedStarts) {
+  const auto restart = settings();
+  auto outcome = stops({}, kCrash, restart, kNeverReady, 4);
+  outcome = stops(outcome.state, kCrash, restart, Seconds{900}, 1);  // it served, then died
+  EXPECT_EQ(failed_starts(outcome.state), 0);
+  EXPECT_EQ(outcome.state.consecutive_failures, 5);  // the backoff remembers them all
+  // Five failures in a row, where the old rule stayed down: restarted, and said loudly.
+  EXPECT_TRUE(outcome.keeps_dying);
+  EXPECT_EQ(decide_start(outcome.state, restart).delay, Seconds{160});
+  outcome = stops(outcome.state, kCrash, restart, kNeverReady, 4);
+  EXPECT_EQ(failed_starts(outcome.state), 4);
+  EXPECT_EQ(decide_start(outcome.state, restart).reason,
+            "backing off 5min after crash (failure 4 of 5)");
+  outcome = stops(outcome.state, kCrash, restart, Seconds{10}, 1);
+  EXPECT_TRUE(decide_start(outcome.state, restart).stay_down);
+  // A clean stop after serving past the probation (an operator's `down`) ends the run too.
+  auto clean = after_stop(stops({}, kCrash, restart, kNeverReady, 3).state,
+                          Classification{ExitClass::clean, "", std::nullopt}, restart, 500, 2, 3,
+                          Seconds{600});
+  EXPECT_EQ(failed_starts(clean.state), 0);
+  EXPECT_EQ(clean.state.consecutive_failures, 3);
+}
+
+// The ladder is per class, whatever the budget makes of the stop: an OOM after serving for
+// hours still steps the memory knob down, and the service is restarted on the lower setting.
+TEST(Policy, AnOomAfterServingStillStepsDown) {
+  const auto restart = settings();
+  const Classification oom{ExitClass::cuda_oom, "torch.OutOfMemoryError: CUDA out of memory.",
+                           MemoryKnob::mem_fraction};
+  auto outcome = after_stop({}, oom, restart, 100, 2, 3, Seconds{7200});
+  EXPECT_EQ(outcome.state.gpu_level, 1);
+  EXPECT_EQ(failed_starts(outcome.state), 0);
+  EXPECT_EQ(outcome.action,
+            "restart after 10s (after serving 2h: not counted toward the crash-loop budget; 1 "
+            "failure(s) in a row); step down to GPU memory level 1");
+  const Classification host{ExitClass::host_oom, "oom-kill", std::nullopt};
+  outcome = after_stop(outcome.state, host, restart, 200, 2, 3, Seconds{3600});
+  EXPECT_EQ(outcome.state.host_level, 1);
+  // At the floor it says so, and still restarts.
+  outcome = stops(outcome.state, oom, restart, Seconds{3600}, 4);
+  EXPECT_EQ(outcome.state.gpu_level, 2);
+  EXPECT_NE(outcome.action.find("; GPU memory knobs already at their floor"), std::string::npos)
+      << outcome.action;
+  EXPECT_FALSE(decide_start(outcome.state, restart).stay_down);
+}
+
+// Serving restart.stable_after forgives everything: failures in a row, failed starts, deaths
+// after serving; the ladder goes up one level.
+TEST(Policy, ServingStableAfterForgivesFailedStartsAndDeathsAfterServing) {
+  auto restart = settings();
+  restart.stable_after = Seconds{600};
+  auto outcome = stops({}, kCrash, restart, Seconds{400}, 6);
+  outcome = stops(outcome.state, kCrash, restart, kNeverReady, 2);
+  outcome.state.gpu_level = 1;
+  EXPECT_EQ(outcome.state.deaths_after_serving, 6);
+  EXPECT_EQ(failed_starts(outcome.state), 2);
+  auto stable = forgive_if_stable(outcome.state, Seconds{700}, restart, 900 * kSecond);
+  ASSERT_TRUE(stable);
+  EXPECT_EQ(stable->state.consecutive_failures, 0);
+  EXPECT_EQ(stable->state.failures_at_last_serve, 0);
+  EXPECT_EQ(stable->state.deaths_after_serving, 0);
+  EXPECT_EQ(failed_starts(stable->state), 0);
+  EXPECT_EQ(stable->state.gpu_level, 0);
+  EXPECT_EQ(stable->action, "forgive 8 failure(s); step up to GPU memory level 0");
+}
+
+// A history written before failures_at_last_serve existed: every failure counts, as it did.
+TEST(Policy, AnOlderHistoryCountsEveryFailureTowardTheBudget) {
+  SupervisorState old;
+  old.consecutive_failures = 5;
+  old.last_class = "crash";
+  EXPECT_EQ(failed_starts(old), 5);
+  EXPECT_TRUE(decide_start(old, settings()).stay_down);
+  old.failures_at_last_serve = 9;  // a hand-edited file: never below zero
+  EXPECT_EQ(failed_starts(old), 0);
+}
+
+TEST(Policy, ServedSinceReadyIsThisInvocationsServiceFromReady) {
+  EXPECT_EQ(served_since_ready(served_700s(), 900 * kSecond), Seconds{700});
+  EXPECT_EQ(served_since_ready({50 * kSecond, 100 * kSecond, 0}, 400 * kSecond), Seconds{300});
+  // Never ready in this invocation: nullopt, not zero (a death at READY=1 served 0 s).
+  EXPECT_FALSE(served_since_ready({500 * kSecond, 100 * kSecond, 450 * kSecond}, 900 * kSecond));
+  EXPECT_FALSE(served_since_ready({}, 900 * kSecond));
+  EXPECT_EQ(served_since_ready({100 * kSecond, 100 * kSecond, 100 * kSecond}, 900 * kSecond),
+            Seconds{0});
+}
+
 }  // namespace
 }  // namespace gl

@@ -11,6 +11,7 @@
 
 #include "../temp_dir.hpp"
 #include "fakes/systemd/fake_journal.hpp"
+#include "fakes/systemd/fake_manager.hpp"
 #include "fakes/util/fake_timekeeper.hpp"
 #include "supervise/exit_status.hpp"
 #include "supervise/quarantine.hpp"
@@ -20,6 +21,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using testing::FakeJournal;
+using testing::FakeManager;
 using testing::FakeTimekeeper;
 using ::testing::HasSubstr;
 using testing::TempDir;
@@ -41,6 +43,9 @@ struct ScriptedStopActions final : StopActions {
   void stable(std::string_view) override { done.push_back("stable"); }
   void classified(const Classification&, const SupervisorEvent& event) override {
     done.push_back("classified " + event.kind);
+  }
+  void keeps_dying(const Classification&, const SupervisorEvent& event) override {
+    done.push_back("keeps dying " + event.kind);
   }
   void group_told(std::string_view action) override {
     done.push_back("group told: " + std::string(action));
@@ -83,9 +88,9 @@ struct Stop {
     input.caches = {{"inductor", "/var/cache/gpulaunch/demo/torchinductor"}};
     journal.invocation_reads = {FakeJournal::lines(lines)};
   }
-  StopDecision record(HistoryWriter writer = {}) {
+  StopDecision record(HistoryWriter writer = {}, SystemdManager* manager = nullptr) {
     const History history(place(), std::move(writer));
-    return record_exit(input, group, history, nullptr, &journal, clock, actions);
+    return record_exit(input, group, history, manager, &journal, clock, actions);
   }
   std::vector<SupervisorEvent> events() const { return History(place()).events(10).value(); }
   SupervisorState state() const { return History(place()).state().value(); }
@@ -177,6 +182,33 @@ TEST(RecordExit, AStopThatCannotBeWrittenIsSaidAndLeavesTheUnrecordedMarker) {
   auto marker = History(stop.place()).unrecorded();
   ASSERT_TRUE(marker);
   EXPECT_TRUE(*marker);
+}
+
+// Issue 44: an engine that served 7 minutes before each death (past restart.probation, short of
+// restart.stable_after) is restarted every time; once
+// the failures in a row reach restart.budget each death also says, loudly, that it keeps dying.
+TEST(RecordExit, AnEngineThatKeepsDyingAfterServingIsRestartedAndSaysSo) {
+  Stop stop;
+  FakeManager manager(&stop.clock);
+  UnitStatus& unit = manager.add_unit("gpulaunch-demo.service", "deactivating");
+  for (int death = 1; death <= 6; ++death) {
+    const int64_t now = stop.clock.now_usec();
+    unit.main_start_usec = static_cast<uint64_t>(now - 480'000'000LL);
+    unit.active_enter_usec = static_cast<uint64_t>(now - 421'000'000LL);
+    unit.active_exit_usec = static_cast<uint64_t>(now - 1'000'000LL);  // served 7 min
+    stop.actions.done.clear();
+    stop.exited("1", {run_verdict_line("engine exited with status 1", 1)});
+    const StopDecision decision = stop.record({}, &manager);
+    EXPECT_THAT(decision.events.back().action, HasSubstr("after serving 7min"));
+    EXPECT_EQ(stop.state().consecutive_failures, death);
+    EXPECT_EQ(stop.state().deaths_after_serving, death);
+    if (death < 5)
+      EXPECT_THAT(stop.actions.done, ElementsAre("classified crash"));
+    else
+      EXPECT_THAT(stop.actions.done, ElementsAre("classified crash", "keeps dying crash"));
+    EXPECT_FALSE(decision.events.back().action.starts_with("stay down"));
+    stop.clock.advance(std::chrono::seconds(1000));
+  }
 }
 
 }  // namespace

@@ -170,8 +170,12 @@ TEST(RecordStop, AnInvocationThatServedStableAfterIsForgivenBeforeItsStopCounts)
   EXPECT_EQ(decision.events[0].action, "forgive 3 failure(s); step up to GPU memory level 1");
   ASSERT_TRUE(decision.stable_action);
   EXPECT_EQ(decision.events[1].kind, "crash");
-  EXPECT_EQ(decision.events[1].action, "restart after 10s");  // the first failure again
+  // The first failure again, after serving: not counted toward the crash-loop budget.
+  EXPECT_EQ(decision.events[1].action,
+            "restart after 10s (after serving 59min 59s: not counted toward the crash-loop "
+            "budget; 1 failure(s) in a row)");
   EXPECT_EQ(decision.state.consecutive_failures, 1);
+  EXPECT_EQ(failed_starts(decision.state), 0);
   EXPECT_EQ(decision.state.gpu_level, 1);
   // The stable period forgives failures; the per-class stop count (the metrics' counter) stays.
   EXPECT_EQ(decision.state.stops_by_class.at(ExitClass::crash), 1);

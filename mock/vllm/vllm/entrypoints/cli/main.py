@@ -24,6 +24,8 @@ those in flight get up to N seconds; with 0 (the default) it exits at once.
 Environment (never flags: real vLLM would refuse them):
   MOCK_VLLM_ARGV_FILE      where to record argv (default $HOME/mock-vllm-argv.json)
   MOCK_VLLM_LOAD_SECONDS   fake weight-loading time (default 2)
+  MOCK_OOM_ABOVE           the CUDA OOM at every start whose --gpu-memory-utilization (unset:
+                           0.92, CacheConfig's default) is above this
 """
 
 import argparse
@@ -37,7 +39,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from mock_scheduler import PROMETHEUS_TEXT, NotReady, release, send_body, install_sigterm, prometheus, scheduler_for
+from mock_scheduler import PROMETHEUS_TEXT, NotReady, release, send_body, install_sigterm, oom_above, prometheus, scheduler_for
 from vllm.version import __version__
 
 # vllm/config/parallel.py: ParallelConfig.master_port and data_parallel_rpc_port defaults.
@@ -354,7 +356,7 @@ def run_server():
     if local is not None and local < ARGS.data_parallel_size and ARGS.data_parallel_start_rank is None:
         accept_peers(ARGS.data_parallel_rpc_port or DP_RPC_PORT, ARGS.data_parallel_size - local)
     load(LOAD_SECONDS)
-    if mode() == "cuda-oom":
+    if mode() == "cuda-oom" or oom_above(ARGS.gpu_memory_utilization, 0.92):
         # The profile run of the KV cache sizing, as torch reports an allocation it cannot make.
         print("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
               "total capacity of 139.81 GiB of which 1.12 GiB is free.", file=sys.stderr, flush=True)
