@@ -98,6 +98,34 @@ out=$(import_b good.tar)
 check "the good archive still imports" test $? -eq 0
 check "... with the first node's content" cmp -s a/cache/triton/ABCD/kernel.cubin b/cache/triton/ABCD/kernel.cubin
 
+# The reserve on a real filesystem: node c's caches on a tmpfs of 32 MiB (a reserve of 5 %, 1.6
+# MiB), an archive holding 31 MiB: refused once a write would go below it, leaving nothing behind;
+# on 64 MiB the same archive imports. In a private mount namespace, gone when it ends.
+node c
+head -c $((31 << 20)) /dev/urandom >a/cache/triton/ABCD/big.bin
+"$gpulaunch" cache export a/profiles/k26.toml -o "$scratch/big.tar.zst" \
+  --state-root "$scratch/a/state" >/dev/null 2>&1
+rm a/cache/triton/ABCD/big.bin
+on_tmpfs() {  # SIZE: import big.tar.zst into c's caches on a tmpfs of SIZE; prints what it says
+  unshare -m --propagation private bash -c '
+    mkdir -p "$1/c/cache" && mount -t tmpfs -o "size=$2" gl-reserve "$1/c/cache" || exit 77
+    "$3" cache import "$1/c/profiles/k26.toml" "$1/big.tar.zst" --state-root "$1/c/state" 2>&1
+    status=$?
+    echo "leftovers: $(find "$1/c/cache" -name ".trash-*" | wc -l)"
+    exit $status' _ "$scratch" "$1" "$gpulaunch"
+}
+out=$(on_tmpfs 32m)
+status=$?
+if [[ $status -eq 77 ]]; then
+  echo "skipped the reserve on a tmpfs: no private mount namespace here"
+else
+  check "a 31 MiB archive on a 32 MiB filesystem is refused (exit 1)" test "$status" -eq 1
+  check "... at its reserve, naming the member" grep -q "^Refusing to import '$scratch/big.tar.zst': member 'caches/triton/ABCD/big.bin' would leave less than [0-9]* bytes free on the filesystem of '$scratch/c/cache/.trash-import-triton-[^']*' ([0-9]* free; import keeps 5% of it" <<<"$out"
+  check "... leaving nothing behind" grep -q "^leftovers: 0" <<<"$out"
+  out=$(on_tmpfs 64m)
+  check "on 64 MiB the same archive imports" test $? -eq 0
+fi
+
 # Export (issue 45, finding 5): a terabyte sparse file the engine left in its cache, no byte of it
 # stored, is refused from its apparent size instead of being read as zeros for hours.
 truncate -s 1T a/cache/triton/ABCD/sparse.bin
