@@ -87,8 +87,8 @@ std::string member_of(const Staged& staged, const std::string& inside) {
 
 // Each cache's file list, the members right after the manifest: hashed to its digest (so every
 // path, size and content below is what the exporting node digested), its counts the manifest's.
-Result<void> read_records(std::vector<Staged>& staged, TarReader& reader,
-                          const std::string& shown) {
+Result<void> read_records(std::vector<Staged>& staged, TarReader& reader, const std::string& shown,
+                          const DigestLimits& limits) {
   std::uint64_t total = 0;
   for (auto& cache : staged) {
     const std::string name = fmt::format("{}/{}", kRecordsDirectory, cache.archived->name);
@@ -114,7 +114,12 @@ Result<void> read_records(std::vector<Staged>& staged, TarReader& reader,
           shown, name);
     GL_TRY(cache.records, parse_records(text, fmt::format("member '{}' of '{}'", name, shown)));
     std::uint64_t bytes = 0;
-    for (const auto& record : cache.records) bytes += record.size;
+    for (const auto& record : cache.records) {
+      if (record.size > limits.max_bytes - bytes)  // the sum cannot wrap around
+        return failf("Refusing to import '{}': member '{}' lists over {} bytes", shown, name,
+                     limits.max_bytes);
+      bytes += record.size;
+    }
     if (cache.records.size() != cache.archived->files || bytes != cache.archived->bytes)
       return failf(
           "Refusing to import '{}': member '{}' lists {} files, {} bytes; the manifest says {} "
@@ -417,7 +422,7 @@ Result<ImportReport> import_caches(const LaunchPlan& plan, const FingerprintInpu
     cache.target = *target;
     staged.push_back(std::move(cache));
   }
-  GL_TRY_VOID(read_records(staged, reader, shown));
+  GL_TRY_VOID(read_records(staged, reader, shown, options.limits));
   GL_TRY_VOID(plan_directories(staged, shown));
 
   ImportReport report;

@@ -195,6 +195,11 @@ write("zero-bomb-honest", one_cache([(file_info(f"{base}/k.so"), bytes(64 << 20)
 write("huge-claim", one_cache([(file_info(f"{base}/k.so", size=1 << 40), None)],
                               files_map={"k.so": (1 << 40, stored_digest(b""))}), "refuse",
       "over the limit of")
+# Sizes that add up past 2^64 to what the manifest says (0): refused, the sum never wraps.
+half = 1 << 63
+write("size-wrap", one_cache([], files_map={"a": (half, stored_digest(b"")),
+                                            "b": (half, stored_digest(b""))},
+                             lie=lambda e: e.update(bytes=0)), "refuse", "lists over 68719476736 bytes")
 # Data past a member's end in a GNU sparse 1.0 member: the map says data at 1 MiB, size 16.
 sparse_map = b"1\n1048576\n16\n"
 sparse_data = sparse_map + b"\0" * (512 - len(sparse_map)) + b"s" * 16
