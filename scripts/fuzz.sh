@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Fuzzes the profile chain (parse -> validate -> render) for a bounded time, from a seed corpus of
-# every profile in the repository. Usage: scripts/fuzz.sh [SECONDS | --build-only]. Fails on any
-# finding. The fuzz build is the suite's second configuration (sanitizers, coverage); it compiles
+# every profile in the repository, then the cache archive reader (tar, zstd, manifest, file lists,
+# streamed digests; what `cache import` reads as root) for as long, from seeds
+# tests/fuzz/archive_seeds.py writes. Usage: scripts/fuzz.sh [SECONDS | --build-only]. Fails on
+# any finding. The fuzz build is the suite's second configuration (sanitizers, coverage); it compiles
 # through ccache like the first (scripts/ccache-env.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +13,7 @@ seconds=${1:-60}
 build_dir=${FUZZ_BUILD_DIR:-build-fuzz}
 cmake -S . -B "$build_dir" -G Ninja -DGPULAUNCH_FUZZ=ON -DGPULAUNCH_TESTS=OFF \
   "${GL_CCACHE_CMAKE[@]}" >/dev/null
-cmake --build "$build_dir" -j "$(nproc)" --target profile_fuzzer
+cmake --build "$build_dir" -j "$(nproc)" --target profile_fuzzer archive_fuzzer
 [[ $seconds == --build-only ]] && exit 0
 corpus="$build_dir/corpus"
 mkdir -p "$corpus" "$build_dir/findings"
@@ -61,14 +63,23 @@ ulimit -s 1024
 export UBSAN_OPTIONS=abort_on_error=1:print_stacktrace=1 ASAN_OPTIONS=abort_on_error=1
 # The whole log goes to a file and its tail to the terminal: a pipe into tail would, under
 # pipefail, end this script at the finding before it says where the reproducer is.
-log="$build_dir/fuzz.log"
-status=0
-"$build_dir/tests/fuzz/profile_fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-  -max_len=65536 -dict=tests/fuzz/profile.dict -print_final_stats=1 \
-  -artifact_prefix="$build_dir/findings/" "$corpus" >"$log" 2>&1 || status=$?
-tail -n 25 "$log"
-if [[ $status -ne 0 ]]; then
-  echo "fuzz: FINDING (exit $status); reproducer in $build_dir/findings/, whole log $log" >&2
-  exit 1
-fi
-echo "fuzz: no findings in ${seconds}s"
+# fuzz TARGET CORPUS ARGS...: runs one target for $seconds.
+fuzz() {
+  local target=$1 corpus=$2 log="$build_dir/$1.log" status=0
+  shift 2
+  "$build_dir/tests/fuzz/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -print_final_stats=1 -artifact_prefix="$build_dir/findings/" "$@" "$corpus" >"$log" 2>&1 ||
+    status=$?
+  tail -n 25 "$log"
+  if [[ $status -ne 0 ]]; then
+    echo "fuzz: $target FINDING (exit $status); reproducer in $build_dir/findings/, whole log $log" >&2
+    exit 1
+  fi
+  echo "fuzz: $target: no findings in ${seconds}s"
+}
+fuzz profile_fuzzer "$corpus" -max_len=65536 -dict=tests/fuzz/profile.dict
+archive_corpus="$build_dir/archive-corpus"
+mkdir -p "$archive_corpus"
+python3 tests/fuzz/archive_seeds.py "$archive_corpus"
+echo "fuzz: running archive_fuzzer for ${seconds}s on $(ls "$archive_corpus" | wc -l) inputs"
+fuzz archive_fuzzer "$archive_corpus" -max_len=262144

@@ -137,6 +137,38 @@ std::optional<std::string> archived_path_problem(std::string_view path) {
   return std::nullopt;
 }
 
+Result<std::vector<FileRecord>> parse_records(std::string_view text, const std::string& what) {
+  std::vector<FileRecord> records;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const auto bad = [&](std::string_view why) {
+      return failf("Failed to read {}: record {}: {}", what, records.size() + 1, why);
+    };
+    const std::size_t path_end = text.find('\0', at);
+    if (path_end == std::string_view::npos) return bad("no size");
+    FileRecord record;
+    record.path = std::string(text.substr(at, path_end - at));
+    if (auto problem = archived_path_problem(record.path))
+      return bad(fmt::format("'{}' has {}", record.path, *problem));
+    if (!records.empty() && !(records.back().path < record.path))
+      return bad(fmt::format("'{}' is not after '{}'", record.path, records.back().path));
+    const std::size_t size_end = text.find('\0', path_end + 1);
+    if (size_end == std::string_view::npos) return bad("no content digest");
+    const std::string_view size = text.substr(path_end + 1, size_end - path_end - 1);
+    if (size.empty() || size.size() > 19 || (size.size() > 1 && size[0] == '0') ||
+        !std::all_of(size.begin(), size.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      return bad("the size is not a count");
+    record.size = std::stoull(std::string(size));
+    if (size_end + 1 + 64 + 1 > text.size()) return bad("the content digest is cut short");
+    record.content = std::string(text.substr(size_end + 1, 64));
+    if (!hex_of_length(record.content, 64) || text[size_end + 65] != '\n')
+      return bad("the content digest is not 64 hex digits and a newline");
+    at = size_end + 66;
+    records.push_back(std::move(record));
+  }
+  return records;
+}
+
 std::string describe_fact_differences(const std::vector<FingerprintField>& here,
                                       const std::vector<FingerprintField>& archived) {
   const auto shown = [](const std::string* value) {

@@ -17,13 +17,18 @@
 
 namespace gl {
 
-inline constexpr int kCacheArchiveFormat = 1;
-// The manifest member, first in the archive; each cache's files follow under
-// kArchivedCachesDirectory/NAME/.
+// 2: each cache's file list (its digest's records) follows the manifest.
+inline constexpr int kCacheArchiveFormat = 2;
+// The manifest member, first in the archive; then each cache's file list as
+// kRecordsDirectory/NAME, in the manifest's order; then each cache's files under
+// kArchivedCachesDirectory/NAME/, in its list's order.
 inline constexpr std::string_view kManifestMember = "gpulaunch-cache-archive.json";
+inline constexpr std::string_view kRecordsDirectory = "gpulaunch-cache-records";
 inline constexpr std::string_view kArchivedCachesDirectory = "caches";
 inline constexpr std::size_t kMaxManifestBytes = 1 << 20;
 inline constexpr std::size_t kMaxArchivedCaches = 64;
+// The file lists of all caches together: what import holds in memory before it creates anything.
+inline constexpr std::size_t kMaxRecordsBytes = 64 << 20;
 
 struct ArchivedCache {
   std::string name;
@@ -52,6 +57,19 @@ Result<ArchiveManifest> parse_manifest(std::string_view text, const std::string&
 // skip and starts sweep), over 4096 bytes, a component over 255, or deeper than 128. nullopt
 // when it can.
 std::optional<std::string> archived_path_problem(std::string_view path);
+
+// One file of a cache as its content digest (TreeDigest) records it: "PATH\0SIZE\0CONTENT\n".
+struct FileRecord {
+  std::string path;  // inside the cache
+  std::uint64_t size = 0;
+  std::string content;  // sha256_stored_hex
+};
+
+// A cache's file list, strictly: each path one archived_path_problem admits, in strictly
+// increasing order (as the digest sorts them), each size in decimal as written, each content 64
+// lowercase hex digits. Its SHA-256 is the cache's digest, so a list that passes the manifest's
+// digest is the one the exporting node digested. `what` names it in errors.
+Result<std::vector<FileRecord>> parse_records(std::string_view text, const std::string& what);
 
 // "torch_version 2.9.1+cu130 here, 2.9.0+cu128 in the archive": the facts whose values differ
 // (a fact only one side has counts as "(unknown)" on the other). "" when none does.

@@ -26,7 +26,7 @@ std::string below(std::string_view relative, const std::string& path) {
 }  // namespace
 
 Result<TreeDigest> digest_tree(const ConfinedRoot& root, std::string_view relative,
-                               const DigestLimits& limits) {
+                               const DigestLimits& limits, std::string* records_out) {
   TreeDigest digest;
   std::vector<std::string> paths;
   // The walk visits every file (depth-bounded); only max_files + 1 names are kept.
@@ -73,6 +73,7 @@ Result<TreeDigest> digest_tree(const ConfinedRoot& root, std::string_view relati
     digest.bytes += size;
   }
   digest.sha256 = sha256_hex(records);
+  if (records_out) *records_out = std::move(records);
   return digest;
 }
 

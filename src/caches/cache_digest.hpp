@@ -42,9 +42,10 @@ struct TreeDigest {
   bool over_limit = false;
 };
 
-// The digest of the directory at `relative` below `root` ("" for the root itself).
+// The digest of the directory at `relative` below `root` ("" for the root itself). `records`, when
+// given, receives the records the digest is the SHA-256 of (an archive's file list).
 Result<TreeDigest> digest_tree(const ConfinedRoot& root, std::string_view relative,
-                               const DigestLimits& limits = {});
+                               const DigestLimits& limits = {}, std::string* records = nullptr);
 
 // The facts `entry`'s entries depend on: its catalog row's stale_on, or every fact when the row
 // names none (or there is no row); in fingerprint_fields' order.

@@ -28,6 +28,7 @@ struct Source {
   std::optional<ConfinedRoot> own;
   const ConfinedRoot* root = nullptr;  // the cache root's, when not own
   ArchivedCache archived;
+  std::string records;  // its digest's records: the archive's file list for it
 
   const ConfinedRoot* confined() const { return target.own_root ? (own ? &*own : nullptr) : root; }
 };
@@ -107,10 +108,11 @@ Result<ArchiveManifest> export_caches(const LaunchPlan& plan, const std::string&
   const std::string cache_root = std::filesystem::path(plan.cache_root).lexically_normal().string();
   GL_TRY(auto root, open_if_present(plan.cache_root));
   std::vector<Source> sources;
+  std::uint64_t records_bytes = 0;
   for (auto& target : targets) {
     const std::string& name = target.location.name;
     if (!names.empty() && std::find(names.begin(), names.end(), name) == names.end()) continue;
-    Source source{target, std::nullopt, root ? &*root : nullptr, {}};
+    Source source{target, std::nullopt, root ? &*root : nullptr, {}, {}};
     if (target.own_root) {
       GL_TRY(source.own, open_own_root(target));
       if (source.own && !records)
@@ -122,7 +124,7 @@ Result<ArchiveManifest> export_caches(const LaunchPlan& plan, const std::string&
     }
     TreeDigest digest;
     if (const ConfinedRoot* confined = source.confined()) {
-      GL_TRY(digest, digest_tree(*confined, target.relative, limits));
+      GL_TRY(digest, digest_tree(*confined, target.relative, limits, &source.records));
     } else {
       digest.sha256 = sha256_hex("");
     }
@@ -131,6 +133,19 @@ Result<ArchiveManifest> export_caches(const LaunchPlan& plan, const std::string&
           "Refusing to export cache '{}' from '{}': over {} files or {} bytes stored, "
           "too large to digest",
           name, target.location.directory, limits.max_files, limits.max_bytes);
+    // Stored bytes bound the digest; the archive carries every file's apparent size, holes
+    // included, so that is bounded too: a sparse terabyte is refused here, unread.
+    if (digest.bytes > limits.max_bytes)
+      return failf(
+          "Refusing to export cache '{}' from '{}': its files' apparent sizes add up to {} bytes, "
+          "over the limit of {} (a sparse file counts its holes)",
+          name, target.location.directory, digest.bytes, limits.max_bytes);
+    records_bytes += source.records.size();
+    if (records_bytes > kMaxRecordsBytes)
+      return failf(
+          "Refusing to export cache '{}' from '{}': the archive's file lists would be over {} "
+          "bytes",
+          name, target.location.directory, kMaxRecordsBytes);
     if (names.empty() && digest.files == 0) continue;  // nothing compiled there to carry over
     source.archived = {name,
                        cache_fingerprint(target.entry, inputs),
@@ -147,6 +162,11 @@ Result<ArchiveManifest> export_caches(const LaunchPlan& plan, const std::string&
   const std::string text = manifest_text(manifest);
   GL_TRY_VOID(writer.add_file(kManifestMember, text.size(), false));
   GL_TRY_VOID(writer.write_data(text));
+  for (const auto& source : sources) {
+    GL_TRY_VOID(writer.add_file(fmt::format("{}/{}", kRecordsDirectory, source.archived.name),
+                                source.records.size(), false));
+    GL_TRY_VOID(writer.write_data(source.records));
+  }
   for (const auto& source : sources) {
     // Checked before anything of it is written: import refuses the same names.
     if (const ConfinedRoot* confined = source.confined()) {

@@ -16,9 +16,25 @@
 
 namespace gl {
 
+// What an archive's file lists may make import create, all caches together: checked on the lists
+// before anything is created. (Each path is at most 128 components and 4096 bytes deep, the lists
+// at most kMaxRecordsBytes, so depth x count is bounded too.)
+inline constexpr std::uint64_t kMaxImportedDirectories = 100'000;
+inline constexpr std::uint64_t kMaxImportedDirectoryBytes = 16 << 20;
+
+// The room import leaves on the cache's filesystem: `percent` of its size and of its inodes, at
+// most max_bytes and max_inodes. Import stops before a file, a directory or a write would take
+// the filesystem below it.
+struct SpaceReserve {
+  std::uint64_t max_bytes = 1ULL << 30;
+  std::uint64_t max_inodes = 100'000;
+  std::uint64_t percent = 5;
+};
+
 struct ImportOptions {
   PrepareOptions prepare;  // root's records and the service user the caches belong to
   DigestLimits limits;     // per cache: files, and bytes written
+  SpaceReserve reserve = {};
 };
 
 struct ImportedCache {
@@ -37,13 +53,17 @@ struct ImportReport {
 
 // Reads the archive on `fd` (`shown` names it). Before anything is written: the manifest must
 // parse, every cache it lists must be one of `plan`'s, and each cache's facts must be this
-// node's (`inputs`), else the refusal names the facts that differ. Then the caches are prepared
-// as a start prepares them (prepare_caches: created for the service user, stale ones cleared,
-// the stamp written, so the next start keeps what is imported), and each archived cache is
-// extracted into a fresh private directory beside it: regular files and directories only (a
-// link, device or FIFO member refuses the archive), each path checked (archived_path_problem),
-// no path twice or both a file and a directory, at most `limits` per cache, every directory
-// created and every file created new without following a link, owned by the service user. Only
+// node's (`inputs`), else the refusal names the facts that differ; each cache's file list must
+// hash to its manifest's digest, agree with its counts and stay within `limits`, and the
+// directories the lists imply within kMaxImportedDirectories (no path both a file and a
+// directory). Then the caches are prepared as a start prepares them (prepare_caches: created
+// for the service user, stale ones cleared, the stamp written, so the next start keeps what is
+// imported), and each archived cache is extracted into a fresh private directory beside it:
+// regular files and directories only (a link, device or FIFO member refuses the archive), each
+// file the next its list names, of the size it records, its content checked against its
+// record's digest as it streams (all-zero blocks left as holes, nothing past the size taken),
+// within `options.reserve` of the filesystem, every directory created and every file created new
+// without following a link, owned by the service user. Only
 // when every cache's extracted content digests to its manifest's digest is each swapped in with
 // one rename (a directory gpulaunch created outside the cache root is recorded anew); before
 // that, a refusal or a crash leaves every cache as it was, and the leftovers (`.trash-import-*`)

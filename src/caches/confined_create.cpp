@@ -9,6 +9,7 @@
 #include <pwd.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #include <algorithm>
 #include <array>
@@ -37,6 +38,17 @@ Result<bool> ConfinedRoot::exists(std::string_view relative) const {
     return true;
   if (errno == ENOENT) return false;
   return fail_errno(errno, "Failed to stat '{}': {}", shown(relative), errno_text(errno));
+}
+
+Result<FreeSpace> ConfinedRoot::free_space() const {
+  struct statvfs info {};
+  if (::fstatvfs(fd_.get(), &info) != 0)
+    return fail_errno(errno, "Failed to read the free space of '{}': {}", shown(""),
+                      errno_text(errno));
+  return FreeSpace{static_cast<std::uint64_t>(info.f_bavail) * info.f_frsize,
+                   static_cast<std::uint64_t>(info.f_blocks) * info.f_frsize,
+                   static_cast<std::uint64_t>(info.f_favail),
+                   static_cast<std::uint64_t>(info.f_files)};
 }
 
 Result<void> ConfinedRoot::make_directories(std::string_view relative,

@@ -68,6 +68,15 @@ struct MadeDirectory {
 Result<MadeDirectory> make_cache_directory(const std::filesystem::path& path,
                                            const DirectoryOwner& owner);
 
+// The room left on a filesystem (statvfs): bytes and inodes an unprivileged writer may still
+// take, and its size. inodes_total is 0 where the filesystem does not count them (btrfs).
+struct FreeSpace {
+  std::uint64_t bytes_free = 0;
+  std::uint64_t bytes_total = 0;
+  std::uint64_t inodes_free = 0;
+  std::uint64_t inodes_total = 0;
+};
+
 class ConfinedRoot {
  public:
   // Ancestors may be symlinks (they are the administrator's layout); the root itself may not,
@@ -79,6 +88,8 @@ class ConfinedRoot {
   Result<FileIdentity> identity() const;
   // Its birth time; 0 where the filesystem keeps none.
   Result<BirthTime> birth() const;
+  // The room left on the root's filesystem (fstatvfs of the open root).
+  Result<FreeSpace> free_space() const;
   std::string shown(std::string_view relative) const;  // for messages: root/relative
 
   // `relative` is below the root: no "..", ".", empty components or leading '/'; "" is the root.

@@ -14,6 +14,8 @@
 
 #include <openssl/evp.h>
 
+#include "util/try.hpp"
+
 namespace gl {
 namespace {
 
@@ -127,6 +129,73 @@ Result<StoredDigest> sha256_stored_hex(int fd, std::uint64_t size, std::string_v
   }
   digest.sha256 = finish(context.get());
   return digest;
+}
+
+struct StoredHasher::State {
+  Context context;
+  std::uint64_t size = 0;
+  Sink stored;
+  std::vector<char> block = std::vector<char>(kStoredBlock, '\0');
+  std::uint64_t index = 0;  // the block in `block`
+  bool touched = false;     // whether any data landed in it
+  std::uint64_t next = 0;   // the offset add() may start at
+};
+
+StoredHasher::StoredHasher(std::uint64_t size, Sink stored) : state_(std::make_unique<State>()) {
+  state_->context = new_context();
+  state_->size = size;
+  state_->stored = std::move(stored);
+}
+StoredHasher::StoredHasher(StoredHasher&&) noexcept = default;
+StoredHasher::~StoredHasher() = default;
+
+Result<void> StoredHasher::flush() {
+  State& s = *state_;
+  if (!s.touched) return {};
+  s.touched = false;
+  const std::uint64_t offset = s.index * kStoredBlock;
+  const auto length = static_cast<std::size_t>(std::min(kStoredBlock, s.size - offset));
+  const auto begin = s.block.begin();
+  const bool zero = std::all_of(begin, begin + static_cast<std::ptrdiff_t>(length),
+                                [](char c) { return c == 0; });
+  if (!zero) {
+    unsigned char where[8];
+    for (int i = 0; i < 8; ++i) where[i] = static_cast<unsigned char>(offset >> (8 * i));
+    EVP_DigestUpdate(s.context.get(), where, sizeof where);
+    EVP_DigestUpdate(s.context.get(), s.block.data(), length);
+    if (s.stored) GL_TRY_VOID(s.stored(offset, {s.block.data(), length}));
+  }
+  std::fill(begin, begin + static_cast<std::ptrdiff_t>(length), '\0');
+  return {};
+}
+
+Result<void> StoredHasher::add(std::uint64_t offset, std::span<const char> data) {
+  State& s = *state_;
+  if (!s.context) return failf("OpenSSL has no SHA-256");
+  if (offset < s.next) return failf("data at offset {} comes after offset {}", offset, s.next);
+  if (offset > s.size || data.size() > s.size - offset)
+    return failf("data at offset {} runs past the size of {} bytes", offset, s.size);
+  while (!data.empty()) {
+    const std::uint64_t index = offset / kStoredBlock;
+    if (index != s.index) {
+      GL_TRY_VOID(flush());
+      s.index = index;
+    }
+    const auto at = static_cast<std::size_t>(offset % kStoredBlock);
+    const std::size_t take = std::min<std::size_t>(data.size(), kStoredBlock - at);
+    std::copy(data.begin(), data.begin() + static_cast<std::ptrdiff_t>(take), s.block.begin() + at);
+    s.touched = true;
+    data = data.subspan(take);
+    offset += take;
+  }
+  s.next = offset;
+  return {};
+}
+
+Result<std::string> StoredHasher::finish() {
+  if (!state_->context) return failf("OpenSSL has no SHA-256");
+  GL_TRY_VOID(flush());
+  return gl::finish(state_->context.get());
 }
 
 }  // namespace gl

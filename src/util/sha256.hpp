@@ -4,6 +4,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -31,5 +34,27 @@ struct StoredDigest {
   std::uint64_t read = 0;
 };
 Result<StoredDigest> sha256_stored_hex(int fd, std::uint64_t size, std::string_view shown);
+
+// The same identity taken from content that arrives in pieces (an archive's member as it
+// streams), for a file of `size` bytes: add() takes data at an offset at or past everything added
+// before, the bytes skipped being a hole. Each whole block that is not all zero is handed to
+// `stored` (offset, bytes) once it is complete, so a caller writes exactly those and leaves the
+// rest a hole. The value equals sha256_stored_hex of a file with that content.
+class StoredHasher {
+ public:
+  using Sink = std::function<Result<void>(std::uint64_t offset, std::span<const char> block)>;
+  StoredHasher(std::uint64_t size, Sink stored);
+  StoredHasher(StoredHasher&&) noexcept;
+  ~StoredHasher();
+  // Refuses data before what was added already, or past `size`.
+  Result<void> add(std::uint64_t offset, std::span<const char> data);
+  // The last block handed over; the hex digest.
+  Result<std::string> finish();
+
+ private:
+  Result<void> flush();
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace gl

@@ -165,4 +165,16 @@ Result<std::size_t> TarReader::read_data(std::span<char> buffer) {
   return static_cast<std::size_t>(got);
 }
 
+Result<std::optional<TarReader::Block>> TarReader::read_block() {
+  const void* data = nullptr;
+  std::size_t size = 0;
+  la_int64_t offset = 0;
+  const int status = archive_read_data_block(state_->archive, &data, &size, &offset);
+  if (status == ARCHIVE_EOF) return std::optional<Block>{};
+  if (status != ARCHIVE_OK || offset < 0)
+    return failf("Failed to read '{}': {}", state_->shown, why(state_->archive));
+  return std::optional<Block>(
+      Block{static_cast<std::uint64_t>(offset), {static_cast<const char*>(data), size}});
+}
+
 }  // namespace gl

@@ -63,6 +63,14 @@ class TarReader {
   Result<std::optional<ArchiveMember>> next();
   // Up to `buffer.size()` bytes of the current member's content; 0 at its end.
   Result<std::size_t> read_data(std::span<char> buffer);
+  // The current member's next piece of content at its offset in the file, as stored: a sparse
+  // member's holes are skipped, never read or handed over as zeros; nullopt at its end. The
+  // bytes stay valid until the next call.
+  struct Block {
+    std::uint64_t offset = 0;
+    std::span<const char> data;
+  };
+  Result<std::optional<Block>> read_block();
 
  private:
   struct State;

@@ -49,8 +49,8 @@ TEST(ArchiveManifest, AnythingButItsShapeIsRefused) {
     return parsed ? std::string("accepted") : parsed.error().message;
   };
   EXPECT_THAT(refused("{}"), HasSubstr("not a gpulaunch cache archive"));
-  EXPECT_THAT(refused(R"({"gpulaunch_cache_archive": 2})"), HasSubstr("format 2 is not the 1"));
-  EXPECT_THAT(refused(R"({"gpulaunch_cache_archive": 1, "profile": "k", "caches": [1]})"),
+  EXPECT_THAT(refused(R"({"gpulaunch_cache_archive": 1})"), HasSubstr("format 1 is not the 2"));
+  EXPECT_THAT(refused(R"({"gpulaunch_cache_archive": 2, "profile": "k", "caches": [1]})"),
               HasSubstr("a cache is not an object"));
   auto twice = one_cache();
   twice.caches.push_back(twice.caches.front());
@@ -90,6 +90,40 @@ TEST(ArchiveManifest, ArchivedPathsStayInsideTheirCache) {
   for (int i = 0; i < 129; ++i) deep += "d/";
   deep += "f";
   EXPECT_EQ(archived_path_problem(deep), "deeper than 128 directories");
+}
+
+// A cache's file list is the digest's records, read strictly: what the digest hashed, nothing
+// more, so the sizes and paths import trusts are the ones the digest covers.
+TEST(ArchiveManifest, FileListsAreTheDigestsRecordsReadStrictly) {
+  const std::string content(64, 'c');
+  const auto record = [&](const std::string& path, const std::string& size) {
+    return path + std::string(1, '\0') + size + std::string(1, '\0') + content + "\n";
+  };
+  auto records = parse_records(record("a/b.so", "12") + record("a/c", "0"), "list");
+  ASSERT_TRUE(records) << records.error().message;
+  ASSERT_EQ(records->size(), 2u);
+  EXPECT_EQ((*records)[0].path, "a/b.so");
+  EXPECT_EQ((*records)[0].size, 12u);
+  EXPECT_EQ((*records)[1].content, content);
+  EXPECT_TRUE(parse_records("", "list"));  // an empty cache
+
+  const auto refused = [](const std::string& text) {
+    auto parsed = parse_records(text, "list");
+    return parsed ? std::string("accepted") : parsed.error().message;
+  };
+  EXPECT_EQ(refused(record("b", "1") + record("a", "1")),
+            "Failed to read list: record 2: 'a' is not after 'b'");
+  EXPECT_THAT(refused(record("a", "1") + record("a", "1")), HasSubstr("'a' is not after 'a'"));
+  EXPECT_THAT(refused(record("../x", "1")), HasSubstr("'../x' has a '..' component"));
+  EXPECT_THAT(refused(record("/x", "1")), HasSubstr("has an absolute path"));
+  EXPECT_THAT(refused(record("a", "01")), HasSubstr("the size is not a count"));
+  EXPECT_THAT(refused(record("a", "-1")), HasSubstr("the size is not a count"));
+  EXPECT_THAT(refused(record("a", "99999999999999999999")), HasSubstr("the size is not a count"));
+  EXPECT_THAT(refused(record("a", "1").substr(0, 20)), HasSubstr("cut short"));
+  EXPECT_THAT(refused("a"), HasSubstr("no size"));
+  std::string upper = record("a", "1");
+  upper[5] = 'C';
+  EXPECT_THAT(refused(upper), HasSubstr("is not 64 hex digits and a newline"));
 }
 
 }  // namespace

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "caches/cache_digest.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <fstream>
 
 #include "temp_tree.hpp"
 #include "util/sha256.hpp"
+#include "util/unique_fd.hpp"
 
 namespace gl {
 namespace {
@@ -164,6 +166,44 @@ TEST_F(CacheDigestTest, EveryCacheOfAPlanAndItsJsonRoundTrip) {
   EXPECT_EQ(parsed->front().digest.sha256, digests->front().digest.sha256);
   EXPECT_EQ(parsed->front().fingerprint, digests->front().fingerprint);
   EXPECT_FALSE(parse_cache_digests(nlohmann::ordered_json::parse(R"({"x": {"path": 1}})")));
+}
+
+// What import computes as a member streams equals what the digest reads from a file: for content
+// with zero blocks and a tail, fed in odd pieces with a hole skipped; and only the blocks that
+// are not all zero are handed over to be written.
+TEST_F(CacheDigestTest, TheStreamedStoredDigestEqualsTheFilesAndHandsOverOnlyStoredBlocks) {
+  std::string content(5 * kStoredBlock + 1000, '\0');
+  for (std::size_t i = 0; i < 3000; ++i) content[kStoredBlock + i * 7] = static_cast<char>(i | 1);
+  content[4 * kStoredBlock + 100] = 'z';
+  content.back() = 't';
+  write(base / "f", content);
+  UniqueFd fd(::open((base / "f").c_str(), O_RDONLY | O_CLOEXEC));
+  auto expected = sha256_stored_hex(fd.get(), content.size(), "f");
+  ASSERT_TRUE(expected) << expected.error().message;
+
+  std::vector<std::uint64_t> handed;
+  std::string rebuilt(content.size(), '\0');
+  StoredHasher hasher(content.size(), [&](std::uint64_t offset, std::span<const char> block) {
+    handed.push_back(offset);
+    std::copy(block.begin(), block.end(), rebuilt.begin() + static_cast<std::ptrdiff_t>(offset));
+    return Result<void>{};
+  });
+  // Block 0 and 2-3 arrive as a hole (never added); the rest in 4097-byte pieces.
+  for (std::uint64_t at = kStoredBlock; at < content.size(); at += 4097) {
+    if (at >= 2 * kStoredBlock && at < 4 * kStoredBlock) continue;
+    const auto length = std::min<std::uint64_t>(4097, content.size() - at);
+    ASSERT_TRUE(hasher.add(at, {content.data() + at, static_cast<std::size_t>(length)}));
+  }
+  auto streamed = hasher.finish();
+  ASSERT_TRUE(streamed) << streamed.error().message;
+  EXPECT_EQ(*streamed, expected->sha256);
+  EXPECT_EQ(handed, (std::vector<std::uint64_t>{kStoredBlock, 4 * kStoredBlock, 5 * kStoredBlock}));
+  EXPECT_EQ(rebuilt, content);
+
+  StoredHasher bounded(10, {});
+  EXPECT_FALSE(bounded.add(8, std::string_view("abc")));  // past its size
+  ASSERT_TRUE(bounded.add(4, std::string_view("ab")));
+  EXPECT_FALSE(bounded.add(0, std::string_view("a")));  // before what was added
 }
 
 }  // namespace

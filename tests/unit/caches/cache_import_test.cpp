@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fmt/core.h>
 #include <gmock/gmock.h>
 
 #include "caches/archive_manifest.hpp"
@@ -85,9 +86,10 @@ class CacheImport : public test::RootTree {
     return archive;
   }
 
-  // A manifest for flashinfer holding exactly `files` (path -> content), digested as
-  // digest_tree would, with this node's facts.
-  static TarMember manifest_for(const std::vector<std::pair<std::string, std::string>>& files) {
+  // The manifest and file list for flashinfer holding exactly `files` (path -> content),
+  // digested as digest_tree would, with this node's facts.
+  static std::vector<TarMember> lists_for(
+      const std::vector<std::pair<std::string, std::string>>& files) {
     std::vector<std::pair<std::string, std::string>> sorted = files;
     std::sort(sorted.begin(), sorted.end());
     std::string records;
@@ -104,7 +106,16 @@ class CacheImport : public test::RootTree {
         "k26",
         {{"flashinfer", cache_fingerprint(entry, node()), cache_fingerprint_fields(entry, node()),
           sha256_hex(records), sorted.size(), bytes}}};
-    return {std::string(kManifestMember), manifest_text(manifest)};
+    return {{std::string(kManifestMember), manifest_text(manifest)},
+            {std::string(kRecordsDirectory) + "/flashinfer", records}};
+  }
+
+  // An archive: the lists for `listed`, then `members`.
+  static std::string archive_bytes(const std::vector<std::pair<std::string, std::string>>& listed,
+                                   const std::vector<TarMember>& members) {
+    auto all = lists_for(listed);
+    all.insert(all.end(), members.begin(), members.end());
+    return test::tar_bytes(all);
   }
 
   // The second node with a compiled FlashInfer object of its own, stamped current.
@@ -179,32 +190,44 @@ TEST_F(CacheImport, OtherFactsAreRefusedNamingTheFactAndNothingIsWritten) {
 TEST_F(CacheImport, ContentThatDoesNotMatchItsDigestIsRefusedAndTheCacheKept) {
   second_holds_its_own();
   // One byte of the member changed after the manifest was written.
-  const auto archive =
-      write_archive(test::tar_bytes({manifest_for({{"k/a.so", "compiled kernel"}}),
-                                     {"caches/flashinfer/k/a.so", "compiled kernel!"}}));
+  const auto archive = write_archive(archive_bytes(
+      {{"k/a.so", "compiled kernel"}}, {{"caches/flashinfer/k/a.so", "compiled kernel!"}}));
   auto report = import_into_second(archive);
   ASSERT_FALSE(report);
-  EXPECT_THAT(report.error().message, HasSubstr("holds more bytes than its manifest says"));
+  EXPECT_EQ(report.error().message,
+            "Refusing to import '" + archive.string() +
+                "': member 'caches/flashinfer/k/a.so' claims 16 bytes; the cache's file list "
+                "says 15");
   expect_second_untouched();
 
-  const auto same_size =
-      write_archive(test::tar_bytes({manifest_for({{"k/a.so", "compiled kernel"}}),
-                                     {"caches/flashinfer/k/a.so", "compiled kernal"}}));
+  const auto same_size = write_archive(archive_bytes(
+      {{"k/a.so", "compiled kernel"}}, {{"caches/flashinfer/k/a.so", "compiled kernal"}}));
   report = import_into_second(same_size);
   ASSERT_FALSE(report);
+  EXPECT_EQ(report.error().message,
+            "Refusing to import '" + same_size.string() +
+                "': member 'caches/flashinfer/k/a.so' does not match the content digest in its "
+                "manifest; the archive was altered or damaged");
+  expect_second_untouched();
+
+  // The list itself altered: it no longer hashes to the manifest's digest.
+  auto lists = lists_for({{"k/a.so", "compiled kernel"}});
+  lists[1].content[0] = 'j';
+  lists.push_back({"caches/flashinfer/j/a.so", "compiled kernel"});
+  const auto relisted = write_archive(test::tar_bytes(lists));
+  report = import_into_second(relisted);
+  ASSERT_FALSE(report);
   EXPECT_THAT(report.error().message,
-              HasSubstr("Refusing to import cache 'flashinfer' from '" + same_size.string() +
-                        "': what it holds (1 files, 15 bytes) does not match the content digest "
-                        "in its manifest (1 files, 15 bytes); the archive was altered or damaged"));
+              HasSubstr("member 'gpulaunch-cache-records/flashinfer' does not match the content "
+                        "digest in its manifest"));
   expect_second_untouched();
 }
 
 TEST_F(CacheImport, AnUnalteredCraftedArchiveIsImported) {
   // The crafted archives below differ from this one only in what is refused.
   second_holds_its_own();
-  auto report = import_into_second(
-      write_archive(test::tar_bytes({manifest_for({{"k/a.so", "compiled kernel"}}),
-                                     {"caches/flashinfer/k/a.so", "compiled kernel"}})));
+  auto report = import_into_second(write_archive(archive_bytes(
+      {{"k/a.so", "compiled kernel"}}, {{"caches/flashinfer/k/a.so", "compiled kernel"}})));
   ASSERT_TRUE(report) << report.error().message;
   EXPECT_EQ(read(base / "b/flashinfer/k/a.so"), "compiled kernel");
   EXPECT_FALSE(fs::exists(base / "b/flashinfer/own.so")) << "replaced whole";
@@ -213,7 +236,7 @@ TEST_F(CacheImport, AnUnalteredCraftedArchiveIsImported) {
 TEST_F(CacheImport, LinksDevicesAndNamesOutsideTheCacheAreRefused) {
   second_holds_its_own();
   write(base / "outside/secret", "root's");
-  const auto manifest = manifest_for({{"k/a.so", "compiled kernel"}});
+  const auto lists = lists_for({{"k/a.so", "compiled kernel"}});
   const TarMember good{"caches/flashinfer/k/a.so", "compiled kernel"};
   const std::vector<std::pair<TarMember, std::string>> cases{
       {{"caches/flashinfer/k/link.so", "", '2', (base / "outside/secret").string()},
@@ -226,13 +249,17 @@ TEST_F(CacheImport, LinksDevicesAndNamesOutsideTheCacheAreRefused) {
       {{"caches/flashinfer/k/./a.so", "x"}, "has an empty or '.' component"},
       {{"caches/flashinfer/.trash-x/a.so", "x"}, "has a '.trash-*' component"},
       {{"caches/flashinfer/k/a.so", "compiled kernel"}, "appears twice"},
-      {{"caches/flashinfer/k/a.so/b", "x"}, "is inside a path that is a file"},
-      {{"caches/flashinfer/k/a.so", "", '5'}, "appears twice"},
+      {{"caches/flashinfer/k/a.so/b", "x"}, "is not one of the files the cache's list names"},
+      {{"caches/flashinfer/k/a.so", "", '5'}, "is a directory that holds none of the files"},
+      {{"caches/flashinfer/k/b.so", "x"}, "is not one of the files the cache's list names"},
       {{"caches/vllm/x", "x"}, "belongs to no cache the manifest lists"},
       {{"elsewhere/x", "x"}, "is outside caches/"},
   };
   for (const auto& [member, why] : cases) {
-    auto report = import_into_second(write_archive(test::tar_bytes({manifest, good, member})));
+    auto all = lists;
+    all.push_back(good);
+    all.push_back(member);
+    auto report = import_into_second(write_archive(test::tar_bytes(all)));
     ASSERT_FALSE(report) << member.name;
     EXPECT_THAT(report.error().message, HasSubstr(why)) << member.name;
     expect_second_untouched();
@@ -244,10 +271,13 @@ TEST_F(CacheImport, LinksDevicesAndNamesOutsideTheCacheAreRefused) {
 
 TEST_F(CacheImport, ADirectoryThenAFileOfTheSameNameIsRefused) {
   second_holds_its_own();
-  auto report = import_into_second(write_archive(test::tar_bytes(
-      {manifest_for({{"k", "x"}}), {"caches/flashinfer/k/a", "x"}, {"caches/flashinfer/k", "x"}})));
+  const auto archive = write_archive(archive_bytes(
+      {{"k", "x"}, {"k/a", "x"}}, {{"caches/flashinfer/k/a", "x"}, {"caches/flashinfer/k", "x"}}));
+  auto report = import_into_second(archive);
   ASSERT_FALSE(report);
-  EXPECT_THAT(report.error().message, HasSubstr("is both a file and a directory"));
+  EXPECT_EQ(report.error().message, "Refusing to import '" + archive.string() +
+                                        "': member 'caches/flashinfer/k' is both a file and a "
+                                        "directory");
   expect_second_untouched();
 }
 
@@ -309,12 +339,111 @@ TEST_F(CacheImport, AnArchiveOfAnotherProfilesCacheOrNoManifestIsRefused) {
   second.caches.erase(std::remove_if(second.caches.begin(), second.caches.end(),
                                      [](const auto& cache) { return cache.name == "flashinfer"; }),
                       second.caches.end());
-  report = import_into_second(
-      write_archive(test::tar_bytes({manifest_for({{"k/a.so", "compiled kernel"}}),
-                                     {"caches/flashinfer/k/a.so", "compiled kernel"}})));
+  report = import_into_second(write_archive(archive_bytes(
+      {{"k/a.so", "compiled kernel"}}, {{"caches/flashinfer/k/a.so", "compiled kernel"}})));
   ASSERT_FALSE(report);
   EXPECT_THAT(report.error().message,
               HasSubstr("it holds cache 'flashinfer', which this profile does not use"));
+}
+
+// Issue 45, finding 1: 2,500 empty files 80 directories deep once made root create 200,000
+// directories before any digest was checked. The lists imply them: refused before anything is
+// created, the caches not even prepared.
+TEST_F(CacheImport, TheDirectoriesTheListsImplyAreBoundedBeforeAnyIsCreated) {
+  std::vector<std::pair<std::string, std::string>> deep;
+  for (int i = 0; i < 2500; ++i) {
+    std::string path;
+    for (int level = 0; level < 80; ++level) path += fmt::format("d{}x{}/", i, level);
+    deep.push_back({path + "f", ""});
+  }
+  const auto archive = write_archive(archive_bytes(deep, {}));
+  auto report = import_into_second(archive);
+  ASSERT_FALSE(report);
+  EXPECT_THAT(report.error().message,
+              HasSubstr("': the files listed imply over 100000 directories or 16777216 bytes of "
+                        "directory names"));
+  EXPECT_FALSE(fs::exists(base / "b")) << "refused before the caches were even prepared";
+}
+
+// The read-only item: the write bound is what the digest covers, checked as the member streams.
+// A member that claims more than its listed size is refused at its header, before a byte of its
+// 64 MiB of zeros is read or written; zeros the list does cover are left a hole.
+TEST_F(CacheImport, AMemberIsBoundByItsListedSizeAndItsZerosStayAHole) {
+  second_holds_its_own();
+  const std::string zeros(64 << 20, '\0');
+  const auto bomb = write_archive(
+      archive_bytes({{"k/a.so", std::string(100, 'x')}}, {{"caches/flashinfer/k/a.so", zeros}}));
+  auto report = import_into_second(bomb);
+  ASSERT_FALSE(report);
+  EXPECT_EQ(report.error().message,
+            "Refusing to import '" + bomb.string() +
+                "': member 'caches/flashinfer/k/a.so' claims 67108864 bytes; the cache's file "
+                "list says 100");
+  expect_second_untouched();
+
+  std::string sparse(4 << 20, '\0');
+  sparse.replace(1 << 20, 6, "kernel");  // one stored block in 64
+  // Its honest list: the one stored block, after its offset.
+  const JitCache* entry = find_jit_cache("flashinfer");
+  std::string block(8, '\0');
+  const std::uint64_t at = 1 << 20;
+  for (int i = 0; i < 8; ++i) block[i] = static_cast<char>((at >> (8 * i)) & 0xff);
+  block += sparse.substr(at, kStoredBlock);
+  const std::string list = "k/a.so" + std::string(1, '\0') + std::to_string(sparse.size()) +
+                           std::string(1, '\0') + sha256_hex(block) + "\n";
+  ArchiveManifest manifest{
+      "k26",
+      {{"flashinfer", cache_fingerprint(entry, node()), cache_fingerprint_fields(entry, node()),
+        sha256_hex(list), 1, sparse.size()}}};
+  report = import_into_second(
+      write_archive(test::tar_bytes({{std::string(kManifestMember), manifest_text(manifest)},
+                                     {std::string(kRecordsDirectory) + "/flashinfer", list},
+                                     {"caches/flashinfer/k/a.so", sparse}})));
+  ASSERT_TRUE(report) << report.error().message;
+  struct stat info {};
+  ASSERT_EQ(::stat((base / "b/flashinfer/k/a.so").c_str(), &info), 0);
+  EXPECT_EQ(static_cast<std::uint64_t>(info.st_size), sparse.size());
+  EXPECT_LE(static_cast<std::uint64_t>(info.st_blocks) * 512, 2 * kStoredBlock)
+      << "only the block that is not all zero is written";
+  EXPECT_EQ(read(base / "b/flashinfer/k/a.so"), sparse);
+}
+
+// Import keeps a reserve of the cache's filesystem: here one larger than the filesystem, in
+// bytes and then in inodes, so nothing may be written at all.
+TEST_F(CacheImport, ImportStopsBeforeTheFilesystemWouldDropBelowItsReserve) {
+  compile_on_first();
+  const auto archive = export_first();
+  second_holds_its_own();
+  UniqueFd fd(::open(archive.c_str(), O_RDONLY | O_CLOEXEC));
+  ImportOptions options{options_of("state-b"), {}, {UINT64_MAX, 0, 100}};
+  auto report = import_caches(second, node(), options, fd.get(), archive.string());
+  ASSERT_FALSE(report);
+  EXPECT_THAT(report.error().message, HasSubstr("would leave less than"));
+  EXPECT_THAT(report.error().message, HasSubstr("import keeps 100% of it"));
+  expect_second_untouched();
+
+  fd = UniqueFd(::open(archive.c_str(), O_RDONLY | O_CLOEXEC));
+  options.reserve = {0, UINT64_MAX, 100};
+  report = import_caches(second, node(), options, fd.get(), archive.string());
+  ASSERT_FALSE(report);
+  EXPECT_THAT(report.error().message, HasSubstr("would leave fewer than"));
+  expect_second_untouched();
+}
+
+// Export bounds apparent size (issue 45, finding 5): a terabyte sparse file, no byte of it
+// stored, is refused from its size alone instead of being read as zeros.
+TEST_F(CacheImport, ExportRefusesASparseTerabyteUnread) {
+  compile_on_first();
+  { std::ofstream touch(base / "a/triton/ABCD/huge.bin"); }
+  fs::resize_file(base / "a/triton/ABCD/huge.bin", 1ULL << 40);
+  const fs::path archive = base / "caches.tar.zst";
+  UniqueFd fd(::open(archive.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  auto manifest =
+      export_caches(first, "k26", node(), base / "state-a/state", {}, fd.get(), archive.string());
+  ASSERT_FALSE(manifest);
+  EXPECT_THAT(manifest.error().message,
+              HasSubstr("its files' apparent sizes add up to 1099511727776 bytes, over the limit "
+                        "of 68719476736 (a sparse file counts its holes)"));
 }
 
 }  // namespace
