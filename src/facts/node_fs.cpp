@@ -6,6 +6,7 @@
 #include <sys/sysmacros.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <unordered_map>
 
 #include "util/safe_file.hpp"
@@ -21,31 +22,39 @@ struct NodeFs::Memory {
   std::unordered_map<std::string, std::vector<std::string>> listings;
   std::unordered_map<std::string, std::optional<std::string>> reads;  // host path, NUL, limit
   // Directories reached from "/" one component at a time, none through a link (as
-  // open_directory_nofollow walks), each opened once; an invalid fd: it could not be.
+  // open_directory_nofollow walks), each opened once; an invalid fd: it could not be. At most
+  // kMaxDirectories stay open (a PCI bus scan reaches hundreds): past that, reads walk as
+  // read_regular_nofollow does.
+  static constexpr size_t kMaxDirectories = 128;
+  static constexpr int kNotRemembered = -2;
   std::unordered_map<std::string, UniqueFd> directories;
 
-  // The fd of `directory`, -1 when a component is missing or refused.
+  // The fd of `directory`; -1 when a component is missing or refused, kNotRemembered when it
+  // could not be kept open (too many open, or out of descriptors).
   int directory_fd(const fs::path& directory) {
+    auto remember = [&](const std::string& path, int fd) {
+      if (fd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOMEM)) return kNotRemembered;
+      return directories.emplace(path, UniqueFd(fd)).first->second.get();
+    };
     std::string reached = "/";
-    auto found = directories.find(reached);
-    if (found == directories.end())
-      found =
-          directories.emplace(reached, UniqueFd(::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)))
-              .first;
-    int current = found->second.get();
+    int current = 0;
+    if (auto found = directories.find(reached); found != directories.end())
+      current = found->second.get();
+    else
+      current = remember(reached, ::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     for (const auto& part : directory.relative_path()) {
       if (part.empty() || part == ".") continue;
-      if (current < 0) return -1;
+      if (current < 0) return current;
       if (reached.back() != '/') reached += '/';
       reached += part.string();
-      found = directories.find(reached);
-      if (found == directories.end())
-        found = directories
-                    .emplace(reached, UniqueFd(::openat(current, part.c_str(),
-                                                        O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-                                                            O_CLOEXEC | O_NONBLOCK)))
-                    .first;
-      current = found->second.get();
+      if (auto found = directories.find(reached); found != directories.end()) {
+        current = found->second.get();
+        continue;
+      }
+      if (directories.size() >= kMaxDirectories) return kNotRemembered;
+      current =
+          remember(reached, ::openat(current, part.c_str(),
+                                     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
     }
     return current;
   }
@@ -176,14 +185,15 @@ std::optional<std::string> NodeFs::read(const std::string& node_path, size_t lim
   const bool walkable =
       directory.is_absolute() && std::none_of(directory.begin(), directory.end(),
                                               [](const fs::path& part) { return part == ".."; });
-  if (memory_ && walkable) {
-    // The same walk and open as read_regular_nofollow, from the directories already opened.
-    if (const int fd = memory_->directory_fd(directory); fd >= 0)
-      if (auto read = read_regular_at(fd, path.filename().string(), limit, path.string());
-          read && *read)
-        content = std::move((*read)->content);
-  } else if (auto read = read_regular_nofollow(path, limit); read && *read) {
-    content = std::move((*read)->content);
+  // The same walk and open as read_regular_nofollow, from the directories already opened.
+  const int fd = memory_ && walkable ? memory_->directory_fd(directory) : Memory::kNotRemembered;
+  if (fd >= 0) {
+    if (auto read = read_regular_at(fd, path.filename().string(), limit, path.string());
+        read && *read)
+      content = std::move((*read)->content);
+  } else if (fd == Memory::kNotRemembered) {
+    if (auto read = read_regular_nofollow(path, limit); read && *read)
+      content = std::move((*read)->content);
   }
   if (memory_) memory_->reads.emplace(key, content);
   return content;

@@ -83,6 +83,20 @@ TEST(NodeFs, RememberingReadsOnlyRegularFilesWithinTheLimit) {
   EXPECT_EQ(remembering.read("/etc/big", 100), std::string(100, 'x'));
 }
 
+// A PCI bus scan reads a file or two in each of hundreds of directories: past the directories a
+// gather keeps open, reads walk from "/" again and still answer.
+TEST(NodeFs, RememberingReadsPastTheDirectoriesItKeepsOpen) {
+  test::FixtureNode node;
+  for (int i = 0; i < 150; ++i)
+    node.write("/sys/devices/d" + std::to_string(i) + "/vendor", "0x10de\n");
+  const NodeFs remembering = NodeFs(node.root()).remembering();
+  int read = 0;
+  for (int pass = 0; pass < 2; ++pass)
+    for (int i = 0; i < 150; ++i)
+      read += remembering.read("/sys/devices/d" + std::to_string(i) + "/vendor") == "0x10de\n";
+  EXPECT_EQ(read, 300);
+}
+
 TEST(NodeFs, NormalisesPaths) {
   EXPECT_EQ(normal_path("/usr/local/cuda/bin/"), "/usr/local/cuda/bin");
   EXPECT_EQ(normal_path("/a//b/../c"), "/a/c");
