@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include <benchmark/benchmark.h>
 
@@ -179,10 +180,43 @@ int strace_check(const std::string& gpulaunch) {
   return execs == 1 && spawns == 0 ? 0 : 1;
 }
 
+// One warm `gpulaunch check` under `strace -c -f` (every system call, counted by name), and
+// `strace -f` of the same run kept in FULL_TRACE when given: where the command's time goes.
+int strace_count(const std::string& gpulaunch, const char* full_trace) {
+  auto& fixture = healthy();
+  const std::vector<std::string> check{"check", fixture.profile_path, "--root",
+                                       fixture.node.root().string()};
+  auto warm = gl::run_process(gpulaunch, check, std::chrono::seconds(60));  // fills any cache
+  if (!warm || warm->exit_code != 0) {
+    std::fprintf(stderr, "gpulaunch check failed on the healthy fixture\n");
+    return 2;
+  }
+  const auto summary = fixture.node.scratch() / "strace-c.txt";
+  std::vector<std::string> args{"-f", "-c", "-o", summary.string(), gpulaunch};
+  args.insert(args.end(), check.begin(), check.end());
+  auto counted = gl::run_process("/usr/bin/strace", args, std::chrono::seconds(60));
+  if (!counted || counted->exit_code != 0) {
+    std::fprintf(stderr, "strace -c failed\n");
+    return 2;
+  }
+  std::ifstream in(summary);
+  std::printf("%s", std::string(std::istreambuf_iterator<char>(in), {}).c_str());
+  if (full_trace) {
+    std::vector<std::string> full{"-f", "-qq", "-o", full_trace, gpulaunch};
+    full.insert(full.end(), check.begin(), check.end());
+    if (auto traced = gl::run_process("/usr/bin/strace", full, std::chrono::seconds(60));
+        !traced || traced->exit_code != 0)
+      return 2;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "--strace-check") return strace_check(argv[2]);
+  if ((argc == 3 || argc == 4) && std::string(argv[1]) == "--strace-count")
+    return strace_count(argv[2], argc == 4 ? argv[3] : nullptr);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

@@ -17,4 +17,6 @@ fi
   --benchmark_report_aggregates_only=true "$@"
 if [ -x /usr/bin/strace ]; then
   "$build/bench/check_bench" --strace-check "$build/src/gpulaunch"
+  # Every system call of one warm check, counted by name (bench/README: where the time goes).
+  "$build/bench/check_bench" --strace-count "$build/src/gpulaunch"
 fi

@@ -87,11 +87,15 @@ std::optional<std::string> running_binary() {
 
 }  // namespace
 
-Facts gather_facts(const NodeFs& node, const FactsRequest& request) {
+Facts gather_facts(const NodeFs& given, const FactsRequest& request) {
+  // One gather sees the node at one moment: each path is asked of the kernel once, however many
+  // probes look at it (toolkit roots reached by several routes, PATH entries, the venv's tree).
+  const NodeFs node = given.remembering();
   Facts facts;
   facts.root = node.root().string();
 
-  auto gpus = probe_gpus(node, find_program(node, request, "nvidia-smi"), request.service_user);
+  auto gpus = probe_gpus(
+      node, [&] { return find_program(node, request, "nvidia-smi"); }, request.service_user);
   facts.driver = std::move(gpus.driver);
   facts.gpus = std::move(gpus.gpus);
   if (request.host) facts.node_health = probe_node_health(node, *request.host, facts.gpus);
@@ -176,7 +180,9 @@ Facts gather_facts(const NodeFs& node, const FactsRequest& request) {
   facts.infiniband = probe_infiniband(node);
   facts.shm = probe_shm(node);
   facts.sandbox = probe_sandbox(node);
-  facts.nvidia_nodes = probe_nvidia_nodes(node);
+  // NVML answering is the driver loaded: its GPUs are what the PCI bus would be scanned for.
+  facts.nvidia_nodes = probe_nvidia_nodes(
+      node, facts.driver.source == "nvml" ? std::optional(facts.gpus.size()) : std::nullopt);
   // Asked only where a node needs IMEX channel 0: whether this nvidia-modprobe can make it.
   if (needs_modprobe_help(*facts.nvidia_nodes))
     if (auto help = run_unprivileged(node.host_path(std::string(kNvidiaModprobe)).string(),

@@ -137,7 +137,8 @@ std::vector<std::string> parse_nvidia_smi_lost_gpus(std::string_view output) {
   return lost;
 }
 
-GpuProbe probe_gpus(const NodeFs& node, const std::optional<std::string>& nvidia_smi,
+GpuProbe probe_gpus(const NodeFs& node,
+                    const std::function<std::optional<std::string>()>& find_nvidia_smi,
                     const std::optional<std::string>& service_user) {
   std::vector<std::string> problems;
   int nvml_error = 0;
@@ -147,7 +148,7 @@ GpuProbe probe_gpus(const NodeFs& node, const std::optional<std::string>& nvidia
   // Kept whichever probe answers next: a driver/library mismatch is the finding (rules/gpu_health).
   std::optional<int> init_error;
   if (nvml_error) init_error = nvml_error;
-  if (nvidia_smi) {
+  if (const auto nvidia_smi = find_nvidia_smi()) {
     auto from_smi = probe_nvidia_smi(node.host_path(*nvidia_smi).string(), service_user);
     if (from_smi) {
       from_smi->driver.problems.insert(from_smi->driver.problems.begin(), problems.begin(),

@@ -3,6 +3,8 @@
 // GPUs and driver, from NVML loaded at run time, else from nvidia-smi, else from
 // /proc/driver/nvidia. A node without a driver yields a DriverFact saying so, never a failure.
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,8 +44,10 @@ std::vector<std::string> parse_nvidia_smi_lost_gpus(std::string_view output);
 Result<GpuProbe> probe_nvidia_smi(const std::string& host_program,
                                   const std::optional<std::string>& service_user);
 
-// The whole fallback chain. `nvidia_smi` is the node path found on PATH, if any.
-GpuProbe probe_gpus(const NodeFs& node, const std::optional<std::string>& nvidia_smi,
+// The whole fallback chain. `find_nvidia_smi` gives the node path of nvidia-smi on PATH, if
+// any; it is asked only where NVML did not answer (a loaded driver's NVML says all it would).
+GpuProbe probe_gpus(const NodeFs& node,
+                    const std::function<std::optional<std::string>()>& find_nvidia_smi,
                     const std::optional<std::string>& service_user = std::nullopt);
 
 }  // namespace gl

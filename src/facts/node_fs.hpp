@@ -5,6 +5,7 @@
 // fixtures are probed exactly like the live system. Absolute symlinks stay inside the root.
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,12 @@ namespace gl {
 class NodeFs {
  public:
   explicit NodeFs(std::filesystem::path root = "/");
+
+  // The same node, remembering every answer it gets (links, stats, listings, reads and the
+  // directories a read opened), so one gather asks the kernel about each path once however many
+  // probes look at it: it sees the node as it was at one moment, which is what a gather reports.
+  // Copies share what was remembered; a NodeFs that lives longer than one gather must not be one.
+  NodeFs remembering() const;
 
   const std::filesystem::path& root() const { return root_; }
   // Where the node's path lies on this machine, symlinks resolved inside the root.
@@ -39,7 +46,18 @@ class NodeFs {
   std::optional<Device> device(const std::string& node_path) const;
 
  private:
+  struct Memory;
+  // What lstat(2) says of one host path, as resolve() needs it.
+  struct Link {
+    bool symlink = false;
+    bool walkable = false;  // a directory or a link: something below it may exist
+    std::optional<std::filesystem::path> target;  // a link's, when it could be read
+  };
+  Link look(const std::filesystem::path& on_host) const;
+  std::filesystem::file_status status(const std::filesystem::path& on_host) const;
+
   std::filesystem::path root_;
+  std::shared_ptr<Memory> memory_;  // null: every call asks the kernel
 };
 
 // "/a//b/../c/" -> "/a/c".

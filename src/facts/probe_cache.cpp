@@ -61,7 +61,11 @@ std::optional<ProgramIdentity> identify_program(const std::filesystem::path& hos
                          nanoseconds(info.st_ctim)};
 }
 
-ProbeCache::ProbeCache(std::optional<std::filesystem::path> file) : file_(std::move(file)) {
+ProbeCache::ProbeCache(std::optional<std::filesystem::path> file) : file_(std::move(file)) {}
+
+void ProbeCache::load() const {
+  if (loaded_) return;
+  loaded_ = true;
   if (!file_) return;
   // Only what root wrote, where only root could have replaced it, is believed.
   if (user_writable_reason(*file_)) return;
@@ -80,11 +84,13 @@ ProbeCache::ProbeCache(std::optional<std::filesystem::path> file) : file_(std::m
 }
 
 const NvccAnswer* ProbeCache::find(const ProgramIdentity& program) const {
+  load();
   auto found = answers_.find(program);
   return found == answers_.end() ? nullptr : &found->second;
 }
 
 void ProbeCache::store(const ProgramIdentity& program, NvccAnswer answer) {
+  load();
   // Entries of files that changed since are never found again: drop the same path's.
   std::erase_if(answers_, [&](const auto& entry) { return entry.first.path == program.path; });
   if (answers_.size() >= kMaxEntries) answers_.erase(answers_.begin());

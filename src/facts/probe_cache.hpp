@@ -40,7 +40,8 @@ struct NvccAnswer {
 
 class ProbeCache {
  public:
-  // `file`: where answers persist across runs; nullopt keeps them for this run only.
+  // `file`: where answers persist across runs; nullopt keeps them for this run only. It is read
+  // at the first find() or store(): a check whose toolkits all have version files never opens it.
   explicit ProbeCache(std::optional<std::filesystem::path> file = std::nullopt);
 
   const NvccAnswer* find(const ProgramIdentity& program) const;
@@ -50,8 +51,11 @@ class ProbeCache {
   void save() const;
 
  private:
+  void load() const;
+
   std::optional<std::filesystem::path> file_;
-  std::map<ProgramIdentity, NvccAnswer> answers_;
+  mutable bool loaded_ = false;
+  mutable std::map<ProgramIdentity, NvccAnswer> answers_;
   bool changed_ = false;
 };
 

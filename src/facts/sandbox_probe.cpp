@@ -107,7 +107,7 @@ SandboxFact probe_sandbox(const NodeFs& node) {
   return fact;
 }
 
-NvidiaNodesFact probe_nvidia_nodes(const NodeFs& node) {
+NvidiaNodesFact probe_nvidia_nodes(const NodeFs& node, std::optional<size_t> driver_gpus) {
   NvidiaNodesFact fact;
   fact.driver_loaded = node.exists(std::string(kDriverVersionFile));
   fact.modprobe_installed = node.is_executable_file(std::string(kNvidiaModprobe));
@@ -115,7 +115,8 @@ NvidiaNodesFact probe_nvidia_nodes(const NodeFs& node) {
   if (!fact.driver_loaded) {
     // At boot before udev loaded the module: nvidia-modprobe loads it and makes one node per
     // controller.
-    const auto controllers = static_cast<int>(pci_gpu_addresses(node).size());
+    const auto controllers =
+        static_cast<int>(driver_gpus ? *driver_gpus : pci_gpu_addresses(node).size());
     for (int minor = 0; minor < controllers; ++minor) fact.minors.push_back(minor);
     return fact;
   }

@@ -16,7 +16,11 @@
 namespace gl {
 
 SandboxFact probe_sandbox(const NodeFs& node);
-NvidiaNodesFact probe_nvidia_nodes(const NodeFs& node);
+// `driver_gpus`: how many GPUs a loaded driver listed (NVML), where the caller asked it. Where
+// /proc/driver/nvidia does not show the driver loaded, its minors count those GPUs instead of
+// NVIDIA's display controllers on the PCI bus, which are scanned only when no driver answered.
+NvidiaNodesFact probe_nvidia_nodes(const NodeFs& node,
+                                   std::optional<size_t> driver_gpus = std::nullopt);
 
 // Whether the nodes need an answer only the installed nvidia-modprobe's --help gives (whether
 // it can make IMEX channels); read_modprobe_help() puts that answer into `fact`.

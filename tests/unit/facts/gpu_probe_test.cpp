@@ -10,6 +10,10 @@
 namespace gl {
 namespace {
 
+std::optional<std::string> no_nvidia_smi() {
+  return std::nullopt;
+}
+
 TEST(NvidiaSmi, ParsesQueryCsv) {
   std::string driver;
   auto gpus = parse_nvidia_smi_csv(
@@ -162,14 +166,44 @@ TEST(Nvml, GpuWithoutFabricSaysNotSupported) {
 TEST(GpuProbe, VersionMismatchKeepsNvmlCode) {
   test::FixtureNode node;
   setenv("GPULAUNCH_FAKE_NVML", node.nvml({{1, 12, 0}}, "580.95.05", "13.0", 18).c_str(), 1);
-  auto probe = probe_gpus(NodeFs(node.root()), std::nullopt);
+  auto probe = probe_gpus(NodeFs(node.root()), no_nvidia_smi);
   EXPECT_FALSE(probe.driver.present);
   EXPECT_EQ(probe.driver.nvml_error, 18);
   ASSERT_FALSE(probe.driver.problems.empty());
   EXPECT_EQ(probe.driver.problems.front(),
             "Failed to initialise NVML: RM has detected an NVML/RM version mismatch.");
   setenv("GPULAUNCH_FAKE_NVML", node.nvml({}, "", "0", 9).c_str(), 1);
-  EXPECT_EQ(probe_gpus(NodeFs(node.root()), std::nullopt).driver.nvml_error, 9);
+  EXPECT_EQ(probe_gpus(NodeFs(node.root()), no_nvidia_smi).driver.nvml_error, 9);
+}
+
+// A loaded driver's NVML answers everything nvidia-smi would: PATH is not searched for it.
+TEST(GpuProbe, NvmlAnswerLooksForNoNvidiaSmi) {
+  test::FixtureNode node;
+  setenv("GPULAUNCH_FAKE_NVML", node.nvml({{2, 12, 0}}, "580.95.05", "13.0").c_str(), 1);
+  int lookups = 0;
+  auto probe = probe_gpus(NodeFs(node.root()), [&]() -> std::optional<std::string> {
+    ++lookups;
+    return std::nullopt;
+  });
+  EXPECT_EQ(lookups, 0);
+  EXPECT_TRUE(probe.driver.present);
+  EXPECT_EQ(probe.driver.source, "nvml");
+  EXPECT_EQ(probe.gpus.size(), 2u);
+}
+
+// Without a driver NVML fails, and nvidia-smi is looked for next, as before.
+TEST(GpuProbe, NoDriverLooksForNvidiaSmi) {
+  test::FixtureNode node;
+  setenv("GPULAUNCH_FAKE_NVML", node.nvml({}, "", "0", 9).c_str(), 1);
+  int lookups = 0;
+  auto probe = probe_gpus(NodeFs(node.root()), [&]() -> std::optional<std::string> {
+    ++lookups;
+    return std::nullopt;
+  });
+  EXPECT_EQ(lookups, 1);
+  EXPECT_FALSE(probe.driver.present);
+  ASSERT_EQ(probe.driver.problems.size(), 2u);
+  EXPECT_EQ(probe.driver.problems[1], "nvidia-smi: not found on PATH");
 }
 
 TEST(GpuProbe, ProcDriverVersionWhenNothingAnswers) {
@@ -177,7 +211,7 @@ TEST(GpuProbe, ProcDriverVersionWhenNothingAnswers) {
   setenv("GPULAUNCH_FAKE_NVML", node.nvml({}, "", "0", 9).c_str(), 1);
   node.write("/proc/driver/nvidia/version",
              "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.95.05  Tue Sep 23 2025\n");
-  auto probe = probe_gpus(NodeFs(node.root()), std::nullopt);
+  auto probe = probe_gpus(NodeFs(node.root()), no_nvidia_smi);
   EXPECT_FALSE(probe.driver.present);
   EXPECT_EQ(probe.driver.source, "/proc/driver/nvidia");
   EXPECT_EQ(probe.driver.version, "580.95.05");

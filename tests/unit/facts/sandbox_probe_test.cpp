@@ -8,11 +8,14 @@
 #include <sys/sysmacros.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include <gtest/gtest.h>
 
+#include "facts/gather.hpp"
 #include "facts/sandbox_probe.hpp"
+#include "support/fixture_node.hpp"
 #include "temp_dir.hpp"
 
 namespace gl {
@@ -75,6 +78,42 @@ TEST(NvidiaNodes, WithoutTheDriverThePciBusCountsTheGpus) {
   EXPECT_EQ(fact.minors, (std::vector<int>{0, 1}));
   EXPECT_EQ(nvidia_modprobe_calls(fact),
             (Calls{{"-c", "255", "-c", "0", "-c", "1"}, {"-u", "-c", "0"}}));
+}
+
+// Where a loaded driver listed its GPUs (NVML answered) but /proc/driver/nvidia is not in the
+// root, the minors are those GPUs: the PCI bus, which says two here, is not scanned.
+TEST(NvidiaNodes, GpusALoadedDriverListedStandInForThePciScan) {
+  testing::TempDir root;
+  for (const auto& address : {"0000:18:00.0", "0000:19:00.0"}) {
+    root.write(std::string("sys/bus/pci/devices/") + address + "/vendor", "0x10de\n");
+    root.write(std::string("sys/bus/pci/devices/") + address + "/class", "0x030200\n");
+  }
+  const auto fact = probe_nvidia_nodes(NodeFs(root.path()), size_t{4});
+  EXPECT_FALSE(fact.driver_loaded);
+  EXPECT_EQ(fact.minors, (std::vector<int>{0, 1, 2, 3}));
+  // Without that answer the bus is what counts, as before.
+  EXPECT_EQ(probe_nvidia_nodes(NodeFs(root.path())).minors, (std::vector<int>{0, 1}));
+}
+
+// The same through gather_facts: NVML answering stands for the loaded driver; NVML failing (no
+// driver) leaves the PCI bus to count the controllers nvidia-modprobe will number.
+TEST(NvidiaNodes, GatherCountsNvmlGpusOrElseThePciBus) {
+  test::FixtureNode node;
+  for (const auto& address : {"0000:18:00.0", "0000:19:00.0"}) {
+    node.write(std::string("/sys/bus/pci/devices/") + address + "/vendor", "0x10de\n");
+    node.write(std::string("/sys/bus/pci/devices/") + address + "/class", "0x030200\n");
+  }
+  FactsRequest request;
+  request.probe_ports = false;
+  request.probe_cache = std::nullopt;
+  setenv("GPULAUNCH_FAKE_NVML", node.nvml({{3, 12, 0}}, "580.95.05", "13.0").c_str(), 1);
+  auto loaded = gather_facts(NodeFs(node.root()), request);
+  ASSERT_EQ(loaded.driver.source, "nvml");
+  EXPECT_EQ(loaded.nvidia_nodes->minors, (std::vector<int>{0, 1, 2}));
+  setenv("GPULAUNCH_FAKE_NVML", node.nvml({}, "", "0", 9).c_str(), 1);
+  auto none = gather_facts(NodeFs(node.root()), request);
+  ASSERT_FALSE(none.driver.present);
+  EXPECT_EQ(none.nvidia_nodes->minors, (std::vector<int>{0, 1}));
 }
 
 // What the old single call "-u -c 0 -c 1" leaves behind (the real program does it: the
