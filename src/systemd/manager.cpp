@@ -117,6 +117,7 @@ class SdBusManager final : public SystemdManager {
     GL_TRY_VOID(trivial(path, kServiceIface, "NRestarts", 'u', &status.restarts));
     GL_TRY_VOID(
         trivial(path, kServiceIface, "ExecMainStartTimestamp", 't', &status.main_start_usec));
+    GL_TRY_VOID(trivial(path, kServiceIface, "ExecMainExitTimestamp", 't', &status.main_exit_usec));
     GL_TRY_VOID(trivial(path, kServiceIface, "WatchdogTimestamp", 't', &status.watchdog_usec));
     GL_TRY(status.exec_start, exec_start(path, status.name));
     GL_TRY_VOID(trivial(path, kServiceIface, "ExecMainCode", 'i', &status.exec_main_code));
