@@ -107,18 +107,21 @@ supervisord -c "$work/sv/supervisord.conf" >/dev/null 2>&1 &
 sv=$!
 served_again env "$work/sv" || true
 kill "$sv"; wait "$sv" 2>/dev/null || true
-# supervisord stopped while it was restarting the mock can leave that start running: end each
-# engine this run started that is still there, by its process group (supervisord makes each
-# program a group leader; bench/supervise_engine.sh writes its pid).
+# supervisord stopped while it was restarting the mock can leave that start running (the mock
+# drains on SIGTERM after its wrapper is gone): end each process group this run's engines led
+# (supervisord makes each program a group leader; bench/supervise_engine.sh writes its pid) that
+# still has a member running this run's venv.
 leftovers() {
-  local pid
-  for pid in $(cat "$work/sv/pids" 2>/dev/null); do
-    grep -qs "$here/bench/supervise_engine.sh" "/proc/$pid/cmdline" && echo "$pid"
+  local group member
+  for group in $(cat "$work/sv/pids" 2>/dev/null); do
+    for member in $(pgrep -g "$group"); do
+      grep -qs "$work/venv" "/proc/$member/cmdline" && { echo "$group"; break; }
+    done
   done
 }
-for pid in $(leftovers); do kill -TERM -- "-$pid" 2>/dev/null || true; done
+for group in $(leftovers); do kill -TERM -- "-$group" 2>/dev/null || true; done
 for _ in $(seq 1 50); do [ -z "$(leftovers)" ] && break; sleep 0.1; done
-for pid in $(leftovers); do kill -KILL -- "-$pid" 2>/dev/null || true; done
+for group in $(leftovers); do kill -KILL -- "-$group" 2>/dev/null || true; done
 
 ((smoke)) || echo "machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo); load average $load_before at the start, $(cut -d" " -f1-3 /proc/loadavg) at the end"
 args=(--crashes "$crashes" --delay "$delay")
