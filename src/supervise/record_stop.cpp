@@ -79,15 +79,23 @@ Classification classify_invocation(StopReport& report, std::string_view invocati
   return result;
 }
 
-InvocationTimes invocation_times(SystemdManager* manager, const std::string& unit) {
-  InvocationTimes times;
-  if (!manager) return times;
+StoppingInvocation stopping_invocation(SystemdManager* manager, const std::string& unit) {
+  StoppingInvocation stopping;
+  if (!manager) return stopping;
   auto status = manager->status(unit);
-  if (!status) return times;
-  times.main_start_usec = static_cast<int64_t>(status->main_start_usec);
-  times.active_enter_usec = static_cast<int64_t>(status->active_enter_usec);
-  times.active_exit_usec = static_cast<int64_t>(status->active_exit_usec);
-  return times;
+  if (!status) return stopping;
+  stopping.times.main_start_usec = static_cast<int64_t>(status->main_start_usec);
+  stopping.times.active_enter_usec = static_cast<int64_t>(status->active_enter_usec);
+  stopping.times.active_exit_usec = static_cast<int64_t>(status->active_exit_usec);
+  stopping.main_exit_usec = static_cast<int64_t>(status->main_exit_usec);
+  return stopping;
+}
+
+int64_t StoppingInvocation::ended_at(int64_t now_usec) const {
+  // Only an exit of this invocation's `run` (after its start) that is not in the future.
+  if (main_exit_usec <= 0 || main_exit_usec < times.main_start_usec || main_exit_usec > now_usec)
+    return now_usec;
+  return main_exit_usec;
 }
 
 StopDecision decide_stop(SupervisorState state, StopInput input, SystemdManager* manager,
@@ -107,8 +115,8 @@ StopDecision decide_stop(SupervisorState state, StopInput input, SystemdManager*
   const int64_t now = clock.now_usec();
   // Serving for restart.stable_after forgives what came before, whatever ended it (a failure,
   // `gpulaunch down`): root decides it here, from systemd's own timestamps.
-  const InvocationTimes times = invocation_times(manager, report.unit);
-  const Seconds served = served_for(times, state, now);
+  const StoppingInvocation stopping = stopping_invocation(manager, report.unit);
+  const Seconds served = served_for(stopping.times, state, now);
   if (auto stable = stable_service(state, served, input.restart, now)) {
     state = stable->state;
     decision.stable_action = stable->event.action;
@@ -118,9 +126,14 @@ StopDecision decide_stop(SupervisorState state, StopInput input, SystemdManager*
   if (decision.stop.value == ExitClass::crash && !input.events_unreadable)
     decision.quarantine = decide_quarantine(report.lines, input.caches,
                                             input.previous_stop ? &*input.previous_stop : nullptr);
-  // Whether it served past restart.probation decides whether the stop counts toward the budget.
-  auto outcome = after_stop(state, decision.stop, input.restart, now, max_gpu_level(input.kind),
-                            max_host_level(input.kind), served_since_ready(times, now));
+  // The next start's delay counts from the engine's end, not from this decision: the journal
+  // reads above, the history writes after, systemd's RestartSec= and the next start's own set-up
+  // all spend part of it (supervise/start_gate), instead of coming on top of it. Whether it
+  // served past restart.probation decides whether the stop counts toward the budget.
+  auto outcome =
+      after_stop(state, decision.stop, input.restart, stopping.ended_at(now),
+                 max_gpu_level(input.kind), max_host_level(input.kind),
+                 served_since_ready(stopping.times, now));
   decision.keeps_dying = outcome.keeps_dying;
   decision.state = outcome.state;
   ++decision.state.stops_by_class[decision.stop.value];  // every stop counts, never forgiven

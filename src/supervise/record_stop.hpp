@@ -37,7 +37,16 @@ std::string thread_dump_command(std::string_view unit, std::string_view cursor);
 std::string describe_stall(const StallReport& stall);
 
 // systemd's timestamps of the invocation that is stopping; zeros when the manager cannot say.
-InvocationTimes invocation_times(SystemdManager* manager, const std::string& unit);
+struct StoppingInvocation {
+  InvocationTimes times;
+  // ExecMainExitTimestamp (org.freedesktop.systemd1.Service; systemd src/core/dbus-service.c,
+  // v252): when `run`, the main process, exited, a few milliseconds after its engine did.
+  int64_t main_exit_usec = 0;
+  // When the invocation ended: `run`'s exit where systemd says it for this invocation, else
+  // `now_usec` (no manager, or a stop with no exit of its own).
+  int64_t ended_at(int64_t now_usec) const;
+};
+StoppingInvocation stopping_invocation(SystemdManager* manager, const std::string& unit);
 
 struct StopInput {
   StopReport report;                          // unit, SERVICE_RESULT, EXIT_CODE, EXIT_STATUS

@@ -74,8 +74,9 @@ StartGate gate_start(const StartGateInput& input, const History& history, StartG
     state = SupervisorState{};  // the profile's own settings: no step-down it cannot read
   } else {
     decision = decide_start(*state, input.restart);
-    // The delay counts from the failure record-exit stamped, as supervisord's does from the exit:
-    // systemd's RestartSec= and this start's own set-up have already spent part of it.
+    // The delay counts from the engine's end, which record-exit stamped (`run`'s exit), as
+    // supervisord's does from the exit: record-exit itself, systemd's RestartSec= and this
+    // start's own set-up have already spent part of it.
     if (state->last_failure_usec > 0 && decision.delay.count() > 0) {
       const auto spent = std::chrono::milliseconds(
           std::max<int64_t>(0, io.clock.now_usec() - state->last_failure_usec) / 1000);

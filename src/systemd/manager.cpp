@@ -68,59 +68,53 @@ class SdBusManager final : public SystemdManager {
     return path;
   }
 
+  // Two GetAll calls (org.freedesktop.DBus.Properties) rather than one Get per property: each
+  // call is a round trip through PID 1, and record-exit asks on the restart path, where PID 1
+  // is also busy with the stop (a dozen round trips cost it tens of milliseconds on a busy node).
   Result<UnitStatus> status(std::string_view unit) override {
     GL_TRY(auto path, unit_path(unit));
     UnitStatus status;
     status.name = std::string(unit);
-    auto text = [&](const char* iface, const char* property, std::string& target) -> Result<void> {
-      sd_bus_error error = SD_BUS_ERROR_NULL;
-      char* value = nullptr;
-      int r =
-          sd_bus_get_property_string(bus_, kService, path.c_str(), iface, property, &error, &value);
-      if (r < 0) {
-        auto message = describe(error, r);
-        sd_bus_error_free(&error);
-        return failf("Failed to read {} of '{}': {}", property, status.name, message);
-      }
-      target = value ? value : "";
-      free(value);
-      return {};
-    };
-    for (auto [property, target] :
-         {std::pair{"LoadState", &status.load_state},
-          std::pair{"ActiveState", &status.active_state}, std::pair{"SubState", &status.sub_state},
-          std::pair{"FragmentPath", &status.fragment_path}})
-      GL_TRY_VOID(text(kUnit, property, *target));
-    {
-      sd_bus_error error = SD_BUS_ERROR_NULL;
-      char** paths = nullptr;
-      int r = sd_bus_get_property_strv(bus_, kService, path.c_str(), kUnit, "DropInPaths", &error,
-                                       &paths);
-      if (r < 0) {
-        auto message = describe(error, r);
-        sd_bus_error_free(&error);
-        return failf("Failed to read DropInPaths of '{}': {}", status.name, message);
-      }
-      for (char** each = paths; each && *each; ++each) {
-        status.drop_in_paths.emplace_back(*each);
-        free(*each);
-      }
-      free(paths);
-    }
-    GL_TRY_VOID(trivial(path, kUnit, "ActiveEnterTimestamp", 't', &status.active_enter_usec));
-    GL_TRY_VOID(trivial(path, kUnit, "ActiveExitTimestamp", 't', &status.active_exit_usec));
-    GL_TRY_VOID(trivial(path, kUnit, "StateChangeTimestamp", 't', &status.state_change_usec));
-    if (!status.name.ends_with(".service") || status.load_state != "loaded") return status;
-    GL_TRY_VOID(text(kServiceIface, "Result", status.result));
-    GL_TRY_VOID(text(kServiceIface, "StatusText", status.status_text));
-    GL_TRY_VOID(trivial(path, kServiceIface, "MainPID", 'u', &status.main_pid));
-    GL_TRY_VOID(trivial(path, kServiceIface, "NRestarts", 'u', &status.restarts));
+    const std::map<std::string_view, std::string*> unit_texts{
+        {"LoadState", &status.load_state},
+        {"ActiveState", &status.active_state},
+        {"SubState", &status.sub_state},
+        {"FragmentPath", &status.fragment_path}};
+    const std::map<std::string_view, uint64_t*> unit_times{
+        {"ActiveEnterTimestamp", &status.active_enter_usec},
+        {"ActiveExitTimestamp", &status.active_exit_usec},
+        {"StateChangeTimestamp", &status.state_change_usec}};
     GL_TRY_VOID(
-        trivial(path, kServiceIface, "ExecMainStartTimestamp", 't', &status.main_start_usec));
-    GL_TRY_VOID(trivial(path, kServiceIface, "WatchdogTimestamp", 't', &status.watchdog_usec));
-    GL_TRY(status.exec_start, exec_start(path, status.name));
-    GL_TRY_VOID(trivial(path, kServiceIface, "ExecMainCode", 'i', &status.exec_main_code));
-    GL_TRY_VOID(trivial(path, kServiceIface, "ExecMainStatus", 'i', &status.exec_main_status));
+        all_properties(path, kUnit, status.name, [&](std::string_view name, sd_bus_message* reply) {
+          if (auto text = unit_texts.find(name); text != unit_texts.end())
+            return read_text(reply, *text->second);
+          if (auto time = unit_times.find(name); time != unit_times.end())
+            return sd_bus_message_read(reply, "v", "t", time->second);
+          if (name == "DropInPaths") return read_strv(reply, status.drop_in_paths);
+          return 0;
+        }));
+    if (!status.name.ends_with(".service") || status.load_state != "loaded") return status;
+    const std::map<std::string_view, std::string*> service_texts{
+        {"Result", &status.result}, {"StatusText", &status.status_text}};
+    const std::map<std::string_view, uint64_t*> service_times{
+        {"ExecMainStartTimestamp", &status.main_start_usec},
+        {"ExecMainExitTimestamp", &status.main_exit_usec},
+        {"WatchdogTimestamp", &status.watchdog_usec}};
+    GL_TRY_VOID(all_properties(
+        path, kServiceIface, status.name, [&](std::string_view name, sd_bus_message* reply) {
+          if (auto text = service_texts.find(name); text != service_texts.end())
+            return read_text(reply, *text->second);
+          if (auto time = service_times.find(name); time != service_times.end())
+            return sd_bus_message_read(reply, "v", "t", time->second);
+          if (name == "MainPID") return sd_bus_message_read(reply, "v", "u", &status.main_pid);
+          if (name == "NRestarts") return sd_bus_message_read(reply, "v", "u", &status.restarts);
+          if (name == "ExecMainCode")
+            return sd_bus_message_read(reply, "v", "i", &status.exec_main_code);
+          if (name == "ExecMainStatus")
+            return sd_bus_message_read(reply, "v", "i", &status.exec_main_status);
+          if (name == "ExecStart") return read_exec_start(reply, status.exec_start);
+          return 0;
+        }));
     return status;
   }
 
@@ -292,47 +286,80 @@ class SdBusManager final : public SystemdManager {
     if (r < 0) return failf("Failed to read the path of '{}': {}", name, std::strerror(-r));
     return result;
   }
-  // ExecStart (org.freedesktop.systemd1.Service, a(sasbttttuii): path, argv, ignore-failure,
-  // then timestamps, pid and status of its last run; systemd src/core/dbus-execute.c, v252): the
-  // first command's argv.
-  Result<std::vector<std::string>> exec_start(const std::string& path, const std::string& name) {
+  // GetAll of `iface` on `path`: `take` reads each (name, variant) it knows and returns > 0,
+  // or returns 0 for the others, which are skipped; a negative errno stops the read.
+  template <class Take>
+  Result<void> all_properties(const std::string& path, const char* iface, const std::string& unit,
+                              Take take) {
     sd_bus_error error = SD_BUS_ERROR_NULL;
     sd_bus_message* reply = nullptr;
-    int r = sd_bus_get_property(bus_, kService, path.c_str(), kServiceIface, "ExecStart", &error,
-                                &reply, "a(sasbttttuii)");
+    int r = sd_bus_call_method(bus_, kService, path.c_str(), "org.freedesktop.DBus.Properties",
+                               "GetAll", &error, &reply, "s", iface);
     if (r < 0) {
       auto message = describe(error, r);
       sd_bus_error_free(&error);
-      return failf("Failed to read ExecStart of '{}': {}", name, message);
+      return failf("Failed to read the properties of '{}': {}", unit, message);
     }
-    std::vector<std::string> argv;
-    r = sd_bus_message_enter_container(reply, 'a', "(sasbttttuii)");
-    if (r > 0) r = sd_bus_message_enter_container(reply, 'r', "sasbttttuii");
-    if (r > 0) r = sd_bus_message_skip(reply, "s");
+    r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+    while (r > 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+      const char* name = nullptr;
+      r = sd_bus_message_read(reply, "s", &name);
+      if (r >= 0) r = take(std::string_view(name ? name : ""), reply);
+      if (r == 0) r = sd_bus_message_skip(reply, "v");
+      if (r >= 0) r = sd_bus_message_exit_container(reply);
+      if (r >= 0) r = 1;
+    }
+    if (r >= 0) r = sd_bus_message_exit_container(reply);
+    sd_bus_message_unref(reply);
+    if (r < 0) return failf("Failed to read the properties of '{}': {}", unit, std::strerror(-r));
+    return {};
+  }
+
+  static int read_text(sd_bus_message* reply, std::string& target) {
+    const char* value = nullptr;
+    int r = sd_bus_message_read(reply, "v", "s", &value);
+    if (r >= 0) target = value ? value : "";
+    return r < 0 ? r : 1;
+  }
+
+  static int read_strv(sd_bus_message* reply, std::vector<std::string>& target) {
+    int r = sd_bus_message_enter_container(reply, 'v', "as");
     char** words = nullptr;
-    if (r > 0) r = sd_bus_message_read_strv(reply, &words);
+    if (r >= 0) r = sd_bus_message_read_strv(reply, &words);
     for (char** each = words; each && *each; ++each) {
-      argv.emplace_back(*each);
+      target.emplace_back(*each);
       free(*each);
     }
     free(words);
-    sd_bus_message_unref(reply);
-    if (r < 0) return failf("Failed to read ExecStart of '{}': {}", name, std::strerror(-r));
-    return argv;
+    if (r >= 0) r = sd_bus_message_exit_container(reply);
+    return r < 0 ? r : 1;
   }
 
-  template <class T>
-  Result<void> trivial(const std::string& path, const char* iface, const char* property, char type,
-                       T* target) {
-    sd_bus_error error = SD_BUS_ERROR_NULL;
-    int r = sd_bus_get_property_trivial(bus_, kService, path.c_str(), iface, property, &error, type,
-                                        target);
-    if (r < 0) {
-      auto message = describe(error, r);
-      sd_bus_error_free(&error);
-      return failf("Failed to read {}: {}", property, message);
+  // ExecStart (org.freedesktop.systemd1.Service, a(sasbttttuii): path, argv, ignore-failure,
+  // then timestamps, pid and status of its last run; systemd src/core/dbus-execute.c, v252): the
+  // first command's argv.
+  static int read_exec_start(sd_bus_message* reply, std::vector<std::string>& argv) {
+    int r = sd_bus_message_enter_container(reply, 'v', "a(sasbttttuii)");
+    if (r >= 0) r = sd_bus_message_enter_container(reply, 'a', "(sasbttttuii)");
+    for (bool first = true; r > 0; first = false) {
+      r = sd_bus_message_enter_container(reply, 'r', "sasbttttuii");
+      if (r <= 0) break;
+      r = sd_bus_message_skip(reply, "s");
+      char** words = nullptr;
+      if (r >= 0)
+        r = first ? sd_bus_message_read_strv(reply, &words) : sd_bus_message_skip(reply, "as");
+      for (char** each = words; each && *each; ++each) {
+        argv.emplace_back(*each);
+        free(*each);
+      }
+      free(words);
+      if (r >= 0) r = sd_bus_message_skip(reply, "bttttuii");
+      if (r >= 0) r = sd_bus_message_exit_container(reply);
+      if (r >= 0) r = 1;
     }
-    return {};
+    if (r >= 0) r = sd_bus_message_exit_container(reply);
+    if (r >= 0) r = sd_bus_message_exit_container(reply);
+    return r < 0 ? r : 1;
   }
 
   // One (sv) of a BusValue, in the type its signature names.

@@ -44,6 +44,7 @@ struct UnitStatus {
   uint64_t active_exit_usec = 0;   // realtime the unit last left the active state
   uint64_t state_change_usec = 0;  // realtime of the last state change
   uint64_t main_start_usec = 0;    // realtime the current (or last) main process started
+  uint64_t main_exit_usec = 0;     // realtime the last main process exited (ExecMainExitTimestamp)
   // WatchdogTimestamp (org.freedesktop.systemd1.Service; systemd src/core/dbus-service.c, v252):
   // realtime of the last WATCHDOG=1 the service sent, or of its start finishing (READY=1 for
   // Type=notify; service.c's service_enter_start_post resets it too); 0 when never.

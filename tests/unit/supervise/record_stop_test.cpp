@@ -181,6 +181,59 @@ TEST(RecordStop, AnInvocationThatServedStableAfterIsForgivenBeforeItsStopCounts)
   EXPECT_EQ(decision.state.stops_by_class.at(ExitClass::crash), 1);
 }
 
+// The next start's delay counts from the engine's end (`run` exits right after it), not from
+// this decision: the journal read again for `run`'s last line (200 ms here) and what systemd and
+// the next start do before its gate (700 ms here) are part of restart.delay, not added to it.
+TEST(RecordStop, TheDelayCountsFromRunsExitNotFromTheDecision) {
+  TempDir dir;
+  const History history(place_in(dir));
+  FakeTimekeeper clock;
+  FakeManager manager(&clock);
+  UnitStatus& unit = manager.add_unit(kUnit, "deactivating");
+  const int64_t exited_at = clock.now_usec() - 30'000;
+  unit.main_start_usec = static_cast<uint64_t>(exited_at - 60'000'000LL);
+  unit.main_exit_usec = static_cast<uint64_t>(exited_at);
+  FakeJournal journal;
+  journal.invocation_reads = {
+      FakeJournal::lines({"Segmentation fault"}),
+      FakeJournal::lines({"Segmentation fault", run_verdict_line("engine exited", 139)})};
+  RestartSettings restart;
+  restart.delay = Seconds{1};
+  restart.max_delay = Seconds{1};
+  StopInput input = exited("139");
+  input.restart = restart;
+  const StopDecision decision = decide_stop({}, input, &manager, &journal, clock);
+  EXPECT_EQ(clock.slept(), std::chrono::milliseconds(200));
+  EXPECT_EQ(decision.events.back().time_usec, clock.now_usec());  // the decision's own time
+  EXPECT_EQ(decision.events.back().action, "restart after 1s");
+  EXPECT_EQ(decision.state.last_failure_usec, exited_at);
+  StopRecord record(history);
+  record.save(decision.state);
+  EXPECT_TRUE(record.finish(decision.events).empty());
+
+  clock.advance(std::chrono::milliseconds(700) - std::chrono::milliseconds(200) -
+                std::chrono::milliseconds(30));  // 700 ms after the exit
+  FakeNotifier notifier;
+  StartGateIo io{notifier, clock,
+                 GpuHolders{[] { return Result<std::vector<GpuProcessUse>>{}; },
+                            [](unsigned) { return std::string("?"); },
+                            1,
+                            {}},
+                 [](const std::string&) {}};
+  const StartGate gate =
+      gate_start(StartGateInput{"demo", restart, EngineKind::sglang, 1200, {"x"}}, history, io);
+  EXPECT_FALSE(gate.exit_code);
+  EXPECT_EQ(clock.slept(), std::chrono::milliseconds(200 + 300));  // the 300 ms the delay had left
+
+  // Without systemd's word (no manager, or an exit before this run's start) the decision's time.
+  FakeTimekeeper alone;
+  unit.main_exit_usec = static_cast<uint64_t>(exited_at - 120'000'000LL);
+  EXPECT_EQ(decide_stop({}, input, &manager, nullptr, alone).state.last_failure_usec,
+            alone.now_usec());
+  EXPECT_EQ(decide_stop({}, input, nullptr, nullptr, alone).state.last_failure_usec,
+            alone.now_usec());
+}
+
 TEST(RecordStop, EveryStopCountsByItsClassAndTheCountSurvivesTheHistoryFile) {
   TempDir dir;
   const History history(place_in(dir));
