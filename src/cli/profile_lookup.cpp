@@ -59,8 +59,11 @@ Result<void> check_known_profile(const CliContext& context, std::string_view nam
   }
   GL_TRY_VOID(check_profile_name(name_or_path));
   const DirectorySource source = context.profile_source();
+  // Known: on the search path, installed, or with a history root keeps (a profile run from its
+  // snapshot file alone; `down --purge` removes it with the rest).
   if (on_search_path(source, name_or_path) ||
-      exists_no_follow(state_paths::snapshot_file(name_or_path)))
+      exists_no_follow(state_paths::snapshot_file(name_or_path)) ||
+      exists_no_follow(state_paths::profile_directory(name_or_path)))
     return {};
   return std::unexpected(unknown_profile(source, name_or_path));
 }

@@ -20,7 +20,8 @@ namespace gl {
 // The profiles `up` installed on this node: NAME of each snapshot NAME.toml, sorted.
 std::vector<std::string> installed_profile_names();
 
-// Whether `name` is a profile on the search path or an installed one; else "unknown profile
+// Whether `name` is a profile on the search path, an installed one, or one with a history under
+// /var/lib/gpulaunch; else "unknown profile
 // 'x' (did you mean 'y'?): not on the search path (...) and not installed". A path to a .toml
 // file is known when the file exists.
 Result<void> check_known_profile(const CliContext& context, std::string_view name_or_path);

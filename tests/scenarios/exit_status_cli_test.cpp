@@ -128,7 +128,7 @@ TEST_F(ExitStatus, AnUnknownFlagIsAUsageErrorForEveryCommand) {
       {"metrics"},
       {"facts"},
       {"check", "demo"},
-      {"init"},
+      {"init", "x"},
       {"cache", "demo"},
       {"lock", "demo"},
       {"verify", "x"},
