@@ -20,12 +20,15 @@
 #include "caches/fingerprint_facts.hpp"
 #include "caches/prepare.hpp"
 #include "cli/context.hpp"
+#include "cli/exit_status.hpp"
+#include "cli/profile_lookup.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/service_user.hpp"
 #include "profile/validate.hpp"
 #include "rules/node_probe.hpp"
 #include "util/atomic_file.hpp"
 #include "util/byte_size.hpp"
+#include "util/did_you_mean.hpp"
 #include "util/state_paths.hpp"
 #include "util/system_users.hpp"
 #include "util/terminal_text.hpp"
@@ -36,10 +39,22 @@ namespace gl {
 namespace {
 
 Result<LaunchPlan> plan_for(const CliContext& context, const std::string& name, Profile* out) {
-  GL_TRY(auto profile, load_profile(context.profile_source(), name));
+  GL_TRY(auto profile, load_profile_or_installed(context, name));
   auto plan = make_launch_plan(profile);
   *out = std::move(profile);
   return plan;
+}
+
+// Cache names typed on the command line, checked before anything is read: an unknown one is a
+// usage error (exit 2) with the closest name.
+Result<void> check_cache_names(const LaunchPlan& plan, const std::vector<std::string>& names) {
+  std::vector<std::string> known;
+  for (const auto& location : plan.caches) known.push_back(location.name);
+  for (const auto& name : names)
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      return failf("Unknown cache '{}'{}; known: {}", name, did_you_mean_suffix(name, known),
+                   fmt::format("{}", fmt::join(known, ", ")));
+  return {};
 }
 
 // Where root's state is kept: state_paths' place, or a test's (hidden --state-root).
@@ -48,7 +63,7 @@ std::string state_root{state_paths::kStateRoot};
 int list_caches(const CliContext& context, const std::string& name) {
   Profile profile;
   auto plan = plan_for(context, name, &profile);
-  if (!plan) return report(plan.error());
+  if (!plan) return report(plan.error(), kExitUsage);
   auto state = inspect_caches(
       *plan,
       fingerprint_inputs(profile, *plan,
@@ -100,7 +115,7 @@ int list_caches(const CliContext& context, const std::string& name) {
 int digest_caches(const CliContext& context, const std::string& name) {
   Profile profile;
   auto plan = plan_for(context, name, &profile);
-  if (!plan) return report(plan.error());
+  if (!plan) return report(plan.error(), kExitUsage);
   const auto inputs = fingerprint_inputs(
       profile, *plan, probe_node_for(profile, *plan, ShellEnvironment::current()));
   auto digests = cache_digests(*plan, inputs, cache_records_directory(profile.name, state_root));
@@ -118,7 +133,9 @@ int clear(const CliContext& context, const std::string& name,
           const std::vector<std::string>& names) {
   Profile profile;
   auto plan = plan_for(context, name, &profile);
-  if (!plan) return report(plan.error());
+  if (!plan) return report(plan.error(), kExitUsage);
+  if (auto known = check_cache_names(*plan, names); !known)
+    return report(known.error(), kExitUsage);
   size_t count = 0;
   auto records = cache_records_directory(profile.name, state_root);
   auto removals = clear_caches(*plan, names, records, [&](const Removal& removal) {
@@ -144,7 +161,9 @@ int export_archive(const CliContext& context, const std::string& name,
                    const std::vector<std::string>& names, const std::string& output) {
   Profile profile;
   auto plan = plan_for(context, name, &profile);
-  if (!plan) return report(plan.error());
+  if (!plan) return report(plan.error(), kExitUsage);
+  if (auto known = check_cache_names(*plan, names); !known)
+    return report(known.error(), kExitUsage);
   const auto inputs = node_inputs(profile, *plan);
   const bool to_stdout = output == "-";
   if (to_stdout && ::isatty(STDOUT_FILENO))
@@ -178,7 +197,7 @@ int import_archive(const CliContext& context, const std::string& name, const std
                   2);
   Profile profile;
   auto plan = plan_for(context, name, &profile);
-  if (!plan) return report(plan.error());
+  if (!plan) return report(plan.error(), kExitUsage);
   // A node that never ran the profile (the one `up --all-nodes` seeds) has no user yet: made as
   // `up` makes it (profile/service_user), so the caches are the engine's from the start.
   if (service_user_is_default(profile) && state_root == state_paths::kStateRoot) {

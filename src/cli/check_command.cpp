@@ -7,6 +7,7 @@
 #include "cli/check_verdict.hpp"
 #include "cli/context.hpp"
 #include "cli/findings_report.hpp"
+#include "cli/profile_lookup.hpp"
 #include "facts/gather.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/installed_snapshot.hpp"
@@ -178,7 +179,7 @@ void add_check_command(CLI::App& app, CliContext& context) {
       context.exit_code = report(Error{"check needs a profile, or --all"}, kCheckCouldNotRun);
       return;
     }
-    auto profile = load_profile(context.profile_source(), name);
+    auto profile = load_profile_or_installed(context, name);
     if (!profile) {
       context.exit_code = report(profile.error(), kCheckCouldNotRun);
       return;

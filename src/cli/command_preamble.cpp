@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/command_preamble.hpp"
 
+#include "cli/profile_lookup.hpp"
 #include "profile/validate.hpp"
 #include "util/try.hpp"
 
@@ -30,8 +31,7 @@ Result<void> check_node_rank(const Profile& profile, long long node_rank) {
 }
 
 Result<Profile> load_for_rank(const CliContext& context, const ProfileArgs& args) {
-  auto source = context.profile_source();
-  GL_TRY(auto profile, load_profile(source, args.profile));
+  GL_TRY(auto profile, load_profile_or_installed(context, args.profile));
   GL_TRY_VOID(check_node_rank(profile, args.node_rank));
   return profile;
 }

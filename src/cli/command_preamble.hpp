@@ -41,7 +41,8 @@ CLI::Option* add_profile_args(CLI::App* command, ProfileArgs& args, const Profil
 // "--node-rank N is outside profile 'P', which spans K node(s)".
 Result<void> check_node_rank(const Profile& profile, long long node_rank);
 
-// The profile (context's profile directories), with --node-rank checked against it.
+// The profile (the search path, else its installed snapshot: cli/profile_lookup), with
+// --node-rank checked against it.
 Result<Profile> load_for_rank(const CliContext& context, const ProfileArgs& args);
 
 }  // namespace gl

@@ -6,10 +6,14 @@
 
 #include "cli/all_nodes.hpp"
 #include "cli/context.hpp"
+#include "cli/exit_status.hpp"
 #include "cli/lifecycle.hpp"
 #include "cli/metrics.hpp"
+#include "cli/profile_lookup.hpp"
+#include "cli/profile_purge.hpp"
 #include "cli/supervise.hpp"
 #include "log/logger.hpp"
+#include "profile/installed_snapshot.hpp"
 #include "profile/loader.hpp"
 #include "profile/profile_name.hpp"
 #include "profile/validate.hpp"
@@ -27,13 +31,38 @@ struct DownOptions {
   bool user = false;
 };
 
-int down(const DownOptions& options) {
+// `down --purge` past the unit file: the snapshot, root's state, the metrics file and the service
+// user go; the caches stay, each with its command. Every line says what went or what stays.
+int purge_root_state(const std::string& name) {
+  auto installed = load_installed_profile(name);
+  if (!installed) logging::warning(fmt::format("warning: {}", installed.error().message));
+  std::vector<Profile> others;
+  for (const auto& other : installed_profile_names())
+    if (other != name)
+      if (auto loaded = load_installed_profile(other); loaded && *loaded)
+        others.push_back(std::move(**loaded));
+  PurgeReport purged;
+  auto removed = purge_profile_files(PurgePlaces::of(name), purged);
+  if (removed) remove_profile_metrics(name);
+  if (removed && installed && *installed) {
+    if (auto user = purge_service_user(**installed, others, purged); !user) removed = user;
+    report_left_caches(**installed, purged);
+  }
+  for (const auto& line : purged.removed) fmt::print("{}\n", line);
+  for (const auto& line : purged.left) fmt::print("{}\n", line);
+  return removed ? kExitOk : report(removed.error());
+}
+
+int down(const CliContext& context, const DownOptions& options) {
   // `down` must work for a profile whose file is gone or broken: the name is enough.
   auto name = profile_name_of(options.profile);
-  if (!name) return report(name.error(), 2);
+  if (!name) return report(name.error(), kExitUsage);
   const UnitPlacement placement{options.user ? ManagerScope::user : ManagerScope::system,
                                 options.runtime};
   const std::string unit = unit_name_for(*name);
+  // A typo is not "not running": a name neither on the search path, installed, nor a unit.
+  if (auto known = check_known_service(context, *name, placement.scope); !known)
+    return report(known.error(), kExitUsage);
   auto manager = connect_systemd(placement.scope);
   if (!manager) return report(manager.error());
   // The unit's TimeoutStopSec= bounds the stop (server.drain_timeout, up to an hour, and its
@@ -61,7 +90,6 @@ int down(const DownOptions& options) {
     std::error_code error;
     if (std::filesystem::remove(file, error)) {
       fmt::print("removed {}\n", file.string());
-      if (!options.user) remove_profile_metrics(*name);
       if (auto reloaded = (*manager)->reload(); !reloaded) return report(reloaded.error());
     } else if (error) {
       return report(
@@ -69,17 +97,23 @@ int down(const DownOptions& options) {
     } else if (unlinked) {
       if (auto reloaded = (*manager)->reload(); !reloaded) return report(reloaded.error());
     }
+    // What root wrote for the profile lives under the system's directories: a user manager's
+    // profile has none.
+    if (!options.user) return purge_root_state(*name);
   } else if (unlinked) {
     if (auto reloaded = (*manager)->reload(); !reloaded) return report(reloaded.error());
   }
   return 0;
 }
 
-int restart(const std::string& profile, bool user) {
+int restart(const CliContext& context, const std::string& profile, bool user) {
   auto name = profile_name_of(profile);
-  if (!name) return report(name.error(), 2);
+  if (!name) return report(name.error(), kExitUsage);
   const std::string unit = unit_name_for(*name);
-  auto manager = connect_systemd(user ? ManagerScope::user : ManagerScope::system);
+  const ManagerScope scope = user ? ManagerScope::user : ManagerScope::system;
+  if (auto known = check_known_service(context, *name, scope); !known)
+    return report(known.error(), kExitUsage);
+  auto manager = connect_systemd(scope);
   if (!manager) return report(manager.error());
   auto restarted =
       restart_unit(**manager, system_timekeeper(), History(*name), unit, std::chrono::hours(2));
@@ -104,7 +138,10 @@ void add_down_command(CLI::App& app, CliContext& context) {
   command->add_option("profile", options.profile, "Profile name")
       ->required()
       ->check(profile_argument_check());
-  command->add_flag("--purge", options.purge, "Also remove the installed unit file");
+  command->add_flag("--purge", options.purge,
+                    "Also remove the unit file and everything gpulaunch wrote for the profile "
+                    "(snapshot, history, state, metrics, its own service user); the caches stay, "
+                    "each named with the command that removes it");
   command->add_flag("--runtime", options.runtime, "The unit was installed with up --runtime");
   command->add_flag("--user", options.user, "Use the calling user's systemd manager");
   static AllNodesOptions all_nodes;
@@ -114,12 +151,12 @@ void add_down_command(CLI::App& app, CliContext& context) {
   command->add_option("--ssh", all_nodes.ssh, "ssh client for --all-nodes (default /usr/bin/ssh)");
   command->callback([&context] {
     if (on_all_nodes) {
-      auto loaded = load_profile(context.profile_source(), options.profile);
+      auto loaded = load_profile_or_installed(context, options.profile);
       all_nodes.purge = options.purge;
       context.exit_code = loaded ? down_all_nodes(*loaded, all_nodes) : report(loaded.error());
       return;
     }
-    context.exit_code = down(options);
+    context.exit_code = down(context, options);
   });
 
   auto* restart_command = app.add_subcommand("restart", "Restart a profile's service and wait");
@@ -137,11 +174,11 @@ void add_down_command(CLI::App& app, CliContext& context) {
                               "ssh client for --all-nodes (default /usr/bin/ssh)");
   restart_command->callback([&context] {
     if (restart_on_all_nodes) {
-      auto loaded = load_profile(context.profile_source(), restart_profile);
+      auto loaded = load_profile_or_installed(context, restart_profile);
       context.exit_code = loaded ? restart_all_nodes(*loaded, restart_all) : report(loaded.error());
       return;
     }
-    context.exit_code = restart(restart_profile, restart_user);
+    context.exit_code = restart(context, restart_profile, restart_user);
   });
 }
 

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/command_preamble.hpp"
 #include "cli/context.hpp"
+#include "cli/exit_status.hpp"
 #include "group/remote.hpp"
 #include "log/logger.hpp"
 #include "plan/node_launch.hpp"
@@ -15,6 +17,7 @@ namespace {
 
 struct EnvArgs : ProfileArgs {
   std::string root = "/";
+  bool json = false;
 };
 
 }  // namespace
@@ -27,10 +30,12 @@ void add_env_command(CLI::App& app, CliContext& context) {
   command->add_option("--root", args.root,
                       "Read the node (engine release, InfiniBand, routes) under this directory "
                       "instead of /");
+  command->add_flag("--json", args.json,
+                    "Machine-readable output: each variable, its value, its credential");
   command->callback([&context] {
     auto profile = load_for_rank(context, args);
     if (!profile) {
-      context.exit_code = report(profile.error());
+      context.exit_code = report(profile.error(), kExitUsage);
       return;
     }
     // The plan `up` renders this node's unit from (plan/node_launch): the environment is not
@@ -38,6 +43,20 @@ void add_env_command(CLI::App& app, CliContext& context) {
     const NodePlan node = node_launch_plan(*profile, args.node_rank, NodeFs(args.root));
     for (const auto& warning : node.launch.warnings) logging::warning(warning);
     const std::string unit = unit_name_for(profile->name);
+    if (args.json) {
+      auto variables = nlohmann::ordered_json::array();
+      for (const UnitVariable& variable : unit_environment(*profile, node.plan))
+        variables.push_back(
+            {{"name", variable.name},
+             {"value", variable.value},
+             {"credential", variable.credential ? nlohmann::ordered_json(*variable.credential)
+                                                : nlohmann::ordered_json()}});
+      fmt::print("{}\n",
+                 nlohmann::ordered_json{
+                     {"profile", profile->name}, {"unit", unit}, {"environment", variables}}
+                     .dump(2));
+      return;
+    }
     fmt::print(
         "# The environment of {}'s engine, as its unit sets it (`eval \"$(gpulaunch env {})\"`).\n",
         unit, profile->name);

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/context.hpp"
+#include "cli/profile_lookup.hpp"
 #include "facts/gather.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/validate.hpp"
@@ -139,7 +140,7 @@ void add_facts_command(CLI::App& app, CliContext& context) {
     auto shell = ShellEnvironment::current();
     FactsRequest request;
     if (!name.empty()) {
-      auto profile = load_profile(context.profile_source(), name);
+      auto profile = load_profile_or_installed(context, name);
       if (!profile) {
         context.exit_code = report(profile.error(), 2);
         return;

@@ -3,21 +3,26 @@
 // engine, recorded as what a later change must still answer, or asked again now.
 
 #include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/command_preamble.hpp"
 #include "cli/context.hpp"
+#include "cli/profile_lookup.hpp"
 #include "cli/upgrade_gate.hpp"
 #include "facts/node_fs.hpp"
 #include "log/logger.hpp"
 #include "plan/node_launch.hpp"
 #include "profile/validate.hpp"
+#include "supervise/upgrade_gate.hpp"
 #include "util/timekeeper.hpp"
 #include "util/try.hpp"
 
 namespace gl {
 namespace {
 
-struct GateOptions : ProfileArgs {};
+struct GateOptions : ProfileArgs {
+  bool json = false;
+};
 
 struct Loaded {
   Profile profile;
@@ -26,8 +31,7 @@ struct Loaded {
 };
 
 Result<Loaded> load(const CliContext& context, const GateOptions& options) {
-  auto source = context.profile_source();
-  GL_TRY(auto merged, load_merged(source, options.profile));
+  GL_TRY(auto merged, load_merged_or_installed(context, options.profile));
   GL_TRY(auto profile, validate_profile(merged));
   GL_TRY_VOID(check_node_rank(profile, options.node_rank));
   // The plan of the unit that serves (plan/node_launch), as `up` rendered it.
@@ -47,6 +51,13 @@ int record(const CliContext& context, const GateOptions& options) {
   auto recorded = record_gate(loaded->profile.gate, records, *engine,
                               system_timekeeper().now_usec(), loaded->engine_version.value_or(""));
   if (!recorded) return report(recorded.error(), 2);
+  if (options.json) {
+    fmt::print("{}\n", nlohmann::ordered_json{{"profile", loaded->profile.name},
+                                              {"file", records.path().string()},
+                                              {"record", gate_record_json(*recorded)}}
+                           .dump(2));
+    return 0;
+  }
   print_measurement(recorded->measured);
   fmt::print("recorded the gate of '{}' into {}\n", loaded->profile.name, records.path().string());
   return 0;
@@ -57,6 +68,12 @@ int check(const CliContext& context, const GateOptions& options) {
   if (!loaded) return report(loaded.error(), 2);
   auto checked = check_running_gate(loaded->profile, loaded->plan);
   if (!checked) return report(checked.error(), 2);
+  if (options.json) {
+    nlohmann::ordered_json out{{"profile", loaded->profile.name}};
+    out.update(gate_check_json(*checked));
+    fmt::print("{}\n", out.dump(2));
+    return gate_exit_code(*checked);
+  }
   return say_gate_check(loaded->profile, *checked);
 }
 
@@ -71,6 +88,7 @@ void add_gate_command(CLI::App& app, CliContext& context) {
     add_profile_args(
         command, options,
         {.node_rank_help = "Rank of this node (a multi-node group gates through rank 0)"});
+    command->add_flag("--json", options.json, "Machine-readable output");
   };
   auto* record_command = gate->add_subcommand(
       "record", "Ask the running engine the [gate] prompts and load; keep it as the record");

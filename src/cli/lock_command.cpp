@@ -12,6 +12,7 @@
 #include "cli/command_preamble.hpp"
 #include "cli/context.hpp"
 #include "cli/locked.hpp"
+#include "cli/profile_lookup.hpp"
 #include "cli/upgrade_gate.hpp"
 #include "facts/gather.hpp"
 #include "facts/python_env.hpp"
@@ -72,8 +73,7 @@ struct LoadedProfile {
 };
 
 Result<LoadedProfile> load(const CliContext& context, const std::string& name_or_path) {
-  auto source = context.profile_source();
-  GL_TRY(auto merged, load_merged(source, name_or_path));
+  GL_TRY(auto merged, load_merged_or_installed(context, name_or_path));
   GL_TRY(auto profile, validate_profile(merged));
   return LoadedProfile{std::move(merged), std::move(profile)};
 }

@@ -6,7 +6,9 @@
 #include <fmt/core.h>
 
 #include "cli/all_nodes.hpp"
+#include "cli/command_names.hpp"
 #include "cli/context.hpp"
+#include "cli/exit_status.hpp"
 #include "cli/metrics.hpp"
 #include "cli/supervise.hpp"
 #include "gpulaunch_version.hpp"
@@ -59,16 +61,26 @@ int main(int argc, char** argv) {
   gl::add_catalog_command(app, context);
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ValidationError& error) {
-    // A value no command can use (a profile name that is not one): one line, "could not run".
-    gl::logging::error(error.what());
-    return 2;
   } catch (const CLI::ParseError& error) {
-    return app.exit(error);
+    // --help and --version: CLI11 prints them, and they succeed.
+    if (error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(error);
+    // A command word that names no command is named, with the closest one.
+    if (auto unknown = gl::unknown_command(app, std::vector<std::string>(argv + 1, argv + argc))) {
+      gl::logging::error(fmt::format("gpulaunch: {}", *unknown));
+      return gl::kExitUsage;
+    }
+    // Every other parse error is a usage error, one line and exit 2 (not CLI11's 104-109): a
+    // value no command can use (a profile name that is not one) as the check worded it, an
+    // unknown option or a missing or bad value with where the usage is.
+    if (dynamic_cast<const CLI::ValidationError*>(&error) != nullptr)
+      gl::logging::error(error.what());
+    else
+      gl::logging::error(fmt::format("gpulaunch: {} (see 'gpulaunch --help')", error.what()));
+    return gl::kExitUsage;
   } catch (const std::exception& error) {
     // Library code returns its errors; anything thrown is a bug, reported rather than a crash.
     gl::logging::error(fmt::format("gpulaunch: internal error: {}", error.what()));
-    return 70;
+    return gl::kExitInternal;
   }
   return context.exit_code;
 }

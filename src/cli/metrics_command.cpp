@@ -15,6 +15,8 @@
 #include "caches/cache_state.hpp"
 #include "caches/fingerprint_facts.hpp"
 #include "cli/context.hpp"
+#include "cli/exit_status.hpp"
+#include "cli/profile_lookup.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/installed_snapshot.hpp"
 #include "profile/profile_name.hpp"
@@ -165,7 +167,16 @@ void add_metrics_command(CLI::App& app, CliContext& context) {
                                 state_paths::kTextfileDirectory));
   command->add_option("--textfile-directory", options.directory, "Where --write writes (tests)")
       ->group("");
-  command->callback([&context] { context.exit_code = metrics(options); });
+  command->callback([&context] {
+    // A typo is refused, not printed as a profile that is down.
+    if (!options.profile.empty())
+      if (auto known = check_known_service(context, options.profile, ManagerScope::system);
+          !known) {
+        context.exit_code = report(known.error(), kExitUsage);
+        return;
+      }
+    context.exit_code = metrics(options);
+  });
 }
 
 }  // namespace gl

@@ -6,6 +6,7 @@
 #include "catalog/sandbox_allowances.hpp"
 #include "cli/command_preamble.hpp"
 #include "cli/context.hpp"
+#include "cli/exit_status.hpp"
 #include "cli/lifecycle.hpp"
 #include "engines/engine_argv.hpp"
 #include "gpulaunch_version.hpp"
@@ -57,11 +58,11 @@ void add_render_command(CLI::App& app, CliContext& context) {
   command->callback([&context] {
     auto profile = load_for_rank(context, args);
     if (!profile) {
-      context.exit_code = report(profile.error());
+      context.exit_code = report(profile.error(), kExitUsage);
       return;
     }
     if (auto can_start = startable(*profile, ManagerScope::system); !can_start) {
-      context.exit_code = report(can_start.error());
+      context.exit_code = report(can_start.error(), kExitUsage);
       return;
     }
     RenderOptions options;

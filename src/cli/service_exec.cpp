@@ -19,6 +19,7 @@
 #include "cli/context.hpp"
 #include "cli/lifecycle.hpp"
 #include "cli/prepare_caches.hpp"
+#include "cli/profile_lookup.hpp"
 #include "gpulaunch_version.hpp"
 #include "log/logger.hpp"
 #include "plan/node_launch.hpp"
@@ -28,6 +29,7 @@
 #include "unit/drop_in.hpp"
 #include "unit/render.hpp"
 #include "unit/transient.hpp"
+#include "util/did_you_mean.hpp"
 #include "util/safe_file.hpp"
 #include "util/state_paths.hpp"
 #include "util/try.hpp"
@@ -55,8 +57,10 @@ Result<void> apply_drop_ins(UnitFile& unit, const std::vector<std::string>& path
 Result<Profile> installed_profile(const std::string& name) {
   GL_TRY(auto installed, load_installed_profile(name));
   if (!installed)
-    return failf("Profile '{}' is not installed (no snapshot at '{}'): run `gpulaunch up {}` first",
-                 name, state_paths::snapshot_file(name).string(), name);
+    return failf(
+        "Profile '{}' is not installed (no snapshot at '{}'){}: run `gpulaunch up {}` first", name,
+        state_paths::snapshot_file(name).string(),
+        did_you_mean_suffix(name, installed_profile_names()), name);
   return std::move(*installed);
 }
 

@@ -4,15 +4,22 @@
 #include <optional>
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "catalog/nvidia_devices.hpp"
 #include "cli/all_nodes.hpp"
 #include "cli/context.hpp"
+#include "cli/exit_status.hpp"
+#include "cli/journal_lines.hpp"
 #include "cli/lifecycle.hpp"
+#include "cli/profile_lookup.hpp"
+#include "cli/status_table.hpp"
 #include "cli/supervise.hpp"
 #include "log/logger.hpp"
 #include "plan/launch_plan.hpp"
 #include "plan/run_settings.hpp"
+#include "profile/installed_snapshot.hpp"
 #include "profile/profile_name.hpp"
 #include "profile/validate.hpp"
 #include "supervise/history.hpp"
@@ -21,6 +28,7 @@
 #include "supervise/record_stop.hpp"
 #include "supervise/stall_report.hpp"
 #include "supervise/start_phases.hpp"
+#include "systemd/journal.hpp"
 #include "util/duration.hpp"
 #include "util/state_paths.hpp"
 #include "util/terminal_text.hpp"
@@ -69,39 +77,76 @@ RoleInUnit role_in_unit(const std::vector<std::string>& exec_start) {
   return role;
 }
 
-int status(const std::string& profile, bool json, bool user) {
-  auto manager = connect_systemd(user ? ManagerScope::user : ManagerScope::system);
-  if (!manager) return report(manager.error());
+// The unit's last journal lines, as `systemctl status` ends with them; nothing where the journal
+// cannot be read (it says so).
+void print_journal_tail(const std::string& unit) {
+  constexpr size_t kTailLines = 10;
+  auto journal = open_journal();
+  auto entries = journal ? (*journal)->tail(unit, kTailLines)
+                         : Result<std::vector<JournalEntry>>(std::unexpected(journal.error()));
+  if (!entries) {
+    fmt::print("  journal: {}\n", terminal_text(entries.error().message));
+    return;
+  }
+  if (entries->empty()) return;
+  fmt::print("\n");
+  for (const auto& entry : *entries) fmt::print("{}\n", journal_line(entry));
+}
+
+int status(const CliContext& context, const std::string& profile, bool json, bool user) {
+  const ManagerScope scope = user ? ManagerScope::user : ManagerScope::system;
   std::vector<std::string> names;
   if (!profile.empty()) {
     auto name = profile_name_of(profile);
-    if (!name) return report(name.error(), 2);
+    if (!name) return report(name.error(), kExitUsage);
+    if (auto known = check_known_service(context, *name, scope); !known)
+      return report(known.error(), kExitUsage);
     names.push_back(*name);
-  } else {
+  }
+  auto manager = connect_systemd(scope);
+  if (!manager) return report(manager.error(), kExitUsage);
+  if (profile.empty()) {
     auto listed = (*manager)->list_units(unit_name_pattern());
     if (!listed) return report(listed.error());
+    // The device oneshot shares the units' prefix and is no profile.
     for (const auto& unit : *listed)
-      if (auto name = profile_of_unit(unit)) names.push_back(*name);
+      if (auto name = profile_of_unit(unit); name && unit != kNvidiaDevicesUnit)
+        names.push_back(*name);
+    // An installed profile whose unit systemd does not have (down and disabled) is a row too.
+    for (auto& installed : installed_profile_names()) names.push_back(std::move(installed));
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
   }
+  const bool overview = profile.empty();
+  const int64_t now = now_usec();
+  std::vector<ServiceRow> rows;
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
   int exit_code = 0;
   for (const auto& name : names) {
     const std::string unit = unit_name_for(name);
     auto state = (*manager)->status(unit);
     if (!state) return report(state.error());
-    if (state->load_state != "loaded") {
-      if (!profile.empty()) {
-        logging::error(fmt::format("{} is not installed (run 'gpulaunch up {}')", unit, name));
-        exit_code = 3;  // as `systemctl status` for a unit that is not there
-      }
-      continue;
-    }
-    const auto uptime = uptime_seconds(*state);
     // The supervisor's view: failures in a row, the step-down ladder, the last classified event.
     const History history(name);
     auto read = history.state();
     const SupervisorState supervisor = read.value_or(SupervisorState{});
     const std::string history_problem = read ? "" : read.error().message;
+    // Engine, endpoint and GPUs are the installed snapshot's (none: shown as "-").
+    const auto snapshot = load_installed_profile(name);
+    const Profile* installed = snapshot && *snapshot ? &**snapshot : nullptr;
+    const ServiceRow row = service_row(name, *state, supervisor, installed);
+    if (state->load_state != "loaded") {
+      if (!overview) {
+        logging::error(fmt::format("{} is not installed (run 'gpulaunch up {}')", unit, name));
+        exit_code = kExitNotRunning;  // as `systemctl status` for a unit that is not there
+        continue;
+      }
+      rows.push_back(row);
+      if (json) all.push_back(service_row_json(row, now));
+      continue;
+    }
+    rows.push_back(row);
+    const auto uptime = uptime_seconds(*state);
     std::string last_event;
     std::string last_stop;    // the last stop, when a later event (a start) followed it
     std::string thread_dump;  // a stall's: where its thread dump is
@@ -132,39 +177,46 @@ int status(const std::string& profile, bool json, bool user) {
     if (json) {
       const nlohmann::json dump =
           thread_dump.empty() ? nlohmann::json() : nlohmann::json(thread_dump);
-      all.push_back({{"profile", name},
-                     {"unit", unit},
-                     {"role", rank_role_name(role.role)},
-                     {"rendezvous",
-                      role.rendezvous.empty() ? nlohmann::json() : nlohmann::json(role.rendezvous)},
-                     {"liveness_by_rank0", role.rank0_watches},
-                     {"state", state->active_state},
-                     {"sub_state", state->sub_state},
-                     {"phase", state->status_text},
-                     {"main_pid", state->main_pid},
-                     {"uptime_seconds", uptime ? nlohmann::json(*uptime) : nlohmann::json()},
-                     {"restarts", state->restarts},
-                     {"last_failure", last_failure(*state)},
-                     {"consecutive_failures", supervisor.consecutive_failures},
-                     {"failed_starts", failed_starts(supervisor)},
-                     {"budget", settings.budget},
-                     {"deaths_after_serving", supervisor.deaths_after_serving},
-                     {"step_down",
-                      {{"gpu_memory_level", supervisor.gpu_level},
-                       {"concurrency_level", supervisor.host_level}}},
-                     {"last_class", supervisor.last_class},
-                     {"forgiveness", forgiveness},
-                     {"history_problem", history_problem},
-                     {"unrecorded", unrecorded ? nlohmann::json(*unrecorded) : nlohmann::json()},
-                     {"last_event", last_event},
-                     {"last_stop", last_stop},
-                     {"thread_dump", dump},
-                     {"last_start", supervisor.last_start ? nlohmann::json(start_timeline_json(
-                                                                *supervisor.last_start))
-                                                          : nlohmann::json()},
-                     {"unit_file", state->fragment_path}});
+      nlohmann::ordered_json entry{
+          {"profile", name},
+          {"unit", unit},
+          {"role", rank_role_name(role.role)},
+          {"rendezvous",
+           role.rendezvous.empty() ? nlohmann::json() : nlohmann::json(role.rendezvous)},
+          {"liveness_by_rank0", role.rank0_watches},
+          {"state", state->active_state},
+          {"sub_state", state->sub_state},
+          {"phase", state->status_text},
+          {"main_pid", state->main_pid},
+          {"uptime_seconds", uptime ? nlohmann::json(*uptime) : nlohmann::json()},
+          {"restarts", state->restarts},
+          {"last_failure", last_failure(*state)},
+          {"consecutive_failures", supervisor.consecutive_failures},
+          {"failed_starts", failed_starts(supervisor)},
+          {"budget", settings.budget},
+          {"deaths_after_serving", supervisor.deaths_after_serving},
+          {"step_down",
+           {{"gpu_memory_level", supervisor.gpu_level},
+            {"concurrency_level", supervisor.host_level}}},
+          {"last_class", supervisor.last_class},
+          {"forgiveness", forgiveness},
+          {"history_problem", history_problem},
+          {"unrecorded", unrecorded ? nlohmann::json(*unrecorded) : nlohmann::json()},
+          {"last_event", last_event},
+          {"last_stop", last_stop},
+          {"thread_dump", dump},
+          {"last_start", supervisor.last_start
+                             ? nlohmann::json(start_timeline_json(*supervisor.last_start))
+                             : nlohmann::json()},
+          {"unit_file", state->fragment_path}};
+      // The overview's columns, under the names the row's JSON gives them.
+      const nlohmann::ordered_json columns = service_row_json(row, now);
+      for (const auto& [key, value] : columns.items())
+        if (!entry.contains(key)) entry[key] = value;
+      all.push_back(std::move(entry));
       continue;
     }
+    if (overview) continue;
     fmt::print("{} ({})\n", name, unit);
     fmt::print("  role:     {}\n",
                role.role == RankRole::headless
@@ -172,7 +224,9 @@ int status(const std::string& profile, bool json, bool user) {
                    : std::string("serving"));
     if (role.rank0_watches)
       fmt::print("  liveness: rank 0 watches the group (this rank's health server is a stub)\n");
-    fmt::print("  state:    {} ({})\n", state->active_state, state->sub_state);
+    fmt::print("  engine:   {}\n", row.engine.empty() ? "-" : row.engine);
+    fmt::print("  state:    {} ({}) since {}\n", state->active_state, state->sub_state,
+               format_ago(row.since_usec, now));
     fmt::print("  phase:    {}\n",
                state->status_text.empty() ? "-" : terminal_text(state->status_text));
     fmt::print("  main pid: {}\n", state->main_pid ? std::to_string(state->main_pid) : "-");
@@ -206,13 +260,20 @@ int status(const std::string& profile, bool json, bool user) {
         fmt::print("    {:<14}{:>10}\n", start_phase_name(span.phase),
                    format_duration(span_duration(span, supervisor.last_start->ready_usec)));
     }
+    fmt::print("  endpoint: {}\n",
+               role.role == RankRole::headless || row.endpoint.empty() ? "-" : row.endpoint);
+    fmt::print("  gpus:     {}\n",
+               row.gpus.empty() ? "-" : fmt::format("{}", fmt::join(row.gpus, ",")));
     fmt::print("  unit file: {}\n", state->fragment_path);
-    if (state->active_state != "active") exit_code = std::max(exit_code, 3);
+    print_journal_tail(unit);
+    if (state->active_state != "active") exit_code = std::max(exit_code, kExitNotRunning);
   }
   if (json)
     fmt::print("{}\n", all.dump(2));
-  else if (names.empty())
-    fmt::print("no gpulaunch services are loaded\n");
+  else if (overview && rows.empty())
+    fmt::print("no gpulaunch services are loaded or installed\n");
+  else if (overview)
+    fmt::print("{}", status_table(rows, now));
   return exit_code;
 }
 
@@ -233,13 +294,13 @@ void add_status_command(CLI::App& app, CliContext& context) {
   command->add_option("--ssh", all_nodes.ssh, "ssh client for --all-nodes (default /usr/bin/ssh)");
   command->callback([&context] {
     if (on_all_nodes) {
-      auto loaded = load_profile(context.profile_source(), profile);
+      auto loaded = load_profile_or_installed(context, profile);
       context.exit_code = !loaded ? report(loaded.error())
                           : json  ? status_all_nodes_json(*loaded, all_nodes)
                                   : status_all_nodes(*loaded, all_nodes);
       return;
     }
-    context.exit_code = status(profile, json, user);
+    context.exit_code = status(context, profile, json, user);
   });
 }
 

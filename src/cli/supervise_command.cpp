@@ -15,7 +15,9 @@
 #include "caches/quarantine.hpp"
 #include "catalog/journal_messages.hpp"
 #include "cli/context.hpp"
+#include "cli/exit_status.hpp"
 #include "cli/metrics.hpp"
+#include "cli/profile_lookup.hpp"
 #include "cli/record_start.hpp"
 #include "group/peer_notice.hpp"
 #include "group/remote.hpp"
@@ -293,8 +295,14 @@ void add_supervise_commands(CLI::App& app, CliContext& context) {
       ->check(profile_name_check());
   events->add_flag("--json", events_json, "Machine-readable output");
   events->add_option("-n,--count", events_count, "How many of the latest events (default 50)");
-  events->callback(
-      [&context] { context.exit_code = show_events(events_profile, events_json, events_count); });
+  events->callback([&context] {
+    // A typo is refused, not shown as a profile with no events.
+    if (auto known = check_known_service(context, events_profile, ManagerScope::system); !known) {
+      context.exit_code = report(known.error(), kExitUsage);
+      return;
+    }
+    context.exit_code = show_events(events_profile, events_json, events_count);
+  });
 }
 
 }  // namespace gl

@@ -12,6 +12,7 @@
 #include "cli/all_nodes.hpp"
 #include "cli/command_preamble.hpp"
 #include "cli/context.hpp"
+#include "cli/exit_status.hpp"
 #include "cli/findings_report.hpp"
 #include "cli/lifecycle.hpp"
 #include "cli/locked.hpp"
@@ -366,9 +367,9 @@ class PrintedUpOutput final : public UpOutput {
 int up(const UpOptions& options, const CliContext& context) {
   auto source = context.profile_source();
   auto merged = load_merged(source, options.profile);
-  if (!merged) return report(merged.error());
+  if (!merged) return report(merged.error(), kExitUsage);
   auto profile = validate_profile(*merged);
-  if (!profile) return report(profile.error());
+  if (!profile) return report(profile.error(), kExitUsage);
   if (auto can_start =
           startable(*profile, options.user ? ManagerScope::user : ManagerScope::system);
       !can_start)

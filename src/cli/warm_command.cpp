@@ -9,6 +9,8 @@
 #include <fmt/core.h>
 
 #include "cli/context.hpp"
+#include "cli/exit_status.hpp"
+#include "cli/profile_lookup.hpp"
 #include "cli/service_exec.hpp"
 #include "engines/precompile_argv.hpp"
 #include "plan/launch_plan.hpp"
@@ -90,9 +92,9 @@ void add_warm_command(CLI::App& app, CliContext& context) {
       context.exit_code = compile_in_service(context, name, compile_timeout);
       return;
     }
-    auto profile = load_profile(context.profile_source(), name);
+    auto profile = load_profile_or_installed(context, name);
     if (!profile) {
-      context.exit_code = report(profile.error());
+      context.exit_code = report(profile.error(), kExitUsage);
       return;
     }
     // The hub cache the engine reads is the one in the unit's environment.

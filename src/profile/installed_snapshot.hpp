@@ -10,6 +10,7 @@
 #include <optional>
 #include <string_view>
 
+#include "profile/loader.hpp"
 #include "profile/profile.hpp"
 #include "util/error.hpp"
 
@@ -17,6 +18,10 @@ namespace gl {
 
 Result<std::optional<Profile>> load_installed_profile(std::string_view name,
                                                       const std::filesystem::path& snapshot);
+// The same snapshot as read, before validation: for the commands that print or lock the profile's
+// text (`lock`, `show`).
+Result<std::optional<MergedProfile>> load_installed_merged(std::string_view name,
+                                                           const std::filesystem::path& snapshot);
 // At state_paths::snapshot_file(name).
 Result<std::optional<Profile>> load_installed_profile(std::string_view name);
 

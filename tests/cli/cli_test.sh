@@ -16,7 +16,7 @@ cd "$scratch"
 
 # From a directory without ./profiles, -P finds the examples.
 out=$("$gpulaunch" -P "$src/profiles" list)
-check "list names k26-ar and its file" grep -qE "^k26-ar +$src/profiles/k26-ar.toml$" <<<"$out"
+check "list names k26-ar, its engine, port and file" grep -qE "^k26-ar +sglang +30000 +[-a-z]+ +$src/profiles/k26-ar.toml$" <<<"$out"
 
 unit=$("$gpulaunch" -P "$src/profiles" render k26-ar)
 check "render pins CUDA_HOME to the 13.0 toolkit" grep -qx 'Environment="CUDA_HOME=/usr/local/cuda-13.0"' <<<"$unit"
@@ -68,14 +68,18 @@ check "show lists both source files" grep -q "#   $src/profiles/k26-ar.toml" <<<
 check "show has the child's override" grep -q "port = 30001" <<<"$show"
 check "show prints a float as written" grep -qx "mem_fraction = 0.85" <<<"$show"
 
-# metrics: a profile that was never installed is down, with no stops; --write needs the textfile
-# directory (node_exporter's) and writes gpulaunch_NAME.prom there whole.
+# metrics: a profile on the search path that was never installed is down, with no stops; --write
+# needs the textfile directory (node_exporter's) and writes gpulaunch_NAME.prom there whole.
+cp "$src/profiles/demo.toml" profiles/cli-metrics-none.toml
 metrics=$("$gpulaunch" metrics cli-metrics-none 2>/dev/null)
 check "metrics prints the profile down" grep -qx 'gpulaunch_up{profile="cli-metrics-none"} 0' <<<"$metrics"
 check "metrics counts stops by class" grep -qx 'gpulaunch_stops_total{profile="cli-metrics-none",class="cuda-oom"} 0' <<<"$metrics"
 check "metrics names each family's type once" test "$(grep -c '^# TYPE gpulaunch_stops_total counter$' <<<"$metrics")" -eq 1
 "$gpulaunch" metrics 'bad/name' >/dev/null 2>stderr.txt
 check "metrics refuses a bad profile name (exit 2)" test $? -eq 2
+"$gpulaunch" metrics cli-metrics-nome >/dev/null 2>stderr.txt
+check "metrics refuses a typo (exit 2)" test $? -eq 2
+check "metrics names the closest profile" grep -q "(did you mean 'cli-metrics-none'?)" stderr.txt
 if [[ $(id -u) -eq 0 ]]; then
   "$gpulaunch" metrics cli-metrics-none --write --textfile-directory "$scratch/no-exporter" 2>stderr.txt
   check "metrics --write without node_exporter's directory succeeds" test $? -eq 0

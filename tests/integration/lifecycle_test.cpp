@@ -84,6 +84,20 @@ TEST_F(Lifecycle, UpWaitsUntilServingThenStatusThenDown) {
   EXPECT_GT(status["main_pid"].get<int>(), 0);
   EXPECT_EQ(status["restarts"], 0);
 
+  // The overview: one row for the profile, none for the device oneshot; the detail adds the
+  // endpoint and the unit's last journal lines.
+  auto overview = gpulaunch("status");
+  EXPECT_EQ(overview.exit_code, 0) << overview.out;
+  EXPECT_TRUE(std::regex_search(
+      overview.out, std::regex("\nbasic +sglang +active +[0-9]+s ago +0 +- +31001 +0 +serving\n")))
+      << overview.out;
+  EXPECT_EQ(overview.out.find("nvidia-devices"), std::string::npos) << overview.out;
+  auto detail = gpulaunch("status basic");
+  EXPECT_EQ(detail.exit_code, 0) << detail.out;
+  EXPECT_NE(detail.out.find("  endpoint: http://127.0.0.1:31001\n"), std::string::npos)
+      << detail.out;
+  EXPECT_NE(detail.out.find("  gpus:     0\n"), std::string::npos) << detail.out;
+
   auto again = gpulaunch("up basic --runtime --force");
   EXPECT_EQ(again.exit_code, 0);
   EXPECT_NE(again.out.find("running and unchanged: nothing to do"), std::string::npos) << again.out;
@@ -99,8 +113,23 @@ TEST_F(Lifecycle, UpWaitsUntilServingThenStatusThenDown) {
   EXPECT_NE(down.out.find("removed /run/systemd/system/gpulaunch-basic.service"),
             std::string::npos);
   auto gone = gpulaunch("status basic");
-  EXPECT_NE(gone.exit_code, 0);
+  EXPECT_EQ(gone.exit_code, 3);
   EXPECT_NE(gone.out.find("is not installed"), std::string::npos) << gone.out;
+  // --purge removed what gpulaunch wrote, the snapshot among it: `check --all` and the overview
+  // no longer see the profile.
+  EXPECT_NE(down.out.find("removed /var/lib/gpulaunch/snapshots/basic.toml (the installed "
+                          "profile)\n"),
+            std::string::npos)
+      << down.out;
+  EXPECT_NE(down.out.find("removed /var/lib/gpulaunch/basic (history, supervisor state"),
+            std::string::npos)
+      << down.out;
+  EXPECT_NE(
+      host().systemd().exec({"test", "-e", "/var/lib/gpulaunch/snapshots/basic.toml"}).exit_code,
+      0);
+  auto all = gpulaunch("check --all");
+  EXPECT_EQ(all.out.find("basic"), std::string::npos) << all.out;
+  EXPECT_EQ(gpulaunch("status").out.find("\nbasic "), std::string::npos);
 }
 
 // These machines have no GPU: `check` finds no driver, and `up` must refuse unless forced.

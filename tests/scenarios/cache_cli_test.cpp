@@ -149,7 +149,7 @@ TEST_F(CacheCli, AnOverrideIntoVarLibDpkgIsRefused) {
                                ":9:14: 'caches.paths.flashinfer' must not be '/var/lib/dpkg': it "
                                "is in the system directory '/var/lib'\n";
   auto run = clear();
-  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.exit_code, 2);  // a profile that does not load: the command could not run
   EXPECT_EQ(run.out, expected);
   auto start = prepare();
   EXPECT_EQ(start.exit_code, 78);
