@@ -27,7 +27,7 @@ std::string parent_path(const std::string& path) {
 
 NodeFs::NodeFs(fs::path root) : root_(std::move(root)) {}
 
-std::string NodeFs::resolve(const std::string& node_path) const {
+std::optional<std::string> NodeFs::resolve(const std::string& node_path) const {
   // Walks the path one component at a time so an absolute link target is re-rooted.
   std::vector<std::string> pending;
   for (const auto& part : fs::path(normal_path(node_path)).relative_path()) pending.push_back(part);
@@ -45,39 +45,46 @@ std::string NodeFs::resolve(const std::string& node_path) const {
     fs::path candidate = resolved / part;
     std::error_code error;
     fs::path on_host = root_ / candidate.relative_path();
-    if (fs::is_symlink(fs::symlink_status(on_host, error)) && ++hops < 40) {
+    if (fs::is_symlink(fs::symlink_status(on_host, error))) {
+      // ELOOP, as the kernel would answer: never the rest handed on with a link in it.
+      if (++hops > kMaxLinks) return std::nullopt;
       fs::path target = fs::read_symlink(on_host, error);
-      if (!error) {
-        if (target.is_absolute()) resolved = "/";
-        std::vector<std::string> parts;
-        for (const auto& piece : target.relative_path()) parts.push_back(piece);
-        for (auto it = parts.rbegin(); it != parts.rend(); ++it) pending.push_back(*it);
-        continue;
-      }
+      if (error) return std::nullopt;
+      if (target.is_absolute()) resolved = "/";
+      std::vector<std::string> parts;
+      for (const auto& piece : target.relative_path()) parts.push_back(piece);
+      for (auto it = parts.rbegin(); it != parts.rend(); ++it) pending.push_back(*it);
+      continue;
     }
     resolved = candidate;
   }
   return normal_path(resolved.string());
 }
 
-fs::path NodeFs::host_path(const std::string& node_path) const {
-  if (root_ == "/" || root_.empty()) return normal_path(node_path);
-  return root_ / fs::path(resolve(node_path)).relative_path();
+std::optional<fs::path> NodeFs::host_path(const std::string& node_path) const {
+  if (root_ == "/" || root_.empty()) return fs::path(normal_path(node_path));
+  auto resolved = resolve(node_path);
+  if (!resolved) return std::nullopt;
+  return root_ / fs::path(*resolved).relative_path();
 }
 
 bool NodeFs::exists(const std::string& node_path) const {
   std::error_code error;
-  return fs::exists(host_path(node_path), error);
+  auto host = host_path(node_path);
+  return host && fs::exists(*host, error);
 }
 
 bool NodeFs::is_directory(const std::string& node_path) const {
   std::error_code error;
-  return fs::is_directory(host_path(node_path), error);
+  auto host = host_path(node_path);
+  return host && fs::is_directory(*host, error);
 }
 
 bool NodeFs::is_executable_file(const std::string& node_path) const {
   std::error_code error;
-  auto status = fs::status(host_path(node_path), error);
+  auto host = host_path(node_path);
+  if (!host) return false;
+  auto status = fs::status(*host, error);
   if (error || !fs::is_regular_file(status)) return false;
   auto permissions = status.permissions();
   return (permissions & (fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec)) !=
@@ -87,7 +94,9 @@ bool NodeFs::is_executable_file(const std::string& node_path) const {
 std::optional<std::string> NodeFs::read(const std::string& node_path, size_t limit) const {
   // Links are followed inside the root by resolve(); the open itself follows none, so a link
   // swapped in meanwhile is refused, and a FIFO or device is never read (root reads venvs).
-  auto read = read_regular_nofollow(root_ / fs::path(resolve(node_path)).relative_path(), limit);
+  auto resolved = resolve(node_path);
+  if (!resolved) return std::nullopt;
+  auto read = read_regular_nofollow(root_ / fs::path(*resolved).relative_path(), limit);
   if (!read || !*read) return std::nullopt;
   return std::move((*read)->content);
 }
@@ -95,8 +104,9 @@ std::optional<std::string> NodeFs::read(const std::string& node_path, size_t lim
 std::vector<std::string> NodeFs::list(const std::string& node_path) const {
   std::vector<std::string> names;
   std::error_code error;
-  for (fs::directory_iterator it(host_path(node_path), error), end; !error && it != end;
-       it.increment(error))
+  auto host = host_path(node_path);
+  if (!host) return names;
+  for (fs::directory_iterator it(*host, error), end; !error && it != end; it.increment(error))
     names.push_back(it->path().filename().string());
   std::sort(names.begin(), names.end());
   return names;
@@ -105,7 +115,9 @@ std::vector<std::string> NodeFs::list(const std::string& node_path) const {
 std::optional<NodeFs::Device> NodeFs::device(const std::string& node_path) const {
   // The directories above are resolved inside the root; the node itself is never followed.
   const std::string normal = normal_path(node_path);
-  const fs::path host = host_path(parent_path(normal)) / fs::path(normal).filename();
+  auto parent = host_path(parent_path(normal));
+  if (!parent) return std::nullopt;
+  const fs::path host = *parent / fs::path(normal).filename();
   struct stat status {};
   if (::lstat(host.c_str(), &status) != 0) return std::nullopt;
   Device device;
