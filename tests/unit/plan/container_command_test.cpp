@@ -101,9 +101,11 @@ TMPDIR = "/home/u/tmp"
   EXPECT_THAT(plan.argv, Contains("--env=TMPDIR=/home/u/tmp"));
   // Every variable the container gets is spelled with its value: none is taken from the unit.
   auto image = std::ranges::find(plan.argv, "localhost/sglang:v0.5.6");
-  for (auto word = plan.argv.begin(); word != image; ++word)
-    if (word->starts_with("--env="))
+  for (auto word = plan.argv.begin(); word != image; ++word) {
+    if (word->starts_with("--env=")) {
       EXPECT_NE(word->find('=', 6), std::string::npos) << *word << " is taken from the unit";
+    }
+  }
   const auto environment = container_unit_environment(profile, plan);
   for (const auto& variable : environment) {
     EXPECT_THAT(kContainerUnitVariables, Contains(variable.name));
