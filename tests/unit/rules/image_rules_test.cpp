@@ -236,6 +236,7 @@ TEST(ImageCheck, AMountSourceAUserCanReplaceIsRefusedNamingWho) {
   fixture.node.write("root/secret/qwen/token", "root's");
   ::chmod((fixture.node.path() / "root").c_str(), 0700);
   auto profile = image_profile(fixture.spec.reference);
+  profile.caches.root = "/var/cache/gpulaunch/img";  // as the loader sets it
   auto judged = [&] {
     return evaluate(profile, make_launch_plan(profile),
                     gather(fixture, profile, "580.95.05", "13.0"), ShellEnvironment{});
