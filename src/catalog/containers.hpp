@@ -87,11 +87,15 @@ inline constexpr std::string_view kContainerIpc = "host";
 inline constexpr std::string_view kContainerNetwork = "host";
 // HOME of the unit's own processes (root's podman) where the engine's HOME is its own directory.
 inline constexpr std::string_view kContainerHostHome = "/root";
-// Variables root's podman reads for itself (its configuration under $HOME and the XDG base
-// directories, containers/common pkg/config): the container gets the engine's values, spelled
-// in its command; the unit's processes never see them.
-inline constexpr std::string_view kContainerByValueVariable = "HOME";
-inline constexpr std::string_view kContainerByValuePrefix = "XDG_";
+// The unit's own processes (`run`, then root's podman, conmon and the OCI runtime) get gpulaunch's
+// own variables alone: root's PATH (podman finds conmon and the OCI runtime on it) and HOME
+// (podman reads its configuration under $HOME and the XDG base directories, containers/common
+// pkg/config, v0.50), CUDA_VISIBLE_DEVICES (`run` reads the engine's GPUs from it) and the
+// [secrets] entries' credential paths. Everything else, the profile's [env] included, reaches
+// the container by value in podman's command (plan/container_command): nothing a profile sets
+// (LD_PRELOAD, CONTAINERS_CONF, TMPDIR, ...) reaches a process of root's.
+inline constexpr std::string_view kContainerUnitVariables[] = {"PATH", "HOME",
+                                                               "CUDA_VISIBLE_DEVICES"};
 // The container's name: gpulaunch-PROFILE, the unit's name without ".service".
 inline constexpr std::string_view kContainerNamePrefix = "gpulaunch-";
 

@@ -10,6 +10,7 @@
 #include "cli/context.hpp"
 #include "group/group_steps.hpp"
 #include "log/logger.hpp"
+#include "util/terminal_text.hpp"
 
 namespace gl {
 namespace {
@@ -17,7 +18,9 @@ namespace {
 class PrintedGroupOutput final : public GroupOutput {
  public:
   void line(const std::string& text) override {
-    fmt::print("{}\n", text);
+    // Ranks' lines carry their engines' texts (a rank's answers, its journal's lines): each line
+    // escaped, the line breaks of a multi-line answer (a dry run's JSON) kept.
+    fmt::print("{}\n", terminal_lines(text));
     // Each step's lines show before the next step's ssh calls, which may take minutes.
     std::fflush(stdout);
   }

@@ -19,6 +19,7 @@
 #include "profile/validate.hpp"
 #include "supervise/history.hpp"
 #include "supervise/unit_transition.hpp"
+#include "util/terminal_text.hpp"
 #include "util/timekeeper.hpp"
 
 namespace gl {
@@ -81,7 +82,7 @@ int down(const CliContext& context, const DownOptions& options) {
   if (stop->before.load_state != "not-found") {
     auto disabled = start_at_boot(**manager, unit, false, placement.runtime);
     if (!disabled) return report(disabled.error());
-    for (const auto& line : *disabled) fmt::print("{}\n", line);
+    for (const auto& line : *disabled) fmt::print("{}\n", terminal_text(line));
     unlinked = !disabled->empty();
   }
   if (options.purge) {

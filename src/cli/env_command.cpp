@@ -7,6 +7,7 @@
 #include "cli/exit_status.hpp"
 #include "group/remote.hpp"
 #include "log/logger.hpp"
+#include "plan/container_command.hpp"
 #include "plan/node_launch.hpp"
 #include "profile/profile_name.hpp"
 #include "unit/unit_environment.hpp"
@@ -63,6 +64,15 @@ void add_env_command(CLI::App& app, CliContext& context) {
     fmt::print(
         "# systemd adds its own per start: INVOCATION_ID, NOTIFY_SOCKET, CREDENTIALS_DIRECTORY,\n"
         "# and USER, LOGNAME, SHELL for service.user.\n");
+    // An image's engine gets its variables in podman's command; the unit's are root's own.
+    if (profile->engine.image) {
+      fmt::print(
+          "# engine.image: the container's, each by value in podman's command (--env=); "
+          "the unit's own environment is root's.\n");
+      for (const auto& [name, value] : container_environment(*profile, node.plan))
+        fmt::print("export {}={}\n", name, shell_quote(value));
+      return;
+    }
     for (const UnitVariable& variable : unit_environment(*profile, node.plan)) {
       if (variable.credential)
         fmt::print(

@@ -9,6 +9,7 @@
 #include "profile/validate.hpp"
 #include "rules/check.hpp"
 #include "rules/installed_profiles.hpp"
+#include "util/terminal_text.hpp"
 
 namespace gl {
 namespace {
@@ -37,7 +38,8 @@ void print_node_health(const Facts& facts) {
   const auto& node = facts.node_health;
   if (node.fabric_manager_state) fmt::print("fabric manager: {}\n", *node.fabric_manager_state);
   if (node.kernel_log_read) fmt::print("xid events since boot: {}\n", node.xids.size());
-  for (const auto& xid : node.xids) fmt::print("  {}\n", xid.message);
+  // The kernel's lines name the process that faulted: the engine's own name, as it set it.
+  for (const auto& xid : node.xids) fmt::print("  {}\n", terminal_text(xid.message));
   for (const auto& problem : node.problems) fmt::print("  note: {}\n", problem);
 }
 

@@ -19,6 +19,7 @@
 #include "profile/validate.hpp"
 #include "rules/init_proposal.hpp"
 #include "util/safe_file.hpp"
+#include "util/terminal_text.hpp"
 #include "util/try.hpp"
 
 namespace gl {
@@ -162,7 +163,8 @@ Result<int> run_init(CliContext& context, const InitOptions& options) {
       wanted.hub_caches.push_back(*hub);
   const Discovery discovery = discover(node, wanted);
   for (const auto& skipped : discovery.skipped)
-    fmt::print("init: skipped {}: {}\n", skipped.path, skipped.reason);
+    fmt::print("init: skipped {}: {}\n", terminal_text(skipped.path),
+               terminal_text(skipped.reason));
 
   ProposalChooser proposal;
   TerminalChooser terminal;
@@ -170,7 +172,8 @@ Result<int> run_init(CliContext& context, const InitOptions& options) {
   GL_TRY(const InitDecision decision, decide_init(request, facts, discovery, chooser));
   const std::string text = init_profile_text(decision);
   GL_TRY_VOID(write_profile(target, text));
-  fmt::print("init: wrote '{}':\n\n{}\n", target.string(), text);
+  // The profile names the discovered paths, whose names any user could have chosen.
+  fmt::print("init: wrote '{}':\n\n{}\n", terminal_text(target.string()), terminal_lines(text));
 
   GL_TRY(const Profile profile, load_profile(context.profile_source(), target.string()));
   const LaunchPlan plan = make_launch_plan(profile);

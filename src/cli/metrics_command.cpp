@@ -26,6 +26,7 @@
 #include "supervise/metrics_file.hpp"
 #include "systemd/manager.hpp"
 #include "util/state_paths.hpp"
+#include "util/terminal_text.hpp"
 #include "util/timekeeper.hpp"
 
 namespace gl {
@@ -63,7 +64,7 @@ ProfileMetricsInput gather(const std::string& name, SystemdManager* manager,
   if (auto state = History(name).state())
     input.state = *state;
   else
-    fmt::print(stderr, "warning: {}\n", state.error().message);
+    fmt::print(stderr, "warning: {}\n", terminal_text(state.error().message));
   input.caches = installed_caches(name, installed);
   input.now_usec = system_timekeeper().now_usec();
   return input;
@@ -85,7 +86,7 @@ bool write_one(const ProfileMetricsInput& input, const std::string& directory, b
   auto written = write_metrics_file(directory, input.profile, metrics_text({input}));
   if (!written) {
     fmt::print(stderr, "warning: metrics of {} not written: {}\n", input.profile,
-               written.error().message);
+               terminal_text(written.error().message));
     return false;
   }
   if (verbose && !written->done) fmt::print(stderr, "{}\n", written->note);
@@ -99,7 +100,7 @@ int metrics(const MetricsOptions& options) {
     auto name = profile_name_of(options.profile);
     if (!name) return report(name.error(), 2);
     names.push_back(*name);
-    if (!manager) fmt::print(stderr, "warning: {}\n", manager.error().message);
+    if (!manager) fmt::print(stderr, "warning: {}\n", terminal_text(manager.error().message));
   } else {
     if (!manager) return report(manager.error());
     auto listed = (*manager)->list_units(unit_name_pattern());
@@ -151,7 +152,7 @@ void remove_profile_metrics(const std::string& profile) {
   auto removed = remove_metrics_file(state_paths::kTextfileDirectory, profile);
   if (!removed)
     fmt::print(stderr, "warning: metrics of {} not removed: {}\n", profile,
-               removed.error().message);
+               terminal_text(removed.error().message));
   else if (removed->done)
     fmt::print("removed {}\n", removed->path);
 }

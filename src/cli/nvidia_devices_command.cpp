@@ -30,8 +30,9 @@ std::string join(const std::vector<std::string>& parts, std::string_view separat
 // (as nobody: it only prints).
 void ask_modprobe(const NodeFs& node, NvidiaNodesFact& fact) {
   if (!needs_modprobe_help(fact)) return;
-  auto help = run_unprivileged(node.host_path(std::string(kNvidiaModprobe)).string(),
-                               {std::string(kModprobeHelp)}, std::nullopt);
+  auto modprobe = node.host_path(std::string(kNvidiaModprobe));
+  if (!modprobe) return;
+  auto help = run_unprivileged(modprobe->string(), {std::string(kModprobeHelp)}, std::nullopt);
   if (help && help->exit_code == 0) read_modprobe_help(fact, help->out);
 }
 

@@ -11,6 +11,7 @@
 #include "supervise/step_down.hpp"
 #include "systemd/manager.hpp"
 #include "util/state_paths.hpp"
+#include "util/terminal_text.hpp"
 
 namespace gl {
 namespace {
@@ -65,7 +66,7 @@ int peer_failed(const PeerFailedOptions& options) {
   for (const auto& event : record.events) {
     auto appended = history.append(event);
     if (!appended)
-      fmt::print("gpulaunch peer-failed: {}\n", appended.error().message);
+      fmt::print("gpulaunch peer-failed: {}\n", terminal_text(appended.error().message));
     else if (!appended->empty())
       fmt::print("gpulaunch peer-failed: {}\n", *appended);
   }

@@ -265,6 +265,17 @@ void add_run_command(CLI::App& app, CliContext& context) {
         return;
       }
       argv = std::move(*contained);
+      // Root's podman resolves each mount's source by name now: one a non-root user could have
+      // replaced since `up` checked it (a link to a tree the engine's uid cannot reach) is refused.
+      for (const auto& source : container_mount_sources(argv))
+        if (auto reason = replaceable_reason(source)) {
+          say(fmt::format("not starting: root's podman would bind-mount '{}' into the container, "
+                          "and {}",
+                          source, *reason),
+              logging::Level::error);
+          context.exit_code = kExitConfig;
+          return;
+        }
     }
     prefetch_weights(snapshot, settings.ready_timeout.count(), *notifier);
     // The engine's options file, in its own home and written as the engine's user: renamed over
@@ -281,8 +292,12 @@ void add_run_command(CLI::App& app, CliContext& context) {
     // The JIT caches were prepared by root before this (ExecStartPre=+ prepare-caches). Those the
     // engine compiles into are where the unit's environment pins them; their growth is progress.
     options.argv = argv;
-    options.cache_meter = directory_cache_meter(
-        compiling_cache_directories([](const char* name) { return std::getenv(name); }));
+    // An image's engine gets them in podman's command, not from run's environment (root's).
+    const bool container = !settings.container_user.empty();
+    options.cache_meter =
+        directory_cache_meter(compiling_cache_directories([&](const char* name) -> const char* {
+          return container ? container_variable(argv, name) : std::getenv(name);
+        }));
     // Output goes to the journal through stdout; flush per line so lines keep their order.
     std::function<void(std::string_view)> print = [](std::string_view line) {
       fmt::print("{}\n", line);

@@ -139,7 +139,8 @@ int record_exit_command(const RecordExitOptions& options) {
   const std::string& name = options.profile;
   auto installed = load_installed_profile(name, options.snapshot);
   if (!installed)
-    fmt::print("gpulaunch record-exit: caches not examined: {}\n", installed.error().message);
+    fmt::print("gpulaunch record-exit: caches not examined: {}\n",
+               terminal_text(installed.error().message));
   const Profile* profile = installed && *installed ? &**installed : nullptr;
   const SupervisedProfile supervised = supervised_of(profile);
   StopInput input;

@@ -36,6 +36,7 @@
 #include "systemd/journal.hpp"
 #include "util/state_paths.hpp"
 #include "util/system_users.hpp"
+#include "util/terminal_text.hpp"
 #include "util/timekeeper.hpp"
 #include "util/try.hpp"
 
@@ -77,12 +78,14 @@ class ProgressLine {
 
   void show(const std::string& text, std::chrono::steady_clock::duration elapsed) {
     auto seconds = std::chrono::duration_cast<std::chrono::seconds>(elapsed).count();
+    // The unit's status text, which `run` makes of the engine's start-up lines.
+    const std::string shown = terminal_text(text);
     if (tty_) {
-      fmt::print("\r\033[K[{:>4}s] {}", seconds, text);
+      fmt::print("\r\033[K[{:>4}s] {}", seconds, shown);
       std::fflush(stdout);
       drawn_ = true;
     } else if (text != last_) {
-      fmt::print("[{:>4}s] {}\n", seconds, text);
+      fmt::print("[{:>4}s] {}\n", seconds, shown);
       std::fflush(stdout);
     }
     last_ = text;
@@ -262,7 +265,7 @@ class PrintedUpOutput final : public UpOutput {
       : profile_(profile), plan_(plan), request_(request), where_(std::move(where)) {}
 
   void enabled(const std::vector<std::string>& changes) override {
-    for (const auto& line : changes) fmt::print("{}\n", line);
+    for (const auto& line : changes) fmt::print("{}\n", terminal_text(line));
   }
   void unchanged() override {
     fmt::print("{} is running and unchanged: nothing to do.\n", request_.unit);

@@ -69,13 +69,8 @@ Result<GateCheck> check_running_gate(const Profile& profile, const LaunchPlan& p
 }
 
 void print_measurement(const GateMeasurement& measured) {
-  for (std::size_t i = 0; i < measured.answers.size(); ++i)
-    fmt::print("prompt {} '{}': {} token(s): \"{}\"\n", i + 1, measured.answers[i].prompt,
-               measured.answers[i].tokens, measured.answers[i].text);
-  fmt::print("throughput: {:.1f} tok/s ({} tokens in {:.1f}s){}\n", measured.tokens_per_second,
-             measured.load_tokens, measured.load_time.count() / 1000.0,
-             measured.retried > 0 ? fmt::format("; {} request(s) retried", measured.retried)
-                                  : std::string());
+  // The engine's answers, escaped (supervise/upgrade_gate's measurement_lines).
+  for (const auto& line : measurement_lines(measured)) fmt::print("{}\n", line);
 }
 
 int gate_exit_code(const GateCheck& check) {

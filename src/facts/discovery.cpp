@@ -23,7 +23,10 @@ namespace fs = std::filesystem;
 std::optional<std::string> untrusted_reason(const NodeFs& node, const std::string& node_path,
                                             bool trusted_only) {
   if (!trusted_only) return std::nullopt;
-  const fs::path host = node.host_path(parent_path(node_path)) / fs::path(node_path).filename();
+  auto parent = node.host_path(parent_path(node_path));
+  if (!parent)
+    return fmt::format("'{}' does not resolve within {} links", node_path, NodeFs::kMaxLinks);
+  const fs::path host = *parent / fs::path(node_path).filename();
   std::error_code error;
   if (fs::is_symlink(fs::symlink_status(host, error)))
     return fmt::format("'{}' is a link, which discovery as root does not follow", node_path);

@@ -69,12 +69,13 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ModelFact, path, weights_bytes, 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ImageFact, reference, id, digest, env, labels,
                                                 require_cuda, cuda_version, compat_libraries,
                                                 compat_driver, problems)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MountSourceFact, path, replaceable)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CdiFact, specs, gpu_devices, driver_versions,
                                                 spec_versions, podman_version)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Facts, root, driver, gpus, toolkits, python, paths,
                                                 ports, root_programs, infiniband, rendezvous_route,
                                                 shm, sandbox, nvidia_nodes, installed_profiles,
-                                                model, image, cdi, node_health)
+                                                model, image, cdi, container_mounts, node_health)
 
 std::string ToolkitFact::not_toolkit_root_reason() const {
   if (root == "/usr") return "";

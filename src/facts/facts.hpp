@@ -114,6 +114,14 @@ struct ProgramFact {
   bool exists = true;
 };
 
+// A host path an engine image's container bind-mounts (plan/container_command), which root's podman
+// resolves at every start, and who besides root could make it name another tree.
+struct MountSourceFact {
+  std::string path;
+  std::optional<std::string>
+      replaceable;  // util/safe_file's replaceable_reason(); nullopt: root only
+};
+
 struct PortFact {
   std::string host;
   long long port = 0;
@@ -279,6 +287,8 @@ struct Facts {
   // engine.image's facts (its Python is `python`), and the CDI specs its GPUs need.
   std::optional<ImageFact> image;
   std::optional<CdiFact> cdi;
+  // engine.image: what its container would mount from this host.
+  std::vector<MountSourceFact> container_mounts;
   // InfiniBand devices were seen: the plan (LaunchOptions::infiniband) opens them to the unit.
   bool has_infiniband() const;
   // The optional devices and MPS daemon the unit opens (LaunchOptions::sandbox).

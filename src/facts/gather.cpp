@@ -105,8 +105,9 @@ Facts gather_facts(const NodeFs& given, const FactsRequest& request) {
     std::unique_ptr<ImageTool> podman;
     ImageTool* tool = request.image_tool;
     if (!tool)
-      if (auto program = find_program(node, request, "podman")) {
-        podman = podman_image_tool(node.host_path(*program).string());
+      if (auto program = find_program(node, request, "podman");
+          program && node.host_path(*program)) {
+        podman = podman_image_tool(node.host_path(*program)->string());
         tool = podman.get();
       }
     if (tool) {
@@ -176,6 +177,11 @@ Facts gather_facts(const NodeFs& given, const FactsRequest& request) {
         facts.root_programs.push_back(
             ProgramFact{program, user_writable_reason(program), node.is_executable_file(program)});
 
+  // Root's podman resolves each mount's source by name at every start: who could replace one.
+  for (const auto& source : request.mount_sources)
+    facts.container_mounts.push_back(
+        MountSourceFact{source, replaceable_reason(source, node.root())});
+
   // Node preflight, OS side: files and statvfs only.
   facts.infiniband = probe_infiniband(node);
   facts.shm = probe_shm(node);
@@ -185,10 +191,11 @@ Facts gather_facts(const NodeFs& given, const FactsRequest& request) {
       node, facts.driver.source == "nvml" ? std::optional(facts.gpus.size()) : std::nullopt);
   // Asked only where a node needs IMEX channel 0: whether this nvidia-modprobe can make it.
   if (needs_modprobe_help(*facts.nvidia_nodes))
-    if (auto help = run_unprivileged(node.host_path(std::string(kNvidiaModprobe)).string(),
-                                     {std::string(kModprobeHelp)}, request.service_user);
-        help && help->exit_code == 0)
-      read_modprobe_help(*facts.nvidia_nodes, help->out);
+    if (auto modprobe = node.host_path(std::string(kNvidiaModprobe)))
+      if (auto help = run_unprivileged(modprobe->string(), {std::string(kModprobeHelp)},
+                                       request.service_user);
+          help && help->exit_code == 0)
+        read_modprobe_help(*facts.nvidia_nodes, help->out);
   if (request.rendezvous_host) {
     auto interface = probe_route_interface(node, *request.rendezvous_host);
     facts.rendezvous_route = RouteFact{*request.rendezvous_host, interface.value_or(""),

@@ -32,6 +32,9 @@ struct FactsRequest {
   // specs its GPUs need; the tool is nullptr where nothing may run (--root, a facts file).
   std::optional<std::string> image;
   ImageTool* image_tool = nullptr;
+  // What that image's container would bind-mount from the host: whether a non-root user could
+  // replace one (util/safe_file's replaceable_reason).
+  std::vector<std::string> mount_sources;
   std::vector<std::string>
       paths;  // existence checks (model, launcher, a cache that must be filled)
   std::vector<std::pair<std::string, long long>> ports;  // host, port

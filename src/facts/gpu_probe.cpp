@@ -148,8 +148,8 @@ GpuProbe probe_gpus(const NodeFs& node,
   // Kept whichever probe answers next: a driver/library mismatch is the finding (rules/gpu_health).
   std::optional<int> init_error;
   if (nvml_error) init_error = nvml_error;
-  if (const auto nvidia_smi = find_nvidia_smi()) {
-    auto from_smi = probe_nvidia_smi(node.host_path(*nvidia_smi).string(), service_user);
+  if (const auto nvidia_smi = find_nvidia_smi(); nvidia_smi && node.host_path(*nvidia_smi)) {
+    auto from_smi = probe_nvidia_smi(node.host_path(*nvidia_smi)->string(), service_user);
     if (from_smi) {
       from_smi->driver.problems.insert(from_smi->driver.problems.begin(), problems.begin(),
                                        problems.end());

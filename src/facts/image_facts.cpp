@@ -121,7 +121,9 @@ PythonEnvFact read_image_root(const NodeFs& image_root, ImageFact& image) {
       std::string version = name.substr(kCompatLibraryPrefix.size());
       // libcuda.so.1 is the soname link; the file carries the driver's version.
       if (std::count(version.begin(), version.end(), '.') < 1) continue;
-      std::string path = image_root.resolve(compat + "/" + name);
+      const auto resolved = image_root.resolve(compat + "/" + name);
+      if (!resolved) continue;
+      const std::string& path = *resolved;
       if (!image_root.exists(path) || image_root.is_directory(path)) continue;
       if (std::find(image.compat_libraries.begin(), image.compat_libraries.end(), path) ==
           image.compat_libraries.end())

@@ -112,7 +112,9 @@ ModelFact probe_model(const NodeFs& node, const std::string& model_path) {
   fact.path = model_path;
   // The model's own path may go through links (/models -> /data/models), resolved inside the
   // root; nothing inside it is followed.
-  const fs::path where = node.root() / fs::path(node.resolve(model_path)).relative_path();
+  const auto resolved = node.resolve(model_path);
+  if (!resolved) return fact;
+  const fs::path where = node.root() / fs::path(*resolved).relative_path();
   std::error_code error;
   auto status = fs::symlink_status(where, error);
   if (error || !fs::exists(status)) return fact;
@@ -159,7 +161,9 @@ ModelFact probe_hub_model(const NodeFs& node, const std::string& hub_cache,
                           const std::string& repo_id) {
   ModelFact fact;
   fact.path = repo_id;
-  const fs::path repo = node.host_path(hub_cache) / hub_repo_folder(repo_id);
+  const auto cache = node.host_path(hub_cache);
+  if (!cache) return fact;
+  const fs::path repo = *cache / hub_repo_folder(repo_id);
   std::string commit;
   auto ref = read_regular_nofollow(repo / kHubRefsFolder / kHubDefaultRevision, 4096);
   if (ref && *ref) {

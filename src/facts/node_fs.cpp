@@ -16,9 +16,9 @@ namespace gl {
 namespace fs = std::filesystem;
 
 struct NodeFs::Memory {
-  std::unordered_map<std::string, std::string> resolved;      // node path -> resolve()'s answer
-  std::unordered_map<std::string, Link> links;                // host path -> lstat
-  std::unordered_map<std::string, fs::file_status> statuses;  // host path -> stat
+  std::unordered_map<std::string, std::optional<std::string>> resolved;  // node path -> resolve()
+  std::unordered_map<std::string, Link> links;                           // host path -> lstat
+  std::unordered_map<std::string, fs::file_status> statuses;             // host path -> stat
   std::unordered_map<std::string, std::vector<std::string>> listings;
   std::unordered_map<std::string, std::optional<std::string>> reads;  // host path, NUL, limit
   // Directories reached from "/" one component at a time, none through a link (as
@@ -109,7 +109,7 @@ fs::file_status NodeFs::status(const fs::path& on_host) const {
   return status;
 }
 
-std::string NodeFs::resolve(const std::string& node_path) const {
+std::optional<std::string> NodeFs::resolve(const std::string& node_path) const {
   if (memory_)
     if (auto found = memory_->resolved.find(node_path); found != memory_->resolved.end())
       return found->second;
@@ -137,7 +137,13 @@ std::string NodeFs::resolve(const std::string& node_path) const {
       continue;
     }
     const Link link = look(root_ / candidate.relative_path());
-    if (link.symlink && ++hops < 40 && link.target) {
+    if (link.symlink) {
+      // ELOOP, as the kernel would answer (or a link that cannot be read): never the rest
+      // handed on with a link in it, which a call following the host's links would leave by.
+      if (++hops > kMaxLinks || !link.target) {
+        if (memory_) memory_->resolved.emplace(node_path, std::nullopt);
+        return std::nullopt;
+      }
       if (link.target->is_absolute()) resolved = "/";
       std::vector<std::string> parts;
       for (const auto& piece : link.target->relative_path()) parts.push_back(piece);
@@ -152,21 +158,27 @@ std::string NodeFs::resolve(const std::string& node_path) const {
   return answer;
 }
 
-fs::path NodeFs::host_path(const std::string& node_path) const {
-  if (root_ == "/" || root_.empty()) return normal_path(node_path);
-  return root_ / fs::path(resolve(node_path)).relative_path();
+std::optional<fs::path> NodeFs::host_path(const std::string& node_path) const {
+  if (root_ == "/" || root_.empty()) return fs::path(normal_path(node_path));
+  auto resolved = resolve(node_path);
+  if (!resolved) return std::nullopt;
+  return root_ / fs::path(*resolved).relative_path();
 }
 
 bool NodeFs::exists(const std::string& node_path) const {
-  return fs::exists(status(host_path(node_path)));
+  const auto host = host_path(node_path);
+  return host && fs::exists(status(*host));
 }
 
 bool NodeFs::is_directory(const std::string& node_path) const {
-  return fs::is_directory(status(host_path(node_path)));
+  const auto host = host_path(node_path);
+  return host && fs::is_directory(status(*host));
 }
 
 bool NodeFs::is_executable_file(const std::string& node_path) const {
-  auto status = this->status(host_path(node_path));
+  const auto host = host_path(node_path);
+  if (!host) return false;
+  auto status = this->status(*host);
   if (!fs::is_regular_file(status)) return false;
   auto permissions = status.permissions();
   return (permissions & (fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec)) !=
@@ -176,7 +188,9 @@ bool NodeFs::is_executable_file(const std::string& node_path) const {
 std::optional<std::string> NodeFs::read(const std::string& node_path, size_t limit) const {
   // Links are followed inside the root by resolve(); the open itself follows none, so a link
   // swapped in meanwhile is refused, and a FIFO or device is never read (root reads venvs).
-  const fs::path path = root_ / fs::path(resolve(node_path)).relative_path();
+  const auto resolved = resolve(node_path);
+  if (!resolved) return std::nullopt;
+  const fs::path path = root_ / fs::path(*resolved).relative_path();
   const std::string key = path.string() + '\0' + std::to_string(limit);
   if (memory_)
     if (auto found = memory_->reads.find(key); found != memory_->reads.end()) return found->second;
@@ -200,7 +214,9 @@ std::optional<std::string> NodeFs::read(const std::string& node_path, size_t lim
 }
 
 std::vector<std::string> NodeFs::list(const std::string& node_path) const {
-  const fs::path host = host_path(node_path);
+  const auto resolved = host_path(node_path);
+  if (!resolved) return {};
+  const fs::path& host = *resolved;
   if (memory_)
     if (auto found = memory_->listings.find(host.string()); found != memory_->listings.end())
       return found->second;
@@ -216,7 +232,9 @@ std::vector<std::string> NodeFs::list(const std::string& node_path) const {
 std::optional<NodeFs::Device> NodeFs::device(const std::string& node_path) const {
   // The directories above are resolved inside the root; the node itself is never followed.
   const std::string normal = normal_path(node_path);
-  const fs::path host = host_path(parent_path(normal)) / fs::path(normal).filename();
+  const auto parent = host_path(parent_path(normal));
+  if (!parent) return std::nullopt;
+  const fs::path host = *parent / fs::path(normal).filename();
   struct stat status {};
   if (::lstat(host.c_str(), &status) != 0) return std::nullopt;
   Device device;

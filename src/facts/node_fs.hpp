@@ -2,7 +2,8 @@
 #pragma once
 // The node's filesystem as probes see it: every path is the node's own ("/usr/local/cuda"),
 // read under a root directory (`--root`, as `systemctl --root`), so node images and test
-// fixtures are probed exactly like the live system. Absolute symlinks stay inside the root.
+// fixtures are probed exactly like the live system. Absolute symlinks stay inside the root, and
+// a path whose links do not resolve there is refused, never resolved by the host (issue 45).
 
 #include <filesystem>
 #include <memory>
@@ -23,11 +24,17 @@ class NodeFs {
   NodeFs remembering() const;
 
   const std::filesystem::path& root() const { return root_; }
-  // Where the node's path lies on this machine, symlinks resolved inside the root.
-  std::filesystem::path host_path(const std::string& node_path) const;
-  // The node's path with symlinks followed, as the node sees it.
-  std::string resolve(const std::string& node_path) const;
+  // Where the node's path lies on this machine, symlinks resolved inside the root. nullopt where
+  // they do not resolve (more than kMaxLinks of them, ELOOP, or one unreadable): the rest of the
+  // path is never handed to a call that follows the host's links, which would leave the root.
+  std::optional<std::filesystem::path> host_path(const std::string& node_path) const;
+  // The node's path with symlinks followed, as the node sees it; nullopt as for host_path.
+  std::optional<std::string> resolve(const std::string& node_path) const;
 
+  // Links followed in one resolution before it fails, as the kernel's MAXSYMLINKS (ELOOP).
+  static constexpr int kMaxLinks = 40;
+
+  // Each of these answers as for a missing path where the path does not resolve (host_path).
   bool exists(const std::string& node_path) const;
   bool is_directory(const std::string& node_path) const;
   bool is_executable_file(const std::string& node_path) const;

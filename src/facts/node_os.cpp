@@ -42,9 +42,11 @@ ShmFact probe_shm(const NodeFs& node) {
   fact.exists = node.is_directory(fact.path);
   if (!fact.exists) return fact;
   struct statvfs stats {};
-  const auto where = node.host_path(fact.path);
-  if (::statvfs(where.c_str(), &stats) != 0) {
-    fact.problem = fmt::format("Failed to statvfs '{}': {}", where.string(), std::strerror(errno));
+  const auto where = node.host_path(fact.path).value_or(std::filesystem::path());
+  if (where.empty() || ::statvfs(where.c_str(), &stats) != 0) {
+    fact.problem =
+        fmt::format("Failed to statvfs '{}': {}", fact.path,
+                    where.empty() ? "too many levels of symbolic links" : std::strerror(errno));
     return fact;
   }
   fact.size_bytes = static_cast<unsigned long long>(stats.f_blocks) * stats.f_frsize;

@@ -47,10 +47,11 @@ std::vector<SocketHolder> port_holders(const NodeFs& node, long long port) {
     if (!all_digits(entry)) continue;
     const std::string fd_directory = "/proc/" + entry + "/fd";
     bool holds = false;
-    for (const auto& fd : node.list(fd_directory)) {
+    const auto fds = node.host_path(fd_directory);
+    for (const auto& fd : fds ? node.list(fd_directory) : std::vector<std::string>{}) {
       std::error_code error;
       // A link's text, never followed: "socket:[INODE]" names no file.
-      auto target = std::filesystem::read_symlink(node.host_path(fd_directory) / fd, error);
+      auto target = std::filesystem::read_symlink(*fds / fd, error);
       if (!error && std::ranges::count(wanted, target.string()) > 0) {
         holds = true;
         break;

@@ -95,16 +95,17 @@ std::optional<std::string> nvcc_wheel_version(const NodeFs& node, const std::str
 
 // Runs nvcc as the unprivileged user, or takes its earlier answer for the same file.
 void ask_nvcc(const NodeFs& node, ToolkitFact& toolkit, NvccRunner& runner) {
-  const std::string resolved = node.resolve(toolkit.nvcc);
+  const auto resolved = node.resolve(toolkit.nvcc);
   const auto host = node.host_path(toolkit.nvcc);
-  auto identity = identify_program(host, resolved);
+  if (!resolved || !host) return;
+  auto identity = identify_program(*host, *resolved);
   const NvccAnswer* known = identity ? runner.cache.find(*identity) : nullptr;
   NvccAnswer answer;
   if (known) {
     answer = *known;
   } else {
     bool transient = false;
-    auto version = run_unprivileged(host.string(), {"--version"}, runner.service_user);
+    auto version = run_unprivileged(host->string(), {"--version"}, runner.service_user);
     if (!version) {
       answer.problems.push_back(version.error().message);
       transient = true;
@@ -115,7 +116,7 @@ void ask_nvcc(const NodeFs& node, ToolkitFact& toolkit, NvccRunner& runner) {
       answer.problems.push_back("'" + toolkit.nvcc + " --version' printed no release line");
     }
     // Older nvcc lack --list-gpu-arch; the catalog's list for the version stands in.
-    auto archs = run_unprivileged(host.string(), {"--list-gpu-arch"}, runner.service_user);
+    auto archs = run_unprivileged(host->string(), {"--list-gpu-arch"}, runner.service_user);
     if (archs && archs->exit_code == 0) {
       auto list = parse_gpu_arch_list(archs->out);
       if (!list.empty()) answer.archs = std::move(list);
@@ -207,7 +208,7 @@ std::optional<std::string> parse_version_json_nvcc(std::string_view text) {
 
 void probe_toolkit(const NodeFs& node, ToolkitFact& toolkit, NvccRunner* runner) {
   toolkit.root_exists = node.is_directory(toolkit.root);
-  toolkit.resolved_root = node.resolve(toolkit.root);
+  toolkit.resolved_root = node.resolve(toolkit.root).value_or(toolkit.root);
   toolkit.nvcc_exists = node.is_executable_file(toolkit.nvcc);
   if (auto text = node.read(toolkit.root + "/version.json", kVersionJsonLimit)) {
     toolkit.json_version = parse_version_json(*text);

@@ -101,7 +101,13 @@ Json model_identity(const ModelSettings& model, const NodeFs& node,
   std::string listing;
   for (const auto& name : names) {
     const std::string path = normal_path(model.path + "/" + name);
-    auto hash = sha256_file_hex(node.host_path(path));
+    const auto host = node.host_path(path);
+    if (!host) {
+      problems.push_back(
+          fmt::format("'{}' does not resolve within {} links", path, NodeFs::kMaxLinks));
+      continue;
+    }
+    auto hash = sha256_file_hex(*host);
     if (!hash) {
       problems.push_back(hash.error().message);
       continue;

@@ -29,14 +29,13 @@ std::vector<std::string> container_command(const Profile& profile, const LaunchP
   else
     for (const auto& gpu : plan.gpus)
       argv.push_back(fmt::format("--device={}={}", kCdiGpuKind, gpu));
-  // By name: podman copies each value from the unit's environment. HOME and XDG_* by value: the
-  // unit's are root's (unit/unit_environment's container_unit_environment).
-  for (const auto& [name, value] : plan.environment)
-    if (container_by_value(name))
-      argv.push_back(fmt::format("--env={}={}", name, value));
-    else if (!container_host_only(name))
-      argv.push_back("--env=" + name);
-  for (const auto& [name, file] : profile.secrets) argv.push_back("--env=" + name + "_PATH");
+  // By value: the unit's own environment is root's (podman's and `run`'s), and keeps only
+  // gpulaunch's own variables (unit/unit_environment's container_unit_environment).
+  for (const auto& [name, value] : container_environment(profile, plan))
+    argv.push_back(fmt::format("--env={}={}", name, value));
+  // By name: `run` sets it from the credential it reads, so the key is never in the unit's text.
+  if (!plan.liveness.key_credential.empty() && !plan.liveness.key_variable.empty())
+    argv.push_back("--env=" + plan.liveness.key_variable);
   // Each host directory at its own path, so every variable above means the same inside.
   std::vector<std::string> mounts{plan.cache_root};
   for (const auto& cache : plan.caches)
@@ -59,8 +58,35 @@ bool container_host_only(std::string_view name) {
   return pinned && pinned->host_only;
 }
 
-bool container_by_value(std::string_view name) {
-  return name == kContainerByValueVariable || name.starts_with(kContainerByValuePrefix);
+std::vector<std::pair<std::string, std::string>> container_environment(const Profile& profile,
+                                                                       const LaunchPlan& plan) {
+  std::vector<std::pair<std::string, std::string>> variables;
+  for (const auto& [name, value] : plan.environment)
+    if (!container_host_only(name)) variables.emplace_back(name, value);
+  for (const auto& [name, file] : profile.secrets)
+    variables.emplace_back(name + "_PATH", credential_path(profile, name));
+  return variables;
+}
+
+std::vector<std::string> container_mount_sources(const std::vector<std::string>& argv) {
+  std::vector<std::string> sources;
+  if (argv.size() < 2 || argv[0] != kPodmanProgram || argv[1] != "run") return sources;
+  constexpr std::string_view kVolume = "--volume=";
+  for (std::size_t at = 2; at < argv.size() && argv[at].starts_with("--"); ++at)
+    if (argv[at].starts_with(kVolume)) {
+      const std::string spec = argv[at].substr(kVolume.size());
+      sources.push_back(spec.substr(0, spec.find(':')));
+    }
+  return sources;
+}
+
+const char* container_variable(const std::vector<std::string>& argv, std::string_view name) {
+  if (argv.size() < 2 || argv[0] != kPodmanProgram || argv[1] != "run") return nullptr;
+  const std::string prefix = fmt::format("--env={}=", name);
+  // podman's own options come first, each "--NAME=VALUE"; the image is the first word without.
+  for (std::size_t at = 2; at < argv.size() && argv[at].starts_with("--"); ++at)
+    if (argv[at].starts_with(prefix)) return argv[at].c_str() + prefix.size();
+  return nullptr;
 }
 
 Result<std::vector<std::string>> with_container_user(std::vector<std::string> argv, unsigned uid,

@@ -8,7 +8,10 @@
 namespace gl {
 namespace {
 
-constexpr std::size_t kKeptNameCharacters = 12;
+constexpr std::size_t kKeptNameCharacters = 11;
+// The shortened form starts "gpulaunch--": a profile name never starts with '-'
+// (profile/profile_name), so no name's plain user can be another name's shortened one.
+constexpr std::string_view kShortenedMark = "-";
 constexpr std::size_t kHashDigits = 8;
 
 // systemd's strict rule for user names (valid_user_group_name): [A-Za-z_][A-Za-z0-9_-]*.
@@ -26,7 +29,7 @@ std::string default_service_user(std::string_view profile_name) {
   if (plain.size() <= kMaxUserNameLength && user_name_characters(profile_name)) return plain;
   std::string kept(profile_name.substr(0, kKeptNameCharacters));
   std::replace(kept.begin(), kept.end(), '.', '_');
-  return std::string(kServiceUserPrefix) + kept + "-" +
+  return std::string(kServiceUserPrefix) + std::string(kShortenedMark) + kept + "-" +
          sha256_hex(profile_name).substr(0, kHashDigits);
 }
 

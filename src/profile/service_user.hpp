@@ -24,9 +24,11 @@ inline constexpr std::string_view kServiceUserPrefix = "gpulaunch-";
 inline constexpr std::size_t kMaxUserNameLength = 31;
 
 // gpulaunch-NAME when that is a valid user name of at most 31 characters; otherwise
-// gpulaunch-, the first 12 characters of NAME ('.' as '_'), '-' and the first 8 hex digits of
-// SHA-256(NAME): 31 characters, the same for a name every time. Two profiles that still meet
-// on one name (a hash collision) are refused like any silent sharing.
+// gpulaunch--, the first 11 characters of NAME ('.' as '_'), '-' and the first 8 hex digits of
+// SHA-256(NAME): 31 characters, the same for a name every time. No profile name starts with '-',
+// so a plain user is never a shortened one (issue 45: "a_b-" and the 8 hex digits of "a.b" once
+// gave "a.b"'s user); two shortened names meet only where SHA-256 prefixes collide, and two
+// profiles that meet on one user so are refused like any silent sharing.
 std::string default_service_user(std::string_view profile_name);
 
 // The unit's User=: service.user, else default_service_user(name).

@@ -17,6 +17,7 @@
 #include "engines/engine_argv.hpp"
 #include "facts/node_fs.hpp"
 #include "facts/python_env.hpp"
+#include "plan/container_command.hpp"
 #include "plan/gpu_assignment.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/api_key.hpp"
@@ -40,6 +41,7 @@ FactsRequest facts_request(const Profile& profile, const LaunchPlan& plan,
   request.service_user = profile.service.user;
   request.probe_gpulaunch_binary = true;
   request.image = profile.engine.image;
+  if (profile.engine.image) request.mount_sources = container_mount_sources(plan.argv);
   if (profile.engine.venv) {
     request.python_prefix = *profile.engine.venv;
     request.python_interpreter = *profile.engine.venv + "/bin/python";

@@ -150,8 +150,30 @@ void check_cdi(const Context& context, const LaunchPlan& plan, std::vector<Findi
 
 }  // namespace
 
+// Root's podman resolves each bind mount's source by name at every start (the OCI runtime mounts
+// it as root): a link planted there would show the container's user a tree its own uid cannot
+// reach on the host (a file under a 0700 parent), so a source a non-root user could replace is
+// refused, naming who could.
+static void check_image_mounts(const Context& context, std::vector<Finding>& findings) {
+  for (const MountSourceFact& mount : context.facts.container_mounts) {
+    if (!mount.replaceable) continue;
+    add(findings, {Severity::error,
+                   "image-mount-replaceable",
+                   fmt::format("root's podman would bind-mount '{}' into the container, and {}",
+                               mount.path, *mount.replaceable),
+                   "root resolves a mount's source at every start and follows a link there, so "
+                   "every directory mounted into an engine's container must be reachable through "
+                   "directories only root can change, with no symbolic link on the way",
+                   {{"mount", mount.path}, {"replaceable", *mount.replaceable}},
+                   "name the directory itself rather than a link to it, and keep it under "
+                   "directories only root can write (chown root:root and chmod go-w each one "
+                   "above it), e.g. move the model under /srv or /var/lib"});
+  }
+}
+
 void check_image(const Context& context, const LaunchPlan& plan, std::vector<Finding>& findings) {
   const Facts& facts = context.facts;
+  check_image_mounts(context, findings);
   if (!facts.image) return;
   const ImageFact& image = *facts.image;
   if (!image.problems.empty() || !facts.python) {

@@ -11,7 +11,8 @@ namespace gl {
 
 std::filesystem::path installed_snapshot_path(const NodeFs& node,
                                               const InstalledProfileFact& fact) {
-  return node.host_path(fact.snapshot);
+  // Empty where the path's links do not resolve inside the node's root: read as no snapshot.
+  return node.host_path(fact.snapshot).value_or(std::filesystem::path());
 }
 
 std::vector<InstalledProfileFact> probe_installed_profiles(const NodeFs& node) {

@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include "util/json_file.hpp"
+#include "util/terminal_text.hpp"
 #include "util/try.hpp"
 
 namespace gl {
@@ -158,6 +159,20 @@ Result<GateMeasurement> measure_gate(HttpClient& client, Timekeeper& clock,
   const double seconds = std::max(0.001, measured.load_time.count() / 1000.0);
   measured.tokens_per_second = static_cast<double>(measured.load_tokens) / seconds;
   return measured;
+}
+
+std::vector<std::string> measurement_lines(const GateMeasurement& measured) {
+  std::vector<std::string> lines;
+  for (std::size_t i = 0; i < measured.answers.size(); ++i)
+    lines.push_back(fmt::format(
+        "prompt {} '{}': {} token(s): \"{}\"", i + 1, terminal_text(measured.answers[i].prompt),
+        measured.answers[i].tokens, terminal_text(measured.answers[i].text)));
+  lines.push_back(
+      fmt::format("throughput: {:.1f} tok/s ({} tokens in {:.1f}s){}", measured.tokens_per_second,
+                  measured.load_tokens, measured.load_time.count() / 1000.0,
+                  measured.retried > 0 ? fmt::format("; {} request(s) retried", measured.retried)
+                                       : std::string()));
+  return lines;
 }
 
 GateVerdict judge_gate(const GateSettings& settings, const GateRecord& record,

@@ -61,6 +61,11 @@ struct GateEndpoint {
 Result<GateMeasurement> measure_gate(HttpClient& client, Timekeeper& clock,
                                      const GateSettings& settings, const GateEndpoint& endpoint);
 
+// What `gate record`, `gate check` and `lock` print of a measurement, a line each: the engine's
+// answers (and the prompts beside them) escaped for root's terminal (util/terminal_text), so an
+// answer holding OSC 52 or CSI 2J shows as text instead of setting the clipboard or clearing it.
+std::vector<std::string> measurement_lines(const GateMeasurement& measured);
+
 struct GateVerdict {
   bool passed = true;
   // One line per failure: "prompt 2 'Paris is' differs from the record at word 4 (...)",

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "unit/unit_environment.hpp"
 
+#include <algorithm>
+#include <iterator>
+
 #include "catalog/containers.hpp"
 #include "plan/container_command.hpp"
 #include "plan/gpu_assignment.hpp"
@@ -23,12 +26,13 @@ std::vector<UnitVariable> container_unit_environment(const Profile& profile,
                                                      const LaunchPlan& plan) {
   std::vector<UnitVariable> variables{{"PATH", std::string(kSystemPath), std::nullopt},
                                       {"HOME", std::string(kContainerHostHome), std::nullopt}};
+  // The rest of gpulaunch's own list from the plan (CUDA_VISIBLE_DEVICES: `run` reads which GPUs
+  // are the engine's), and the credentials systemd loads.
   for (auto& variable : unit_environment(profile, plan)) {
-    if (variable.name == "PATH" || container_by_value(variable.name)) continue;
-    // CUDA_VISIBLE_DEVICES stays: `run` reads which GPUs are the engine's; podman passes only
-    // what the container command names.
-    if (variable.name != kVisibleDevicesVariable && container_host_only(variable.name)) continue;
-    variables.push_back(std::move(variable));
+    const bool own = std::ranges::find(kContainerUnitVariables, variable.name) !=
+                     std::end(kContainerUnitVariables);
+    if (variable.credential || (own && variable.name != "PATH" && variable.name != "HOME"))
+      variables.push_back(std::move(variable));
   }
   return variables;
 }

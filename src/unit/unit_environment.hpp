@@ -26,11 +26,11 @@ struct UnitVariable {
 // The launch plan's environment, then one NAME_PATH per [secrets] entry, in the unit's order.
 std::vector<UnitVariable> unit_environment(const Profile& profile, const LaunchPlan& plan);
 
-// engine.image: what the unit's own processes get (`run` and podman, both root; the container
-// gets the engine's variables from podman by name, plan/container_command). The engine's, minus
-// the host-only ones (catalog/containers), with root's PATH and HOME: root's podman reads its
-// configuration under $HOME and finds conmon and the OCI runtime on $PATH, so neither may name a
-// place the engine can write.
+// engine.image: what the unit's own processes get (`run` and podman, both root):
+// catalog/containers' kContainerUnitVariables alone, root's PATH and HOME among them, and the
+// [secrets] entries' credentials. The engine's variables, the profile's [env] included, reach the
+// container by value in podman's command (plan/container_command's container_environment), so
+// none of them (LD_PRELOAD, CONTAINERS_CONF, TMPDIR) reaches a process of root's.
 std::vector<UnitVariable> container_unit_environment(const Profile& profile,
                                                      const LaunchPlan& plan);
 

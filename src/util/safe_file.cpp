@@ -314,4 +314,53 @@ std::optional<std::string> user_writable_reason(const std::filesystem::path& pat
   return std::nullopt;
 }
 
+std::optional<std::string> replaceable_reason(const std::filesystem::path& path,
+                                              const std::filesystem::path& root) {
+  if (!path.is_absolute()) return fmt::format("'{}' is not an absolute path", path.string());
+  UniqueFd current(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  struct stat holder {};
+  if (!current || ::fstat(current.get(), &holder) != 0)
+    return fmt::format("'{}' cannot be opened: {}", root.string(), errno_text(errno));
+  std::filesystem::path reached = "/";
+  for (const auto& part : components(path.lexically_normal())) {
+    if (part == "..") return fmt::format("'{}' climbs with '..'", path.string());
+    const std::filesystem::path held_in = reached;
+    reached /= part;
+    // The directory holding the entry decides who can rename it away and put a link there.
+    if (holder.st_uid != 0)
+      return fmt::format("'{}' is owned by uid {} (mode {:04o}), who can replace '{}'",
+                         held_in.string(), holder.st_uid, holder.st_mode & 07777, reached.string());
+    const bool shared = (holder.st_mode & (S_IWGRP | S_IWOTH)) != 0;
+    const bool sticky = (holder.st_mode & S_ISVTX) != 0;
+    if (shared && !sticky)
+      return (holder.st_mode & S_IWOTH)
+                 ? fmt::format("'{}' is world-writable (mode {:04o}): any user can replace '{}'",
+                               held_in.string(), holder.st_mode & 07777, reached.string())
+                 : fmt::format(
+                       "'{}' is group-writable (gid {}, mode {:04o}): that group can "
+                       "replace '{}'",
+                       held_in.string(), holder.st_gid, holder.st_mode & 07777, reached.string());
+    UniqueFd next(::openat(current.get(), part.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (!next) {
+      if (errno == ENOENT) return std::nullopt;
+      return fmt::format("'{}' cannot be opened: {}", reached.string(), errno_text(errno));
+    }
+    struct stat info {};
+    if (::fstat(next.get(), &info) != 0)
+      return fmt::format("'{}' cannot be read: {}", reached.string(), errno_text(errno));
+    if (S_ISLNK(info.st_mode))
+      return fmt::format("'{}' is a symbolic link (owned by uid {}), which root would follow",
+                         reached.string(), info.st_uid);
+    // A sticky directory (/tmp) lets an entry's own owner rename it.
+    if (shared && info.st_uid != 0)
+      return fmt::format(
+          "'{}' is owned by uid {} in the shared sticky '{}' (mode {:04o}), so "
+          "that user can replace it",
+          reached.string(), info.st_uid, held_in.string(), holder.st_mode & 07777);
+    holder = info;
+    current = std::move(next);
+  }
+  return std::nullopt;
+}
+
 }  // namespace gl

@@ -77,4 +77,17 @@ Result<void> remove_regular_at(int directory_fd, std::string_view name,
 // 0755)". A path that does not exist is judged by its existing ancestors.
 std::optional<std::string> user_writable_reason(const std::filesystem::path& path);
 
+// Why a non-root user could make the absolute `path` name something else before root uses it by
+// name (a bind mount's source, which root's podman resolves at every start): a symbolic link on
+// the way or at the end (root would follow it), or an entry on the way in a directory a non-root
+// user can write, which could replace it with a link: one owned by a non-root uid, group- or
+// world-writable, or sticky and holding an entry a non-root uid owns. Walked from "/" one
+// component at a time with O_PATH|O_NOFOLLOW, each judged on the fd it opened; what the path
+// itself holds is not judged (a model may be a user's). nullopt when only root can; a missing
+// path is judged as far as it exists. The reason names the path and who could, e.g. "'/home/u'
+// is owned by uid 1000 (mode 0755), who can replace '/home/u/models'". Under `root` (a node's
+// image, `--root`), `path` is the node's and judged below `root`, whose own parents are not.
+std::optional<std::string> replaceable_reason(const std::filesystem::path& path,
+                                              const std::filesystem::path& root = "/");
+
 }  // namespace gl

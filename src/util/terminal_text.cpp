@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "util/terminal_text.hpp"
 
+#include <algorithm>
 #include <cstdint>
 
 #include <fmt/core.h>
@@ -70,6 +71,18 @@ std::string terminal_text(std::string_view text) {
     else
       shown.append(text.substr(at, length));
     at += length;
+  }
+  return shown;
+}
+
+std::string terminal_lines(std::string_view text) {
+  std::string shown;
+  for (std::size_t start = 0; start <= text.size();) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    shown += terminal_text(text.substr(start, end - start));
+    if (end == text.size()) break;
+    shown += '\n';
+    start = end + 1;
   }
   return shown;
 }

@@ -16,4 +16,8 @@ namespace gl {
 // Everything else, backslashes included, is kept as it is.
 std::string terminal_text(std::string_view text);
 
+// Text of several lines (a rank's JSON answer, a profile written from discovered paths): each
+// line as terminal_text, the line breaks kept.
+std::string terminal_lines(std::string_view text);
+
 }  // namespace gl

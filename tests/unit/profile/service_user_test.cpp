@@ -3,7 +3,10 @@
 
 #include "profile/service_user.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <map>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -33,10 +36,10 @@ TEST(ServiceUser, LongOrDottedNamesAreShortenedTheSameWayEveryTime) {
   const std::string longer(22, 'a');
   const std::string shortened = default_service_user(longer);
   EXPECT_EQ(shortened.size(), kMaxUserNameLength);
-  EXPECT_EQ(shortened.substr(0, 23), "gpulaunch-aaaaaaaaaaaa-");
+  EXPECT_EQ(shortened.substr(0, 23), "gpulaunch--aaaaaaaaaaa-");
   EXPECT_EQ(default_service_user(longer), shortened);
   // A '.' is no user name character: kept as '_', and the hash keeps "a.b" apart from "a_b".
-  EXPECT_EQ(default_service_user("k26.v2").substr(0, 17), "gpulaunch-k26_v2-");
+  EXPECT_EQ(default_service_user("k26.v2").substr(0, 18), "gpulaunch--k26_v2-");
   EXPECT_NE(default_service_user("k26.v2"), default_service_user("k26_v2"));
   EXPECT_EQ(default_service_user("k26_v2"), "gpulaunch-k26_v2");
 }
@@ -57,6 +60,46 @@ TEST(ServiceUser, EveryValidProfileNameGivesAValidDistinctUserName) {
       EXPECT_TRUE(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-') << user;
     EXPECT_TRUE(seen.insert(user).second) << user;
   }
+}
+
+// Issue 45: two distinct profile names never map to one user. Over generated names of every
+// length and character, each with the adversarial names built from its own user: the shortened
+// user's tail taken as a profile name ("a_b-" and 8 hex digits of SHA-256("a.b") once mapped to
+// "a.b"'s user), with '_' and '.' swapped, and cut to fit.
+TEST(ServiceUser, DistinctNamesNeverShareAUserEvenWhenBuiltFromAnotherNamesUser) {
+  std::mt19937 random(45);
+  const std::string characters =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.";
+  std::vector<std::string> names{"a.b", "a_b", "a-b", "k26.v2", "k26_v2"};
+  for (int i = 0; i < 4000; ++i) {
+    std::string name(1 + random() % kMaxProfileNameLength, 'x');
+    for (char& c : name) c = characters[random() % characters.size()];
+    if (name.front() == '.' || name.front() == '-') name.front() = 'n';
+    names.push_back(name);
+  }
+  const std::size_t generated = names.size();
+  for (std::size_t i = 0; i < generated; ++i) {
+    const std::string user = default_service_user(names[i]);
+    for (std::string tail :
+         {user.substr(kServiceUserPrefix.size()), user.substr(kServiceUserPrefix.size() + 1)}) {
+      names.push_back(tail);
+      std::string dotted = tail;
+      std::replace(dotted.begin(), dotted.end(), '_', '.');
+      names.push_back(dotted);
+      names.push_back(tail.substr(0, tail.size() / 2));
+    }
+  }
+  std::map<std::string, std::string> owner;  // user -> the first name that mapped to it
+  std::size_t checked = 0;
+  for (const auto& name : names) {
+    if (!is_valid_profile_name(name)) continue;
+    ++checked;
+    const std::string user = default_service_user(name);
+    auto [at, inserted] = owner.emplace(user, name);
+    EXPECT_TRUE(inserted || at->second == name)
+        << "'" << name << "' and '" << at->second << "' both map to " << user;
+  }
+  EXPECT_GT(checked, generated);  // the adversarial names were valid profile names too
 }
 
 TEST(SystemUsers, TheProfilesUserIsCreatedOnceInTheGpuGroupsThatExist) {

@@ -4,6 +4,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <grp.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -214,6 +219,63 @@ TEST(ImageCheck, AnImageNotInTheStoreIsAnError) {
   ASSERT_NE(finding, nullptr);
   EXPECT_EQ(finding->severity, Severity::error);
   EXPECT_THAT(finding->fix, ::testing::HasSubstr("podman pull localhost/not-pulled:1"));
+}
+
+// Issue 45: root's podman bind-mounts model.path by name at every start. The hostile user (a uid
+// of its own, as the integration suites' glhostile) shares the model's directory with root as
+// /tmp is shared, and plants a link to a root-only tree where the model was: `check` (and with it
+// `up`) refuses the mount, naming the path and who planted it. A model reached only through
+// root's directories passes.
+TEST(ImageCheck, AMountSourceAUserCanReplaceIsRefusedNamingWho) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to act as another uid";
+  constexpr uid_t kHostile = 4242;
+  ImageNode fixture;
+  fixture.cdi_for("0");
+  ::chmod(fixture.node.path().c_str(), 0755);
+  fixture.node.write("models/qwen/config.json", "{}");
+  fixture.node.write("root/secret/qwen/token", "root's");
+  ::chmod((fixture.node.path() / "root").c_str(), 0700);
+  auto profile = image_profile(fixture.spec.reference);
+  profile.caches.root = "/var/cache/gpulaunch/img";  // as the loader sets it
+  auto judged = [&] {
+    return evaluate(profile, make_launch_plan(profile),
+                    gather(fixture, profile, "580.95.05", "13.0"), ShellEnvironment{});
+  };
+  EXPECT_EQ(find(judged(), "image-mount-replaceable"), nullptr);
+  ::chmod((fixture.node.path() / "models").c_str(), 01777);
+  const std::string planted = (fixture.node.path() / "models" / "qwen").string();
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(kHostile) != 0 || ::setuid(kHostile) != 0)
+      ::_exit(2);
+    // Its own entry in the shared directory: the model, renamed away and replaced by a link.
+    ::_exit(::symlink("/root/secret/qwen", (planted + ".new").c_str()) == 0 &&
+                    ::rename((planted + ".new").c_str(), (planted + ".link").c_str()) == 0
+                ? 0
+                : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  profile.model.path = "/models/qwen.link";
+  auto findings = judged();
+  const Finding* finding = find(findings, "image-mount-replaceable");
+  ASSERT_NE(finding, nullptr);
+  EXPECT_EQ(finding->severity, Severity::error);
+  EXPECT_EQ(finding->summary,
+            "root's podman would bind-mount '/models/qwen.link' into the container, and "
+            "'/models/qwen.link' is a symbolic link (owned by uid 4242), which root would follow");
+  // The model root placed there itself is the user's to replace too, being in a shared directory
+  // the user can write: only its owner's entries are safe there.
+  ASSERT_EQ(::chown(planted.c_str(), kHostile, kHostile), 0);
+  profile.model.path = "/models/qwen";
+  findings = judged();
+  finding = find(findings, "image-mount-replaceable");
+  ASSERT_NE(finding, nullptr);
+  EXPECT_EQ(finding->summary,
+            "root's podman would bind-mount '/models/qwen' into the container, and '/models/qwen' "
+            "is owned by uid 4242 in the shared sticky '/models' (mode 1777), so that user can "
+            "replace it");
 }
 
 }  // namespace

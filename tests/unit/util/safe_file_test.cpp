@@ -2,7 +2,9 @@
 #include "util/safe_file.hpp"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -177,6 +179,95 @@ TEST_F(SafeFileTest, RootOwnedDirectoryIsCreatedAndAUserOwnedOneRefused) {
   EXPECT_EQ(refused.error().message,
             "Refusing to keep root's state in '" + (root_ / "state" / "k26").string() + "': '" +
                 (root_ / "state" / "k26").string() + "' is owned by uid 1000 (mode 0755)");
+}
+
+// What a non-root user does, in a child with that uid and gid (root's test process keeps its own):
+// true when `act` succeeded.
+template <typename Act>
+bool as_user(uid_t uid, Act act) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(uid) != 0 || ::setuid(uid) != 0) ::_exit(2);
+    ::_exit(act() ? 0 : 1);
+  }
+  int status = 0;
+  return child > 0 && ::waitpid(child, &status, 0) == child && WIFEXITED(status) &&
+         WEXITSTATUS(status) == 0;
+}
+
+// Issue 45: a container's mount source, which root's podman resolves by name at every start. A
+// non-root user plants a link to a tree its own uid cannot reach (a secret under a 0700 parent)
+// where the mount's source was: it is refused, naming the path and who could replace it; so is
+// every path a user could replace so, before any plant.
+TEST_F(SafeFileTest, AMountSourceAUserCouldReplaceNamesWhoCould) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to make user-owned directories";
+  constexpr uid_t kHostile = 4242;
+  const auto shown = [&](const std::string& relative) { return (root_ / relative).string(); };
+  fs::create_directories(root_ / "secret" / "m");
+  ::chmod((root_ / "secret").c_str(), 0700);
+  write(root_ / "secret" / "m" / "token", "root's");
+  // Only root can change the way to a root-owned model, even where a user owns the model.
+  fs::create_directories(root_ / "srv" / "models" / "m");
+  ASSERT_EQ(::chown((root_ / "srv" / "models" / "m").c_str(), kHostile, kHostile), 0);
+  EXPECT_EQ(replaceable_reason(root_ / "srv" / "models" / "m"), std::nullopt);
+  EXPECT_EQ(replaceable_reason(root_ / "srv" / "missing"), std::nullopt);
+  // A sticky shared directory (/tmp's rule): the user plants the link there itself.
+  fs::create_directories(root_ / "shared");
+  ::chmod((root_ / "shared").c_str(), 01777);
+  fs::create_directories(root_ / "shared" / "roots");
+  EXPECT_EQ(replaceable_reason(root_ / "shared" / "roots"), std::nullopt);
+  const fs::path planted = root_ / "shared" / "models";
+  ASSERT_TRUE(as_user(kHostile,
+                      [&] { return ::symlink((root_ / "secret").c_str(), planted.c_str()) == 0; }));
+  ASSERT_FALSE(as_user(kHostile, [&] {  // its own uid cannot reach the secret
+    return ::access((planted / "m" / "token").c_str(), R_OK) == 0;
+  }));
+  EXPECT_EQ(replaceable_reason(planted / "m"),
+            "'" + shown("shared/models") +
+                "' is a symbolic link (owned by uid 4242), which root "
+                "would follow");
+  fs::create_directories(root_ / "shared" / "theirs");
+  ASSERT_EQ(::chown((root_ / "shared" / "theirs").c_str(), kHostile, kHostile), 0);
+  EXPECT_EQ(replaceable_reason(root_ / "shared" / "theirs"),
+            "'" + shown("shared/theirs") + "' is owned by uid 4242 in the shared sticky '" +
+                shown("shared") + "' (mode 1777), so that user can replace it");
+  // A user's directory on the way: its owner can put a link where the model is.
+  fs::create_directories(root_ / "home" / "u" / "models" / "m");
+  ASSERT_EQ(::chown((root_ / "home" / "u").c_str(), kHostile, kHostile), 0);
+  EXPECT_EQ(replaceable_reason(root_ / "home" / "u" / "models" / "m"),
+            "'" + shown("home/u") + "' is owned by uid 4242 (mode 0755), who can replace '" +
+                shown("home/u/models") + "'");
+  ASSERT_TRUE(as_user(kHostile, [&] {
+    const fs::path models = root_ / "home" / "u" / "models";
+    return ::rename(models.c_str(), (models.string() + ".old").c_str()) == 0 &&
+           ::symlink((root_ / "secret").c_str(), models.c_str()) == 0;
+  }));
+  EXPECT_EQ(replaceable_reason(root_ / "home" / "u" / "models" / "m"),
+            "'" + shown("home/u") + "' is owned by uid 4242 (mode 0755), who can replace '" +
+                shown("home/u/models") + "'");
+  // Group- and world-writable directories without the sticky bit.
+  fs::create_directories(root_ / "team" / "m");
+  ASSERT_EQ(::chown((root_ / "team").c_str(), 0, kHostile), 0);
+  ::chmod((root_ / "team").c_str(), 0775);
+  EXPECT_EQ(replaceable_reason(root_ / "team" / "m"),
+            "'" + shown("team") +
+                "' is group-writable (gid 4242, mode 0775): that group can "
+                "replace '" +
+                shown("team/m") + "'");
+  ::chmod((root_ / "team").c_str(), 0757);
+  EXPECT_EQ(replaceable_reason(root_ / "team" / "m"),
+            "'" + shown("team") + "' is world-writable (mode 0757): any user can replace '" +
+                shown("team/m") + "'");
+  // A link is never followed, even root's own to a root-only tree: podman would follow it.
+  fs::create_directory_symlink(root_ / "srv" / "models", root_ / "srv" / "linked");
+  EXPECT_EQ(replaceable_reason(root_ / "srv" / "linked" / "m"),
+            "'" + shown("srv/linked") +
+                "' is a symbolic link (owned by uid 0), which root would "
+                "follow");
+  // Under a node's root, the node's path is judged below it.
+  EXPECT_EQ(replaceable_reason("/linked/m", root_ / "srv"),
+            "'/linked' is a symbolic link (owned by uid 0), which root would follow");
+  EXPECT_EQ(replaceable_reason("/models/m", root_ / "srv"), std::nullopt);
 }
 
 }  // namespace
