@@ -49,8 +49,9 @@ int purge_root_state(const std::string& name) {
     if (auto user = purge_service_user(**installed, others, purged); !user) removed = user;
     report_left_caches(**installed, purged);
   }
-  for (const auto& line : purged.removed) fmt::print("{}\n", line);
-  for (const auto& line : purged.left) fmt::print("{}\n", line);
+  // The paths are the profile's and its caches', which the engine may have named.
+  for (const auto& line : purged.removed) fmt::print("{}\n", terminal_text(line));
+  for (const auto& line : purged.left) fmt::print("{}\n", terminal_text(line));
   return removed ? kExitOk : report(removed.error());
 }
 

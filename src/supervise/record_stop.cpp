@@ -130,10 +130,9 @@ StopDecision decide_stop(SupervisorState state, StopInput input, SystemdManager*
   // reads above, the history writes after, systemd's RestartSec= and the next start's own set-up
   // all spend part of it (supervise/start_gate), instead of coming on top of it. Whether it
   // served past restart.probation decides whether the stop counts toward the budget.
-  auto outcome =
-      after_stop(state, decision.stop, input.restart, stopping.ended_at(now),
-                 max_gpu_level(input.kind), max_host_level(input.kind),
-                 served_since_ready(stopping.times, now));
+  auto outcome = after_stop(state, decision.stop, input.restart, stopping.ended_at(now),
+                            max_gpu_level(input.kind), max_host_level(input.kind),
+                            served_since_ready(stopping.times, now));
   decision.keeps_dying = outcome.keeps_dying;
   decision.state = outcome.state;
   ++decision.state.stops_by_class[decision.stop.value];  // every stop counts, never forgiven

@@ -51,6 +51,9 @@ const std::vector<OwnValue> kOwnValues{
      "the raw text; logs, status and events escape it when they show it"},
     {"src/cli/prepare_caches_command.cpp", "line",
      "prepare-caches' own lines to the journal (stdout under systemd)"},
+    {"src/cli/logs_command.cpp", "message",
+     "logs --json: JSON lines, the message's control bytes escaped by nlohmann's dump"},
+    {"src/cli/logs_command.cpp", "identifier", "logs --json: escaped by the JSON dump, as above"},
     {"src/cli/lock_command.cpp", "text",
      "the lockfile itself (JSON, its control bytes escaped by the writer), which a redirect "
      "writes to a file"},
