@@ -52,6 +52,17 @@ Result<void> check_clearable(const std::filesystem::path& path) {
 
 Result<ConfinedRoot> ConfinedRoot::open(const std::filesystem::path& root) {
   GL_TRY_VOID(check_clearable(root));
+  return open_checked(root, true);
+}
+
+Result<ConfinedRoot> ConfinedRoot::open_own(const std::filesystem::path& root) {
+  if (!root.is_absolute())
+    return failf("Refusing to clear '{}': not an absolute path", root.string());
+  return open_checked(root, false);
+}
+
+Result<ConfinedRoot> ConfinedRoot::open_checked(const std::filesystem::path& root,
+                                                bool clearable_only) {
   const std::filesystem::path normal(normal_text(root));
   const std::string shown = normal.string();
   int parent = ::open(normal.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -73,7 +84,7 @@ Result<ConfinedRoot> ConfinedRoot::open(const std::filesystem::path& root) {
   // Ancestors were followed: the directory they lead to must pass the same check.
   std::error_code error;
   auto resolved = std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(fd.get()), error);
-  if (!error)
+  if (!error && clearable_only)
     if (auto allowed = check_clearable(resolved); !allowed)
       return failf("{} (resolved from '{}')", allowed.error().message, shown);
   return ConfinedRoot(normal, std::move(fd));

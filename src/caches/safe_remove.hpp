@@ -82,6 +82,10 @@ class ConfinedRoot {
   // Ancestors may be symlinks (they are the administrator's layout); the root itself may not,
   // and both the path as written and the directory it resolves to must pass check_clearable.
   static Result<ConfinedRoot> open(const std::filesystem::path& root);
+  // One of gpulaunch's own directories (state_paths: /var/lib/gpulaunch/NAME,
+  // /run/gpulaunch/NAME), which check_clearable refuses as a system tree: opened the same way
+  // (the root itself never a link), without that check. Never for a path a profile names.
+  static Result<ConfinedRoot> open_own(const std::filesystem::path& root);
 
   const std::filesystem::path& path() const { return path_; }
   // The device and inode of the directory that was opened.
@@ -184,6 +188,7 @@ class ConfinedRoot {
   Result<RemovedTree> remove_beside(std::string_view relative, std::string_view name) const;
 
  private:
+  static Result<ConfinedRoot> open_checked(const std::filesystem::path& root, bool clearable_only);
   ConfinedRoot(std::filesystem::path path, UniqueFd fd)
       : path_(std::move(path)), fd_(std::move(fd)) {}
   std::filesystem::path path_;

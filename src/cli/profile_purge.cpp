@@ -24,7 +24,7 @@ bool exists_no_follow(const std::filesystem::path& path) {
 // A directory root wrote, emptied through a confined root (the engine owns parts of it: a link
 // it left is removed, never followed), then removed.
 Result<RemovedTree> remove_tree(const std::filesystem::path& directory) {
-  GL_TRY(auto root, ConfinedRoot::open(directory));
+  GL_TRY(auto root, ConfinedRoot::open_own(directory));
   RemovedTree total;
   std::error_code error;
   std::vector<std::string> entries;

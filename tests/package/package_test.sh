@@ -115,7 +115,7 @@ check "gpulaunch --version reports the package version" \
   test "$("$gl" --version)" = "gpulaunch $version"
 out=$("$gl" -P "$root/usr/share/gpulaunch/profiles" list)
 check "list finds k26-ar in the package's profiles" \
-  grep -qE "^k26-ar +$root/usr/share/gpulaunch/profiles/k26-ar.toml$" <<<"$out"
+  grep -qE "^k26-ar +sglang .* $root/usr/share/gpulaunch/profiles/k26-ar.toml$" <<<"$out"
 unit=$("$gl" -P "$root/usr/share/gpulaunch/profiles" render k26-ar)
 check "render k26-ar pins CUDA_HOME" grep -qx 'Environment="CUDA_HOME=/usr/local/cuda-13.0"' <<<"$unit"
 check "render k26-ar runs the extracted binary" grep -q "^ExecStart=\"$gl\" \"run\"" <<<"$unit"
@@ -195,7 +195,7 @@ cd /
 check "installed gpulaunch --version" test "$(gpulaunch --version 2>&1)" = "gpulaunch $version"
 out=$(gpulaunch list 2>&1)
 check "installed list finds /usr/share/gpulaunch/profiles from /" \
-  grep -qE '^k26-ar +/usr/share/gpulaunch/profiles/k26-ar.toml$' <<<"$out"
+  grep -qE '^k26-ar +sglang .* /usr/share/gpulaunch/profiles/k26-ar.toml$' <<<"$out"
 check "installed /etc/gpulaunch/profiles exists" test -d /etc/gpulaunch/profiles
 check "postinst created the gpulaunch user" bash -c "id gpulaunch >/dev/null"
 # dh_installsystemd's postinst enables the units (deb-systemd-helper makes the [Install] links
