@@ -28,7 +28,7 @@ set -euo pipefail
 demo_packages=(
   build-essential cmake ninja-build pkg-config dpkg-dev
   libtomlplusplus-dev libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev
-  libsystemd-dev libboost-dev libboost-filesystem-dev libssl-dev libarchive-dev
+  libsystemd-dev libboost-dev libboost-filesystem-dev nettle-dev libarchive-dev
   systemd dbus util-linux python3 python3-venv procps ccache
 )
 packages=(

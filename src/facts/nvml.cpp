@@ -2,8 +2,6 @@
 // NVML through dlopen: no link-time dependency, so gpulaunch runs on nodes without a driver.
 // The ABI below is NVML's own (nvml.h): nvmlReturn_t is int, nvmlDevice_t an opaque pointer.
 
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
@@ -11,6 +9,8 @@
 
 #include "catalog/node_health.hpp"
 #include "facts/gpu_probe.hpp"
+#include "util/shared_library.hpp"
+#include "util/try.hpp"
 #include "util/version.hpp"
 
 namespace gl {
@@ -69,25 +69,6 @@ constexpr unsigned kNvmlMigEnabled = 1;  // NVML_DEVICE_MIG_ENABLE
 constexpr nvmlReturn_t kNvmlInsufficientSize = 7;
 constexpr unsigned kNameLength = 96;
 
-class Library {
- public:
-  Library() : handle_(dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL)) {}
-  ~Library() {
-    if (handle_) dlclose(handle_);
-  }
-  Library(const Library&) = delete;
-  Library& operator=(const Library&) = delete;
-
-  bool loaded() const { return handle_ != nullptr; }
-  template <class Function>
-  Function* symbol(const char* name) const {
-    return reinterpret_cast<Function*>(dlsym(handle_, name));
-  }
-
- private:
-  void* handle_;
-};
-
 // The optional calls the health reads make: any may be missing from an older driver, and each
 // answers NOT_SUPPORTED where the GPU lacks the feature; nullopt then.
 struct HealthCalls {
@@ -99,7 +80,7 @@ struct HealthCalls {
   nvmlReturn_t (*fabric_v)(nvmlDevice_t, nvmlGpuFabricInfoV_t*) = nullptr;
   nvmlReturn_t (*fabric)(nvmlDevice_t, nvmlGpuFabricInfo_t*) = nullptr;
 
-  explicit HealthCalls(const Library& library)
+  explicit HealthCalls(const SharedLibrary& library)
       : pci_info(
             library.symbol<nvmlReturn_t(nvmlDevice_t, nvmlPciInfo_t*)>("nvmlDeviceGetPciInfo_v3")),
         persistence(
@@ -181,11 +162,7 @@ void read_health(const HealthCalls& calls, nvmlDevice_t device, GpuFact& gpu,
 }  // namespace
 
 Result<GpuProbe> probe_nvml(int* init_error) {
-  Library library;
-  if (!library.loaded()) {
-    const char* why = dlerror();
-    return failf("Failed to load 'libnvidia-ml.so.1': {}", why ? why : "not found");
-  }
+  GL_TRY(const auto library, SharedLibrary::open("libnvidia-ml.so.1", "libnvidia-ml.so.1"));
   auto init = library.symbol<nvmlReturn_t()>("nvmlInit_v2");
   auto shutdown = library.symbol<nvmlReturn_t()>("nvmlShutdown");
   auto error_string = library.symbol<const char*(nvmlReturn_t)>("nvmlErrorString");
@@ -258,8 +235,7 @@ Result<GpuProbe> probe_nvml(int* init_error) {
 }
 
 Result<std::vector<GpuProcessUse>> nvml_compute_processes(const std::vector<int>& gpus) {
-  Library library;
-  if (!library.loaded()) return fail("Failed to load 'libnvidia-ml.so.1'");
+  GL_TRY(const auto library, SharedLibrary::open("libnvidia-ml.so.1", "libnvidia-ml.so.1"));
   auto init = library.symbol<nvmlReturn_t()>("nvmlInit_v2");
   auto shutdown = library.symbol<nvmlReturn_t()>("nvmlShutdown");
   auto count = library.symbol<nvmlReturn_t(unsigned*)>("nvmlDeviceGetCount_v2");

@@ -12,34 +12,35 @@
 
 #include <unistd.h>
 
-#include <openssl/evp.h>
+#include <nettle/sha2.h>
 
 #include "util/try.hpp"
 
 namespace gl {
 namespace {
 
-struct ContextDeleter {
-  void operator()(EVP_MD_CTX* context) const { EVP_MD_CTX_free(context); }
-};
-using Context = std::unique_ptr<EVP_MD_CTX, ContextDeleter>;
+// Nettle's SHA-256 (the library libarchive already loads): a plain struct, nothing to free.
+using Context = std::unique_ptr<sha256_ctx>;
 
 Context new_context() {
-  Context context(EVP_MD_CTX_new());
-  if (!context || EVP_DigestInit_ex(context.get(), EVP_sha256(), nullptr) != 1) return nullptr;
+  auto context = std::make_unique<sha256_ctx>();
+  sha256_init(context.get());
   return context;
 }
 
-std::string finish(EVP_MD_CTX* context) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-  unsigned int size = 0;
-  EVP_DigestFinal_ex(context, digest.data(), &size);
+void update(sha256_ctx* context, const void* data, std::size_t size) {
+  sha256_update(context, size, static_cast<const std::uint8_t*>(data));
+}
+
+std::string finish(sha256_ctx* context) {
+  std::array<std::uint8_t, SHA256_DIGEST_SIZE> digest{};
+  sha256_digest(context, digest.size(), digest.data());
   static constexpr char kHex[] = "0123456789abcdef";
   std::string hex;
-  hex.reserve(size * 2);
-  for (unsigned int i = 0; i < size; ++i) {
-    hex.push_back(kHex[digest[i] >> 4]);
-    hex.push_back(kHex[digest[i] & 0xf]);
+  hex.reserve(digest.size() * 2);
+  for (const std::uint8_t byte : digest) {
+    hex.push_back(kHex[byte >> 4]);
+    hex.push_back(kHex[byte & 0xf]);
   }
   return hex;
 }
@@ -48,8 +49,7 @@ std::string finish(EVP_MD_CTX* context) {
 
 std::string sha256_hex(std::string_view data) {
   auto context = new_context();
-  if (!context) return {};
-  EVP_DigestUpdate(context.get(), data.data(), data.size());
+  update(context.get(), data.data(), data.size());
   return finish(context.get());
 }
 
@@ -57,11 +57,10 @@ Result<std::string> sha256_file_hex(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return failf("Failed to hash '{}': {}", path.string(), std::strerror(errno));
   auto context = new_context();
-  if (!context) return failf("Failed to hash '{}': OpenSSL has no SHA-256", path.string());
   std::array<char, 1 << 16> buffer{};
   while (in) {
     in.read(buffer.data(), buffer.size());
-    if (in.gcount() > 0) EVP_DigestUpdate(context.get(), buffer.data(), in.gcount());
+    if (in.gcount() > 0) update(context.get(), buffer.data(), in.gcount());
   }
   if (in.bad()) return failf("Failed to hash '{}': read error", path.string());
   return finish(context.get());
@@ -69,7 +68,6 @@ Result<std::string> sha256_file_hex(const std::filesystem::path& path) {
 
 Result<std::string> sha256_fd_hex(int fd, std::string_view shown) {
   auto context = new_context();
-  if (!context) return failf("Failed to hash '{}': OpenSSL has no SHA-256", shown);
   std::array<char, 1 << 16> buffer{};
   for (;;) {
     const ssize_t got = ::read(fd, buffer.data(), buffer.size());
@@ -78,14 +76,13 @@ Result<std::string> sha256_fd_hex(int fd, std::string_view shown) {
       if (errno == EINTR) continue;
       return failf("Failed to hash '{}': {}", shown, std::strerror(errno));
     }
-    EVP_DigestUpdate(context.get(), buffer.data(), static_cast<size_t>(got));
+    update(context.get(), buffer.data(), static_cast<size_t>(got));
   }
   return finish(context.get());
 }
 
 Result<StoredDigest> sha256_stored_hex(int fd, std::uint64_t size, std::string_view shown) {
   auto context = new_context();
-  if (!context) return failf("Failed to hash '{}': OpenSSL has no SHA-256", shown);
   StoredDigest digest;
   std::vector<char> block(kStoredBlock);
   const auto fail = [&] { return failf("Failed to hash '{}': {}", shown, std::strerror(errno)); };
@@ -122,8 +119,8 @@ Result<StoredDigest> sha256_stored_hex(int fd, std::uint64_t size, std::string_v
         continue;
       unsigned char where[8];
       for (int i = 0; i < 8; ++i) where[i] = static_cast<unsigned char>(offset >> (8 * i));
-      EVP_DigestUpdate(context.get(), where, sizeof where);
-      EVP_DigestUpdate(context.get(), block.data(), got);
+      update(context.get(), where, sizeof where);
+      update(context.get(), block.data(), got);
     }
     next = std::max(next, last);
   }
@@ -161,8 +158,8 @@ Result<void> StoredHasher::flush() {
   if (!zero) {
     unsigned char where[8];
     for (int i = 0; i < 8; ++i) where[i] = static_cast<unsigned char>(offset >> (8 * i));
-    EVP_DigestUpdate(s.context.get(), where, sizeof where);
-    EVP_DigestUpdate(s.context.get(), s.block.data(), length);
+    update(s.context.get(), where, sizeof where);
+    update(s.context.get(), s.block.data(), length);
     if (s.stored) GL_TRY_VOID(s.stored(offset, {s.block.data(), length}));
   }
   std::fill(begin, begin + static_cast<std::ptrdiff_t>(length), '\0');
@@ -171,7 +168,6 @@ Result<void> StoredHasher::flush() {
 
 Result<void> StoredHasher::add(std::uint64_t offset, std::span<const char> data) {
   State& s = *state_;
-  if (!s.context) return failf("OpenSSL has no SHA-256");
   if (offset < s.next) return failf("data at offset {} comes after offset {}", offset, s.next);
   if (offset > s.size || data.size() > s.size - offset)
     return failf("data at offset {} runs past the size of {} bytes", offset, s.size);
@@ -193,7 +189,6 @@ Result<void> StoredHasher::add(std::uint64_t offset, std::span<const char> data)
 }
 
 Result<std::string> StoredHasher::finish() {
-  if (!state_->context) return failf("OpenSSL has no SHA-256");
   GL_TRY_VOID(flush());
   return gl::finish(state_->context.get());
 }

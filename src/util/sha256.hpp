@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// SHA-256 for content identity (lockfiles): OpenSSL's, as lowercase hex.
+// SHA-256 for content identity (lockfiles, cache digests): Nettle's, as lowercase hex.
 
 #include <cstdint>
 #include <filesystem>

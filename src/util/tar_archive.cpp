@@ -1,50 +1,81 @@
 // SPDX-License-Identifier: Apache-2.0
-// The one file that includes libarchive's headers.
+// TarWriter and TarReader over the libarchive half in `gpulaunch-archive.so`, loaded the first
+// time an archive is opened (util/tar_archive_module.hpp says why).
 #include "util/tar_archive.hpp"
 
-#include <archive.h>
-#include <archive_entry.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-#include <limits>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
 #include <utility>
+
+#include "util/safe_file.hpp"
+#include "util/shared_library.hpp"
+#include "util/tar_archive_module.hpp"
+#include "util/try.hpp"
+#include "util/unique_fd.hpp"
 
 namespace gl {
 namespace {
 
-std::string why(struct archive* archive) {
-  const char* text = archive_error_string(archive);
-  return text ? text : "unknown libarchive error";
+constexpr const char* kModuleFile = "lib/gpulaunch/gpulaunch-archive.so";
+
+// Beside the running binary as installed (/usr/bin/gpulaunch -> /usr/lib/gpulaunch/...), or the
+// build tree's for a binary inside it (the tests, the benches, the fuzzers).
+Result<std::filesystem::path> module_path() {
+  std::error_code error;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) return failf("cannot find the running binary: {}", error.message());
+  const std::filesystem::path build = GPULAUNCH_BUILD_DIR;
+  const auto inside = self.lexically_relative(build);
+  if (!inside.empty() && *inside.begin() != "..") return build / kModuleFile;
+  return self.parent_path().parent_path() / kModuleFile;
 }
 
-std::string kind_name(mode_t type, const char* hardlink) {
-  if (hardlink) return "hard link";
-  switch (type) {
-    case AE_IFREG:
-      return "regular file";
-    case AE_IFDIR:
-      return "directory";
-    case AE_IFLNK:
-      return "symbolic link";
-    case AE_IFCHR:
-      return "character device";
-    case AE_IFBLK:
-      return "block device";
-    case AE_IFIFO:
-      return "FIFO";
-    case AE_IFSOCK:
-      return "socket";
-    default:
-      return "member of unknown type";
+// Root loads only what only root could have put there: the file opened without following a link,
+// a regular file owned by root and writable by no one else, on a path no other user can replace.
+Result<const TarArchiveModule*> load_module() {
+  GL_TRY(const auto path, module_path());
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd) return failf("'{}' cannot be opened: {}", path.string(), std::strerror(errno));
+  struct stat info {};
+  if (::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode))
+    return failf("'{}' is not a regular file", path.string());
+  if (::geteuid() == 0) {
+    if (info.st_uid != 0 || (info.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+      return failf("'{}' is owned by uid {} (mode {:04o}): root loads only its own modules",
+                   path.string(), info.st_uid, info.st_mode & 07777);
+    if (auto reason = replaceable_reason(path)) return failf("{}", *reason);
   }
+  // The descriptor checked is the file loaded.
+  const std::string by_fd = "/proc/self/fd/" + std::to_string(fd.get());
+  GL_TRY(auto library, SharedLibrary::open(by_fd, path.string()));
+  auto* entry = library.symbol<const TarArchiveModule*()>(kTarArchiveModuleSymbol);
+  const TarArchiveModule* module = entry ? entry() : nullptr;
+  if (!module || module->version != kTarArchiveModuleVersion)
+    return failf("'{}' is from another build of gpulaunch (reinstall the package)", path.string());
+  std::move(library).keep();
+  return module;  // kept loaded for the process's life
+}
+
+Result<const TarArchiveModule*> archive_module(std::string_view shown) {
+  static const Result<const TarArchiveModule*> loaded = load_module();
+  if (!loaded)
+    return failf("Cannot open '{}' (the archive module): {}", shown, loaded.error().message);
+  return *loaded;
 }
 
 }  // namespace
 
 struct TarWriter::State {
-  struct archive* archive = nullptr;
-  std::string shown;
+  const TarArchiveModule* module = nullptr;
+  void* writer = nullptr;
   ~State() {
-    if (archive) archive_write_free(archive);
+    if (writer) module->writer_free(writer);
   }
 };
 
@@ -55,63 +86,28 @@ TarWriter::~TarWriter() = default;
 
 Result<TarWriter> TarWriter::open(int fd, std::string shown) {
   auto state = std::make_unique<State>();
-  state->shown = std::move(shown);
-  state->archive = archive_write_new();
-  if (!state->archive) return failf("Failed to write '{}': out of memory", state->shown);
-  if (archive_write_set_format_pax_restricted(state->archive) != ARCHIVE_OK)
-    return failf("Failed to write '{}': {}", state->shown, why(state->archive));
-  // ARCHIVE_WARN here means libarchive would run the zstd program: never.
-  if (archive_write_add_filter_zstd(state->archive) != ARCHIVE_OK)
-    return failf("Failed to write '{}': this libarchive has no built-in zstd", state->shown);
-  // No padding after the compressed stream: libarchive pads the last block of an output that is
-  // not a regular file (a pipe into `cache import -`) with zeros, which zstd reads as a bad frame.
-  if (archive_write_set_bytes_in_last_block(state->archive, 1) != ARCHIVE_OK ||
-      archive_write_open_fd(state->archive, fd) != ARCHIVE_OK)
-    return failf("Failed to write '{}': {}", state->shown, why(state->archive));
+  GL_TRY(state->module, archive_module(shown));
+  GL_TRY(state->writer, state->module->writer_open(fd, std::move(shown)));
   return TarWriter(std::move(state));
 }
 
 Result<void> TarWriter::add_file(std::string_view path, std::uint64_t size, bool executable) {
-  if (size > static_cast<std::uint64_t>(std::numeric_limits<la_int64_t>::max()))
-    return failf("Failed to write '{}': '{}' is too large", state_->shown, path);
-  struct archive_entry* entry = archive_entry_new();
-  if (!entry) return failf("Failed to write '{}': out of memory", state_->shown);
-  const std::string name(path);
-  archive_entry_set_pathname(entry, name.c_str());
-  archive_entry_set_filetype(entry, AE_IFREG);
-  archive_entry_set_perm(entry, executable ? 0755 : 0644);
-  archive_entry_set_size(entry, static_cast<la_int64_t>(size));
-  archive_entry_set_mtime(entry, 0, 0);
-  archive_entry_set_uid(entry, 0);
-  archive_entry_set_gid(entry, 0);
-  const int status = archive_write_header(state_->archive, entry);
-  archive_entry_free(entry);
-  if (status != ARCHIVE_OK)
-    return failf("Failed to write '{}': member '{}': {}", state_->shown, path,
-                 why(state_->archive));
-  return {};
+  return state_->module->writer_add_file(state_->writer, path, size, executable);
 }
 
 Result<void> TarWriter::write_data(std::span<const char> data) {
-  while (!data.empty()) {
-    const la_ssize_t written = archive_write_data(state_->archive, data.data(), data.size());
-    if (written <= 0) return failf("Failed to write '{}': {}", state_->shown, why(state_->archive));
-    data = data.subspan(static_cast<std::size_t>(written));
-  }
-  return {};
+  return state_->module->writer_write_data(state_->writer, data);
 }
 
 Result<void> TarWriter::finish() {
-  if (archive_write_close(state_->archive) != ARCHIVE_OK)
-    return failf("Failed to write '{}': {}", state_->shown, why(state_->archive));
-  return {};
+  return state_->module->writer_finish(state_->writer);
 }
 
 struct TarReader::State {
-  struct archive* archive = nullptr;
-  std::string shown;
+  const TarArchiveModule* module = nullptr;
+  void* reader = nullptr;
   ~State() {
-    if (archive) archive_read_free(archive);
+    if (reader) module->reader_free(reader);
   }
 };
 
@@ -122,59 +118,21 @@ TarReader::~TarReader() = default;
 
 Result<TarReader> TarReader::open(int fd, std::string shown) {
   auto state = std::make_unique<State>();
-  state->shown = std::move(shown);
-  state->archive = archive_read_new();
-  if (!state->archive) return failf("Failed to read '{}': out of memory", state->shown);
-  if (archive_read_support_format_tar(state->archive) != ARCHIVE_OK)
-    return failf("Failed to read '{}': {}", state->shown, why(state->archive));
-  // ARCHIVE_WARN: only through the zstd program, which is never run.
-  if (archive_read_support_filter_zstd(state->archive) != ARCHIVE_OK)
-    return failf("Failed to read '{}': this libarchive has no built-in zstd", state->shown);
-  if (archive_read_open_fd(state->archive, fd, 64 * 1024) != ARCHIVE_OK)
-    return failf("Failed to read '{}': {}", state->shown, why(state->archive));
+  GL_TRY(state->module, archive_module(shown));
+  GL_TRY(state->reader, state->module->reader_open(fd, std::move(shown)));
   return TarReader(std::move(state));
 }
 
 Result<std::optional<ArchiveMember>> TarReader::next() {
-  struct archive_entry* entry = nullptr;
-  const int status = archive_read_next_header(state_->archive, &entry);
-  if (status == ARCHIVE_EOF) return std::optional<ArchiveMember>{};
-  // A warning (an unknown pax keyword, a character-set conversion) is not trusted either.
-  if (status != ARCHIVE_OK)
-    return failf("Failed to read '{}': {}", state_->shown, why(state_->archive));
-  ArchiveMember member;
-  const char* path = archive_entry_pathname(entry);
-  if (!path) return failf("Failed to read '{}': a member has no name", state_->shown);
-  member.path = path;
-  const char* hardlink = archive_entry_hardlink(entry);
-  const mode_t type = archive_entry_filetype(entry);
-  member.kind_name = kind_name(type, hardlink);
-  if (!hardlink && type == AE_IFREG)
-    member.kind = MemberKind::file;
-  else if (!hardlink && type == AE_IFDIR)
-    member.kind = MemberKind::directory;
-  if (archive_entry_size_is_set(entry) && archive_entry_size(entry) > 0)
-    member.size = static_cast<std::uint64_t>(archive_entry_size(entry));
-  member.executable = (archive_entry_perm(entry) & 0111) != 0;
-  return std::optional<ArchiveMember>(std::move(member));
+  return state_->module->reader_next(state_->reader);
 }
 
 Result<std::size_t> TarReader::read_data(std::span<char> buffer) {
-  const la_ssize_t got = archive_read_data(state_->archive, buffer.data(), buffer.size());
-  if (got < 0) return failf("Failed to read '{}': {}", state_->shown, why(state_->archive));
-  return static_cast<std::size_t>(got);
+  return state_->module->reader_read_data(state_->reader, buffer);
 }
 
 Result<std::optional<TarReader::Block>> TarReader::read_block() {
-  const void* data = nullptr;
-  std::size_t size = 0;
-  la_int64_t offset = 0;
-  const int status = archive_read_data_block(state_->archive, &data, &size, &offset);
-  if (status == ARCHIVE_EOF) return std::optional<Block>{};
-  if (status != ARCHIVE_OK || offset < 0)
-    return failf("Failed to read '{}': {}", state_->shown, why(state_->archive));
-  return std::optional<Block>(
-      Block{static_cast<std::uint64_t>(offset), {static_cast<const char*>(data), size}});
+  return state_->module->reader_read_block(state_->reader);
 }
 
 }  // namespace gl

@@ -186,5 +186,31 @@ gl e cache import e/profiles/k26.toml "$scratch/d.tar.zst" >/dev/null
 seeded=$(to_ready e)
 check "the node seeded from it does not (${seeded}s)" python3 -c "assert 0 < $seeded < $cold - 1.5"
 
+# The archive module (libarchive's half, loaded only by these commands): a copy of the binary
+# outside the build tree looks in ../lib/gpulaunch/ beside it, and root loads only a module that
+# only root could have put there.
+mkdir -p copy/bin copy/lib/gpulaunch
+cp "$gpulaunch" copy/bin/gpulaunch
+module=$(dirname "$gpulaunch")/../lib/gpulaunch/gpulaunch-archive.so
+node m "$scratch/venv-a"
+prepare m
+copied() { "$scratch/copy/bin/gpulaunch" cache import m/profiles/k26.toml "$scratch/a.tar.zst" \
+  --state-root "$scratch/m/state" 2>&1; }
+out=$(copied); rc=$?
+check "no module: one line naming it, exit 1" \
+  test "$rc" = 1 -a "$(wc -l <<<"$out")" = 1 -a -n "$(grep -F 'copy/lib/gpulaunch/gpulaunch-archive.so' <<<"$out")"
+cp "$module" copy/lib/gpulaunch/ && chmod 0666 copy/lib/gpulaunch/gpulaunch-archive.so
+out=$(copied); rc=$?
+check "a world-writable module is refused as root" grep -q "mode 0666.*root loads only" <<<"$out"
+mv copy/lib/gpulaunch/gpulaunch-archive.so copy/module.so && chmod 0644 copy/module.so
+ln -s "$scratch/copy/module.so" copy/lib/gpulaunch/gpulaunch-archive.so
+out=$(copied); rc=$?
+check "a module behind a link is refused" test "$rc" = 1 -a -n "$(grep 'cannot be opened' <<<"$out")"
+rm copy/lib/gpulaunch/gpulaunch-archive.so && cp "$module" copy/lib/gpulaunch/
+out=$(copied); rc=$?
+check "the module in place: the copy imports ($rc: ${out%%$'\n'*})" test "$rc" = 0
+check "commands that read no archive never load libarchive" \
+  bash -c "! LD_DEBUG=files '$gpulaunch' --version 2>&1 | grep -q libarchive"
+
 echo "$failures failed"
 ((failures == 0))

@@ -108,6 +108,10 @@ fail() {
 mkdir -p "$work/bin"
 cp "$binary" "$work/bin/gpulaunch"
 cp "$(dirname "$binary")/gpulaunch-record-start" "$work/bin/"  # ExecStartPost= runs it
+# The archive module, where a binary outside the build tree looks for it (../lib/gpulaunch/):
+# the group's cache seeding exports and imports archives.
+mkdir -p "$work/lib/gpulaunch"
+cp "$(dirname "$binary")/../lib/gpulaunch/gpulaunch-archive.so" "$work/lib/gpulaunch/"
 binary=$work/bin/gpulaunch
 "$binary" --version >/dev/null || fail "the copy of the gpulaunch binary does not run"
 
