@@ -11,8 +11,10 @@
 namespace gl {
 
 struct DiscoveryPlace {
-  std::string_view directory;  // each entry inside it is a candidate
-  std::string_view why;        // whose convention it is
+  // Each entry inside it is a candidate. A "*" component stands for every directory there
+  // ("/opt/*/venvs": /opt/a/venvs, /opt/b/venvs), read one level.
+  std::string_view directory;
+  std::string_view why;  // whose convention it is
 };
 
 // Directories whose entries may be venvs: a directory holding pyvenv.cfg (PEP 405,

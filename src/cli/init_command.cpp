@@ -16,7 +16,10 @@
 #include "facts/discovery.hpp"
 #include "facts/gather.hpp"
 #include "plan/launch_plan.hpp"
+#include "profile/memory_source.hpp"
 #include "profile/validate.hpp"
+#include "rules/check.hpp"
+#include "rules/finding.hpp"
 #include "rules/init_proposal.hpp"
 #include "util/safe_file.hpp"
 #include "util/terminal_text.hpp"
@@ -34,14 +37,31 @@ void print_options(const Choice& choice) {
                i == choice.proposed ? "  [proposed]" : "");
 }
 
-// --yes: the proposal, said with the rule that made it.
+// --yes: the proposal, said with the rule that made it; the venv the trials below settled on.
 class ProposalChooser final : public Chooser {
  public:
+  explicit ProposalChooser(std::optional<size_t> venv = std::nullopt) : venv_(venv) {}
   size_t choose(const Choice& choice) override {
+    const size_t taken = choice.topic == "venv" && venv_ ? *venv_ : choice.proposed;
     fmt::print("init: {}: took {} of {} found, by the rule: {}\n", choice.topic,
-               choice.options[choice.proposed], choice.options.size(), choice.rule);
-    return choice.proposed;
+               choice.options[taken], choice.options.size(), choice.rule);
+    return taken;
   }
+
+ private:
+  std::optional<size_t> venv_;
+};
+
+// A trial of one venv answer, silent: the proposal at every other choice.
+class TrialChooser final : public Chooser {
+ public:
+  explicit TrialChooser(size_t venv) : venv_(venv) {}
+  size_t choose(const Choice& choice) override {
+    return choice.topic == "venv" ? venv_ : choice.proposed;
+  }
+
+ private:
+  size_t venv_;
 };
 
 // A terminal: the answers listed, a number read back; Enter takes the proposal.
@@ -108,6 +128,72 @@ Result<void> write_profile(const fs::path& path, const std::string& text) {
   return create_atomically_at(fd.get(), path.filename().string(), text, 0644, path.string());
 }
 
+// A profile text as `check` will judge it once written, judged before anything is written.
+struct Judged {
+  Profile profile;
+  LaunchPlan plan;
+  Facts facts;
+  std::vector<Finding> findings;
+};
+Result<Judged> judge(const fs::path& target, const std::string& text, const ShellEnvironment& shell,
+                     const std::string& root) {
+  const MemorySource source(std::map<std::string, std::string>{{target.string(), text}});
+  GL_TRY(Profile profile, load_profile(source, target.string()));
+  LaunchPlan plan = make_launch_plan(profile);
+  Facts facts = check_facts(profile, plan, shell, root);
+  auto findings = evaluate(profile, plan, facts, shell);
+  return Judged{std::move(profile), std::move(plan), std::move(facts), std::move(findings)};
+}
+
+const Finding* first_error(const std::vector<Finding>& findings) {
+  for (const auto& finding : findings)
+    if (finding.severity == Severity::error) return &finding;
+  return nullptr;
+}
+
+// --yes among several venvs: each answer tried in the proposal's order, its profile judged by
+// check; the first that passes is taken. Where answers of two engines pass, the node does not say
+// which engine is wanted: init asks for --engine rather than ranking engines by version numbers.
+Result<std::optional<size_t>> settle_venv(const InitRequest& request, const Facts& facts,
+                                          const Discovery& discovery, const fs::path& target,
+                                          const ShellEnvironment& shell, const std::string& root) {
+  std::vector<EngineOption> answers;
+  GL_TRY(const Choice venvs, venv_choice(request, discovery, answers));
+  if (answers.size() < 2) return std::optional<size_t>{};
+  std::vector<size_t> passing;
+  std::vector<std::string> refused;
+  for (size_t i = 0; i < answers.size(); ++i) {
+    TrialChooser trial(i);
+    auto decision = decide_init(request, facts, discovery, trial);
+    if (!decision) {
+      refused.push_back(fmt::format("{}: {}", venvs.options[i], decision.error().message));
+      continue;
+    }
+    auto judged = judge(target, init_profile_text(*decision), shell, root);
+    const Finding* error = judged ? first_error(judged->findings) : nullptr;
+    if (judged && !error) {
+      passing.push_back(i);
+    } else {
+      refused.push_back(fmt::format(
+          "{}: {}", venvs.options[i],
+          judged ? fmt::format("{} ({})", error->summary, error->code) : judged.error().message));
+    }
+  }
+  for (const auto& line : refused) fmt::print("init: venv: not {}\n", terminal_text(line));
+  if (passing.empty()) return std::optional<size_t>{};  // the proposal, judged and refused below
+  for (size_t i : passing)
+    if (answers[i].engine != answers[passing.front()].engine) {
+      std::string which;
+      for (size_t j : passing) which += fmt::format("\n  {}", terminal_text(venvs.options[j]));
+      return failf(
+          "init --yes: venvs of more than one engine give a profile that passes check on this "
+          "node:{}\npass --engine {} or --engine {} (or --venv DIR); nothing written",
+          which, engine_kind_name(answers[passing.front()].engine),
+          engine_kind_name(answers[i].engine));
+    }
+  return std::optional<size_t>(passing.front());
+}
+
 Result<int> run_init(CliContext& context, const InitOptions& options) {
   if (!options.image.empty() && !options.venv.empty())
     return failf("init: --image and --venv name two engines: pass one");
@@ -166,19 +252,31 @@ Result<int> run_init(CliContext& context, const InitOptions& options) {
     fmt::print("init: skipped {}: {}\n", terminal_text(skipped.path),
                terminal_text(skipped.reason));
 
-  ProposalChooser proposal;
+  std::optional<size_t> settled;
+  if (options.yes && !request.image) {
+    GL_TRY(settled, settle_venv(request, facts, discovery, target, shell, options.root));
+  }
+  ProposalChooser proposal(settled);
   TerminalChooser terminal;
   Chooser& chooser = options.yes ? static_cast<Chooser&>(proposal) : terminal;
   GL_TRY(const InitDecision decision, decide_init(request, facts, discovery, chooser));
   const std::string text = init_profile_text(decision);
-  GL_TRY_VOID(write_profile(target, text));
+  // Judged as check will judge it, before a byte is written: a profile its own check refuses is
+  // never left behind.
+  GL_TRY(const Judged judged, judge(target, text, shell, options.root));
+  const std::string against = "this node (root " + judged.facts.root + ")";
   // The profile names the discovered paths, whose names any user could have chosen.
+  if (has_errors(judged.findings)) {
+    fmt::print("init: the profile it would write:\n\n{}\n", terminal_lines(text));
+    print_check_verdict(judged.profile, judged.plan, judged.facts, shell, against);
+    fmt::print(
+        "\ninit: wrote nothing: check refuses this profile on this node (the fixes above); "
+        "fix the node or pass --venv/--model/--gpus, then run init again\n");
+    return kCheckErrors;
+  }
+  GL_TRY_VOID(write_profile(target, text));
   fmt::print("init: wrote '{}':\n\n{}\n", terminal_text(target.string()), terminal_lines(text));
-
-  GL_TRY(const Profile profile, load_profile(context.profile_source(), target.string()));
-  const LaunchPlan plan = make_launch_plan(profile);
-  const Facts judged = check_facts(profile, plan, shell, options.root);
-  return print_check_verdict(profile, plan, judged, shell, "this node (root " + judged.root + ")");
+  return print_check_verdict(judged.profile, judged.plan, judged.facts, shell, against);
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <set>
+#include <string>
+#include <vector>
 
 #include <fmt/core.h>
 
@@ -87,6 +89,18 @@ bool is_model_directory(const NodeFs& node, const std::string& path) {
   return node.is_directory(path) && node.exists(path + "/" + std::string(kModelConfig));
 }
 
+// A place's directories: itself, or with its one "*" component standing for each directory there.
+std::vector<std::string> place_directories(const NodeFs& node, std::string_view place) {
+  const auto star = place.find("/*");
+  if (star == std::string_view::npos) return {std::string(place)};
+  const std::string parent(place.substr(0, star));
+  const std::string rest(place.substr(star + 2));
+  std::vector<std::string> found;
+  for (const auto& name : node.list(parent))
+    if (node.is_directory(parent + "/" + name)) found.push_back(parent + "/" + name + rest);
+  return found;
+}
+
 }  // namespace
 
 Discovery discover(const NodeFs& node, const DiscoveryRequest& request) {
@@ -95,11 +109,12 @@ Discovery discover(const NodeFs& node, const DiscoveryRequest& request) {
     finder.venv(*request.venv, "--venv");
   } else {
     for (const auto& place : venv_places())
-      for (const auto& name : node.list(std::string(place.directory))) {
-        const std::string path = std::string(place.directory) + "/" + name;
-        if (node.exists(path + "/" + std::string(kVenvMarker)))
-          finder.venv(path, std::string(place.directory));
-      }
+      for (const auto& directory : place_directories(node, place.directory))
+        for (const auto& name : node.list(directory)) {
+          const std::string path = directory + "/" + name;
+          if (node.exists(path + "/" + std::string(kVenvMarker)))
+            finder.venv(path, std::string(place.directory));
+        }
   }
   if (request.model) {
     if (request.model->starts_with('/')) {
@@ -112,12 +127,13 @@ Discovery discover(const NodeFs& node, const DiscoveryRequest& request) {
           finder.hub_model(cache, hub_repo_folder(*request.model), *request.model);
   } else {
     for (const auto& place : model_places())
-      for (const auto& name : node.list(std::string(place.directory))) {
-        const std::string path = std::string(place.directory) + "/" + name;
-        if (is_model_directory(node, path) ||
-            (name.ends_with(kGgufSuffix) && !node.is_directory(path)))
-          finder.model(path, std::string(place.directory));
-      }
+      for (const auto& directory : place_directories(node, place.directory))
+        for (const auto& name : node.list(directory)) {
+          const std::string path = directory + "/" + name;
+          if (is_model_directory(node, path) ||
+              (name.ends_with(kGgufSuffix) && !node.is_directory(path)))
+            finder.model(path, std::string(place.directory));
+        }
     for (const auto& cache : request.hub_caches)
       for (const auto& folder : node.list(cache))
         if (auto id = hub_repo_id(folder);

@@ -87,13 +87,17 @@ Result<Choice> venv_choice(const InitRequest& request, const Discovery& discover
                    *request.venv, what);
     return failf("init: found no venv holding {}: name it with --venv DIR", what);
   }
-  // Newest release first, then by path: the order is the proposal.
+  // Within an engine, its newest release first, then by path: the order is the proposal. Two
+  // engines' version numbers say nothing about each other, so engines are never ordered by them:
+  // which engine fits is the node's to say (init --yes keeps the first whose profile passes check
+  // and asks for --engine when two engines' do).
   std::stable_sort(answers.begin(), answers.end(), [&](const auto& a, const auto& b) {
+    if (a.engine != b.engine) return a.engine < b.engine;
     const auto va = parse_version(a.version), vb = parse_version(b.version);
     if (va != vb) return va > vb;
     return discovery.venvs[a.venv].prefix < discovery.venvs[b.venv].prefix;
   });
-  Choice choice{"venv", {}, 0, "the newest engine release, then the first by path"};
+  Choice choice{"venv", {}, 0, kVenvRule};
   for (const auto& answer : answers) {
     const auto& venv = discovery.venvs[answer.venv];
     choice.options.push_back(

@@ -59,8 +59,11 @@ struct InitDecision {
   std::vector<std::string> devices;  // gpus.devices as told; empty: the first tp GPUs
 };
 
-// The venv-and-engine answers: every venv holding an engine (--engine's only). Rule: the newest
-// engine release, then the first by path.
+// The venv-and-engine answers: every venv holding an engine (--engine's only), each engine's
+// newest release first, then by path; engines are not ordered by their version numbers.
+inline constexpr const char* kVenvRule =
+    "within an engine its newest release, then the first by path; across engines, the one whose "
+    "profile passes check on this node";
 struct EngineOption {
   size_t venv = 0;  // in Discovery::venvs
   EngineKind engine = EngineKind::sglang;

@@ -119,10 +119,71 @@ TEST(InitCli, TwoVenvsWithYesTakeTheRulesPickAndSayWhy) {
   const CliRun init = node.init("two-venvs", {"--yes"});
   EXPECT_EQ(init.exit_code, 0) << init.out;
   EXPECT_THAT(init.out, HasSubstr("init: venv: took /opt/gpulaunch/venvs/newer (sglang 0.5.10"));
-  EXPECT_THAT(init.out, HasSubstr("of 2 found, by the rule: the newest engine release, then the "
-                                  "first by path"));
+  EXPECT_THAT(init.out, HasSubstr("of 2 found, by the rule: within an engine its newest release, "
+                                  "then the first by path"));
   EXPECT_THAT(read(node.profiles / "two-venvs.toml"),
               HasSubstr("venv = \"/opt/gpulaunch/venvs/newer\"\n"));
+}
+
+// The newest release's venv has a torch this node's check refuses (CUDA 12.4, no sm_120): --yes
+// keeps the venv whose profile passes, says why the other was not taken, and the profile it
+// writes passes its own check.
+TEST(InitCli, YesSkipsAVenvWhoseProfileCheckRefuses) {
+  InitNode node(engine_scenario("sglang"));
+  node.node.venv("/opt/gpulaunch/venvs/newer", "2.5.1+cu124", "12.4",
+                 {{"sglang", "0.5.10"}, {"flashinfer", "0.6.7"}}, true, {"sglang"});
+  const CliRun init = node.init("fits", {"--yes"});
+  EXPECT_EQ(init.exit_code, 0) << init.out;
+  EXPECT_THAT(init.out, HasSubstr("init: venv: not /opt/gpulaunch/venvs/newer (sglang 0.5.10"));
+  EXPECT_THAT(init.out, HasSubstr("init: venv: took /opt/venv (sglang"));
+  EXPECT_THAT(read(node.profiles / "fits.toml"), HasSubstr("venv = \"/opt/venv\"\n"));
+  EXPECT_EQ(node.check("fits").exit_code, 0);
+}
+
+// Where no venv gives a profile that passes, init writes nothing and exits 1 with check's findings.
+TEST(InitCli, YesWritesNothingWhenCheckRefusesEveryAnswer) {
+  Scenario scenario = engine_scenario("sglang");
+  scenario.torch = "2.5.1+cu124";
+  scenario.torch_cuda = "12.4";
+  InitNode node(scenario);
+  const CliRun init = node.init("refused", {"--yes"});
+  EXPECT_EQ(init.exit_code, 1) << init.out;
+  EXPECT_THAT(init.out, HasSubstr("FAILED, the start would fail"));
+  EXPECT_THAT(init.out, HasSubstr("init: wrote nothing: check refuses this profile"));
+  EXPECT_FALSE(std::filesystem::exists(node.profiles / "refused.toml"));
+}
+
+// Two engines whose profiles both pass: their version numbers are not compared; --yes asks for
+// --engine and writes nothing, and --engine settles it.
+TEST(InitCli, YesAsksForAnEngineWhenTwoEnginesFit) {
+  InitNode node(engine_scenario("sglang"));
+  node.node.venv("/opt/team/venvs/vllm", "2.9.0+cu130", "13.0",
+                 {{"vllm", "0.11.0"}, {"flashinfer", "0.6.7"}}, true, {"vllm"});
+  const CliRun init = node.init("two-engines", {"--yes"});
+  EXPECT_EQ(init.exit_code, 2) << init.out;
+  EXPECT_THAT(init.out, HasSubstr("venvs of more than one engine give a profile that passes"));
+  EXPECT_THAT(init.out, HasSubstr("pass --engine sglang or --engine vllm"));
+  EXPECT_FALSE(std::filesystem::exists(node.profiles / "two-engines.toml"));
+  const CliRun chosen = node.init("two-engines", {"--yes", "--engine", "vllm"});
+  EXPECT_EQ(chosen.exit_code, 0) << chosen.out;
+  EXPECT_THAT(read(node.profiles / "two-engines.toml"),
+              HasSubstr("venv = \"/opt/team/venvs/vllm\"\n"));
+}
+
+// Where operators keep them: a team's /opt/<team>/venvs and a model under /srv.
+TEST(InitCli, FindsTeamVenvsAndSrvModels) {
+  Scenario scenario = engine_scenario("sglang");
+  InitNode node(scenario);
+  std::filesystem::remove_all(node.node.root() / "opt/venv");
+  std::filesystem::remove_all(node.node.root() / "models/m");
+  node.node.venv("/opt/inference/venvs/sglang", "2.9.0+cu130", "13.0",
+                 {{"sglang", "0.5.10"}, {"flashinfer", "0.6.7"}}, true, {"sglang"});
+  write_model(node.node, "/srv/qwen", 16'000'000'000ULL);
+  const CliRun init = node.init("where", {"--yes"});
+  EXPECT_EQ(init.exit_code, 0) << init.out;
+  const std::string text = read(node.profiles / "where.toml");
+  EXPECT_THAT(text, HasSubstr("venv = \"/opt/inference/venvs/sglang\"\n"));
+  EXPECT_THAT(text, HasSubstr("path = \"/srv/qwen\"\n"));
 }
 
 TEST(InitCli, TwoModelsWithYesTakeTheFirstLocalByPath) {
