@@ -89,6 +89,24 @@ TEST(InitProposal, OneOfEachAsksNothingAndPinsTheMatchingToolkit) {
   EXPECT_EQ(decision->cuda_home, "/usr/local/cuda-13.0");
 }
 
+// vLLM's 0.11 and SGLang's 0.5 say nothing about each other: engines are listed engine by
+// engine, never interleaved by version number (which engine fits is the node's to say: init --yes
+// judges each with check).
+TEST(InitProposal, TwoEnginesAreNotOrderedByTheirVersionNumbers) {
+  Discovery found;
+  found.venvs = {venv("/opt/a", EngineKind::vllm, "0.11.0"),
+                 venv("/opt/b", EngineKind::sglang, "0.5.10"),
+                 venv("/opt/c", EngineKind::sglang, "0.5.5")};
+  std::vector<EngineOption> answers;
+  auto choice = venv_choice({.name = "q"}, found, answers);
+  ASSERT_TRUE(choice) << choice.error().message;
+  ASSERT_EQ(answers.size(), 3u);
+  EXPECT_EQ(answers[0].engine, answers[1].engine);  // an engine's releases stay together
+  EXPECT_NE(answers[1].engine, answers[2].engine);
+  const auto sglang_first = answers[0].engine == EngineKind::sglang;
+  EXPECT_EQ(answers[sglang_first ? 0 : 1].version, "0.5.10");  // newest within the engine
+}
+
 TEST(InitProposal, TwoVenvsAskAndTheRuleProposesTheNewestEngine) {
   Discovery found;
   found.venvs = {venv("/opt/a", EngineKind::sglang, "0.5.5"),
@@ -102,7 +120,7 @@ TEST(InitProposal, TwoVenvsAskAndTheRuleProposesTheNewestEngine) {
   EXPECT_EQ(venvs.topic, "venv");
   ASSERT_EQ(venvs.options.size(), 2u);
   EXPECT_THAT(venvs.options[venvs.proposed], HasSubstr("/opt/b (sglang 0.5.10"));
-  EXPECT_EQ(venvs.rule, "the newest engine release, then the first by path");
+  EXPECT_EQ(venvs.rule, std::string(kVenvRule));
   EXPECT_EQ(decision->venv, "/opt/b");
 
   test::FakeChooser other;
