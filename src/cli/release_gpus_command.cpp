@@ -19,6 +19,7 @@
 #include "cli/exit_status.hpp"
 #include "facts/gpu_probe.hpp"
 #include "supervise/gpu_release.hpp"
+#include "util/terminal_text.hpp"
 #include "util/unique_fd.hpp"
 
 namespace gl {
@@ -157,7 +158,9 @@ int release_gpus(const Options& options) {
   GpuReleaseIo io{[gpus] { return nvml_compute_processes(gpus); }, inspect_process, send_signal,
                   system_timekeeper(),
                   [json](const std::string& line) {
-                    fmt::print(json ? stderr : stdout, "gpulaunch release-gpus: {}\n", line);
+                    // Process names are the job's own: escaped for the terminal and the log.
+                    fmt::print(json ? stderr : stdout, "gpulaunch release-gpus: {}\n",
+                               terminal_text(line));
                   }};
   const GpuRelease release = release_job_gpus(input, io);
   if (json) {
@@ -173,7 +176,7 @@ int release_gpus(const Options& options) {
     fmt::print("gpulaunch release-gpus: nothing of job {} holds {}\n", input.job,
                input.gpus_known ? "its GPUs" : "a GPU");
   } else if (release.exit_code == kReleaseCouldNotRun) {
-    fmt::print(stderr, "gpulaunch release-gpus: {}\n", release.problem);
+    fmt::print(stderr, "gpulaunch release-gpus: {}\n", terminal_text(release.problem));
   }
   return release.exit_code;
 }

@@ -73,8 +73,7 @@ check "a critical node refuses the job (exit 1)" test $status = 1
 expected="update
 nodename=node7
 state=drain
-reason=gpulaunch: gpu-ecc-uncorrected: GPU 1: uncorrected ECC errors since the driver loaded: memory on this GPU returned data it could not correct, and the process that read it was killed (Xid 48/94/95)
-"
+reason=gpulaunch: gpu-ecc-uncorrected: GPU 1: uncorrected ECC errors since the driver loaded: memory on this GPU returned data it could not correct, and the process that read it was killed (Xid 48/94/95)"
 check "... drained with the finding as the reason: $(calls)" test "$(calls)" = "$expected"
 check "... and says so in slurmd's log" grep -q "^gpulaunch-prolog: job 42: node7 drained: gpulaunch: gpu-ecc-uncorrected" "$scratch/err"
 rm -f "$scratch/scontrol.calls"
@@ -113,7 +112,7 @@ slurm epilog_slurmd env SLURM_JOB_GPUS=0,1 GPULAUNCH_EPILOG_GRACE=2 GPULAUNCH_EP
 status=$?
 cat "$scratch/err"
 check "the job's GPUs are released (exit 0)" test $status = 0
-check "... its leftover process is gone" bash -c "! $(declare -f alive); alive $ours"
+check "... its leftover process is gone" bash -c "$(declare -f alive); ! alive $ours"
 check "... root's process is left alone" alive "$roots"
 check "... another job's process is left alone" alive "$other"
 check "... nothing is drained" test -z "$(calls)"
@@ -130,7 +129,7 @@ slurm epilog_slurmd env SLURM_JOB_GPUS=0 GPULAUNCH_EPILOG_GRACE=1 GPULAUNCH_EPIL
 status=$?
 check "memory still held after the wait fails the epilog (exit 1)" test $status = 1
 check "... drains the node with the reason: $(calls)" grep -qx "reason=gpulaunch: gpu-memory-held: job 42's processes ended, their GPU memory still held 1000 ms later: pid $held (sleep) on GPU 0, 2048 MiB" "$scratch/scontrol.calls"
-check "... the process itself was ended" bash -c "! $(declare -f alive); alive $held"
+check "... the process itself was ended" bash -c "$(declare -f alive); ! alive $held"
 
 echo "== $failures failure(s)"
 [[ $failures == 0 ]]
