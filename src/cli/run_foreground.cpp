@@ -214,9 +214,12 @@ class NodeForegroundIo final : public ForegroundIo {
                                     "gpulaunch: " + line, fields);
                    }};
     return gate_start(
-        StartGateInput{wired_.name, wired_.profile.restart, wired_.profile.engine.kind,
-                       wired_.settings.ready_timeout.count(), wired_.settings.engine_argv,
-                       wired_.settings.engine_version},
+        StartGateInput{
+            wired_.name, wired_.profile.restart, wired_.profile.engine.kind,
+            wired_.settings.ready_timeout.count(), wired_.settings.engine_argv,
+            wired_.settings.engine_version,
+            fmt::format("remove '{}' (its failures and step-down levels)",
+                        (wired_.state / history_place(wired_.name).supervisor_name).string())},
         history, io);
   }
 
@@ -340,7 +343,10 @@ std::optional<std::string> user_cache_root(const std::string& name) {
 // The check gate: an error refuses the start, a line each with its fix.
 bool passes_check(const Profile& profile, const LaunchPlan& plan, const Facts& facts,
                   const ShellEnvironment& shell) {
-  const auto findings = evaluate(profile, plan, facts, shell);
+  auto findings = evaluate(profile, plan, facts, shell);
+  // What root runs around a unit's engine (record-start, ExecStartPost=) is not part of this start.
+  std::erase_if(findings,
+                [](const Finding& finding) { return finding.code == kProgramMissingCode; });
   for (const auto& finding : findings) {
     if (finding.severity == Severity::info) continue;
     const std::string line =

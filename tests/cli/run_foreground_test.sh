@@ -145,6 +145,8 @@ check "the crash was restarted after the backoff" grep -q "backing off 1s after 
 check "two starts, then the budget's stop" \
   test "$(grep -c 'started engine, pid' "$scratch/crashy.log")" -eq 2
 check "the stay-down says why" grep -q "crash-loop budget" "$scratch/crashy.log"
+check "and how to try again without systemd" \
+  grep -q "then remove '$home/.local/state/gpulaunch/crashy/supervisor.json'" "$scratch/crashy.log"
 
 # --- a configuration error: 2, nothing started ---
 printf '[engine]\nkind = "sglang"\nvenv = "%s/venv"\nbogus_key = 1\n[model]\npath = "/m"\n' \
