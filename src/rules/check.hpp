@@ -18,6 +18,9 @@ namespace gl {
 // The port the profile listens on is held: `up` forgives it when the holder is its own running
 // engine (supervise/unit_transition).
 inline constexpr std::string_view kPortTakenCode = "port-taken";
+// gpulaunch's own program a unit runs as root around the engine (record-start, ExecStartPost=)
+// is missing: `run --foreground` runs none of them and leaves this out.
+inline constexpr std::string_view kProgramMissingCode = "gpulaunch-program-missing";
 
 // `plan` is make_launch_plan(profile, ...): the unit's environment, argv and GPUs the rules judge.
 std::vector<Finding> evaluate(const Profile& profile, const LaunchPlan& plan, const Facts& facts,

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Who could take over what the unit runs, as root or as the engine.
+#include "rules/check.hpp"
 #include "rules/check_rules.hpp"
 
 #include <algorithm>
@@ -46,7 +47,7 @@ void check_trust(const Context& context, std::vector<Finding>& findings) {
   for (const ProgramFact& program : context.facts.root_programs) {
     if (!program.exists)
       add(findings, {Severity::warning,
-                     "gpulaunch-program-missing",
+                     std::string(kProgramMissingCode),
                      fmt::format("the unit would run '{}' as root (ExecStartPost=), and it is not "
                                  "an executable file",
                                  program.path),

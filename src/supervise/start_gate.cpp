@@ -86,12 +86,20 @@ StartGate gate_start(const StartGateInput& input, const History& history, StartG
     }
   }
   if (decision.stay_down) {
-    tell(io, kCrashLoopStopMessage,
-         fmt::format("{}; staying down. Fix the cause (`gpulaunch events {}`), then "
-                     "`gpulaunch restart {}` to try again",
-                     decision.reason, input.profile, input.profile));
-    io.notifier.notify(fmt::format("STATUS={}; gpulaunch restart {} to try again", decision.reason,
-                                   input.profile));
+    if (input.try_again.empty()) {
+      tell(io, kCrashLoopStopMessage,
+           fmt::format("{}; staying down. Fix the cause (`gpulaunch events {}`), then "
+                       "`gpulaunch restart {}` to try again",
+                       decision.reason, input.profile, input.profile));
+      io.notifier.notify(fmt::format("STATUS={}; gpulaunch restart {} to try again",
+                                     decision.reason, input.profile));
+    } else {
+      tell(io, kCrashLoopStopMessage,
+           fmt::format("{}; staying down. Fix the cause, then {} to try again", decision.reason,
+                       input.try_again));
+      io.notifier.notify(
+          fmt::format("STATUS={}; {} to try again", decision.reason, input.try_again));
+    }
     gate.exit_code = kExitCrashLoop;
     return gate;
   }

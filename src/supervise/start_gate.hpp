@@ -54,6 +54,9 @@ struct StartGateInput {
   std::vector<std::string> argv;     // the engine's command line
   // The release the argv was built for (`run`'s --engine-version); nullopt: unknown.
   std::optional<std::string> engine_version = std::nullopt;
+  // What the crash-loop stop says to do once the cause is fixed; empty: `gpulaunch restart NAME`
+  // (a unit's). `run --foreground` names its own history.
+  std::string try_again = {};
 };
 
 struct StartGate {

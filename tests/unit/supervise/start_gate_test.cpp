@@ -146,6 +146,19 @@ TEST(StartGate, TheBudgetSpentKeepsItDown) {
   EXPECT_EQ(start.clock.slept().count(), 0);
 }
 
+// `run --foreground` has no `gpulaunch restart`: the stop names what its caller resets.
+TEST(StartGate, TheBudgetsStopNamesTheCallersWayToTryAgain) {
+  Start start;
+  start.record(5, "crash");
+  start.input.try_again = "remove '/state/demo/supervisor.json'";
+  const StartGate gate = start.run();
+  EXPECT_EQ(gate.exit_code, kExitCrashLoop);
+  EXPECT_TRUE(said(start.said,
+                   "crash loop: 5 failures in a row (budget 5), last crash; staying down. Fix the "
+                   "cause, then remove '/state/demo/supervisor.json' to try again"))
+      << start.said.front();
+}
+
 TEST(StartGate, ABackoffSleepsTheExpectedTimeOnTheClock) {
   Start start;
   start.record(3, "crash");  // 10 s doubled twice
