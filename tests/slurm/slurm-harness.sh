@@ -5,20 +5,24 @@
 # the test's own, never the host's Slurm.
 #
 #   slurm-harness.sh enter WORK_DIR -- CMD..   run CMD as PID 1's child of new PID, mount, network
-#                                              and UTS namespaces (loopback up, hostname
-#                                              slurmhead, a private /etc/hosts naming node1 and
-#                                              node2); every process started inside, the daemons
+#                                              and UTS namespaces (hostname slurmhead, a bridge
+#                                              10.47.0.254/24, a private /etc/hosts naming
+#                                              slurmhead, node1 10.47.0.1 and node2 10.47.0.2);
+#                                              every process started inside, the daemons
 #                                              included, dies with CMD's namespace
 #   slurm-harness.sh boot WORK_DIR [KEY=VALUE..]  (inside `enter`) write WORK_DIR/slurm.conf, with
-#                                              the KEY=VALUE lines appended, start slurmctld and
-#                                              both slurmd, wait until both nodes are idle
+#                                              the KEY=VALUE lines appended, start slurmctld on
+#                                              the bridge and each slurmd in a network namespace
+#                                              of its own (a veth on the bridge), so each node's
+#                                              jobs have their own loopback and ports, as two
+#                                              machines would; wait until both nodes are idle
 #   slurm-harness.sh stop WORK_DIR             (inside) stop the daemons by their own PIDs
 #
 # What keeps it off the host: everything Slurm writes (state, spool, PID and log files) lies under
 # WORK_DIR; the tools and the daemons read WORK_DIR/slurm.conf through SLURM_CONF, so the host's
 # /etc/slurm is never read or written, and the packages' own services are never started. The
-# network namespace holds only a loopback and a veth pair of its own (both ends inside), so the daemons' ports (SlurmctldPort 6817, slurmd
-# 17001-17002) and srun's are private. The PID namespace's init is `unshare --fork`'s child: when
+# network namespaces hold only loopbacks, the bridge and the nodes' veths, so the daemons' ports
+# (SlurmctldPort 6817, slurmd 17001-17002), srun's and the engines' are private. The PID namespace's init is `unshare --fork`'s child: when
 # it ends (also by CTest's SIGKILL) the kernel kills every daemon and job left inside.
 #
 # The configuration follows Debian's slurm-wlm 22.05.8 slurm.conf(5) (the installed man page):
@@ -74,13 +78,12 @@ cmd_inside() {
   shift
   ip link set lo up
   # Slurm resolves its listening addresses with AI_ADDRCONFIG, which finds nothing where the only
-  # interface is a loopback: a veth pair inside the namespace gives it a non-loopback address.
-  ip link add gl-slurm0 type veth peer name gl-slurm1
-  ip addr add 10.47.0.1/24 dev gl-slurm0
-  ip link set gl-slurm0 up
-  ip link set gl-slurm1 up
+  # interface is a loopback: every namespace here has an address on the bridge.
+  ip link add gl-slurm type bridge
+  ip addr add 10.47.0.254/24 dev gl-slurm
+  ip link set gl-slurm up
   hostname slurmhead
-  printf '127.0.0.1 localhost slurmhead node1 node2\n::1 localhost\n' >"$work/hosts"
+  printf '127.0.0.1 localhost\n10.47.0.254 slurmhead\n10.47.0.1 node1\n10.47.0.2 node2\n' >"$work/hosts"
   mount --bind "$work/hosts" /etc/hosts
   exec "$@"
 }
@@ -98,7 +101,7 @@ cmd_boot() {
     cat <<CONF
 # Written by tests/slurm/slurm-harness.sh for one test run.
 ClusterName=gltest
-SlurmctldHost=slurmhead(127.0.0.1)
+SlurmctldHost=slurmhead(10.47.0.254)
 SlurmctldPort=6817
 SlurmUser=root
 SlurmdUser=root
@@ -127,14 +130,31 @@ CONF
     local line
     for line in "$@"; do echo "$line"; done
     cat <<CONF
-NodeName=node[1-2] NodeHostname=slurmhead NodeAddr=127.0.0.1 Port=[17001-17002] CPUs=1 RealMemory=100 State=UNKNOWN
+NodeName=node1 NodeHostname=slurmhead NodeAddr=10.47.0.1 Port=17001 CPUs=1 RealMemory=100 State=UNKNOWN
+NodeName=node2 NodeHostname=slurmhead NodeAddr=10.47.0.2 Port=17002 CPUs=1 RealMemory=100 State=UNKNOWN
 PartitionName=test Nodes=node[1-2] Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 CONF
   } >"$work/slurm.conf"
   slurmctld -i -f "$work/slurm.conf" >"$work/log/slurmctld.out" 2>&1
-  local node
+  local node index=0 pid
   for node in "${NODES[@]}"; do
-    slurmd -f "$work/slurm.conf" -N "$node" >"$work/log/slurmd-$node.out" 2>&1
+    index=$((index + 1))
+    # The node's own network namespace: its veth arrives from here, then slurmd starts (it
+    # daemonizes; its PID file is WORK_DIR/slurmd-NODE.pid).
+    unshare --net bash -c '
+      while ! ip link show "$1" >/dev/null 2>&1; do sleep 0.02; done
+      ip link set lo up && ip addr add "$2/24" dev "$1" && ip link set "$1" up &&
+        exec slurmd -f "$3" -N "$4"' _ "gl-$node-in" "10.47.0.$index" "$work/slurm.conf" "$node" \
+      >"$work/log/slurmd-$node.out" 2>&1 &
+    pid=$!
+    ip link add "gl-$node" type veth peer name "gl-$node-in"
+    ip link set "gl-$node-in" netns "$pid"
+    ip link set "gl-$node" master gl-slurm up
+    wait "$pid" || {
+      echo "FAIL: slurmd $node did not start" >&2
+      cat "$work/log/slurmd-$node.out" >&2
+      return 1
+    }
   done
   local deadline=$((SECONDS + BOOT_TIMEOUT)) states
   while ((SECONDS < deadline)); do
