@@ -1,0 +1,217 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The Slurm tier: the script `gpulaunch render --slurm` prints, submitted with sbatch to a real
+# slurmctld and two slurmd (Debian 12's slurm-wlm 22.05.8, tests/slurm/slurm-harness.sh: the
+# test's own namespaces, each node its own network namespace), running `gpulaunch run
+# --foreground` with the mock SGLang on both nodes:
+#   killwait  render reads the cluster's KillWait from scontrol and warns when it is shorter than
+#             the drain
+#   ready     a 2-node group to ready: both ranks' engines with this job's ports and rendezvous,
+#             the endpoints file once rank 0 serves
+#   scancel   the engines drain (SIGTERM, not SIGKILL) within the drain time; the endpoints file
+#             is removed; the job ends without a requeue
+#   refused   an exit 2 (the check gate refuses: no NVIDIA driver) is never requeued
+#
+#   slurm_test.sh GPULAUNCH_BINARY SOURCE_DIR WORK_DIR FAKE_NVML_DIR [CASE..]
+#
+# The check gate of `run --foreground` judges the node as on a real cluster: the jobs see two GPUs
+# through tests/fakes/nvml (LD_LIBRARY_PATH, GPULAUNCH_FAKE_NVML: sbatch exports the submitting
+# environment), the machine's CUDA toolkit (/usr/local/cuda) and a model directory; the refused
+# case submits without the fake library, so the gate finds no driver.
+# Exit 77 (CTest's skip) only where the machine cannot run it (slurm-harness.sh: not root,
+# namespaces refused, the packages absent outside CI).
+set -uo pipefail
+
+if (($# < 4)); then
+  echo "usage: $0 GPULAUNCH_BINARY SOURCE_DIR WORK_DIR FAKE_NVML_DIR [CASE..]" >&2
+  exit 2
+fi
+binary=$(realpath "$1")
+source_dir=$(realpath "$2")
+harness=$source_dir/tests/slurm/slurm-harness.sh
+
+if [[ ${GL_SLURM_INSIDE:-} != 1 ]]; then
+  mkdir -p "$3"
+  work=$(realpath "$3")
+  rm -rf "${work:?}"/*
+  GL_SLURM_INSIDE=1 exec bash "$harness" enter "$work" -- bash "$0" "$binary" "$source_dir" "$work" \
+    "$(realpath "$4")" "${@:5}"
+fi
+
+work=$3
+fake_nvml_dir=$4
+shift 4
+cases=("$@")
+((${#cases[@]})) || cases=(killwait refused ready scancel)
+readonly drain=5 kill_wait=20 server_port=31501
+failures=0
+submit_env=(env)
+ok() { echo "ok   $*"; }
+fail() {
+  echo "FAIL $*"
+  failures=$((failures + 1))
+}
+
+bash "$harness" boot "$work" "KillWait=$kill_wait" || exit 1
+export SLURM_CONF=$work/slurm.conf
+# Everything the jobs write stays under WORK_DIR: sbatch exports this environment to the job.
+export HOME=$work/home XDG_CONFIG_HOME=$work/config XDG_STATE_HOME=$work/state \
+  XDG_CACHE_HOME=$work/cache TMPDIR=$work/tmp
+mkdir -p "$HOME" "$XDG_CONFIG_HOME/gpulaunch/profiles" "$XDG_STATE_HOME" "$XDG_CACHE_HOME" \
+  "$TMPDIR" "$work/jobs"
+bash "$source_dir/mock/install.sh" "$work/venv" >/dev/null || exit 1
+profiles=$XDG_CONFIG_HOME/gpulaunch/profiles
+mkdir -p "$work/model"
+printf 'driver 580.95.05\ncuda 13000\ngpu 12 0 97887 GPU-a0 Fake\ngpu 12 0 97887 GPU-a1 Fake\n' >"$work/nvml"
+export LD_LIBRARY_PATH=$fake_nvml_dir GPULAUNCH_FAKE_NVML=$work/nvml
+
+# profile NAME [EXTRA TOML]: a two-node mock SGLang group.
+profile() {
+  cat >"$profiles/$1.toml" <<TOML
+[engine]
+kind = "sglang"
+venv = "$work/venv"
+[model]
+path = "$work/model"
+served_name = "mock"
+[parallelism]
+tp = 2
+nodes = 2
+dist_init_addr = "rank0:5000"
+[toolkit]
+cuda_home = "/usr/local/cuda"
+[server]
+host = "0.0.0.0"
+port = $server_port
+ready_timeout = "60s"
+drain_timeout = "${drain}s"
+[restart]
+delay = "1s"
+budget = 2
+[env]
+MOCK_SGLANG_LOAD_SECONDS = "1"
+${2:-}
+TOML
+}
+
+# submit NAME: render and sbatch; sets $job, $out, $endpoints.
+submit() {
+  "$binary" render --slurm "$1" --no-gres --gpulaunch-bin "$binary" \
+    --scontrol "$(command -v scontrol)" >"$work/jobs/$1.sbatch" 2>"$work/jobs/$1.render" ||
+    { fail "render --slurm $1: $(cat "$work/jobs/$1.render")"; return 1; }
+  job=$(cd "$work/jobs" && "${submit_env[@]}" sbatch --parsable -o "$work/jobs/%j.out" "$1.sbatch") ||
+    { fail "sbatch $1"; return 1; }
+  out=$work/jobs/$job.out
+  endpoints=$work/jobs/gpulaunch-$1-$job.endpoints.json
+}
+
+# wait_for SECONDS COMMAND..: until COMMAND succeeds; fails after SECONDS.
+wait_for() {
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@"; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.1
+  done
+}
+job_state() { squeue -h -j "$job" -o %T 2>/dev/null; }
+job_gone() { [[ -z $(job_state) ]]; }
+field() { scontrol show job "$job" 2>/dev/null | grep -o "$1=[^ ]*" | head -n 1 | cut -d= -f2; }
+engines() { pgrep -f 'sglang (serve|\.launch_server)' || true; }
+no_engines() { [[ -z $(engines) ]]; }
+two_engines() { (($(engines | wc -l) == 2)); }
+
+case_killwait() {
+  profile kw
+  sed -i 's/^drain_timeout = .*/drain_timeout = "30s"/' "$profiles/kw.toml"
+  "$binary" render --slurm kw --no-gres --scontrol "$(command -v scontrol)" >/dev/null \
+    2>"$work/kw.err"
+  if grep -qF "warning: the cluster's KillWait ($kill_wait s) is shorter than server.drain_timeout (30 s)" "$work/kw.err"; then
+    ok "killwait: render warns that KillWait $kill_wait s cuts a 30 s drain"
+  else
+    fail "killwait: no warning: $(cat "$work/kw.err")"
+  fi
+  "$binary" render --slurm kw --no-gres --scontrol /nonexistent/scontrol >/dev/null 2>"$work/kw.err"
+  grep -qF "could not read the cluster's KillWait" "$work/kw.err" &&
+    ok "killwait: an unreachable scontrol is said" || fail "killwait: $(cat "$work/kw.err")"
+}
+
+case_refused() {
+  # No GPU here: the check gate refuses (exit 2), and an exit 2 is never requeued.
+  profile refused
+  submit_env=(env -u GPULAUNCH_FAKE_NVML -u LD_LIBRARY_PATH)
+  submit refused || return
+  submit_env=(env)
+  wait_for 60 job_gone || { fail "refused: job $job still $(job_state)"; scancel "$job"; return; }
+  local code restarts
+  code=$(field ExitCode) restarts=$(field Restarts)
+  [[ $code == 2:0 && $restarts == 0 ]] &&
+    ok "refused: exit 2, not requeued" || fail "refused: ExitCode=$code Restarts=$restarts"
+  grep -q "not requeued" "$out" && ok "refused: the job's output says so" ||
+    fail "refused: output: $(tail -n 5 "$out")"
+}
+
+# Shared by ready and scancel: one job to ready.
+start_ready() {
+  profile grp
+  submit grp || return 1
+  local start=$SECONDS
+  if ! wait_for 90 test -s "$endpoints"; then
+    fail "ready: no endpoints file within 90 s (job $(job_state)); output: $(tail -n 20 "$out")"
+    return 1
+  fi
+  ok "ready: endpoints file after $((SECONDS - start)) s"
+  local port=$((server_port + (job % 200) * 10)) rdv=$((5000 + (job % 200) * 10))
+  python3 - "$endpoints" "$port" <<'PY' && ok "ready: endpoints name rank 0 on node1:$port, model mock" ||
+import json, sys
+e = json.load(open(sys.argv[1]))
+assert e == [{"rank": 0, "host": "node1", "port": int(sys.argv[2]), "model": "mock"}], e
+PY
+    fail "ready: endpoints $(cat "$endpoints")"
+  two_engines || fail "ready: engines: $(engines | xargs)"
+  local pid rank_seen=""
+  for pid in $(engines); do
+    local argv
+    argv=$(tr '\0' ' ' <"/proc/$pid/cmdline")
+    [[ $argv == *"--port $port"* && $argv == *"--dist-init-addr node1:$rdv"* ]] ||
+      fail "ready: engine $pid: $argv"
+    [[ $argv =~ --node-rank\ ([0-9]) ]] && rank_seen+=${BASH_REMATCH[1]}
+  done
+  [[ $(echo "$rank_seen" | grep -o . | sort | tr -d '\n') == 01 ]] &&
+    ok "ready: ranks 0 and 1, port $port, rendezvous node1:$rdv" || fail "ready: ranks '$rank_seen'"
+}
+
+case_ready() {
+  start_ready || return
+  [[ ${cases[*]} == *scancel* ]] || { scancel "$job"; wait_for 30 job_gone; }
+}
+
+case_scancel() {
+  if ! two_engines; then start_ready || return; fi
+  local t0 t1
+  t0=$(date +%s%N)
+  scancel "$job"
+  wait_for $((drain + 5)) no_engines || fail "scancel: engines still up $((drain + 5)) s later"
+  t1=$(date +%s%N)
+  ok "scancel: both engines gone in $(((t1 - t0) / 1000000)) ms (drain $drain s, KillWait $kill_wait s)"
+  wait_for 30 job_gone || fail "scancel: job $job still $(job_state)"
+  [[ ! -e $endpoints ]] && ok "scancel: endpoints file removed" || fail "scancel: endpoints left"
+  [[ $(field Restarts) == 0 ]] && ok "scancel: not requeued" || fail "scancel: requeued"
+  grep -q "signal 9\|SIGKILL\|Killed" "$out" && fail "scancel: a SIGKILL: $(tail -n 20 "$out")"
+}
+
+for name in "${cases[@]}"; do
+  "case_$name"
+done
+bash "$harness" stop "$work"
+if ((failures)); then
+  echo "--- slurmctld.log (tail)"
+  tail -n 30 "$work/log/slurmctld.log"
+  for f in "$work"/jobs/*.out; do
+    echo "--- $f"
+    tail -n 30 "$f"
+  done
+  echo "FAIL: $failures failure(s)"
+  exit 1
+fi
+echo "PASS"
