@@ -72,9 +72,11 @@ rank_step() {
     fi
   } >"$dir/profiles/$profile.toml.d/90-slurm-job.toml" || exit 70
   cd "$dir" || exit 70
-  if [[ -n $archive ]]; then
+  # Once per allocation: a step started again finds the caches imported (and the copy gone).
+  if [[ -n $archive && -f $archive ]]; then
     "$gpulaunch" cache import "$profile" "$archive" ||
       echo "gpulaunch-slurm: rank $SLURM_NODEID: caches not seeded from $archive; the engine compiles its own" >&2
+    rm -f "$archive"
   fi
   trap : TERM INT
   "$gpulaunch" run --foreground "$profile" --node-rank "$SLURM_NODEID" &
@@ -118,7 +120,7 @@ trap on_term TERM INT
 
 local_archive=""
 if [[ -n $cache_archive ]]; then
-  local_archive=${GPULAUNCH_NODE_TMP:-/tmp}/gpulaunch-$profile-$SLURM_JOB_ID.cache.tar.zst
+  local_archive=${GPULAUNCH_NODE_TMP:-${TMPDIR:-/tmp}}/gpulaunch-$profile-$SLURM_JOB_ID.cache.tar.zst
   sbcast --force "$cache_archive" "$local_archive" ||
     echo "gpulaunch-slurm: sbcast of $cache_archive failed; the engines compile their own caches" >&2
 fi
@@ -155,7 +157,6 @@ while :; do
   fi
   if ((${SLURM_RESTART_COUNT:-0} < max_requeues)); then
     echo "gpulaunch-slurm: $steps steps ended with @RETRY@; requeueing job $SLURM_JOB_ID" >&2
-    [[ -n $local_archive ]] && rm -f "$local_archive"
     scontrol requeue "$SLURM_JOB_ID"
   fi
   exit "$rc"

@@ -19,7 +19,8 @@
 #   slurm-harness.sh stop WORK_DIR             (inside) stop the daemons by their own PIDs
 #
 # What keeps it off the host: everything Slurm writes (state, spool, PID and log files) lies under
-# WORK_DIR; the tools and the daemons read WORK_DIR/slurm.conf through SLURM_CONF, so the host's
+# WORK_DIR, and /var/lib, /var/cache and /var/log are overlays with a private tmpfs upper layer
+# (root's gpulaunch records land there); the tools and the daemons read WORK_DIR/slurm.conf through SLURM_CONF, so the host's
 # /etc/slurm is never read or written, and the packages' own services are never started. The
 # network namespaces hold only loopbacks, the bridge and the nodes' veths, so the daemons' ports
 # (SlurmctldPort 6817, slurmd 17001-17002), srun's and the engines' are private. The PID namespace's init is `unshare --fork`'s child: when
@@ -85,6 +86,17 @@ cmd_inside() {
   hostname slurmhead
   printf '127.0.0.1 localhost\n10.47.0.254 slurmhead\n10.47.0.1 node1\n10.47.0.2 node2\n' >"$work/hosts"
   mount --bind "$work/hosts" /etc/hosts
+  # What root's gpulaunch writes outside WORK_DIR (/var/lib/gpulaunch: root's records and cache
+  # stamps; /var/cache/gpulaunch) lands in overlays whose upper layer is a tmpfs of this namespace.
+  mkdir -p "$work/overlay"
+  mount -t tmpfs -o mode=0755 gl-slurm-overlay "$work/overlay"
+  local dir name
+  for dir in /var/lib /var/cache /var/log; do
+    name=${dir//\//_}
+    mkdir -p "$work/overlay/$name.upper" "$work/overlay/$name.work"
+    mount -t overlay overlay \
+      -o "lowerdir=$dir,upperdir=$work/overlay/$name.upper,workdir=$work/overlay/$name.work" "$dir"
+  done
   exec "$@"
 }
 

@@ -11,6 +11,8 @@
 #   scancel   the engines drain (SIGTERM, not SIGKILL) within the drain time; the endpoints file
 #             is removed; the job ends without a requeue
 #   refused   an exit 2 (the check gate refuses: no NVIDIA driver) is never requeued
+#   sbcast    --cache-archive: the job sbcasts a `cache export` archive to every node and each rank
+#             imports it (`cache import`, refused on other facts) before its engine starts
 #
 #   slurm_test.sh GPULAUNCH_BINARY SOURCE_DIR WORK_DIR FAKE_NVML_DIR [CASE..]
 #
@@ -42,10 +44,11 @@ work=$3
 fake_nvml_dir=$4
 shift 4
 cases=("$@")
-((${#cases[@]})) || cases=(killwait refused ready scancel)
+((${#cases[@]})) || cases=(killwait refused ready scancel sbcast)
 readonly drain=5 kill_wait=20 server_port=31501
 failures=0
 submit_env=(env)
+submit_args=()
 ok() { echo "ok   $*"; }
 fail() {
   echo "FAIL $*"
@@ -96,7 +99,7 @@ TOML
 
 # submit NAME: render and sbatch; sets $job, $out, $endpoints.
 submit() {
-  "$binary" render --slurm "$1" --no-gres --gpulaunch-bin "$binary" \
+  "$binary" render --slurm "$1" --no-gres --gpulaunch-bin "$binary" "${submit_args[@]}" \
     --scontrol "$(command -v scontrol)" >"$work/jobs/$1.sbatch" 2>"$work/jobs/$1.render" ||
     { fail "render --slurm $1: $(cat "$work/jobs/$1.render")"; return 1; }
   job=$(cd "$work/jobs" && "${submit_env[@]}" sbatch --parsable -o "$work/jobs/%j.out" "$1.sbatch") ||
@@ -198,6 +201,39 @@ case_scancel() {
   [[ ! -e $endpoints ]] && ok "scancel: endpoints file removed" || fail "scancel: endpoints left"
   [[ $(field Restarts) == 0 ]] && ok "scancel: not requeued" || fail "scancel: requeued"
   grep -q "signal 9\|SIGKILL\|Killed" "$out" && fail "scancel: a SIGKILL: $(tail -n 20 "$out")"
+}
+
+case_sbcast() {
+  # The archive, made as `up`'s caches would be on a node that compiled: a FlashInfer object and a
+  # Triton kernel in the profile's caches, exported with root's records of a scratch state root.
+  profile seed "[caches]
+root = \"$work/seed-cache\""
+  local seed=$work/seed-state
+  "$binary" prepare-caches --profile=seed --snapshot="$profiles/seed.toml" --state-root="$seed" \
+    >/dev/null 2>&1
+  mkdir -p "$work/seed-cache/flashinfer/.cache/flashinfer/0.6.7/120/cached_ops/norm" \
+    "$work/seed-cache/triton/ABCD"
+  echo "flashinfer object" >"$work/seed-cache/flashinfer/.cache/flashinfer/0.6.7/120/cached_ops/norm/norm.so"
+  head -c 100000 /dev/urandom >"$work/seed-cache/triton/ABCD/kernel.cubin"
+  "$binary" cache export seed -o "$work/seed.tar.zst" --state-root "$seed" >"$work/export.out" 2>&1 ||
+    { fail "sbcast: cache export: $(cat "$work/export.out")"; return; }
+  # The job's profile: the same, its caches elsewhere (what a node without them has).
+  profile warm "[caches]
+root = \"$work/node-cache\""
+  submit_args=(--cache-archive "$work/seed.tar.zst")
+  submit warm || return
+  submit_args=()
+  wait_for 90 test -s "$endpoints" || fail "sbcast: not ready: $(tail -n 20 "$out")"
+  (($(grep -c "imported triton into $work/node-cache/triton" "$out") == 2)) &&
+    ok "sbcast: cache import ran on both nodes" || fail "sbcast: no import: $(tail -n 20 "$out")"
+  [[ ! -e $work/tmp/gpulaunch-warm-$job.cache.tar.zst ]] &&
+    ok "sbcast: each node's copy removed once imported" || fail "sbcast: the node's copy is left"
+  cmp -s "$work/seed-cache/triton/ABCD/kernel.cubin" "$work/node-cache/triton/ABCD/kernel.cubin" &&
+    ok "sbcast: the ranks imported the seeded caches before their engines started" ||
+    fail "sbcast: caches not imported: $(grep -i "cache\|import" "$out" | tail -n 5)"
+  grep -q "caches not seeded\|sbcast of .* failed" "$out" && fail "sbcast: $(grep "gpulaunch-slurm" "$out")"
+  scancel "$job"
+  wait_for 30 job_gone
 }
 
 for name in "${cases[@]}"; do
