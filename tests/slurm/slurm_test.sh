@@ -11,6 +11,11 @@
 #   scancel   the engines drain (SIGTERM, not SIGKILL) within the drain time; the endpoints file
 #             is removed; the job ends without a requeue
 #   refused   an exit 2 (the check gate refuses: no NVIDIA driver) is never requeued
+#   rankdeath rank 1's engine killed: the whole group stops (srun --kill-on-bad-exit), the step
+#             starts again in the allocation after the backoff, ready again; once restart.budget + 1
+#             steps have ended so, the job requeues itself
+#   oom       both ranks' engines hit a CUDA OOM at the default memory share (the mock's
+#             MOCK_OOM_ABOVE): the group starts again with the share stepped down, alike on both
 #   sbcast    --cache-archive: the job sbcasts a `cache export` archive to every node and each rank
 #             imports it (`cache import`, refused on other facts) before its engine starts
 #
@@ -44,7 +49,7 @@ work=$3
 fake_nvml_dir=$4
 shift 4
 cases=("$@")
-((${#cases[@]})) || cases=(killwait refused ready scancel sbcast)
+((${#cases[@]})) || cases=(killwait refused ready scancel rankdeath sbcast)
 readonly drain=5 kill_wait=20 server_port=31501
 failures=0
 submit_env=(env)
@@ -201,6 +206,68 @@ case_scancel() {
   [[ ! -e $endpoints ]] && ok "scancel: endpoints file removed" || fail "scancel: endpoints left"
   [[ $(field Restarts) == 0 ]] && ok "scancel: not requeued" || fail "scancel: requeued"
   grep -q "signal 9\|SIGKILL\|Killed" "$out" && fail "scancel: a SIGKILL: $(tail -n 20 "$out")"
+}
+
+engine_of_rank() {
+  local pid
+  for pid in $(engines); do
+    [[ $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) == *"--node-rank $1 "* ]] && echo "$pid"
+  done
+}
+
+case_rankdeath() {
+  profile grp
+  submit grp || return
+  local round t0 t1 victim
+  for round in 1 2 3; do  # budget 2: steps 1 and 2 start again, the third requeues
+    wait_for 90 test -s "$endpoints" ||
+      { fail "rankdeath: round $round not ready: $(tail -n 20 "$out")"; break; }
+    victim=$(engine_of_rank 1)
+    [[ -n $victim ]] || { fail "rankdeath: no rank 1 engine"; break; }
+    t0=$(date +%s%N)
+    kill -KILL "$victim"
+    wait_for 30 no_engines || { fail "rankdeath: rank 0 still up: $(engines | xargs)"; break; }
+    t1=$(date +%s%N)
+    ok "rankdeath: round $round: rank 1 killed, whole group stopped in $(((t1 - t0) / 1000000)) ms"
+    [[ ! -e $endpoints ]] || fail "rankdeath: endpoints file left after the group stopped"
+    if ((round < 3)); then
+      wait_for 60 two_engines || { fail "rankdeath: round $round: not started again"; break; }
+      t1=$(date +%s%N)
+      grep -q "starting it again in this allocation ($round of 3)" "$out" &&
+        ok "rankdeath: round $round: started again in the allocation $(((t1 - t0) / 1000000)) ms after the kill" ||
+        fail "rankdeath: $(tail -n 5 "$out")"
+    fi
+  done
+  wait_for 30 eval '[[ $(field Restarts) == 1 ]]' &&
+    ok "rankdeath: after 3 steps ended with 75, the job requeued itself" ||
+    fail "rankdeath: Restarts=$(field Restarts) state $(job_state): $(tail -n 10 "$out")"
+  scancel "$job"
+  wait_for 30 job_gone
+  wait_for 30 no_engines
+}
+
+case_oom() {
+  profile oom 'MOCK_OOM_ABOVE = "0.9"'
+  submit oom || return
+  if ! wait_for 120 test -s "$endpoints"; then
+    fail "oom: not ready after the step-down: $(tail -n 30 "$out")"
+  else
+    local pid shares=""
+    for pid in $(engines); do
+      [[ $(tr '\0' ' ' <"/proc/$pid/cmdline") =~ --mem-fraction-static\ ([0-9.]+) ]] &&
+        shares+="${BASH_REMATCH[1]} "
+    done
+    read -r -a list <<<"$shares"
+    if ((${#list[@]} == 2)) && [[ ${list[0]} == "${list[1]}" ]] &&
+      python3 -c "import sys; sys.exit(not float(sys.argv[1]) <= 0.9)" "${list[0]}"; then
+      ok "oom: both ranks stepped down alike, to --mem-fraction-static ${list[0]}"
+    else
+      fail "oom: shares '$shares'"
+    fi
+  fi
+  scancel "$job"
+  wait_for 30 job_gone
+  wait_for 30 no_engines
 }
 
 case_sbcast() {
