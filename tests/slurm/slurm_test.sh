@@ -125,7 +125,7 @@ wait_for() {
 job_state() { squeue -h -j "$job" -o %T 2>/dev/null; }
 job_gone() { [[ -z $(job_state) ]]; }
 field() { scontrol show job "$job" 2>/dev/null | grep -o "$1=[^ ]*" | head -n 1 | cut -d= -f2; }
-engines() { pgrep -f 'sglang (serve|\.launch_server)' || true; }
+engines() { pgrep -f 'sglang( serve|\.launch_server) ' || true; }
 no_engines() { [[ -z $(engines) ]]; }
 two_engines() { (($(engines | wc -l) == 2)); }
 
