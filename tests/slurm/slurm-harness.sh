@@ -36,7 +36,8 @@
 # Debian packages absent (a missing package is a failure under CI=true: install-deps installs them).
 set -euo pipefail
 
-readonly SELF=$(realpath "${BASH_SOURCE[0]}")
+SELF=$(realpath "${BASH_SOURCE[0]}")
+readonly SELF
 readonly NODES=(node1 node2)
 readonly BOOT_TIMEOUT=${GL_SLURM_BOOT_TIMEOUT:-60}
 

@@ -10,6 +10,9 @@
 #             the endpoints file once rank 0 serves
 #   scancel   the engines drain (SIGTERM, not SIGKILL) within the drain time; the endpoints file
 #             is removed; the job ends without a requeue
+#   timelimit the time limit's SIGTERM to the batch shell alone (--signal=B:TERM, sent here as
+#             `scancel --batch --signal=TERM`): the shell passes it to the step, the engines drain,
+#             the job ends 0 without a requeue
 #   refused   an exit 2 (the check gate refuses: no NVIDIA driver) is never requeued
 #   rankdeath rank 1's engine killed: the whole group stops (srun --kill-on-bad-exit), the step
 #             starts again in the allocation after the backoff, ready again; once restart.budget + 1
@@ -49,7 +52,7 @@ work=$3
 fake_nvml_dir=$4
 shift 4
 cases=("$@")
-((${#cases[@]})) || cases=(killwait refused ready scancel rankdeath sbcast)
+((${#cases[@]})) || cases=(killwait refused ready scancel timelimit rankdeath sbcast)
 readonly drain=5 kill_wait=20 server_port=31501
 failures=0
 submit_env=(env)
@@ -206,6 +209,22 @@ case_scancel() {
   [[ ! -e $endpoints ]] && ok "scancel: endpoints file removed" || fail "scancel: endpoints left"
   [[ $(field Restarts) == 0 ]] && ok "scancel: not requeued" || fail "scancel: requeued"
   grep -q "signal 9\|SIGKILL\|Killed" "$out" && fail "scancel: a SIGKILL: $(tail -n 20 "$out")"
+}
+
+case_timelimit() {
+  start_ready || return
+  local t0 t1
+  t0=$(date +%s%N)
+  scancel --batch --signal=TERM "$job"
+  wait_for $((drain + 5)) no_engines || fail "timelimit: engines still up $((drain + 5)) s later"
+  t1=$(date +%s%N)
+  ok "timelimit: the batch shell's SIGTERM drained both engines in $(((t1 - t0) / 1000000)) ms"
+  wait_for 30 job_gone || fail "timelimit: job $job still $(job_state)"
+  [[ ! -e $endpoints ]] && ok "timelimit: endpoints file removed" || fail "timelimit: endpoints left"
+  local code restarts
+  code=$(field ExitCode) restarts=$(field Restarts)
+  [[ $code == 0:0 && $restarts == 0 ]] && ok "timelimit: the job ended 0, not requeued" ||
+    fail "timelimit: ExitCode=$code Restarts=$restarts: $(tail -n 10 "$out")"
 }
 
 engine_of_rank() {
