@@ -19,6 +19,9 @@
 #             steps have ended so, the job requeues itself
 #   oom       both ranks' engines hit a CUDA OOM at the default memory share (the mock's
 #             MOCK_OOM_ABOVE): the group starts again with the share stepped down, alike on both
+#   prolog    the package's Prolog (packaging/slurm/gpulaunch-prolog, PrologFlags=Alloc) on a node
+#             whose GPU has uncorrected ECC errors: the node drained with gpulaunch's reason, the
+#             job not run there (slurm booted again with the Prolog, so this case runs last)
 #   sbcast    --cache-archive: the job sbcasts a `cache export` archive to every node and each rank
 #             imports it (`cache import`, refused on other facts) before its engine starts
 #
@@ -225,6 +228,45 @@ case_timelimit() {
   code=$(field ExitCode) restarts=$(field Restarts)
   [[ $code == 0:0 && $restarts == 0 ]] && ok "timelimit: the job ended 0, not requeued" ||
     fail "timelimit: ExitCode=$code Restarts=$restarts: $(tail -n 10 "$out")"
+}
+
+case_prolog() {
+  local prolog=$source_dir/packaging/slurm/gpulaunch-prolog
+  [[ -f $prolog ]] || { fail "prolog: no $prolog"; return; }
+  mkdir -p "$work/noderoot"
+  # As slurmd runs it (no PATH, its own environment): gpulaunch judges a fixture node (the
+  # machine's /dev/shm and toolkits are not this test's) whose GPUs are the fake NVML's, node2's
+  # GPU 1 with 3 uncorrected ECC errors.
+  cp "$work/nvml" "$work/nvml-node1"
+  { cat "$work/nvml"; echo "ecc 1 3"; } >"$work/nvml-node2"
+  cat >"$work/gl-check" <<SH
+#!/bin/sh
+if [ "\$1" = check ]; then exec "$binary" "\$@" --root "$work/noderoot"; fi
+exec "$binary" "\$@"
+SH
+  cat >"$work/prolog" <<SH
+#!/bin/sh
+export GPULAUNCH="$work/gl-check" SCONTROL="$(command -v scontrol)" LD_LIBRARY_PATH="$fake_nvml_dir"
+export GPULAUNCH_FAKE_NVML="$work/nvml-\$SLURMD_NODENAME" GPULAUNCH_PROLOG_LOG="$work/prolog.log"
+exec "$prolog"
+SH
+  chmod 755 "$work/gl-check" "$work/prolog"
+  bash "$harness" stop "$work"
+  bash "$harness" boot "$work" "KillWait=$kill_wait" "Prolog=$work/prolog" "PrologFlags=Alloc" ||
+    { fail "prolog: slurm did not boot with the Prolog"; return; }
+  profile grp
+  submit grp || return
+  local reason
+  wait_for 60 eval '[[ $(sinfo -h -n node2 -o %t) == drain* ]]' ||
+    { fail "prolog: node2 not drained: $(sinfo -h -N -o '%N %t %E')"; scancel "$job"; return; }
+  reason=$(scontrol show node node2 | grep -o 'Reason=.*' | head -n 1)
+  [[ $reason == Reason=gpulaunch:* ]] && ok "prolog: node2 drained, $reason" ||
+    fail "prolog: reason '$reason'"
+  [[ $(sinfo -h -n node1 -o %t) != drain* ]] && ok "prolog: node1 (healthy) not drained" ||
+    fail "prolog: node1 drained too"
+  [[ -z $(engines) ]] && ok "prolog: no engine started" || fail "prolog: engines: $(engines | xargs)"
+  scancel "$job"
+  wait_for 30 job_gone
 }
 
 engine_of_rank() {
