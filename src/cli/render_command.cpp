@@ -12,6 +12,7 @@
 #include "gpulaunch_version.hpp"
 #include "group/slurm_script.hpp"
 #include "log/logger.hpp"
+#include "profile/profile_name.hpp"
 #include "profile/validate.hpp"
 #include "unit/render.hpp"
 #include "util/process.hpp"
@@ -21,7 +22,7 @@ namespace gl {
 namespace {
 
 // `render --slurm`: the script on stdout, the KillWait check on stderr.
-int render_slurm(const Profile& profile, const std::string& binary,
+int render_slurm(const Profile& profile, const std::string& profile_arg, const std::string& binary,
                  const std::string& cache_archive, const std::string& scontrol, bool gres) {
   SlurmScriptOptions options;
   options.gres = gres;
@@ -43,6 +44,11 @@ int render_slurm(const Profile& profile, const std::string& binary,
         std::chrono::duration_cast<std::chrono::seconds>(profile.server.drain_timeout).count()));
   else if (auto warning = kill_wait_warning(profile, *kill_wait))
     logging::info(*warning);
+  if (is_profile_path(profile_arg))
+    logging::info(fmt::format(
+        "note: the job runs profile '{}' from each node's search path (~/.config/gpulaunch/"
+        "profiles, /etc/gpulaunch/profiles), not {}: place it there",
+        profile.name, profile_arg));
   fmt::print("{}", *script);
   return kExitOk;
 }
@@ -112,7 +118,8 @@ void add_render_command(CLI::App& app, CliContext& context) {
       return;
     }
     if (slurm) {
-      context.exit_code = render_slurm(*profile, binary, cache_archive, scontrol, !no_gres);
+      context.exit_code =
+          render_slurm(*profile, args.profile, binary, cache_archive, scontrol, !no_gres);
       return;
     }
     if (auto can_start = startable(*profile, ManagerScope::system); !can_start) {
