@@ -17,6 +17,7 @@
 #include "facts/gather.hpp"
 #include "profile/validate.hpp"
 #include "rules/check.hpp"
+#include "rules/node_verdict.hpp"
 #include "scenarios/scenario.hpp"
 #include "util/process.hpp"
 
@@ -99,6 +100,42 @@ BENCHMARK(BM_CheckCommand)
     ->Repetitions(kRepetitions)
     ->UseRealTime();
 
+// `check --node` (issue 47), as a Slurm prolog runs it before every job: the node's verdict on
+// the same healthy fixture, without a profile. Goal: under 50 ms.
+void BM_CheckNode(benchmark::State& state) {
+  auto& fixture = healthy();
+  const double before = children_cpu_ms();
+  for (auto _ : state)
+    run_or_skip(state, GPULAUNCH_BIN,
+                {"check", "--node", "--json", "--root", fixture.node.root().string()});
+  state.counters["child_cpu_ms"] =
+      benchmark::Counter(children_cpu_ms() - before, benchmark::Counter::kAvgIterations);
+}
+BENCHMARK(BM_CheckNode)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.5)
+    ->Repetitions(kRepetitions)
+    ->UseRealTime();
+
+// Its library side: gather the node's facts (fake NVML, no process) and judge them.
+void BM_CheckNodeLibrary(benchmark::State& state) {
+  auto& fixture = healthy();
+  const auto started = gl::processes_started();
+  for (auto _ : state) {
+    auto request = gl::node_facts_request();
+    request.probe_cache = fixture.node.scratch() / "probe-cache.json";
+    auto findings = gl::evaluate_node(gl::gather_facts(gl::NodeFs(fixture.node.root()), request));
+    if (gl::has_errors(findings)) state.SkipWithError("healthy fixture: the node check failed");
+  }
+  state.counters["children"] = benchmark::Counter(
+      static_cast<double>(gl::processes_started() - started), benchmark::Counter::kAvgIterations);
+}
+BENCHMARK(BM_CheckNodeLibrary)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.5)
+    ->Repetitions(kRepetitions)
+    ->UseRealTime();
+
 void BM_ManualTorchImport(benchmark::State& state) {
   for (auto _ : state)
     run_or_skip(state, "/usr/bin/python3", {"-c", "import torch; print(torch.version.cuda)"});
@@ -144,11 +181,17 @@ BENCHMARK(BM_ManualNvidiaSmi)
     ->Repetitions(kRepetitions)
     ->UseRealTime();
 
-// One warm `gpulaunch check` under strace -f: every execve, clone, fork and vfork it makes.
-int strace_check(const std::string& gpulaunch) {
+// The command the strace modes run: `check PROFILE`, or `check --node` with --node.
+std::vector<std::string> check_args(bool node) {
   auto& fixture = healthy();
-  const std::vector<std::string> check{"check", fixture.profile_path, "--root",
-                                       fixture.node.root().string()};
+  if (node) return {"check", "--node", "--json", "--root", fixture.node.root().string()};
+  return {"check", fixture.profile_path, "--root", fixture.node.root().string()};
+}
+
+// One warm `gpulaunch check` under strace -f: every execve, clone, fork and vfork it makes.
+int strace_check(const std::string& gpulaunch, bool node = false) {
+  auto& fixture = healthy();
+  const std::vector<std::string> check = check_args(node);
   auto warm = gl::run_process(gpulaunch, check, std::chrono::seconds(60));  // fills any cache
   if (!warm || warm->exit_code != 0) {
     std::fprintf(stderr, "gpulaunch check failed on the healthy fixture\n");
@@ -182,10 +225,9 @@ int strace_check(const std::string& gpulaunch) {
 
 // One warm `gpulaunch check` under `strace -c -f` (every system call, counted by name), and
 // `strace -f` of the same run kept in FULL_TRACE when given: where the command's time goes.
-int strace_count(const std::string& gpulaunch, const char* full_trace) {
+int strace_count(const std::string& gpulaunch, const char* full_trace, bool node = false) {
   auto& fixture = healthy();
-  const std::vector<std::string> check{"check", fixture.profile_path, "--root",
-                                       fixture.node.root().string()};
+  const std::vector<std::string> check = check_args(node);
   auto warm = gl::run_process(gpulaunch, check, std::chrono::seconds(60));  // fills any cache
   if (!warm || warm->exit_code != 0) {
     std::fprintf(stderr, "gpulaunch check failed on the healthy fixture\n");
@@ -217,6 +259,11 @@ int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "--strace-check") return strace_check(argv[2]);
   if ((argc == 3 || argc == 4) && std::string(argv[1]) == "--strace-count")
     return strace_count(argv[2], argc == 4 ? argv[3] : nullptr);
+  // The same two for `check --node`.
+  if (argc == 3 && std::string(argv[1]) == "--strace-check-node")
+    return strace_check(argv[2], true);
+  if ((argc == 3 || argc == 4) && std::string(argv[1]) == "--strace-count-node")
+    return strace_count(argv[2], argc == 4 ? argv[3] : nullptr, true);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

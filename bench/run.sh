@@ -19,4 +19,7 @@ if [ -x /usr/bin/strace ]; then
   "$build/bench/check_bench" --strace-check "$build/src/gpulaunch"
   # Every system call of one warm check, counted by name (bench/README: where the time goes).
   "$build/bench/check_bench" --strace-count "$build/src/gpulaunch"
+  # The same for `check --node` (issue 47): no child process, and its system calls by name.
+  "$build/bench/check_bench" --strace-check-node "$build/src/gpulaunch"
+  "$build/bench/check_bench" --strace-count-node "$build/src/gpulaunch"
 fi

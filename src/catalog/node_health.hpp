@@ -26,6 +26,9 @@ inline constexpr std::string_view kNvidiaSmiVersionMismatchText =
 // before it exits 9. Both read from Debian 12's libnvidia-ml1 and nvidia-smi 535.261.03-1, run
 // on a node without the module (tests/integration/nvidia_real_programs_test.sh).
 inline constexpr int kNvmlErrorDriverNotLoaded = 9;
+// nvml.h NVML_ERROR_LIBRARY_NOT_FOUND (12): no driver library behind the loader's answer, as no
+// library at all.
+inline constexpr int kNvmlErrorLibraryNotFound = 12;
 inline constexpr std::string_view kNvidiaSmiNoDriverText =
     "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver";
 

@@ -157,6 +157,8 @@ void add_check_command(CLI::App& app, CliContext& context) {
   static std::string root = "/";
   static bool json = false;
   static bool all = false;
+  static bool node = false;
+  static bool acknowledge_xids = false;
   auto* profile_option =
       command->add_option("profile", name, "Profile name or path to a .toml file")
           ->check(profile_argument_check());
@@ -170,13 +172,30 @@ void add_check_command(CLI::App& app, CliContext& context) {
                  "/var/lib/gpulaunch/snapshots), one summary line each; exit status the worst")
       ->excludes(profile_option)
       ->excludes(facts_option);
+  command
+      ->add_flag("--node", node,
+                 "Judge this node without a profile (driver, GPU health, Xid since boot, fabric, "
+                 "device nodes, /dev/shm, peer memory, toolkits, CDI): exit 0 pass or warnings, "
+                 "1 an error, 2 could not run; a scheduler's prolog")
+      ->excludes(profile_option)
+      ->excludes("--all");
+  command
+      ->add_flag("--acknowledge-xids", acknowledge_xids,
+                 "With --node, on this host as root: set the Xid lines of this boot so far aside "
+                 "(once the GPU they name has been reset), then judge the node")
+      ->needs("--node");
   command->callback([&context] {
+    if (node) {
+      context.exit_code = check_node({root, facts_file, json, acknowledge_xids});
+      return;
+    }
     if (all) {
       context.exit_code = check_all(root, json);
       return;
     }
     if (name.empty()) {
-      context.exit_code = report(Error{"check needs a profile, or --all"}, kCheckCouldNotRun);
+      context.exit_code =
+          report(Error{"check needs a profile, or --all, or --node"}, kCheckCouldNotRun);
       return;
     }
     auto profile = load_profile_or_installed(context, name);

@@ -25,4 +25,16 @@ Facts check_facts(const Profile& profile, const LaunchPlan& plan, const ShellEnv
 int print_check_verdict(const Profile& profile, const LaunchPlan& plan, const Facts& facts,
                         const ShellEnvironment& shell, const std::string& against);
 
+// `check --node`: the node without a profile (cli/check_node.cpp), on `root` or recorded facts;
+// kCheckErrors on an error, kCheckCouldNotRun when the root or the facts cannot be read.
+struct NodeCheckOptions {
+  std::string root = "/";
+  std::string facts_file;
+  bool json = false;
+  // Sets this boot's Xid lines so far aside (state_paths::xids_acknowledged_file), after the
+  // operator reset the GPU: this host only, as root.
+  bool acknowledge_xids = false;
+};
+int check_node(const NodeCheckOptions& options);
+
 }  // namespace gl

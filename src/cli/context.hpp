@@ -40,6 +40,7 @@ void add_status_command(CLI::App& app, CliContext& context);
 void add_logs_command(CLI::App& app, CliContext& context);
 void add_facts_command(CLI::App& app, CliContext& context);
 void add_check_command(CLI::App& app, CliContext& context);
+void add_release_gpus_command(CLI::App& app, CliContext& context);
 void add_init_command(CLI::App& app, CliContext& context);
 void add_cache_command(CLI::App& app, CliContext& context);
 void add_lock_command(CLI::App& app, CliContext& context);

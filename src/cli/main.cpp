@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   gl::add_group_commands(app, context);
   gl::add_facts_command(app, context);
   gl::add_check_command(app, context);
+  gl::add_release_gpus_command(app, context);
   gl::add_init_command(app, context);
   gl::add_cache_command(app, context);
   gl::add_rendezvous_probe_command(app, context);

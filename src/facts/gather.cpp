@@ -123,6 +123,7 @@ Facts gather_facts(const NodeFs& given, const FactsRequest& request) {
     if (tool)
       if (auto version = tool->version()) facts.cdi->podman_version = *version;
   }
+  if (request.probe_cdi && !request.image) facts.cdi = probe_cdi(node);
   if (request.python_prefix && !request.image)
     facts.python = probe_python_env(
         node, *request.python_prefix,
@@ -190,7 +191,7 @@ Facts gather_facts(const NodeFs& given, const FactsRequest& request) {
   facts.nvidia_nodes = probe_nvidia_nodes(
       node, facts.driver.source == "nvml" ? std::optional(facts.gpus.size()) : std::nullopt);
   // Asked only where a node needs IMEX channel 0: whether this nvidia-modprobe can make it.
-  if (needs_modprobe_help(*facts.nvidia_nodes))
+  if (request.probe_modprobe_options && needs_modprobe_help(*facts.nvidia_nodes))
     if (auto modprobe = node.host_path(std::string(kNvidiaModprobe)))
       if (auto help = run_unprivileged(modprobe->string(), {std::string(kModprobeHelp)},
                                        request.service_user);

@@ -32,6 +32,10 @@ struct FactsRequest {
   // specs its GPUs need; the tool is nullptr where nothing may run (--root, a facts file).
   std::optional<std::string> image;
   ImageTool* image_tool = nullptr;
+  // The host's CDI specs without an image (`check --node`: whether they are the driver's).
+  bool probe_cdi = false;
+  // Ask nvidia-modprobe --help where a node needs IMEX channel 0 (a multi-node profile's rule).
+  bool probe_modprobe_options = true;
   // What that image's container would bind-mount from the host: whether a non-root user could
   // replace one (util/safe_file's replaceable_reason).
   std::vector<std::string> mount_sources;

@@ -46,6 +46,23 @@ std::optional<std::string> package_version(const Context& context, const std::st
 std::string gpus_text(const Context& context, ComputeCapability capability);
 void add(std::vector<Finding>& findings, Finding finding);
 
+// The rules about the node alone, shared by the profile's check and `check --node`
+// (rules/node_verdict), which pass no profile.
+struct DriverVerdict {
+  bool lost = false;    // a GPU fell off the bus (gpu-lost)
+  bool usable = false;  // the driver answers: the GPUs' facts can be judged
+};
+// The driver and the GPUs it reaches: a lost GPU, the module not loaded, no driver at all.
+// `needed_per_node`: the profile's GPUs per node, named beside a lost GPU.
+DriverVerdict check_driver(const Facts& facts,
+                           std::optional<long long> needed_per_node,  // gpu_rules
+                           std::vector<Finding>& findings);
+// Each toolkit in the node's own places (/usr/local/cuda*, /usr/bin/nvcc) against the node's GPUs
+// and driver, as the profile's check judges the unit's toolkit; warnings: a job may bring its own.
+void check_node_toolkits(const Facts& facts, std::vector<Finding>& findings);  // toolkit_rules
+// The CDI specs against the running driver and podman: stale or too new for podman.
+void check_cdi_freshness(const Facts& facts, std::vector<Finding>& findings);  // image_rules
+
 // The groups, in the order evaluate runs them.
 void check_gpus(const Context& context, std::vector<Finding>& findings);  // gpu_rules
 void check_toolkit(const Context& context, const LaunchPlan& plan,        // toolkit_rules

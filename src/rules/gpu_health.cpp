@@ -185,7 +185,7 @@ void check_thresholds(const std::vector<const GpuFact*>& gpus, std::vector<Findi
 // The Xids since boot on the engine's GPUs, or at an address no GPU answers at any more (the GPU
 // fell off the bus): one finding per catalogued Xid.
 void check_xids(const std::vector<const GpuFact*>& gpus, const Facts& facts,
-                std::vector<Finding>& findings) {
+                std::vector<Finding>& findings, std::string_view once_reset) {
   std::map<int, std::vector<const XidFact*>> by_xid;
   for (const auto& event : facts.node_health.xids) {
     if (!xid_row(event.xid)) continue;
@@ -227,8 +227,9 @@ void check_xids(const std::vector<const GpuFact*>& gpus, const Facts& facts,
          fill_gpu(row.fix, join(where)) +
              (row.fix.starts_with("reboot")
                   ? ""
-                  : "; the line stays in this boot's journal, so once the GPU is reset "
-                    "`gpulaunch up --force` starts anyway")});
+                  : fmt::format("; the line stays in this boot's journal, so once the GPU is "
+                                "reset {}",
+                                once_reset))});
   }
 }
 
@@ -238,12 +239,16 @@ bool driver_library_mismatch(const DriverFact& driver) {
   return driver.nvml_error == kNvmlErrorLibRmVersionMismatch;
 }
 
-void check_node_health(const LaunchPlan& plan, const Facts& facts, std::vector<Finding>& findings) {
+void check_gpu_health(const std::vector<const GpuFact*>& gpus, const Facts& facts,
+                      std::vector<Finding>& findings, std::string_view once_reset) {
   check_driver_mismatch(facts, findings);
-  const auto gpus = engine_gpus(plan, facts);
   check_fabric(gpus, facts, findings);
   check_thresholds(gpus, findings);
-  check_xids(gpus, facts, findings);
+  check_xids(gpus, facts, findings, once_reset);
+}
+
+void check_node_health(const LaunchPlan& plan, const Facts& facts, std::vector<Finding>& findings) {
+  check_gpu_health(engine_gpus(plan, facts), facts, findings);
 }
 
 }  // namespace gl

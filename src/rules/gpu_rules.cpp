@@ -43,68 +43,74 @@ std::vector<std::string> lost_gpus(const Facts& facts) {
 }
 
 // A lost GPU is named as lost with the reboot fix, never as too few GPUs for the ranks.
-bool check_lost_gpus(const Context& context, std::vector<Finding>& findings) {
-  const auto& facts = context.facts;
+bool check_lost_gpus(const Facts& facts, std::optional<long long> needed_per_node,
+                     std::vector<Finding>& findings) {
   const bool init_lost = facts.driver.nvml_error == kNvmlErrorGpuIsLost;
   const auto lost = lost_gpus(facts);
   if (!init_lost && lost.empty()) return false;
   std::string where = init_lost && lost.empty() ? "a GPU (nvmlInit_v2)" : "";
   for (const auto& gpu : lost) where += (where.empty() ? "" : ", ") + gpu;
-  add(findings, {Severity::error,
-                 "gpu-lost",
+  std::vector<std::pair<std::string, std::string>> seen{
+      {"lost", where}, {"gpus answering", std::to_string(facts.gpus.size())}};
+  if (needed_per_node) seen.emplace_back("needed per node", std::to_string(*needed_per_node));
+  add(findings, {Severity::error, "gpu-lost",
                  fmt::format("{} fell off the bus: the driver cannot reach {} ({})", where,
                              lost.size() > 1 ? "them" : "it", kNvmlGpuIsLostText),
                  fmt::format("every GPU of the node must answer the driver; a lost one is "
                              "present but unreachable ({})",
                              kGpuLostSource),
-                 {{"lost", where},
-                  {"gpus answering", std::to_string(facts.gpus.size())},
-                  {"needed per node", std::to_string(context.profile.gpus_per_node())}},
-                 std::string(kGpuLostFix)});
+                 std::move(seen), std::string(kGpuLostFix)});
   return true;
 }
 
 }  // namespace
 
+DriverVerdict check_driver(const Facts& facts, std::optional<long long> needed_per_node,
+                           std::vector<Finding>& findings) {
+  DriverVerdict verdict;
+  verdict.lost = check_lost_gpus(facts, needed_per_node, findings);
+  verdict.usable = facts.driver.present;
+  if (facts.driver.present) return verdict;
+  if (verdict.lost) return verdict;
+  // The driver is there but its libraries are another version: rules/gpu_health says so.
+  if (driver_library_mismatch(facts.driver)) return verdict;
+  std::string why;
+  for (const auto& problem : facts.driver.problems) why += (why.empty() ? "" : "; ") + problem;
+  // NVML and nvidia-smi are installed and say the kernel module is not there: loading it is
+  // the fix, not installing a driver.
+  if (facts.driver.nvml_error == kNvmlErrorDriverNotLoaded ||
+      why.find(kNvidiaSmiNoDriverText) != std::string::npos) {
+    add(findings,
+        {Severity::error,
+         "nvidia-driver-not-loaded",
+         "the NVIDIA driver's libraries are installed but its kernel module is not loaded",
+         "NVML answers \"Driver Not Loaded\" and nvidia-smi cannot communicate with the driver: "
+         "no engine can open a GPU",
+         {{"driver", facts.driver.source}, {"probes", why}},
+         "load it as root: `modprobe nvidia` (then `systemctl restart "
+         "gpulaunch-nvidia-devices`); if that fails, `dmesg | grep -i nvrm` says why: no module "
+         "built for the running kernel (`dkms status`, install the linux-headers of `uname -r` "
+         "and `dkms autoinstall`) or Secure Boot refusing an unsigned module (`mokutil "
+         "--sb-state`, enroll the DKMS key); the libraries need no reinstall"});
+    return verdict;
+  }
+  add(findings,
+      {Severity::error,
+       "no-nvidia-driver",
+       "no usable NVIDIA driver on this node",
+       "the engine needs the NVIDIA driver (NVML or nvidia-smi must answer)",
+       {{"driver", facts.driver.source + (facts.driver.version ? " " + *facts.driver.version : "")},
+        {"probes", why}},
+       "install the NVIDIA driver (>= 580 for CUDA 13) and check that `nvidia-smi` works"});
+  return verdict;
+}
+
 void check_gpus(const Context& context, std::vector<Finding>& findings) {
   const auto& facts = context.facts;
   const auto& profile = context.profile;
-  const bool lost = check_lost_gpus(context, findings);
-  if (!facts.driver.present) {
-    if (lost) return;
-    // The driver is there but its libraries are another version: rules/gpu_health says so.
-    if (driver_library_mismatch(facts.driver)) return;
-    std::string why;
-    for (const auto& problem : facts.driver.problems) why += (why.empty() ? "" : "; ") + problem;
-    // NVML and nvidia-smi are installed and say the kernel module is not there: loading it is
-    // the fix, not installing a driver.
-    if (facts.driver.nvml_error == kNvmlErrorDriverNotLoaded ||
-        why.find(kNvidiaSmiNoDriverText) != std::string::npos) {
-      add(findings,
-          {Severity::error,
-           "nvidia-driver-not-loaded",
-           "the NVIDIA driver's libraries are installed but its kernel module is not loaded",
-           "NVML answers \"Driver Not Loaded\" and nvidia-smi cannot communicate with the driver: "
-           "no engine can open a GPU",
-           {{"driver", facts.driver.source}, {"probes", why}},
-           "load it as root: `modprobe nvidia` (then `systemctl restart "
-           "gpulaunch-nvidia-devices`); if that fails, `dmesg | grep -i nvrm` says why: no module "
-           "built for the running kernel (`dkms status`, install the linux-headers of `uname -r` "
-           "and `dkms autoinstall`) or Secure Boot refusing an unsigned module (`mokutil "
-           "--sb-state`, enroll the DKMS key); the libraries need no reinstall"});
-      return;
-    }
-    add(findings,
-        {Severity::error,
-         "no-nvidia-driver",
-         "no usable NVIDIA driver on this node",
-         "the engine needs the NVIDIA driver (NVML or nvidia-smi must answer)",
-         {{"driver",
-           facts.driver.source + (facts.driver.version ? " " + *facts.driver.version : "")},
-          {"probes", why}},
-         "install the NVIDIA driver (>= 580 for CUDA 13) and check that `nvidia-smi` works"});
-    return;
-  }
+  const DriverVerdict driver = check_driver(facts, profile.gpus_per_node(), findings);
+  if (!driver.usable) return;
+  const bool lost = driver.lost;
   for (const auto& device : profile.gpus.devices)
     if (!lost && !(device.starts_with("MIG-") && mig_mode_gpu(facts)) &&
         std::none_of(facts.gpus.begin(), facts.gpus.end(),

@@ -124,8 +124,7 @@ void check_cdi_podman(const Facts& facts, std::vector<Finding>& findings) {
 void check_cdi(const Context& context, const LaunchPlan& plan, std::vector<Finding>& findings) {
   const Facts& facts = context.facts;
   if (!facts.cdi) return;
-  check_cdi_driver(facts, findings);
-  check_cdi_podman(facts, findings);
+  check_cdi_freshness(facts, findings);
   std::vector<std::string> missing;
   for (const auto& device : plan.gpus)
     if (std::find(facts.cdi->gpu_devices.begin(), facts.cdi->gpu_devices.end(), device) ==
@@ -149,6 +148,12 @@ void check_cdi(const Context& context, const LaunchPlan& plan, std::vector<Findi
 }
 
 }  // namespace
+
+void check_cdi_freshness(const Facts& facts, std::vector<Finding>& findings) {
+  if (!facts.cdi) return;
+  check_cdi_driver(facts, findings);
+  check_cdi_podman(facts, findings);
+}
 
 // Root's podman resolves each bind mount's source by name at every start (the OCI runtime mounts
 // it as root): a link planted there would show the container's user a tree its own uid cannot

@@ -83,27 +83,7 @@ void check_infiniband(const Profile& profile, const LaunchPlan& plan, const Fact
   // traffic between nodes.
   const bool multi_node = profile.parallelism.nodes > 1;
   const Severity between_nodes = multi_node ? Severity::error : Severity::warning;
-  if (ib.modules_read && ib.peer_memory.empty()) {
-    std::vector<std::string> modules;
-    for (const auto& module : peer_memory_modules()) modules.emplace_back(module.module);
-    findings.push_back(
-        {Severity::warning,
-         "infiniband-peermem-missing",
-         fmt::format("InfiniBand devices ({}) but no peer-memory module is loaded: GPUDirect "
-                     "RDMA is off, and NCCL copies every transfer between nodes through host "
-                     "memory ({}: all-reduce from about 180 to 10 GB/s)",
-                     devices, kPeerMemoryIssue),
-         fmt::format("NCCL uses GPUDirect RDMA over InfiniBand only when a peer-memory client is "
-                     "loaded ({} or one of {}; NVIDIA/nccl src/transport/net_ib.cc) or the driver "
-                     "offers DMA-BUF",
-                     join(modules, " or "),
-                     join(std::vector<std::string>(nccl_peer_memory_files().begin(),
-                                                   nccl_peer_memory_files().end()))),
-         {{"infiniband", devices}, {std::string(kModulesFile), "no " + join(modules, ", no ")}},
-         fmt::format("modprobe nvidia_peermem (it ships with the NVIDIA driver), and load it at "
-                     "every boot: echo nvidia_peermem > {}",
-                     kModulesLoadFile)});
-  }
+  check_peermem(facts, findings);
   // The unit `up` renders on this node, whatever plan the caller built.
   LaunchPlan node_plan = plan;
   node_plan.infiniband = true;
@@ -144,27 +124,6 @@ void check_infiniband(const Profile& profile, const LaunchPlan& plan, const Fact
          {{"infiniband", devices}, {"LimitMEMLOCK", access.memlock.value_or("(default)")}},
          "remove LimitMEMLOCK= from service.extra: on a node with InfiniBand the unit sets "
          "LimitMEMLOCK=infinity"});
-}
-
-void check_shm(const Profile& profile, const Facts& facts, std::vector<Finding>& findings) {
-  if (!facts.shm || !facts.shm->exists || facts.shm->problem) return;
-  const long long ranks = profile.gpus_per_node();
-  if (ranks < 2 || facts.shm->size_bytes >= kNcclShmMinimumBytes) return;
-  findings.push_back(
-      {Severity::error,
-       "shm-too-small",
-       fmt::format("{} is {} MiB: NCCL's shared-memory transport between the {} ranks on this "
-                   "node fails to initialise (\"NCCL WARN Error: failed to extend /dev/shm/nccl-"
-                   "... to N bytes\")",
-                   facts.shm->path, facts.shm->size_bytes >> 20, ranks),
-       fmt::format("NCCL keeps its shared-memory buffers in /dev/shm, at least {} MiB for a "
-                   "multi-GPU engine ({})",
-                   kNcclShmMinimumBytes >> 20, kNcclShmSource),
-       {{facts.shm->path, fmt::format("{} bytes (statvfs)", facts.shm->size_bytes)},
-        {"ranks on this node", std::to_string(ranks)}},
-       fmt::format("enlarge it: mount -o remount,size=16G {} (and the same size in /etc/fstab); "
-                   "in a container, run it with --shm-size=16g or --ipc=host",
-                   facts.shm->path)});
 }
 
 // A multi-node group meets at rank 0's rendezvous; a node with no route there never joins, and one
@@ -391,10 +350,58 @@ void check_model_fit(const Profile& profile, const LaunchPlan& plan, const Facts
 
 }  // namespace
 
+void check_peermem(const Facts& facts, std::vector<Finding>& findings) {
+  if (!facts.has_infiniband()) return;
+  const auto& ib = *facts.infiniband;
+  const std::string devices = join(ib.devices);
+  if (ib.modules_read && ib.peer_memory.empty()) {
+    std::vector<std::string> modules;
+    for (const auto& module : peer_memory_modules()) modules.emplace_back(module.module);
+    findings.push_back(
+        {Severity::warning,
+         "infiniband-peermem-missing",
+         fmt::format("InfiniBand devices ({}) but no peer-memory module is loaded: GPUDirect "
+                     "RDMA is off, and NCCL copies every transfer between nodes through host "
+                     "memory ({}: all-reduce from about 180 to 10 GB/s)",
+                     devices, kPeerMemoryIssue),
+         fmt::format("NCCL uses GPUDirect RDMA over InfiniBand only when a peer-memory client is "
+                     "loaded ({} or one of {}; NVIDIA/nccl src/transport/net_ib.cc) or the driver "
+                     "offers DMA-BUF",
+                     join(modules, " or "),
+                     join(std::vector<std::string>(nccl_peer_memory_files().begin(),
+                                                   nccl_peer_memory_files().end()))),
+         {{"infiniband", devices}, {std::string(kModulesFile), "no " + join(modules, ", no ")}},
+         fmt::format("modprobe nvidia_peermem (it ships with the NVIDIA driver), and load it at "
+                     "every boot: echo nvidia_peermem > {}",
+                     kModulesLoadFile)});
+  }
+}
+
+void check_shm(const ShmNeed& need, const Facts& facts, std::vector<Finding>& findings) {
+  if (!facts.shm || !facts.shm->exists || facts.shm->problem) return;
+  if (need.ranks < 2 || facts.shm->size_bytes >= kNcclShmMinimumBytes) return;
+  findings.push_back(
+      {need.severity,
+       "shm-too-small",
+       fmt::format("{} is {} MiB: NCCL's shared-memory transport between {} fails to initialise "
+                   "(\"NCCL WARN Error: failed to extend /dev/shm/nccl-... to N bytes\")",
+                   facts.shm->path, facts.shm->size_bytes >> 20, need.ranks_text),
+       fmt::format("NCCL keeps its shared-memory buffers in /dev/shm, at least {} MiB for a "
+                   "multi-GPU engine ({})",
+                   kNcclShmMinimumBytes >> 20, kNcclShmSource),
+       {{facts.shm->path, fmt::format("{} bytes (statvfs)", facts.shm->size_bytes)},
+        {"ranks on this node", std::to_string(need.ranks)}},
+       fmt::format("enlarge it: mount -o remount,size=16G {} (and the same size in /etc/fstab); "
+                   "in a container, run it with --shm-size=16g or --ipc=host",
+                   facts.shm->path)});
+}
+
 void check_node_os(const Profile& profile, const LaunchPlan& plan, const Facts& facts,
                    std::vector<Finding>& findings) {
   check_infiniband(profile, plan, facts, findings);
-  check_shm(profile, facts, findings);
+  const long long ranks = profile.gpus_per_node();
+  check_shm({ranks, Severity::error, fmt::format("the {} ranks on this node", ranks)}, facts,
+            findings);
   check_rendezvous_route(plan, facts, findings);
   check_other_profiles(profile, plan, facts, findings);
   check_shared_user(profile, facts, findings);

@@ -24,40 +24,6 @@ std::string modprobe_commands(const NvidiaNodesFact& nodes) {
   return join(commands, " && ");
 }
 
-// The driver is loaded but a node it has is missing, and nothing on this node would create it
-// before the engine starts: the engine's sandbox cannot (NoNewPrivileges=yes, no capabilities).
-void check_device_nodes(const Facts& facts, std::vector<Finding>& findings) {
-  if (!facts.nvidia_nodes) return;
-  const auto& nodes = *facts.nvidia_nodes;
-  if (!nodes.driver_loaded || nodes.missing.empty()) return;
-  if (nodes.modprobe_installed && nodes.devices_unit_installed) return;
-  std::vector<std::string> minors;
-  for (int minor : nodes.minors) minors.push_back(std::to_string(minor));
-  std::vector<std::string> fixes;
-  if (!nodes.modprobe_installed)
-    fixes.push_back(fmt::format("apt install nvidia-modprobe ({})", kNvidiaModprobe));
-  if (!nodes.devices_unit_installed)
-    fixes.push_back(fmt::format("install gpulaunch's {} ({}, shipped in the package)",
-                                kNvidiaDevicesUnit, kNvidiaDevicesUnitPath));
-  findings.push_back(
-      {Severity::error,
-       "nvidia-device-nodes-missing",
-       fmt::format("the NVIDIA driver is loaded but {} missing, and nothing creates {} before the "
-                   "engine starts: CUDA fails with \"unknown error\" or \"no CUDA-capable device\"",
-                   join(nodes.missing) + (nodes.missing.size() == 1 ? " is" : " are"),
-                   nodes.missing.size() == 1 ? "it" : "them"),
-       fmt::format("the engine's unit cannot create device nodes (NoNewPrivileges=yes, no "
-                   "capabilities, DeviceAllow= fixed at start); {} must run {} before it",
-                   kNvidiaDevicesUnit, kNvidiaModprobe),
-       {{std::string(kProcDevices),
-         nodes.uvm_registered ? std::string(kUvmMajorName) : "no " + std::string(kUvmMajorName)},
-        {"GPU minors", minors.empty() ? "(none)" : join(minors, " ")},
-        {"missing", join(nodes.missing)},
-        {std::string(kNvidiaModprobe), nodes.modprobe_installed ? "installed" : "missing"},
-        {std::string(kNvidiaDevicesUnit), nodes.devices_unit_installed ? "installed" : "missing"}},
-       fmt::format("{}; now: {}", join(fixes, ", "), modprobe_commands(nodes))});
-}
-
 // A multi-node profile on a driver that registers IMEX channels (multi-node NVLink's memory
 // sharing, CUDA's fabric handles) without channel 0 in /dev, where nvidia-modprobe cannot make it
 // (its -i lived only in 550.54.14-565.x): the engine's cross-node imports fail.
@@ -119,6 +85,40 @@ void check_yama(const Profile& profile, const LaunchPlan& plan, const Facts& fac
 }
 
 }  // namespace
+
+// The driver is loaded but a node it has is missing, and nothing on this node would create it
+// before the engine starts: the engine's sandbox cannot (NoNewPrivileges=yes, no capabilities).
+void check_device_nodes(const Facts& facts, std::vector<Finding>& findings) {
+  if (!facts.nvidia_nodes) return;
+  const auto& nodes = *facts.nvidia_nodes;
+  if (!nodes.driver_loaded || nodes.missing.empty()) return;
+  if (nodes.modprobe_installed && nodes.devices_unit_installed) return;
+  std::vector<std::string> minors;
+  for (int minor : nodes.minors) minors.push_back(std::to_string(minor));
+  std::vector<std::string> fixes;
+  if (!nodes.modprobe_installed)
+    fixes.push_back(fmt::format("apt install nvidia-modprobe ({})", kNvidiaModprobe));
+  if (!nodes.devices_unit_installed)
+    fixes.push_back(fmt::format("install gpulaunch's {} ({}, shipped in the package)",
+                                kNvidiaDevicesUnit, kNvidiaDevicesUnitPath));
+  findings.push_back(
+      {Severity::error,
+       "nvidia-device-nodes-missing",
+       fmt::format("the NVIDIA driver is loaded but {} missing, and nothing creates {} before the "
+                   "engine starts: CUDA fails with \"unknown error\" or \"no CUDA-capable device\"",
+                   join(nodes.missing) + (nodes.missing.size() == 1 ? " is" : " are"),
+                   nodes.missing.size() == 1 ? "it" : "them"),
+       fmt::format("the engine's unit cannot create device nodes (NoNewPrivileges=yes, no "
+                   "capabilities, DeviceAllow= fixed at start); {} must run {} before it",
+                   kNvidiaDevicesUnit, kNvidiaModprobe),
+       {{std::string(kProcDevices),
+         nodes.uvm_registered ? std::string(kUvmMajorName) : "no " + std::string(kUvmMajorName)},
+        {"GPU minors", minors.empty() ? "(none)" : join(minors, " ")},
+        {"missing", join(nodes.missing)},
+        {std::string(kNvidiaModprobe), nodes.modprobe_installed ? "installed" : "missing"},
+        {std::string(kNvidiaDevicesUnit), nodes.devices_unit_installed ? "installed" : "missing"}},
+       fmt::format("{}; now: {}", join(fixes, ", "), modprobe_commands(nodes))});
+}
 
 void check_sandbox(const Profile& profile, const LaunchPlan& plan, const Facts& facts,
                    std::vector<Finding>& findings) {

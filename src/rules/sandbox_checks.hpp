@@ -13,6 +13,10 @@
 
 namespace gl {
 
+// The driver is loaded but a device node it serves is missing, and nothing on the node makes it
+// before an engine starts: also `check --node`'s (rules/node_verdict).
+void check_device_nodes(const Facts& facts, std::vector<Finding>& findings);
+
 void check_sandbox(const Profile& profile, const LaunchPlan& plan, const Facts& facts,
                    std::vector<Finding>& findings);
 

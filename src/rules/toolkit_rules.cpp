@@ -533,4 +533,38 @@ void check_toolkit(const Context& context, const LaunchPlan& plan, const ShellEn
   check_torch_arch_list(context, plan, findings);
 }
 
+// No profile: every GPU of the node, no Python environment, no toolkit.min_version. The node's
+// toolkits are judged by the same toolkit_findings the unit's toolkit meets; a warning each, since
+// a job may bring its own toolkit (a venv's nvcc wheel, a container).
+void check_node_toolkits(const Facts& facts, std::vector<Finding>& findings) {
+  static const Profile kNoProfile{};
+  Context context{kNoProfile, facts, {}, {}, std::nullopt, {}};
+  std::set<ComputeCapability> distinct;
+  for (const auto& gpu : facts.gpus) {
+    context.gpus.push_back(&gpu);
+    distinct.insert({gpu.cc_major, gpu.cc_minor});
+  }
+  context.capabilities.assign(distinct.begin(), distinct.end());
+  const ToolkitFact* best = best_toolkit(context);
+  std::set<std::string> judged;
+  for (const auto& toolkit : facts.toolkits) {
+    if (!toolkit.nvcc_exists || !toolkit.version()) continue;
+    const std::string& real = toolkit.resolved_root.empty() ? toolkit.root : toolkit.resolved_root;
+    if (!judged.insert(real).second) continue;
+    const std::string fix =
+        best ? fmt::format(
+                   "jobs on this node should compile with {} (CUDA_HOME={}: nvcc {} there "
+                   "passes every rule on this node), or remove {}",
+                   best->root, best->root, best->version().value_or("?"), toolkit.root)
+             : toolkit_fix(context, nullptr);
+    for (auto& finding : toolkit_findings(
+             context, toolkit,
+             "on this node: " + fmt::format("{}", fmt::join(toolkit.found_via, ", ")))) {
+      finding.severity = Severity::warning;
+      finding.fix = fix + finding.fix;
+      add(findings, std::move(finding));
+    }
+  }
+}
+
 }  // namespace gl::check_rules

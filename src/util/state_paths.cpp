@@ -50,6 +50,10 @@ std::string engine_state_directory_setting(std::string_view profile) {
          std::string(kEngineSubdirectory);
 }
 
+std::filesystem::path xids_acknowledged_file() {
+  return std::filesystem::path(kRuntimeRoot) / "xids-acknowledged";
+}
+
 std::filesystem::path runtime_directory(std::string_view profile) {
   return std::filesystem::path(kRuntimeRoot) / profile;
 }

@@ -42,6 +42,10 @@ std::filesystem::path unrecorded_marker(std::string_view profile);
 // process), so `run` reads this and exits with the configuration-error status instead.
 std::filesystem::path caches_refused_marker(std::string_view profile);
 
+// /run/gpulaunch/xids-acknowledged: when the operator last set this boot's Xid lines aside
+// (`check --node --acknowledge-xids`, after resetting a GPU); gone at the next boot with them.
+std::filesystem::path xids_acknowledged_file();
+
 // /var/lib/gpulaunch/snapshots/NAME.toml: the merged profile as `up` installed it.
 std::filesystem::path snapshot_file(std::string_view profile);
 // /var/lib/gpulaunch/snapshots: one snapshot per installed profile (`check --all` reads them).

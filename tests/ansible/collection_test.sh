@@ -46,6 +46,45 @@ ansible-playbook --syntax-check "$collection/playbooks/rollout.yml" >/dev/null |
   fail "ansible-playbook --syntax-check playbooks/rollout.yml"
 echo "rollout.yml: syntax ok"
 
+# --- the role's slurm.yml on this machine, against a scratch slurm.conf ------------------------------
+# Prolog=/Epilog= named once (a second run changes nothing, reconfigures nothing), a site's own
+# Prolog= refused unless gpulaunch_slurm_replace.
+slurm=$work/slurm
+mkdir -p "$slurm"
+printf '#!/bin/sh\necho "$@" >>"%s/scontrol.calls"\n' "$slurm" >"$slurm/scontrol"
+chmod +x "$slurm/scontrol"
+cat >"$slurm/play.yml" <<YAML
+- hosts: localhost
+  connection: local
+  gather_facts: false
+  tasks:
+    - ansible.builtin.include_role:
+        name: gpulaunch.fleet.gpulaunch
+        tasks_from: slurm
+      vars:
+        gpulaunch_slurm_conf: $slurm/slurm.conf
+        gpulaunch_slurm_scontrol: $slurm/scontrol
+YAML
+play() { ansible-playbook -i localhost, "$slurm/play.yml" "$@" 2>&1; }
+printf 'ClusterName=c\n#Prolog=/etc/slurm/example\nNodeName=node[1-2] Gres=gpu:2\n' >"$slurm/slurm.conf"
+first=$(play) || fail "slurm.yml on a slurm.conf without a prolog: $first"
+grep -qx 'Prolog=/usr/lib/gpulaunch/slurm/gpulaunch-prolog' "$slurm/slurm.conf" &&
+  grep -qx 'Epilog=/usr/lib/gpulaunch/slurm/gpulaunch-epilog' "$slurm/slurm.conf" &&
+  grep -qx '#Prolog=/etc/slurm/example' "$slurm/slurm.conf" ||
+  fail "slurm.yml did not name the prolog and epilog: $(cat "$slurm/slurm.conf")"
+[[ $(cat "$slurm/scontrol.calls") == reconfigure ]] || fail "no scontrol reconfigure after the change"
+second=$(play) || fail "slurm.yml again: $second"
+grep -q 'changed=0 ' <<<"$second" || fail "slurm.yml is not idempotent: $second"
+[[ $(wc -l <"$slurm/scontrol.calls") == 1 ]] || fail "reconfigured without a change"
+printf 'Prolog=/etc/slurm/site-prolog\n' >"$slurm/slurm.conf"
+refused=$(play) && fail "slurm.yml replaced a site's own Prolog=: $refused"
+grep -q 'has Prolog=/etc/slurm/site-prolog' <<<"$refused" || fail "the refusal does not say why: $refused"
+[[ $(cat "$slurm/slurm.conf") == Prolog=/etc/slurm/site-prolog ]] || fail "slurm.conf changed on a refusal"
+play -e gpulaunch_slurm_replace=true >/dev/null || fail "slurm.yml with gpulaunch_slurm_replace"
+grep -qx 'Prolog=/usr/lib/gpulaunch/slurm/gpulaunch-prolog' "$slurm/slurm.conf" ||
+  fail "gpulaunch_slurm_replace did not replace Prolog="
+echo "role tasks_from slurm.yml: ok (named, idempotent, refuses a site's prolog)"
+
 # --- ansible-test sanity -------------------------------------------------------------------------
 # These create a virtual environment and bootstrap pip into it from the network
 # (ci-files.testing.ansible.com), then pip-install pinned linters: they cannot run offline. The

@@ -81,7 +81,8 @@ for path in /usr/bin/gpulaunch /usr/bin/gpulaunch-record-start /usr/share/man/ma
   /lib/systemd/system/gpulaunch-metrics.service /lib/systemd/system/gpulaunch-metrics.timer \
   /lib/systemd/system/gpulaunch-nvidia-devices.service \
   /usr/share/gpulaunch/grafana/gpulaunch.json /usr/lib/systemd/catalog/gpulaunch.catalog \
-  /etc/gpulaunch/profiles/ /usr/share/doc/gpulaunch/copyright; do
+  /etc/gpulaunch/profiles/ /usr/share/doc/gpulaunch/copyright \
+  /usr/lib/gpulaunch/slurm/gpulaunch-prolog /usr/lib/gpulaunch/slurm/gpulaunch-epilog; do
   check "ships $path" has "$path"
 done
 for profile in "$src"/profiles/*.toml; do
@@ -94,7 +95,7 @@ check "copyright states Apache-2.0 for every file" \
 check "lintian has nothing to say about the copyright file" \
   bash -c "! grep -E '^[EWI]: .*copyright' '$scratch/lintian.txt'"
 # Anything else (headers, static libraries, test binaries) would be a packaging mistake.
-own='^/($|etc/(gpulaunch/.*)?$|lib/(systemd/(system/.*)?)?$|usr/(bin/(gpulaunch(-record-start)?)?|lib/(systemd/(catalog/.*)?|sysusers.d/.*)?|share/((man|doc|gpulaunch|bash-completion|lintian)/.*)?)?$)'
+own='^/($|etc/(gpulaunch/.*)?$|lib/(systemd/(system/.*)?)?$|usr/(bin/(gpulaunch(-record-start)?)?|lib/(systemd/(catalog/.*)?|sysusers.d/.*|gpulaunch/(slurm/(gpulaunch-(prolog|epilog))?)?)?|share/((man|doc|gpulaunch|bash-completion|lintian)/.*)?)?$)'
 stray=$(grep -vE "$own" "$scratch/files.txt")
 check "ships nothing outside its own paths${stray:+: $stray}" test -z "$stray"
 depends=$(dpkg-deb -f "$deb" Depends)
@@ -119,6 +120,14 @@ check "list finds k26-ar in the package's profiles" \
 unit=$("$gl" -P "$root/usr/share/gpulaunch/profiles" render k26-ar)
 check "render k26-ar pins CUDA_HOME" grep -qx 'Environment="CUDA_HOME=/usr/local/cuda-13.0"' <<<"$unit"
 check "render k26-ar runs the extracted binary" grep -q "^ExecStart=\"$gl\" \"run\"" <<<"$unit"
+# The Slurm prolog as slurmd runs it, with the package's gpulaunch: this machine has no GPU, so
+# the node passes and nothing is drained (a scontrol that records would show a call).
+printf '#!/bin/sh\necho "$@" >>"%s/scontrol.calls"\n' "$scratch" >"$scratch/scontrol"
+chmod +x "$scratch/scontrol"
+check "the packaged Slurm prolog lets a job run on a node without GPUs" \
+  env -i GPULAUNCH="$gl" SCONTROL="$scratch/scontrol" SLURMD_NODENAME=node1 SLURM_JOB_ID=7 \
+  "$root/usr/lib/gpulaunch/slurm/gpulaunch-prolog"
+check "... and drains nothing" test ! -e "$scratch/scontrol.calls"
 check "internal-man is hidden from --help" bash -c "! '$gl' --help | grep -q internal-man"
 check "the journal catalog is the binary's own" \
   bash -c "'$gl' internal-catalog | cmp -s - '$root/usr/lib/systemd/catalog/gpulaunch.catalog'"

@@ -13,6 +13,8 @@
 //   cuda 13000                   nvmlSystemGetCudaDriverVersion_v2
 //   gpu 12 0 97887 GPU-uuid Name with spaces
 //   process 0 4242 2048          a compute process on GPU 0: pid, MiB used (GPU residue)
+//   process 0 4242 2048 live     the same, listed only while that pid runs (not a zombie): the
+//                                driver frees a process's memory once its handles close at exit
 // Health, per GPU index (defaults: a healthy GPU without NVLink fabric, persistence on, PCI bus
 // 0x18 + 0x10 * index):
 //   pci 0 00000000:3B:00.0       nvmlDeviceGetPciInfo_v3's busId
@@ -67,6 +69,7 @@ struct Node {
     unsigned gpu = 0;
     unsigned pid = 0;
     unsigned long long mib = 0;
+    bool live = false;
   };
   std::vector<Process> processes;
 };
@@ -85,6 +88,16 @@ int copy_text(const std::string& text, char* out, unsigned length) {
   if (!out || text.size() + 1 > length) return kInsufficientSize;
   std::memcpy(out, text.c_str(), text.size() + 1);
   return kSuccess;
+}
+
+// /proc/PID/stat's state is not Z or X: the process has not exited.
+bool running(unsigned pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(stat, text)) return false;
+  const auto close = text.rfind(')');
+  return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z' &&
+         text[close + 2] != 'X';
 }
 
 }  // namespace
@@ -152,7 +165,9 @@ int nvmlInit_v2() {
       }
     } else if (key == "process") {
       Node::Process process;
-      words >> process.gpu >> process.pid >> process.mib;
+      std::string flag;
+      words >> process.gpu >> process.pid >> process.mib >> flag;
+      process.live = flag == "live";
       node.processes.push_back(process);
     }
   }
@@ -249,7 +264,8 @@ int nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned* count
   const unsigned index = static_cast<unsigned>(gpu - node.gpus.data());
   std::vector<nvmlProcessInfo_t> found;
   for (const auto& process : node.processes)
-    if (process.gpu == index) found.push_back({process.pid, process.mib << 20, 0, 0});
+    if (process.gpu == index && (!process.live || running(process.pid)))
+      found.push_back({process.pid, process.mib << 20, 0, 0});
   const unsigned room = *count;
   *count = static_cast<unsigned>(found.size());
   if (found.size() > room || (!infos && !found.empty())) return kInsufficientSize;
