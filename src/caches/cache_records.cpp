@@ -179,7 +179,10 @@ std::optional<DirectoryOwner> parse_owner(std::string_view text) {
 }
 
 Result<CacheRecords> CacheRecords::open(const std::filesystem::path& directory) {
-  GL_TRY(auto fd, open_root_owned_directory(directory));
+  // Root's records for a unit; an ordinary user's own (`run --foreground`'s state directory).
+  const uid_t caller = ::geteuid();
+  GL_TRY(auto fd, caller == 0 ? open_root_owned_directory(directory)
+                              : open_user_owned_directory(directory, caller));
   return CacheRecords(directory, std::move(fd));
 }
 

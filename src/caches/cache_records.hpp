@@ -63,7 +63,8 @@ std::optional<DirectoryOwner> parse_owner(std::string_view text);
 class CacheRecords {
  public:
   // For root, which writes them: missing directories are created, and any part of the path a
-  // non-root user could write is refused (open_root_owned_directory).
+  // non-root user could write is refused (open_root_owned_directory). For anyone else, their own
+  // (`run --foreground` keeps them in its state directory): open_user_owned_directory.
   static Result<CacheRecords> open(const std::filesystem::path& directory);
   // For looking only: creates nothing; nullopt when the directory does not exist.
   static Result<std::optional<CacheRecords>> open_existing(const std::filesystem::path& directory);

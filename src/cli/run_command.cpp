@@ -13,6 +13,8 @@
 
 #include "catalog/journal_messages.hpp"
 #include "cli/context.hpp"
+#include "cli/exit_status.hpp"
+#include "cli/run_foreground.hpp"
 #include "cli/supervise.hpp"
 #include "facts/gpu_probe.hpp"
 #include "log/logger.hpp"
@@ -106,12 +108,8 @@ std::optional<int> supervise_start(const std::string& name, const Profile* insta
                                    BridgeOptions& options) {
   const SupervisedProfile supervised = supervised_of(installed);
   if (!supervised.loaded) return std::nullopt;  // no snapshot: systemd's own restart only
-  const std::vector<int> gpus = assigned_gpus();
   StartGateIo io{
-      notifier, system_timekeeper(),
-      GpuHolders{[gpus] { return nvml_compute_processes(gpus); }, process_name,
-                 static_cast<unsigned>(::getpid()),
-                 [&gpus, &supervised] { return unit_gpus(gpus, supervised.parallelism); }},
+      notifier, system_timekeeper(), unit_gpu_holders(supervised.parallelism),
       [](const std::string& line) { say(line); },
       [](std::string_view kind, const std::string& line) {
         // Staying down is the budget's stop; a back-off or a step-down follows a failure.
@@ -189,13 +187,49 @@ Result<std::string> read_api_key(const std::string& name) {
 
 }  // namespace
 
+GpuHolders unit_gpu_holders(const ParallelismSettings& parallelism) {
+  const std::vector<int> gpus = assigned_gpus();
+  return GpuHolders{[gpus] { return nvml_compute_processes(gpus); }, process_name,
+                    static_cast<unsigned>(::getpid()),
+                    [gpus, parallelism] { return unit_gpus(gpus, parallelism); }};
+}
+
 void add_run_command(CLI::App& app, CliContext& context) {
   auto* command = app.add_subcommand(
       "run", "The service's main process (ExecStart=): start the engine, report readiness");
   command->group("");  // units call it; people use `up`
   static RunSettings settings;
   add_run_settings_options(*command, settings);
+  // `run --foreground NAME`: the whole supervision without systemd (cli/run_foreground). The
+  // unit's options are then not asked for: it reads the profile itself.
+  static ForegroundArgs foreground;
+  command
+      ->add_flag_callback(
+          "--foreground",
+          [command] {
+            foreground.on = true;
+            for (CLI::Option* option : command->get_options()) option->required(false);
+          },
+          "Supervise NAME in this process, without systemd: the check, the caches, the engine "
+          "and its restarts (a Slurm step, a container's entrypoint)")
+      ->trigger_on_parse();
+  command->add_option("--node-rank", foreground.node_rank,
+                      "With --foreground: this node's rank in a multi-node profile");
+  command->add_option("--state-dir", foreground.state_dir,
+                      "With --foreground: the history's directory (default "
+                      "${XDG_STATE_HOME:-$HOME/.local/state}/gpulaunch/NAME)");
   command->callback([&context] {
+    if (foreground.on || !foreground.state_dir.empty() || foreground.node_rank != 0) {
+      if (!foreground.on || settings.engine_argv.size() != 1) {
+        logging::error(
+            "gpulaunch: run: --node-rank and --state-dir go with --foreground, which takes one "
+            "profile: gpulaunch run --foreground NAME [--node-rank N] [--state-dir DIR]");
+        context.exit_code = kExitUsage;
+        return;
+      }
+      context.exit_code = run_foreground_command(context, settings.engine_argv.front(), foreground);
+      return;
+    }
     const std::string& profile = settings.profile;
     // Under systemd stdout is the journal: the engine's lines pass through it, ours are entries.
     logging::configure({context.log_threshold, logging::Stream::out, profile});

@@ -32,6 +32,9 @@ struct LaunchOptions {
   // multi-node unit pins NCCL's and Gloo's sockets to it unless the profile's [env] does. `up`
   // reads it; `render` takes it as --socket-interface.
   std::optional<std::string> socket_interface = std::nullopt;
+  // The engine's HOME and working directory where no unit's StateDirectory= makes it: `run
+  // --foreground`'s state directory's engine/. Empty: state_paths::engine_home.
+  std::string engine_home = {};
 };
 
 std::vector<std::string> engine_argv(const Profile& profile, const LaunchOptions& options = {});

@@ -100,7 +100,7 @@ LivenessPlan liveness_plan(const Profile& profile, long long node_rank, bool hea
       if (auto value = flag_value(argv, flag)) plan.user_options_file = *value;
     if (plan.user_options_file.empty()) {
       launch.engine_options_path =
-          (state_paths::engine_home(profile.name) / facts.metrics.options_file_name).string();
+          (std::filesystem::path(launch.engine_home) / facts.metrics.options_file_name).string();
       launch.engine_options_text = facts.metrics.options_file_text;
       argv.emplace_back(file_flags.front());
       argv.push_back(launch.engine_options_path);
@@ -181,7 +181,8 @@ LaunchPlan make_launch_plan(const Profile& profile, const LaunchOptions& options
   LaunchPlan plan;
   plan.node_rank = options.node_rank;
   plan.argv = engine_argv(profile, options);
-  plan.engine_home = state_paths::engine_home(profile.name).string();
+  plan.engine_home = options.engine_home.empty() ? state_paths::engine_home(profile.name).string()
+                                                 : options.engine_home;
   plan.snapshot_path = state_paths::snapshot_file(profile.name).string();
   plan.cache_root = profile.caches.root;
   plan.health_url = "http://" + local_address(profile.server.host) + ":" +

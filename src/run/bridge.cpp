@@ -36,9 +36,15 @@ static_assert(static_cast<size_t>(BridgeTimer::cache) == 5, "a timer each in Asi
 
 class AsioBridgeIo final : public BridgeIo {
  public:
-  AsioBridgeIo() {
+  explicit AsioBridgeIo(int stop_signal_fd) {
     signals_.add(SIGCHLD);
     signals_.add(SIGABRT);
+    if (stop_signal_fd < 0) {
+      for (int stop : {SIGTERM, SIGINT, SIGHUP}) signals_.add(stop);
+    } else {
+      // A duplicate: the descriptor closes it, the caller keeps its own.
+      stop_signals_.emplace(io_, ::dup(stop_signal_fd));
+    }
   }
 
   Clock::time_point now() override { return Clock::now(); }
@@ -103,6 +109,7 @@ class AsioBridgeIo final : public BridgeIo {
     events_ = &events;
     read_output();
     watch_signals();
+    read_stop_signals();
     io_.run();
   }
 
@@ -146,15 +153,28 @@ class AsioBridgeIo final : public BridgeIo {
     });
   }
 
+  // The caller's stop signals, a byte each (BridgeOptions::stop_signal_fd).
+  void read_stop_signals() {
+    if (!stop_signals_) return;
+    stop_signals_->async_read_some(asio::buffer(&stop_signal_, 1),
+                                   [this](boost::system::error_code error, size_t size) {
+                                     if (error || size == 0) return;
+                                     events_->on_signal(stop_signal_);
+                                     read_stop_signals();
+                                   });
+  }
+
   asio::io_context io_;
   BridgeEvents* events_ = nullptr;
+  std::optional<asio::posix::stream_descriptor> stop_signals_;
+  unsigned char stop_signal_ = 0;
   bp::async_pipe pipe_{io_};
   // Never full: LineEnd completes a read at kMaxOutputLine bytes.
   asio::streambuf output_{4 * kMaxOutputLine};
   bool after_carriage_return_ = false;  // the last line ended with '\r': a tqdm stream
   // Installed before the engine exists, so no SIGCHLD is missed. SIGABRT is systemd's watchdog
   // signal (WatchdogSignal= default).
-  asio::signal_set signals_{io_, SIGTERM, SIGINT, SIGHUP};
+  asio::signal_set signals_{io_};
   std::array<asio::steady_timer, 6> timers_{asio::steady_timer{io_}, asio::steady_timer{io_},
                                             asio::steady_timer{io_}, asio::steady_timer{io_},
                                             asio::steady_timer{io_}, asio::steady_timer{io_}};
@@ -164,7 +184,7 @@ class AsioBridgeIo final : public BridgeIo {
 
 int run_bridge(const BridgeOptions& options, Notifier& notifier,
                const std::function<void(std::string_view)>& print, const BridgeLog& log) {
-  AsioBridgeIo io;
+  AsioBridgeIo io(options.stop_signal_fd);
   EngineBridge bridge(options, io, notifier, print, log);
   if (auto failed = bridge.start()) return *failed;
   io.run(bridge);

@@ -60,6 +60,11 @@ struct BridgeOptions {
   // is ready (run/readiness reads growth as progress); null: none watched.
   std::shared_ptr<CacheMeter> cache_meter;
   std::chrono::milliseconds cache_interval{5000};
+  // Where the stop signals come from. -1: the bridge takes SIGTERM, SIGINT and SIGHUP itself (a
+  // unit's main process). Otherwise a pipe's read end, each byte the number of one such signal,
+  // written by the caller's own handler, which outlives each engine (`run --foreground` between
+  // starts): no signal is missed while no bridge runs.
+  int stop_signal_fd = -1;
 };
 
 // One of the bridge's own lines ("gpulaunch: ..."), with its level and journal fields.

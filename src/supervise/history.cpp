@@ -43,6 +43,13 @@ Result<void> default_append(int directory_fd, std::string_view name, std::string
   return append_at(directory_fd, name, content, mode, shown);
 }
 
+// The history's directories as their owner keeps them (HistoryPlace::owner).
+Result<UniqueFd> open_own_directory(const HistoryPlace& place,
+                                    const std::filesystem::path& directory) {
+  if (place.owner == 0) return open_root_owned_directory(directory);
+  return open_user_owned_directory(directory, place.owner);
+}
+
 }  // namespace
 
 std::string events_text(const std::vector<SupervisorEvent>& events) {
@@ -146,7 +153,7 @@ Result<std::optional<std::string>> History::unrecorded() const {
 
 History::Current History::state_to_update() const {
   Current current;
-  auto directory = open_root_owned_directory(place_.directory);
+  auto directory = open_own_directory(place_, place_.directory);
   if (!directory) {
     current.problem = directory.error().message;
     return current;
@@ -170,18 +177,18 @@ History::Current History::state_to_update() const {
 }
 
 Result<void> History::create() const {
-  GL_TRY_VOID(open_root_owned_directory(place_.directory));
+  GL_TRY_VOID(open_own_directory(place_, place_.directory));
   return {};
 }
 
 Result<void> History::save(const SupervisorState& state) const {
-  GL_TRY(auto directory, open_root_owned_directory(place_.directory));
+  GL_TRY(auto directory, open_own_directory(place_, place_.directory));
   return writer_.replace(directory.get(), place_.supervisor_name, supervisor_state_to_json(state),
                          kHistoryFileMode, (place_.directory / place_.supervisor_name).string());
 }
 
 Result<std::string> History::append(const SupervisorEvent& event) const {
-  GL_TRY(auto directory, open_root_owned_directory(place_.directory));
+  GL_TRY(auto directory, open_own_directory(place_, place_.directory));
   const std::string shown = (place_.directory / place_.events_name).string();
   const std::string line = event_to_json(event) + "\n";
   struct stat info {};
@@ -202,7 +209,7 @@ Result<std::string> History::append(const SupervisorEvent& event) const {
 }
 
 Result<void> History::mark_unrecorded(std::string_view why) const {
-  GL_TRY(auto directory, open_root_owned_directory(place_.runtime_directory));
+  GL_TRY(auto directory, open_own_directory(place_, place_.runtime_directory));
   std::string line(why.substr(0, kMaxMarkerBytes - 1));
   std::erase(line, '\n');
   return write_atomically_at(directory.get(), place_.marker_name, line + "\n", kHistoryFileMode,

@@ -38,6 +38,9 @@ struct HistoryPlace {
   std::string events_name;
   std::string supervisor_name;
   std::string marker_name;
+  // Whose directories they are: root's (0755) for a unit, or the user's own (0700) for
+  // `run --foreground`, which writes its history itself.
+  uid_t owner = 0;
 };
 
 HistoryPlace history_place(std::string_view profile);

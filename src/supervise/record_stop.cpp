@@ -115,7 +115,8 @@ StopDecision decide_stop(SupervisorState state, StopInput input, SystemdManager*
   const int64_t now = clock.now_usec();
   // Serving for restart.stable_after forgives what came before, whatever ended it (a failure,
   // `gpulaunch down`): root decides it here, from systemd's own timestamps.
-  const StoppingInvocation stopping = stopping_invocation(manager, report.unit);
+  const StoppingInvocation stopping =
+      input.invocation ? *input.invocation : stopping_invocation(manager, report.unit);
   const Seconds served = served_for(stopping.times, state, now);
   if (auto stable = stable_service(state, served, input.restart, now)) {
     state = stable->state;

@@ -25,7 +25,8 @@ namespace gl {
 // Reads the invocation's lines and the kernel's oom-kill lines into `report` and classifies it.
 // journald takes the last lines from the stream and the kernel a moment after the process ended,
 // so an unexplained stop is read again (every 200 ms, six reads) before it is called a plain
-// crash. Without a journal (or an invocation id) it classifies what systemd said alone.
+// crash. Without a journal (or an invocation id) it classifies what `report` holds: what systemd
+// said, and the lines the caller captured (`run --foreground`).
 Classification classify_invocation(StopReport& report, std::string_view invocation_id,
                                    Journal* journal, Timekeeper& clock);
 
@@ -61,6 +62,9 @@ struct StopInput {
   // Why the event history could not be read, when it could not: then whether the last stop
   // already quarantined is unknown, so nothing is moved aside and the stop counts (fail closed).
   std::optional<std::string> events_unreadable{};
+  // Without systemd (`run --foreground`): the invocation's times as `run` saw them itself, and
+  // `report.lines` holds the engine's last lines it captured, in place of the journal's.
+  std::optional<StoppingInvocation> invocation{};
 };
 
 struct StopDecision {

@@ -39,9 +39,10 @@ std::vector<std::string> components(const std::filesystem::path& path) {
 
 // Who but root could change an object with this owner and mode.
 std::optional<std::string> writable_by_others(const std::string& shown, const struct stat& info,
-                                              bool is_parent) {
+                                              bool is_parent, uid_t owner = 0) {
   const bool sticky = (info.st_mode & S_ISVTX) != 0;
-  if (info.st_uid != 0)
+  // A user's own directory may sit below root's (/home, /tmp), never below another user's.
+  if (info.st_uid != owner && !(is_parent && info.st_uid == 0))
     return fmt::format("'{}' is owned by uid {} (mode {:04o})", shown, info.st_uid,
                        info.st_mode & 07777);
   // A sticky directory lets others create entries but not replace root's (the /tmp rule).
@@ -96,7 +97,10 @@ Result<UniqueFd> open_directory_nofollow(const std::filesystem::path& directory)
   return current;
 }
 
-Result<UniqueFd> open_root_owned_directory(const std::filesystem::path& directory, mode_t mode) {
+namespace {
+
+Result<UniqueFd> open_owned_directory(const std::filesystem::path& directory, uid_t owner,
+                                      mode_t mode) {
   if (!directory.is_absolute())
     return failf("Failed to open '{}': not an absolute path", directory.string());
   UniqueFd current(::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -130,11 +134,24 @@ Result<UniqueFd> open_root_owned_directory(const std::filesystem::path& director
                           errno_text(errno));
       info.st_mode = (info.st_mode & ~07777) | mode;
     }
-    if (auto reason = writable_by_others(reached.string(), info, i + 1 < parts.size()))
-      return failf("Refusing to keep root's state in '{}': {}", directory.string(), *reason);
+    if (auto reason = writable_by_others(reached.string(), info, i + 1 < parts.size(), owner))
+      return failf("Refusing to keep {} state in '{}': {}",
+                   owner == 0 ? std::string("root's") : fmt::format("uid {}'s", owner),
+                   directory.string(), *reason);
     current = std::move(next);
   }
   return current;
+}
+
+}  // namespace
+
+Result<UniqueFd> open_root_owned_directory(const std::filesystem::path& directory, mode_t mode) {
+  return open_owned_directory(directory, 0, mode);
+}
+
+Result<UniqueFd> open_user_owned_directory(const std::filesystem::path& directory, uid_t owner,
+                                           mode_t mode) {
+  return open_owned_directory(directory, owner, mode);
 }
 
 Result<std::optional<FileRead>> read_regular_at(int directory_fd, std::string_view name,

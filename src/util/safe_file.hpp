@@ -29,6 +29,13 @@ Result<UniqueFd> open_directory_nofollow(const std::filesystem::path& directory)
 Result<UniqueFd> open_root_owned_directory(const std::filesystem::path& directory,
                                            mode_t mode = 0755);
 
+// The same for an ordinary user's own state (`run --foreground`'s state directory): the parents
+// may be root's or `owner`'s and writable by no one else (a sticky one, /tmp, excepted); the
+// directory itself must be `owner`'s and writable by no one else. Missing components are created
+// with `mode` (0700: the XDG base directory rule).
+Result<UniqueFd> open_user_owned_directory(const std::filesystem::path& directory, uid_t owner,
+                                           mode_t mode = 0700);
+
 // What read_regular_at found.
 struct FileRead {
   std::string content;
