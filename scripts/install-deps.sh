@@ -19,6 +19,9 @@
 # python3-torch, python3-dev and pybind11-dev are there for the real_torch integration test:
 # Debian's PyTorch under a unit `up` starts, building a C++ extension with torch's cpp_extension.
 # ccache: every build compiles through it (scripts/ccache-env.sh).
+# slurmctld, slurmd and slurm-client are there for the Slurm tier (tests/slurm/): one slurmctld and
+# two slurmd booted in the test's own namespaces (the packages' services stay unstarted, as above).
+# shellcheck lints the sbatch scripts `render --slurm` prints (their goldens).
 #
 # With --demo, only what scripts/demo.sh needs: the compiler and the libraries gpulaunch links
 # (not the test toolchain), systemd and util-linux for the private manager, python3-venv for the
@@ -44,6 +47,7 @@ packages=(
   debhelper dpkg-dev fakeroot lintian man-db bash-completion
   debootstrap qemu-system-x86 qemu-utils e2fsprogs
   python3-torch python3-dev pybind11-dev
+  slurmctld slurmd slurm-client shellcheck
 )
 case ${1:-} in
   --demo) packages=("${demo_packages[@]}") ;;

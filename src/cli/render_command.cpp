@@ -10,11 +10,50 @@
 #include "cli/lifecycle.hpp"
 #include "engines/engine_argv.hpp"
 #include "gpulaunch_version.hpp"
+#include "group/slurm_script.hpp"
 #include "log/logger.hpp"
+#include "profile/profile_name.hpp"
 #include "profile/validate.hpp"
 #include "unit/render.hpp"
+#include "util/process.hpp"
 
 namespace gl {
+
+namespace {
+
+// `render --slurm`: the script on stdout, the KillWait check on stderr.
+int render_slurm(const Profile& profile, const std::string& profile_arg, const std::string& binary,
+                 const std::string& cache_archive, const std::string& scontrol, bool gres) {
+  SlurmScriptOptions options;
+  options.gres = gres;
+  // The script runs the gpulaunch on the nodes (nodes.gpulaunch), not this build tree's.
+  options.gpulaunch_binary = binary.empty() ? profile.nodes.gpulaunch : binary;
+  options.version = GPULAUNCH_VERSION;
+  if (!cache_archive.empty())
+    options.cache_archive = std::filesystem::absolute(cache_archive).lexically_normal().string();
+  auto script = render_slurm_script(profile, options);
+  if (!script) return report(script.error(), kExitUsage);
+  auto config = run_process(scontrol, {"show", "config"}, std::chrono::seconds(5));
+  std::optional<std::chrono::seconds> kill_wait;
+  if (config && config->exit_code == 0) kill_wait = parse_kill_wait(config->out);
+  if (!kill_wait)
+    logging::info(fmt::format(
+        "note: could not read the cluster's KillWait ({} show config{}): make sure it is at least "
+        "server.drain_timeout ({} s), or a scancel cuts the drain short",
+        scontrol, config ? "" : ": " + config.error().message,
+        std::chrono::duration_cast<std::chrono::seconds>(profile.server.drain_timeout).count()));
+  else if (auto warning = kill_wait_warning(profile, *kill_wait))
+    logging::info(*warning);
+  if (is_profile_path(profile_arg))
+    logging::info(fmt::format(
+        "note: the job runs profile '{}' from each node's search path (~/.config/gpulaunch/"
+        "profiles, /etc/gpulaunch/profiles), not {}: place it there",
+        profile.name, profile_arg));
+  fmt::print("{}", *script);
+  return kExitOk;
+}
+
+}  // namespace
 
 void add_render_command(CLI::App& app, CliContext& context) {
   auto* command = app.add_subcommand("render", "Print the systemd unit a profile becomes");
@@ -25,7 +64,24 @@ void add_render_command(CLI::App& app, CliContext& context) {
   static std::string socket_interface;
   static std::vector<std::string> devices;
   static bool mps = false;
+  static bool slurm = false;
+  static std::string cache_archive;
+  static std::string scontrol = "/usr/bin/scontrol";
+  static bool no_gres = false;
   add_profile_args(command, args, {});
+  command->add_flag("--slurm", slurm,
+                    "Print an sbatch script for the profile's group instead: one srun step runs "
+                    "`gpulaunch run --foreground` on every node (man gpulaunch, \"On a Slurm "
+                    "cluster\")");
+  command->add_option("--cache-archive", cache_archive,
+                      "With --slurm: a `gpulaunch cache export` archive the job sbcasts to every "
+                      "node and imports before the engine starts");
+  command->add_flag("--no-gres", no_gres,
+                    "With --slurm: ask for no GPUs as GRES (a cluster without gres/gpu; the "
+                    "profile's [gpus] pick them on each node)");
+  command->add_option("--scontrol", scontrol,
+                      "With --slurm: the scontrol whose `show config` gives the cluster's KillWait "
+                      "(default /usr/bin/scontrol)");
   command->add_option("--gpulaunch-bin", binary,
                       "gpulaunch binary the unit runs (default: this one, so a build tree renders "
                       "a unit that runs the build tree)");
@@ -59,6 +115,11 @@ void add_render_command(CLI::App& app, CliContext& context) {
     auto profile = load_for_rank(context, args);
     if (!profile) {
       context.exit_code = report(profile.error(), kExitUsage);
+      return;
+    }
+    if (slurm) {
+      context.exit_code =
+          render_slurm(*profile, args.profile, binary, cache_archive, scontrol, !no_gres);
       return;
     }
     if (auto can_start = startable(*profile, ManagerScope::system); !can_start) {
