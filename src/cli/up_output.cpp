@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include "catalog/journal_messages.hpp"
+#include "cli/colour.hpp"
 #include "cli/findings_report.hpp"
 #include "cli/unit_diff.hpp"
 #include "engines/engine_argv.hpp"
@@ -44,13 +45,15 @@ std::string endpoint(const ServiceFace& face) {
 
 void print_ready(const ServiceFace& face, std::chrono::milliseconds elapsed) {
   if (face.rendezvous)
-    fmt::print("ready: {} rank {} runs headless, joined rank 0 at {} after {:.1f}s\n", face.name,
-               face.node_rank, *face.rendezvous, elapsed.count() / 1000.0);
-  else if (face.health_url.empty())
-    fmt::print("ready: {} after {:.1f}s\n", face.unit, elapsed.count() / 1000.0);
-  else
-    fmt::print("ready: {} serves at {} after {:.1f}s\n", face.name, endpoint(face),
+    fmt::print("{} {} rank {} runs headless, joined rank 0 at {} after {:.1f}s\n",
+               paint("ready:", Tone::ok), face.name, face.node_rank, *face.rendezvous,
                elapsed.count() / 1000.0);
+  else if (face.health_url.empty())
+    fmt::print("{} {} after {:.1f}s\n", paint("ready:", Tone::ok), face.unit,
+               elapsed.count() / 1000.0);
+  else
+    fmt::print("{} {} serves at {} after {:.1f}s\n", paint("ready:", Tone::ok), face.name,
+               endpoint(face), elapsed.count() / 1000.0);
 }
 
 }  // namespace

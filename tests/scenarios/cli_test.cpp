@@ -68,6 +68,38 @@ TEST(CheckCli, SeedNodeFailsWithThePinToApply) {
   EXPECT_THAT(run.out, HasSubstr("FAILED, the start would fail: 2 error(s), 1 warning(s)"));
 }
 
+// The same check on a terminal (a pty from util-linux's script): errors red, warnings yellow;
+// NO_COLOR, a pipe and --json stay plain (issue 46).
+Run on_terminal(const std::string& no_color, const std::vector<std::string>& args) {
+  std::string command = std::string("exec env -i PATH=/usr/bin:/bin TERM=xterm ") +
+                        "LD_LIBRARY_PATH=" + GPULAUNCH_FAKE_NVML_DIR + " NO_COLOR=" + no_color +
+                        " " + GPULAUNCH_BIN;
+  for (const auto& arg : args) command += " '" + arg + "'";
+  auto result =
+      run_process("/usr/bin/script", {"-qec", command, "/dev/null"}, std::chrono::seconds(30));
+  EXPECT_TRUE(result) << (result ? "" : result.error().message);
+  return result ? Run{result->exit_code, result->out} : Run{};
+}
+
+TEST(CheckCli, ColourOnATerminalOnlyAndNotWithNoColor) {
+  FixtureNode node;
+  auto profile = build_scenario(scenario_named("seed-sm120-distro-nvcc-12.8"), node, 30000);
+  const std::vector<std::string> check{"check", profile, "--root", node.root().string()};
+  auto tty = on_terminal("", check);
+  EXPECT_EQ(tty.exit_code, 1) << tty.out;
+  EXPECT_THAT(tty.out, HasSubstr("\033[31mERRORS\033[0m (2)"));
+  EXPECT_THAT(tty.out, HasSubstr("  \033[31merror\033[0m["));
+  EXPECT_THAT(tty.out, HasSubstr("  \033[33mwarning\033[0m[cuda-home-unset]"));
+  EXPECT_THAT(tty.out, HasSubstr("\033[31mFAILED, the start would fail\033[0m: 2 error(s)"));
+  auto no_color = on_terminal("1", check);
+  EXPECT_THAT(no_color.out, HasSubstr("  error["));
+  EXPECT_THAT(no_color.out, Not(HasSubstr("\033[")));
+  auto json_check = check;
+  json_check.push_back("--json");
+  EXPECT_THAT(on_terminal("", json_check).out, Not(HasSubstr("\033[")));
+  EXPECT_THAT(gpulaunch(node, check).out, Not(HasSubstr("\033[")));  // a pipe
+}
+
 // `up` renders the running binary into the unit (ExecStopPost=+ runs it as root): one that a
 // user could replace is named, with who could.
 TEST(CheckCli, GpulaunchRunFromAUserOwnedTreeIsWarned) {
