@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/check_verdict.hpp"
+#include "cli/colour.hpp"
 #include "cli/context.hpp"
 #include "cli/findings_report.hpp"
 #include "cli/profile_lookup.hpp"
@@ -144,8 +145,9 @@ int print_check_verdict(const Profile& profile, const LaunchPlan& plan, const Fa
   fmt::print("gpulaunch check: profile '{}' against {}\n", profile.name, against);
   print_findings(findings);
   fmt::print("\n{}: {} error(s), {} warning(s)\n",
-             errors ? "FAILED, the start would fail" : "OK, nothing blocks a start", errors,
-             warnings);
+             errors ? paint("FAILED, the start would fail", Tone::error)
+                    : paint("OK, nothing blocks a start", Tone::ok),
+             errors, warnings);
   return errors ? kCheckErrors : kCheckOk;
 }
 

@@ -34,22 +34,59 @@ Result<Document> load_document(const std::string& path) {
   return Document{std::move(node), false};
 }
 
-int diff(const std::string& path_a, const std::string& path_b) {
-  auto a = load_document(path_a);
+struct DiffOptions {
+  std::string a;
+  std::string b;
+  bool all = false;
+  bool json = false;
+};
+
+void print_json(const DiffOptions& options, bool lock, const std::vector<FieldRow>& rows,
+                const std::vector<KeyChange>& keys, bool identical) {
+  Json fields = Json::array();
+  for (const auto& row : rows)
+    fields.push_back({{"field", row.key},
+                      {"a", row.a},
+                      {"b", row.b},
+                      {"differs", row.differs()},
+                      {"why", row.why}});
+  const Json answer{{"a", options.a},
+                    {"b", options.b},
+                    {"kind", lock ? "lock" : "facts"},
+                    {"identical", identical},
+                    {"fields", std::move(fields)},
+                    {"profile_keys", key_changes_json(keys)}};
+  fmt::print("{}\n", answer.dump(2));
+}
+
+int diff(const DiffOptions& options) {
+  auto a = load_document(options.a);
   if (!a) return report(a.error(), 2);
-  auto b = load_document(path_b);
+  auto b = load_document(options.b);
   if (!b) return report(b.error(), 2);
   if (a->lock != b->lock)
     return report(Error{fmt::format("Failed to compare '{}' with '{}': one is a lock, the other "
                                     "a facts file; compare two of a kind",
-                                    path_a, path_b)},
+                                    options.a, options.b)},
                   2);
   auto rows = field_rows(a->comparable, b->comparable);
   const auto differing =
       std::count_if(rows.begin(), rows.end(), [](const FieldRow& row) { return row.differs(); });
-  fmt::print("{}", side_by_side_table(rows, path_a, path_b));
-  fmt::print("\n{}\n", differing ? fmt::format("{} field(s) differ (marked !)", differing)
-                                 : std::string("identical"));
+  // The profile's keys, where both locks hold its text: what the profile hash's row stands for.
+  const auto keys = profile_key_changes(a->comparable, b->comparable);
+  if (!options.all) std::erase_if(rows, [](const FieldRow& row) { return !row.differs(); });
+  if (options.json) {
+    print_json(options, a->lock, rows, keys, differing == 0);
+  } else {
+    if (!rows.empty()) fmt::print("{}", side_by_side_table(rows, options.a, options.b));
+    if (!keys.empty())
+      fmt::print("\nprofile keys that differ ({} -> {}):\n{}", options.a, options.b,
+                 key_changes_table(keys));
+    fmt::print("{}{}\n", rows.empty() ? "" : "\n",
+               differing ? fmt::format("{} field(s) differ (marked !){}", differing,
+                                       options.all ? "" : "; --all shows every field")
+                         : std::string("identical"));
+  }
   return differing ? 1 : 0;
 }
 
@@ -59,11 +96,14 @@ void add_diff_command(CLI::App& app, CliContext& context) {
   auto* command = app.add_subcommand(
       "diff",
       "Compare two lockfiles, or two nodes' facts files, side by side (exit 1 if they differ)");
-  static std::string a;
-  static std::string b;
-  command->add_option("a", a, "Lockfile or `gpulaunch facts --json` output")->required();
-  command->add_option("b", b, "Lockfile or `gpulaunch facts --json` output")->required();
-  command->callback([&context] { context.exit_code = diff(a, b); });
+  static DiffOptions options;
+  command->add_option("a", options.a, "Lockfile or `gpulaunch facts --json` output")->required();
+  command->add_option("b", options.b, "Lockfile or `gpulaunch facts --json` output")->required();
+  command->add_flag("--all", options.all, "Show every field, not only those that differ");
+  command->add_flag("--json", options.json,
+                    "Machine-readable output: the differing fields (every field with --all) and "
+                    "the profile keys that differ");
+  command->callback([&context] { context.exit_code = diff(options); });
 }
 
 }  // namespace gl

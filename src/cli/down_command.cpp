@@ -12,13 +12,16 @@
 #include "cli/profile_lookup.hpp"
 #include "cli/profile_purge.hpp"
 #include "cli/supervise.hpp"
+#include "cli/up_output.hpp"
 #include "log/logger.hpp"
+#include "plan/run_settings.hpp"
 #include "profile/installed_snapshot.hpp"
 #include "profile/loader.hpp"
 #include "profile/profile_name.hpp"
 #include "profile/validate.hpp"
 #include "supervise/history.hpp"
 #include "supervise/unit_transition.hpp"
+#include "supervise/up_sequence.hpp"
 #include "util/terminal_text.hpp"
 #include "util/timekeeper.hpp"
 
@@ -108,6 +111,27 @@ int down(const CliContext& context, const DownOptions& options) {
   return 0;
 }
 
+// `restart` asks only for the metrics of a start that did not become ready: nothing is checked,
+// prepared or gated (the unit stays as installed).
+class RestartActions final : public UpActions {
+ public:
+  RestartActions(std::string name, bool user, SystemdManager& manager)
+      : name_(std::move(name)), user_(user), manager_(manager) {}
+  std::vector<Finding> check() override { return {}; }
+  Result<void> prepare_state() override { return {}; }
+  std::optional<GateCheck> gate(bool) override { return std::nullopt; }
+  void write_metrics() override {
+    if (!user_) write_profile_metrics(name_, &manager_);
+  }
+
+ private:
+  std::string name_;
+  bool user_;
+  SystemdManager& manager_;
+};
+
+// `restart`: the unit as installed, restarted and watched as `up` watches a start, said the same
+// way (its progress with the deadline, the failure with the engine's last lines, ready).
 int restart(const CliContext& context, const std::string& profile, bool user) {
   auto name = profile_name_of(profile);
   if (!name) return report(name.error(), kExitUsage);
@@ -117,19 +141,19 @@ int restart(const CliContext& context, const std::string& profile, bool user) {
     return report(known.error(), kExitUsage);
   auto manager = connect_systemd(scope);
   if (!manager) return report(manager.error());
-  auto restarted =
-      restart_unit(**manager, system_timekeeper(), History(*name), unit, std::chrono::hours(2));
-  if (!user) write_profile_metrics(*name, manager->get());
-  if (!restarted) return report(restarted.error());
-  if (!restarted->warning.empty()) logging::warning(fmt::format("warning: {}", restarted->warning));
-  const auto& status = restarted->after;
-  if (restarted->job_result != "done") {
-    logging::error(fmt::format("Failed to restart {}: job {}; {}", unit, restarted->job_result,
-                               status ? describe_state(*status) : status.error().message));
-    return 1;
-  }
-  fmt::print("restarted {}: {}\n", unit, status ? describe_state(*status) : "");
-  return 0;
+  auto before = (*manager)->status(unit);
+  if (!before) return report(before.error());
+  // The deadlines are the installed unit's: `run`'s ready timeout, the drain before it.
+  const auto settings = installed_run_settings(*before);
+  const RunSettings run = settings.value_or(RunSettings{});
+  RestartActions actions(*name, user, **manager);
+  PrintedUpOutput output(face_of(*name, *before, settings, user ? " --user" : ""));
+  auto code = run_restart(RestartRequest{unit, run.ready_timeout + std::chrono::minutes(2),
+                                         run.drain_timeout + kStopKillGrace + kStopTimeoutMargin},
+                          **manager, system_timekeeper(), History(*name), actions, output);
+  if (!code) return report(code.error());
+  if (*code == 0 && !user) write_profile_metrics(*name, manager->get());
+  return *code;
 }
 
 }  // namespace
@@ -161,7 +185,10 @@ void add_down_command(CLI::App& app, CliContext& context) {
     context.exit_code = down(context, options);
   });
 
-  auto* restart_command = app.add_subcommand("restart", "Restart a profile's service and wait");
+  auto* restart_command = app.add_subcommand(
+      "restart",
+      "Restart a profile's service and wait until it serves, reporting as `up` does (progress "
+      "with its deadline; a failure with the engine's last lines)");
   static std::string restart_profile;
   static bool restart_user = false;
   restart_command->add_option("profile", restart_profile, "Profile name")

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/findings_report.hpp"
+#include "cli/colour.hpp"
 #include "util/terminal_text.hpp"
 
 #include <algorithm>
@@ -14,11 +15,14 @@ void print_group(const std::vector<Finding>& findings, Severity severity, std::s
     return finding.severity == severity;
   });
   if (count == 0) return;
-  fmt::print("\n{} ({})\n", title, count);
+  const Tone tone = severity == Severity::error     ? Tone::error
+                    : severity == Severity::warning ? Tone::warning
+                                                    : Tone::none;
+  fmt::print("\n{} ({})\n", paint(title, tone), count);
   for (const auto& finding : findings) {
     if (finding.severity != severity) continue;
     // Findings quote paths and names from the node (a venv, a model directory): escaped.
-    fmt::print("  {}[{}] {}\n", severity_name(severity), finding.code,
+    fmt::print("  {}[{}] {}\n", paint(severity_name(severity), tone), finding.code,
                terminal_text(finding.summary));
     fmt::print("    rule: {}\n", finding.rule);
     for (const auto& [name, value] : finding.facts)

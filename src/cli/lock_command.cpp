@@ -118,7 +118,8 @@ int lock(const CliContext& context, const std::string& name, const std::string& 
 
 // `verify --json`: one object, the drift rows under the names `drift_table` gives its columns.
 void print_verify_json(const std::string& lock_path, const std::string& profile,
-                       const std::vector<FieldRow>& rows, const std::vector<std::string>& notes,
+                       const std::vector<FieldRow>& rows, const std::vector<KeyChange>& keys,
+                       const std::vector<std::string>& notes,
                        const std::optional<GateCheck>& gate) {
   auto drifted = nlohmann::ordered_json::array();
   for (const auto& row : rows)
@@ -127,6 +128,7 @@ void print_verify_json(const std::string& lock_path, const std::string& profile,
                                 {"profile", profile},
                                 {"ok", rows.empty()},
                                 {"drift", drifted},
+                                {"profile_keys", key_changes_json(keys)},
                                 {"notes", rows.empty() ? std::vector<std::string>{} : notes}};
   if (gate) answer["gate"] = gate_check_json(*gate);
   fmt::print("{}\n", answer.dump(2));
@@ -164,6 +166,7 @@ int verify(const CliContext& context, const std::string& lock_path,
     if (auto added = add_cache_archive(live.lock, cache_archive); !added)
       return report(added.error(), kVerifyCouldNotRun);
   auto rows = drift(*locked, live.lock);
+  const auto keys = profile_key_changes(*locked, live.lock);
   // The gate's outcome: printed first in text, a member of the answer in JSON.
   std::optional<GateCheck> gate_check;
   int gated = kVerifyOk;
@@ -186,7 +189,7 @@ int verify(const CliContext& context, const std::string& lock_path,
     for (const auto& note : notes)
       all_notes.push_back(fmt::format("{} changed since the lock: {} -> {} ({})", note.key, note.a,
                                       note.b, note.why));
-    print_verify_json(lock_path, loaded->profile.name, rows, all_notes, gate_check);
+    print_verify_json(lock_path, loaded->profile.name, rows, keys, all_notes, gate_check);
     return std::max(gated, rows.empty() ? kVerifyOk : kVerifyDrift);
   }
   if (rows.empty()) {
@@ -196,6 +199,8 @@ int verify(const CliContext& context, const std::string& lock_path,
   }
   fmt::print("DRIFT: {} field(s) differ from {} (profile '{}')\n\n{}", rows.size(), lock_path,
              loaded->profile.name, drift_table(rows));
+  if (!keys.empty())
+    fmt::print("\nprofile keys that differ (locked -> live):\n{}", key_changes_table(keys));
   for (const auto& problem : live.problems) fmt::print("note: {}\n", problem);
   print_notes();
   return std::max(gated, kVerifyDrift);
@@ -231,13 +236,17 @@ void add_lock_command(CLI::App& app, CliContext& context) {
 
 void add_verify_command(CLI::App& app, CliContext& context) {
   auto* command = app.add_subcommand(
-      "verify", "Compare this node with a lockfile; exit 1 on drift, 2 when it could not run");
+      "verify",
+      "Compare this node with a lockfile: the fields that drifted and the profile's keys that "
+      "changed; exit 1 on drift, 2 when it could not run");
   static std::string lock_path;
   static std::string profile;
   static NodeOptions options;
   static bool json = false;
   command->add_option("lock", lock_path, "Lockfile written by `gpulaunch lock`")->required();
-  command->add_flag("--json", json, "Machine-readable output: ok and the drift rows");
+  command->add_flag(
+      "--json", json,
+      "Machine-readable output: ok, the drift rows and the profile keys that changed");
   command
       ->add_option("--profile", profile,
                    "Profile to compare (default: the lock's file if present, else its name)")

@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include "cli/all_nodes.hpp"
+#include "cli/command_groups.hpp"
 #include "cli/command_names.hpp"
 #include "cli/context.hpp"
 #include "cli/exit_status.hpp"
@@ -32,34 +33,36 @@ int main(int argc, char** argv) {
     gl::logging::configure({context.log_threshold, gl::logging::Stream::err, ""});
   });
   app.require_subcommand(1);
-  gl::add_list_command(app, context);
-  gl::add_show_command(app, context);
-  gl::add_render_command(app, context);
-  gl::add_env_command(app, context);
-  gl::add_warm_command(app, context);
+  // Registered in the order --help shows them (cli/command_groups: lifecycle, inspect, fleet).
   gl::add_up_command(app, context);
   gl::add_down_command(app, context);
   gl::add_status_command(app, context);
   gl::add_logs_command(app, context);
+  gl::add_supervise_commands(app, context);
+  gl::add_exec_command(app, context);
+  gl::add_warm_command(app, context);
+  gl::add_list_command(app, context);
+  gl::add_show_command(app, context);
+  gl::add_check_command(app, context);
+  gl::add_render_command(app, context);
+  gl::add_env_command(app, context);
+  gl::add_facts_command(app, context);
+  gl::add_diff_command(app, context);
+  gl::add_verify_command(app, context);
+  gl::add_lock_command(app, context);
+  gl::add_init_command(app, context);
+  gl::add_cache_command(app, context);
+  gl::add_gate_command(app, context);
+  gl::add_metrics_command(app, context);
   gl::add_run_command(app, context);
   gl::add_prepare_caches_command(app, context);
   gl::add_nvidia_devices_command(app, context);
-  gl::add_supervise_commands(app, context);
   gl::add_group_commands(app, context);
-  gl::add_facts_command(app, context);
-  gl::add_check_command(app, context);
   gl::add_release_gpus_command(app, context);
-  gl::add_init_command(app, context);
-  gl::add_cache_command(app, context);
   gl::add_rendezvous_probe_command(app, context);
-  gl::add_lock_command(app, context);
-  gl::add_verify_command(app, context);
-  gl::add_gate_command(app, context);
-  gl::add_diff_command(app, context);
-  gl::add_metrics_command(app, context);
-  gl::add_exec_command(app, context);
   gl::add_man_command(app, context);
   gl::add_catalog_command(app, context);
+  gl::group_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/core.h>
@@ -12,6 +13,7 @@
 #include "gpulaunch_version.hpp"
 #include "group/slurm_script.hpp"
 #include "log/logger.hpp"
+#include "plan/node_launch.hpp"
 #include "profile/profile_name.hpp"
 #include "profile/validate.hpp"
 #include "unit/render.hpp"
@@ -85,13 +87,18 @@ void add_render_command(CLI::App& app, CliContext& context) {
   command->add_option("--gpulaunch-bin", binary,
                       "gpulaunch binary the unit runs (default: this one, so a build tree renders "
                       "a unit that runs the build tree)");
-  // render reads nothing from the node, so the same inputs give the same unit: the launcher
-  // follows the engine version only when it is given here (`up` reads it from the venv).
+  // render reads the node as `up` does (plan/node_launch: the engine release in the venv,
+  // InfiniBand, optional devices, the route to rank 0), so it prints the unit `up` installs; each
+  // option below renders for another node instead, and --offline for none.
   command->add_option("--engine-version", engine_version,
-                      "Engine version installed in engine.venv (as `gpulaunch facts` shows it), "
-                      "which picks the launcher: a release that has `sglang serve` starts with it; "
-                      "without the version, `python -m sglang.launch_server`, which every "
-                      "release takes");
+                      "Engine version installed in engine.venv (default: read from the venv, as "
+                      "`up` does), which picks the launcher: a release that has `sglang serve` "
+                      "starts with it; with no version known, `python -m sglang.launch_server`, "
+                      "which every release takes");
+  static bool offline = false;
+  command->add_flag("--offline", offline,
+                    "Read nothing from this node: the same inputs give the same unit anywhere "
+                    "(only the options below describe the node)");
   command->add_flag("--infiniband", infiniband,
                     "Render for a node with InfiniBand (as `up` reads /sys/class/infiniband): the "
                     "unit allows its verbs devices and sets LimitMEMLOCK=infinity");
@@ -129,16 +136,25 @@ void add_render_command(CLI::App& app, CliContext& context) {
     RenderOptions options;
     options.gpulaunch_binary = binary.empty() ? own_binary() : binary;
     options.version = GPULAUNCH_VERSION;
+    // What `up` reads from this node, unless --offline; the options add to it or replace it.
     LaunchOptions launch{args.node_rank, std::nullopt};
+    if (!offline) {
+      const NodeLaunch node = node_launch_options(*profile, args.node_rank, NodeFs());
+      for (const auto& warning : node.warnings) logging::warning(warning);
+      launch = node.options;
+    }
     if (!engine_version.empty()) launch.engine_version = engine_version;
-    launch.infiniband = infiniband;
-    launch.sandbox = SandboxNode{devices, mps};
+    launch.infiniband = launch.infiniband || infiniband;
+    for (const auto& device : devices)
+      if (std::ranges::find(launch.sandbox.devices, device) == launch.sandbox.devices.end())
+        launch.sandbox.devices.push_back(device);
+    launch.sandbox.mps_daemon = launch.sandbox.mps_daemon || mps;
     if (!socket_interface.empty()) launch.socket_interface = socket_interface;
     const LaunchPlan plan = make_launch_plan(*profile, launch);
     // Without the release, flags whose spelling depends on it get the conservative one: say so.
     for (const auto& fit : fitted_flags(*profile, launch))
       if (fit.version_unknown && fit.spelling != fit.flag)
-        logging::info(fmt::format("note: no --engine-version: {} instead of {} (from {} on)",
+        logging::info(fmt::format("note: no engine version known: {} instead of {} (from {} on)",
                                   fit.spelling, fit.flag, fit.needs));
     fmt::print("{}", render_unit(*profile, plan, options).to_text());
   });

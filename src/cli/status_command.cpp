@@ -9,6 +9,7 @@
 
 #include "catalog/nvidia_devices.hpp"
 #include "cli/all_nodes.hpp"
+#include "cli/colour.hpp"
 #include "cli/context.hpp"
 #include "cli/exit_status.hpp"
 #include "cli/journal_lines.hpp"
@@ -273,7 +274,7 @@ int status(const CliContext& context, const std::string& profile, bool json, boo
   else if (overview && rows.empty())
     fmt::print("no gpulaunch services are loaded or installed\n");
   else if (overview)
-    fmt::print("{}", status_table(rows, now));
+    fmt::print("{}", status_table(rows, now, stdout_colour()));
   return exit_code;
 }
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/status_table.hpp"
 
+#include "cli/colour.hpp"
+
 #include <algorithm>
 #include <array>
 
@@ -62,7 +64,7 @@ std::string format_ago(int64_t since_usec, int64_t now_usec) {
   return fmt::format("{}d ago", seconds / 86400);
 }
 
-std::string status_table(const std::vector<ServiceRow>& rows, int64_t now_usec) {
+std::string status_table(const std::vector<ServiceRow>& rows, int64_t now_usec, bool colour) {
   constexpr size_t kColumns = 9;
   using Line = std::array<std::string, kColumns>;
   std::vector<Line> lines{
@@ -79,13 +81,19 @@ std::string status_table(const std::vector<ServiceRow>& rows, int64_t now_usec) 
   for (const auto& line : lines)
     for (size_t column = 0; column < kColumns; ++column)
       width[column] = std::max(width[column], line[column].size());
+  constexpr size_t kState = 2;
   std::string text;
-  for (const auto& line : lines) {
+  for (size_t at = 0; at < lines.size(); ++at) {
+    const auto& line = lines[at];
     std::string out;
     for (size_t column = 0; column < kColumns; ++column) {
-      // The last column is not padded: no trailing blanks.
+      // The last column is not padded: no trailing blanks. The state is coloured, not its
+      // padding, so the columns stay aligned.
       if (column + 1 == kColumns)
         out += line[column];
+      else if (column == kState && at > 0)
+        out += paint(line[column], state_tone(line[column]), colour) +
+               std::string(width[column] - line[column].size() + 2, ' ');
       else
         out += fmt::format("{:<{}}  ", line[column], width[column]);
     }

@@ -38,8 +38,10 @@ ServiceRow service_row(const std::string& name, const std::optional<UnitStatus>&
 // "45s ago", "12m ago", "3h ago", "2d ago"; "-" for 0.
 std::string format_ago(int64_t since_usec, int64_t now_usec);
 
-// The table, a header line and a row each, columns as wide as their widest cell.
-std::string status_table(const std::vector<ServiceRow>& rows, int64_t now_usec);
+// The table, a header line and a row each, columns as wide as their widest cell; the state
+// coloured by cli/colour where `colour`.
+std::string status_table(const std::vector<ServiceRow>& rows, int64_t now_usec,
+                         bool colour = false);
 
 // One row as `status --json` prints it (beside the detail of `status NAME --json`).
 nlohmann::ordered_json service_row_json(const ServiceRow& row, int64_t now_usec);

@@ -8,7 +8,6 @@
 
 #include <fmt/core.h>
 
-#include "catalog/journal_messages.hpp"
 #include "cli/all_nodes.hpp"
 #include "cli/command_preamble.hpp"
 #include "cli/context.hpp"
@@ -19,6 +18,7 @@
 #include "cli/metrics.hpp"
 #include "cli/supervise.hpp"
 #include "cli/unit_diff.hpp"
+#include "cli/up_output.hpp"
 #include "cli/upgrade_gate.hpp"
 #include "group/dry_run_answer.hpp"
 #include "log/logger.hpp"
@@ -30,13 +30,10 @@
 #include "rules/check.hpp"
 #include "rules/node_probe.hpp"
 #include "supervise/history.hpp"
-#include "supervise/start_phases.hpp"
 #include "supervise/unit_transition.hpp"
 #include "supervise/up_sequence.hpp"
-#include "systemd/journal.hpp"
 #include "util/state_paths.hpp"
 #include "util/system_users.hpp"
-#include "util/terminal_text.hpp"
 #include "util/timekeeper.hpp"
 #include "util/try.hpp"
 
@@ -59,58 +56,6 @@ std::string read_existing(const std::filesystem::path& path) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-void print_journal_tail(const std::string& unit) {
-  auto journal = open_journal();
-  if (!journal) return;
-  auto entries = (*journal)->tail(unit, 15);
-  if (!entries || entries->empty()) return;
-  logging::error(fmt::format("last lines of {}:", unit));
-  for (const auto& entry : *entries) logging::error(fmt::format("  {}", entry.message));
-}
-
-// Progress on a terminal redraws one line; elsewhere each change is its own line.
-class ProgressLine {
- public:
-  ProgressLine() : tty_(::isatty(STDOUT_FILENO) == 1) {}
-  ~ProgressLine() { finish(); }
-
-  void show(const std::string& text, std::chrono::steady_clock::duration elapsed) {
-    auto seconds = std::chrono::duration_cast<std::chrono::seconds>(elapsed).count();
-    // The unit's status text, which `run` makes of the engine's start-up lines.
-    const std::string shown = terminal_text(text);
-    if (tty_) {
-      fmt::print("\r\033[K[{:>4}s] {}", seconds, shown);
-      std::fflush(stdout);
-      drawn_ = true;
-    } else if (text != last_) {
-      fmt::print("[{:>4}s] {}\n", seconds, shown);
-      std::fflush(stdout);
-    }
-    last_ = text;
-  }
-
-  void finish() {
-    if (tty_ && drawn_) fmt::print("\n");
-    drawn_ = false;
-  }
-
- private:
-  bool tty_;
-  bool drawn_ = false;
-  std::string last_;
-};
-
-void print_ready(const Profile& profile, const LaunchPlan& plan, std::chrono::milliseconds elapsed,
-                 std::string_view what) {
-  if (plan.rendezvous)
-    fmt::print("{}: {} rank {} runs headless, joined rank 0 at {} after {:.1f}s\n", what,
-               profile.name, plan.node_rank, rendezvous_text(*plan.rendezvous),
-               elapsed.count() / 1000.0);
-  else
-    fmt::print("{}: {} serves at {} after {:.1f}s\n", what, profile.name,
-               plan.health_url.substr(0, plan.health_url.rfind('/')), elapsed.count() / 1000.0);
 }
 
 // --locked: the drift table and the refusal, said; -1 when nothing drifted.
@@ -257,116 +202,6 @@ class NodeUpActions final : public UpActions {
   SystemdManager& manager_;
 };
 
-// What `up` says on a terminal or into a log.
-class PrintedUpOutput final : public UpOutput {
- public:
-  PrintedUpOutput(const Profile& profile, const LaunchPlan& plan, const UpRequest& request,
-                  std::string where)
-      : profile_(profile), plan_(plan), request_(request), where_(std::move(where)) {}
-
-  void enabled(const std::vector<std::string>& changes) override {
-    for (const auto& line : changes) fmt::print("{}\n", terminal_text(line));
-  }
-  void unchanged() override {
-    fmt::print("{} is running and unchanged: nothing to do.\n", request_.unit);
-    if (plan_.rendezvous)
-      fmt::print("headless rank {}: no endpoint; joins rank 0 at {}\n", plan_.node_rank,
-                 rendezvous_text(*plan_.rendezvous));
-    else
-      fmt::print("endpoint: {}\n", plan_.health_url.substr(0, plan_.health_url.rfind('/')));
-  }
-  void checked(const CheckGate& check) override {
-    if (!check.findings.empty()) {
-      fmt::print("gpulaunch check: {} error(s), {} warning(s) for '{}' on this node", check.errors,
-                 std::ranges::count(check.findings, Severity::warning, &Finding::severity),
-                 profile_.name);
-      print_findings(check.findings);
-      fmt::print("\n");
-    }
-    std::fflush(stdout);
-    if (check.refuse)
-      logging::error(
-          fmt::format("Refusing to start {}: the check found {} error(s) above. Fix them, or "
-                      "pass --force to start anyway.",
-                      request_.unit, check.errors));
-    else if (check.errors > 0)
-      logging::warning(
-          fmt::format("WARNING: --force: starting {} DESPITE {} CHECK ERROR(S); expect the "
-                      "failures they predict.",
-                      request_.unit, check.errors));
-  }
-  void unit_changed(std::string_view installed, std::string_view rendered) override {
-    const std::string path = request_.unit_file.string();
-    fmt::print("{} changed:\n{}", path,
-               unit_diff(std::string(installed), std::string(rendered), path));
-  }
-  void warning(std::string_view line) override {
-    logging::warning(fmt::format("warning: {}", line));
-  }
-  void starting(UnitAction action) override {
-    fmt::print("{} {} ({})\n", action == UnitAction::restart ? "restarting" : "starting",
-               request_.unit, request_.unit_file.string());
-  }
-  void progress(const std::string& phase, std::chrono::steady_clock::duration elapsed) override {
-    progress_.show(phase, elapsed);
-  }
-  void watch_ended() override { progress_.finish(); }
-  void start_failed(std::string_view failure) override {
-    logging::error(fmt::format("Failed to start {}: {}", request_.unit, failure));
-    print_journal_tail(request_.unit);
-  }
-  void ready(std::chrono::milliseconds elapsed) override {
-    print_ready(profile_, plan_, elapsed, "ready");
-  }
-  void gate_failed(std::string_view summary) override {
-    logging::error(fmt::format("Failed the upgrade gate of {}: {}", request_.unit, summary),
-                   logging::Fields{.kind = kGateFailedMessage});
-  }
-  void kept_failed(UpFailure why) override {
-    logging::error(fmt::format(
-        "--no-rollback: {} keeps the changed unit, {}; `gpulaunch up` of the previous profile "
-        "puts the previous version back.",
-        request_.unit, why == UpFailure::not_ready ? "as it failed" : "which failed its gate"));
-  }
-  void rolling_back(UpFailure why) override {
-    logging::error(
-        fmt::format(
-            "Rolling back {}: the changed unit {}; restoring the previous unit and "
-            "profile snapshot (pass --no-rollback to keep the failed state for "
-            "inspection).",
-            request_.unit,
-            why == UpFailure::not_ready ? "did not become ready" : "failed its upgrade gate"),
-        logging::Fields{.kind = kRolledBackMessage});
-  }
-  void rolled_back(const Rollback& rolled) override {
-    for (const auto& warning : rolled.warnings)
-      logging::warning(fmt::format("warning: {}", warning));
-    if (rolled.restarted)
-      fmt::print("rolled back: {} runs its previous unit again, ready after {:.1f}s\n",
-                 request_.unit, rolled.ready_after.count() / 1000.0);
-    else
-      fmt::print("rolled back: {} has its previous unit again and is stopped, as it was before\n",
-                 request_.unit);
-  }
-  void rollback_failed(const Error& error) override {
-    logging::error(fmt::format("Failed to roll back {}: {}", request_.unit, error.message));
-  }
-  void done(const std::optional<StartTimeline>& start) override {
-    if (start) fmt::print("{}\n", describe_start(*start));
-    fmt::print(
-        "status: gpulaunch status {0}   logs: gpulaunch logs {0} -f   stop: gpulaunch down "
-        "{0}{1}\n",
-        profile_.name, where_);
-  }
-
- private:
-  const Profile& profile_;
-  const LaunchPlan& plan_;
-  const UpRequest& request_;
-  std::string where_;
-  ProgressLine progress_;
-};
-
 int up(const UpOptions& options, const CliContext& context) {
   auto source = context.profile_source();
   auto merged = load_merged(source, options.profile);
@@ -438,10 +273,10 @@ int up(const UpOptions& options, const CliContext& context) {
                          options.json);
 
   NodeUpActions actions(*profile, plan, placement, options.user, node_facts, shell, **manager);
-  PrintedUpOutput output(*profile, plan, request,
-                         options.user      ? " --user"
-                         : options.runtime ? " --runtime"
-                                           : "");
+  PrintedUpOutput output(face_of(*profile, plan, request.unit_file.string(),
+                                 options.user      ? " --user"
+                                 : options.runtime ? " --runtime"
+                                                   : ""));
   auto code = run_up(request, transition, **manager, system_timekeeper(), History(profile->name),
                      actions, output);
   if (!code) return report(code.error());

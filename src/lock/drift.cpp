@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include <fmt/core.h>
@@ -213,6 +214,45 @@ std::string side_by_side_table(const std::vector<FieldRow>& rows, const std::str
     lines.push_back({(row.differs() ? "! " : "  ") + row.key, row.a, row.b,
                      row.differs() ? row.why : std::string()});
   return table(lines);
+}
+
+std::vector<KeyChange> profile_key_changes(const Json& a, const Json& b) {
+  const auto merged = [](const Json& lock) -> std::optional<std::string> {
+    if (!lock.is_object() || !lock.contains("profile") || !lock["profile"].is_object())
+      return std::nullopt;
+    const Json& profile = lock["profile"];
+    const auto text = profile.find("merged");
+    if (text == profile.end() || !text->is_string()) return std::nullopt;
+    return text->get<std::string>();
+  };
+  const auto text_a = merged(a);
+  const auto text_b = merged(b);
+  if (!text_a || !text_b || *text_a == *text_b) return {};
+  auto changes = diff_profile_texts(*text_a, "profile.merged", *text_b, "profile.merged");
+  return changes ? std::move(*changes) : std::vector<KeyChange>{};
+}
+
+std::string key_changes_table(const std::vector<KeyChange>& changes) {
+  std::vector<std::array<std::string, 4>> lines;
+  for (const auto& change : changes) {
+    std::string values;
+    if (change.kind == KeyChangeKind::changed)
+      values = *change.old_value + " -> " + *change.new_value;
+    else
+      values = change.old_value ? *change.old_value : *change.new_value;
+    lines.push_back({"  " + std::string(key_change_name(change.kind)), change.key, values, ""});
+  }
+  return table(lines);
+}
+
+Json key_changes_json(const std::vector<KeyChange>& changes) {
+  Json rows = Json::array();
+  for (const auto& change : changes)
+    rows.push_back({{"key", change.key},
+                    {"change", key_change_name(change.kind)},
+                    {"old", change.old_value ? Json(*change.old_value) : Json(nullptr)},
+                    {"new", change.new_value ? Json(*change.new_value) : Json(nullptr)}});
+  return rows;
 }
 
 }  // namespace gl

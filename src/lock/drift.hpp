@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "profile/key_diff.hpp"
+
 namespace gl {
 
 struct FieldRow {
@@ -45,5 +47,16 @@ std::string drift_table(const std::vector<FieldRow>& rows);
 // Every row with a marker on those that differ: "! " differs, "  " the same.
 std::string side_by_side_table(const std::vector<FieldRow>& rows, const std::string& label_a,
                                const std::string& label_b);
+
+// The merged profile's keys that differ between two locks, read from each one's
+// "profile.merged" text (parse_lock has parsed it); none where either holds no text.
+std::vector<KeyChange> profile_key_changes(const nlohmann::ordered_json& a,
+                                           const nlohmann::ordered_json& b);
+
+// One line per key, columns padded: "  changed  engine.max_requests  64 -> 128".
+std::string key_changes_table(const std::vector<KeyChange>& changes);
+
+// [{"key", "change", "old", "new"}], each value its TOML text or null.
+nlohmann::ordered_json key_changes_json(const std::vector<KeyChange>& changes);
 
 }  // namespace gl

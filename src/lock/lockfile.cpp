@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "plan/launch_plan.hpp"
+#include "profile/toml_parse.hpp"
 #include "rules/jit_toolkit.hpp"
 #include "unit/render.hpp"
 #include "util/json_file.hpp"
@@ -263,6 +264,14 @@ Result<Json> parse_lock(std::string_view text, const std::string& origin) {
     return failf("Failed to read lock '{}': \"profile.name\" is not a string", origin);
   if (profile.contains("file") && !profile["file"].is_string())
     return failf("Failed to read lock '{}': \"profile.file\" is not a string", origin);
+  // The merged profile's text, which verify and diff compare key by key: a lock edited by hand
+  // is refused here with the line and column inside that text.
+  if (profile.contains("merged")) {
+    if (!profile["merged"].is_string())
+      return failf("Failed to read lock '{}': \"profile.merged\" is not a string", origin);
+    GL_TRY_VOID(parse_toml(profile["merged"].get<std::string>(),
+                           fmt::format("{} (profile.merged)", origin)));
+  }
   if (const Json& unit = document["unit"];
       unit.contains("node_rank") &&
       (!unit["node_rank"].is_number_integer() || unit["node_rank"] < 0 || unit["node_rank"] > 1023))

@@ -147,17 +147,4 @@ Result<void> reset_crash_loop(const History& history, const std::string& why, Ti
   return {};
 }
 
-Result<UnitRestart> restart_unit(SystemdManager& manager, Timekeeper& clock, const History& history,
-                                 const std::string& unit, std::chrono::seconds limit) {
-  UnitRestart restart{.job_result = {}, .after = UnitStatus{}, .warning = {}};
-  // The documented way out of a crash loop: the operator says try again.
-  if (auto reset = reset_crash_loop(history, "gpulaunch restart", clock); !reset)
-    restart.warning = reset.error().message;
-  GL_TRY(auto job, manager.enqueue("RestartUnit", unit));
-  GL_TRY(auto result, wait_for_job(manager, clock, job, limit));
-  restart.job_result = result;
-  restart.after = manager.status(unit);
-  return restart;
-}
-
 }  // namespace gl

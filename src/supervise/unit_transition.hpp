@@ -78,20 +78,10 @@ Result<UnitStop> stop_unit(SystemdManager& manager, Timekeeper& clock, const std
 // forgive.
 Result<void> reset_crash_loop(const History& history, const std::string& why, Timekeeper& clock);
 
-// `restart`: ends a crash loop, restarts the unit and waits for the job. A history that cannot be
-// reset is a warning, not a reason to keep the unit down.
 // Whether the boot starts the unit (its [Install] links: `up` enables what it starts, `down`
 // disables what it stops, so a reboot brings back exactly what the operator left up). Returns
 // what changed, one line each as systemctl says it; the manager sees it at the next reload.
 Result<std::vector<std::string>> start_at_boot(SystemdManager& manager, const std::string& unit,
                                                bool enabled, bool runtime);
-
-struct UnitRestart {
-  std::string job_result;
-  Result<UnitStatus> after;
-  std::string warning;
-};
-Result<UnitRestart> restart_unit(SystemdManager& manager, Timekeeper& clock, const History& history,
-                                 const std::string& unit, std::chrono::seconds limit);
 
 }  // namespace gl

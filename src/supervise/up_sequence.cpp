@@ -46,7 +46,67 @@ int keep_or_roll_back(const UpRequest& request, SystemdManager& manager, Timekee
   return 1;  // what the operator asked for did not happen
 }
 
+// The start (or restart) job enqueued and watched until it ends, as `up` and `restart` both say
+// it: progress, then the failure or the time to ready. A start that did not become ready has its
+// metrics written here (a ready one's were written by record-start's timer).
+struct Watched {
+  bool ready = false;
+  std::string failure;  // when not ready
+  int64_t started_usec = 0;
+};
+
+Result<Watched> start_and_watch(UnitAction action, const std::string& unit,
+                                std::chrono::seconds limit, SystemdManager& manager,
+                                Timekeeper& clock, UpActions& actions, UpOutput& output) {
+  output.starting(action);
+  const auto started = clock.steady_now();
+  Watched watched_start;
+  watched_start.started_usec = clock.now_usec();
+  GL_TRY(const std::string job, manager.enqueue(job_method(action), unit));
+  // Type=notify: the start job completes only when `run` has seen the health endpoint answer 200.
+  auto watched =
+      watch_start(manager, clock, job, unit, limit,
+                  [&](const std::string& phase, std::chrono::steady_clock::duration elapsed) {
+                    output.progress(phase, elapsed);
+                  });
+  output.watch_ended();
+  watched_start.ready = watched && watched->job_result == "done";
+  if (!watched_start.ready) actions.write_metrics();
+  GL_TRY(const auto result, std::move(watched));
+  if (!watched_start.ready) {
+    watched_start.failure =
+        result.job_result
+            ? fmt::format("job {}; {}", *result.job_result, describe_state(result.last))
+            : fmt::format("no progress for {}", format_duration(limit));
+    output.start_failed(watched_start.failure);
+    return watched_start;
+  }
+  output.ready(std::chrono::duration_cast<std::chrono::milliseconds>(clock.steady_now() - started));
+  return watched_start;
+}
+
+// The start's phases, as record-start (ExecStartPost=, done before the job) kept them.
+std::optional<StartTimeline> this_start(const History& history, int64_t started_usec) {
+  if (auto recorded = history.state();
+      recorded && recorded->last_start && recorded->last_start->process_start_usec >= started_usec)
+    return *recorded->last_start;
+  return std::nullopt;
+}
+
 }  // namespace
+
+Result<int> run_restart(const RestartRequest& request, SystemdManager& manager, Timekeeper& clock,
+                        const History& history, UpActions& actions, UpOutput& output) {
+  // The documented way out of a crash loop: the operator says try again.
+  if (auto reset = reset_crash_loop(history, "gpulaunch restart", clock); !reset)
+    output.warning(reset.error().message);
+  GL_TRY(const auto watched, start_and_watch(UnitAction::restart, request.unit,
+                                             request.ready_window + request.stop_window, manager,
+                                             clock, actions, output));
+  if (!watched.ready) return 1;
+  output.done(this_start(history, watched.started_usec));
+  return 0;
+}
 
 Result<int> run_up(const UpRequest& request, const UpTransition& transition,
                    SystemdManager& manager, Timekeeper& clock, const History& history,
@@ -81,36 +141,18 @@ Result<int> run_up(const UpRequest& request, const UpTransition& transition,
   // Starting by hand is the operator's word: an earlier crash loop no longer holds it down.
   if (auto reset = reset_crash_loop(history, "gpulaunch up", clock); !reset)
     output.warning(reset.error().message);
-  output.starting(transition.action);
-  const auto started = clock.steady_now();
-  const int64_t started_usec = clock.now_usec();
-  GL_TRY(const std::string job, manager.enqueue(job_method(transition.action), request.unit));
-  // Type=notify: the start job completes only when `run` has seen the health endpoint answer 200.
   // A restart first stops the running engine, which drains.
   const std::chrono::seconds limit =
       request.ready_window +
       (transition.action == UnitAction::restart ? request.stop_window : std::chrono::seconds{0});
-  auto watched =
-      watch_start(manager, clock, job, request.unit, limit,
-                  [&](const std::string& phase, std::chrono::steady_clock::duration elapsed) {
-                    output.progress(phase, elapsed);
-                  });
-  output.watch_ended();
-  // A ready start's metrics were written by record-start's timer; a failed one's are written here.
-  const bool ready = watched && watched->job_result == "done";
-  if (!ready) actions.write_metrics();
-  GL_TRY(const auto result, std::move(watched));
-  if (!ready) {
-    previous.failure =
-        result.job_result
-            ? fmt::format("job {}; {}", *result.job_result, describe_state(result.last))
-            : fmt::format("no progress for {}", format_duration(limit));
-    output.start_failed(previous.failure);
+  GL_TRY(const auto watched,
+         start_and_watch(transition.action, request.unit, limit, manager, clock, actions, output));
+  if (!watched.ready) {
+    previous.failure = watched.failure;
     if (!transition.changed) return 1;  // nothing to roll back to
     return keep_or_roll_back(request, manager, clock, history, previous, limit,
                              UpFailure::not_ready, output);
   }
-  output.ready(std::chrono::duration_cast<std::chrono::milliseconds>(clock.steady_now() - started));
 
   // A changed unit that serves must still answer as recorded (the upgrade gate).
   if (const auto gated = actions.gate(transition.changed); gated && gate_rolls_back(*gated)) {
@@ -121,12 +163,7 @@ Result<int> run_up(const UpRequest& request, const UpTransition& transition,
     if (!request.no_rollback) actions.write_metrics();
     return code;
   }
-  // The start's phases, as record-start (ExecStartPost=, done before the job) kept them.
-  std::optional<StartTimeline> start;
-  if (auto recorded = history.state();
-      recorded && recorded->last_start && recorded->last_start->process_start_usec >= started_usec)
-    start = *recorded->last_start;
-  output.done(start);
+  output.done(this_start(history, watched.started_usec));
   return 0;
 }
 

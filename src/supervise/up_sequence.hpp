@@ -83,10 +83,25 @@ class UpOutput {
   virtual void done(const std::optional<StartTimeline>& start) = 0;
 };
 
+// `restart`: the unit as installed, restarted and watched as `up` watches a start.
+struct RestartRequest {
+  std::string unit;
+  std::chrono::seconds ready_window{0};  // as UpRequest's
+  std::chrono::seconds stop_window{0};
+};
+
 // The exit status: 0 when the unit serves (or runs unchanged); 1 when the check refused, the start
 // failed or was rolled back. An error (nothing rolled back) when the manager or a write failed.
 Result<int> run_up(const UpRequest& request, const UpTransition& transition,
                    SystemdManager& manager, Timekeeper& clock, const History& history,
                    UpActions& actions, UpOutput& output);
+
+// `restart`, said through the same UpOutput as `up`'s start: the crash loop ended (the operator's
+// word), the restart job watched with its progress, a start that did not become ready said with
+// its failure and the metrics written (the only action asked), a ready one with its time and
+// phases. Nothing is checked, written or rolled back: the unit stays as installed. 0 when ready,
+// 1 when not; an error when the manager failed.
+Result<int> run_restart(const RestartRequest& request, SystemdManager& manager, Timekeeper& clock,
+                        const History& history, UpActions& actions, UpOutput& output);
 
 }  // namespace gl

@@ -18,18 +18,18 @@ cd "$scratch"
 out=$("$gpulaunch" -P "$src/profiles" list)
 check "list names k26-ar, its engine, port and file" grep -qE "^k26-ar +sglang +30000 +[-a-z]+ +$src/profiles/k26-ar.toml$" <<<"$out"
 
-unit=$("$gpulaunch" -P "$src/profiles" render k26-ar)
+unit=$("$gpulaunch" -P "$src/profiles" render k26-ar --offline)
 check "render pins CUDA_HOME to the 13.0 toolkit" grep -qx 'Environment="CUDA_HOME=/usr/local/cuda-13.0"' <<<"$unit"
 check "render puts the 13.0 toolkit first on PATH" grep -q '^Environment="PATH=/usr/local/cuda-13.0/bin:' <<<"$unit"
 check "render names this binary in ExecStart" grep -q "^ExecStart=\"$gpulaunch\" \"run\"" <<<"$unit"
 check "render without --infiniband sets no memlock limit" bash -c '! grep -q "^LimitMEMLOCK=" <<<"$1"' _ "$unit"
-ib_unit=$("$gpulaunch" -P "$src/profiles" render k26-ar --infiniband)
+ib_unit=$("$gpulaunch" -P "$src/profiles" render k26-ar --offline --infiniband)
 check "render --infiniband lifts the memlock limit" grep -qx 'LimitMEMLOCK=infinity' <<<"$ib_unit"
 check "render --infiniband allows the verbs devices" grep -qx 'DeviceAllow=char-infiniband_verbs rw' <<<"$ib_unit"
 # issue 26: the device unit, pidfd_getfd, the node's optional devices and MPS daemon.
 check "render waits for the NVIDIA device nodes" grep -qx 'Requires=gpulaunch-nvidia-devices.service' <<<"$unit"
 check "render allows pidfd_getfd" grep -qx 'SystemCallFilter=pidfd_getfd' <<<"$unit"
-node_unit=$("$gpulaunch" -P "$src/profiles" render k26-ar --device gdrdrv --mps)
+node_unit=$("$gpulaunch" -P "$src/profiles" render k26-ar --offline --device gdrdrv --mps)
 check "render --device gdrdrv allows it" grep -qx 'DeviceAllow=/dev/gdrdrv rw' <<<"$node_unit"
 check "render --mps binds the MPS pipe directory" grep -qx 'BindPaths="/tmp/nvidia-mps"' <<<"$node_unit"
 check "render --device takes only catalogued devices" bash -c '! "$1" -P "$2/profiles" render k26-ar --device nvidia-fs 2>/dev/null' _ "$gpulaunch" "$src"

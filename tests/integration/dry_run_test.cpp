@@ -72,6 +72,11 @@ TEST_F(UpDryRun, SaysWhatUpWouldDoAndChangesNothing) {
   ASSERT_EQ(gpulaunch("up dry --runtime --force").exit_code, 0);
   const int pid = status_of("dry")["main_pid"];
 
+  // `render` prints the unit `up` installed: the node read the same way (issue 46).
+  auto rendered = stdout_of("render dry");
+  EXPECT_EQ(rendered.exit_code, 0);
+  EXPECT_EQ(rendered.out, host().systemd().exec({"cat", path}).out);
+
   // Running and unchanged: nothing to do, and the check does not hold an unchanged unit back.
   auto unchanged = stdout_of("up dry --runtime --dry-run --json");
   EXPECT_EQ(unchanged.exit_code, 0) << unchanged.out;

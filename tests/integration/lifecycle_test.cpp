@@ -182,6 +182,26 @@ TEST_F(Lifecycle, AnEngineThatNeverTurnsHealthyFailsAtTheReadyTimeout) {
             std::string::npos)
       << up.out;
   EXPECT_NE(up.out.find("exit status 75"), std::string::npos) << up.out;
+  // The wait says its deadline; the tail gives the engine's lines, the probes' answers counted.
+  EXPECT_NE(up.out.find("waiting for ready: "), std::string::npos) << up.out;
+  EXPECT_NE(up.out.find("s of 4s: "), std::string::npos) << up.out;
+  EXPECT_NE(up.out.find("(gpulaunch's /health probe: "), std::string::npos) << up.out;
+  EXPECT_EQ(up.out.find("\"GET /health HTTP/1.1\" 503"), std::string::npos) << up.out;
+  // `restart` says the same as `up` (issue 46): its progress, the failure and the tail.
+  auto restart = gpulaunch("restart stuck");
+  EXPECT_EQ(restart.exit_code, 1) << restart.out;
+  EXPECT_NE(restart.out.find("restarting gpulaunch-stuck.service"), std::string::npos)
+      << restart.out;
+  EXPECT_NE(restart.out.find("waiting for ready: "), std::string::npos) << restart.out;
+  EXPECT_NE(restart.out.find("Failed to start gpulaunch-stuck.service: job failed"),
+            std::string::npos)
+      << restart.out;
+  EXPECT_NE(restart.out.find("last lines of gpulaunch-stuck.service:"), std::string::npos)
+      << restart.out;
+  EXPECT_NE(restart.out.find("did not answer 200 on http://127.0.0.1:31003/health in time"),
+            std::string::npos)
+      << restart.out;
+  EXPECT_NE(restart.out.find("(gpulaunch's /health probe: "), std::string::npos) << restart.out;
   gpulaunch("down stuck --runtime --purge");
 }
 

@@ -166,6 +166,14 @@ if [[ -f /usr/share/bash-completion/bash_completion ]]; then
     <<<"$(complete_line gpulaunch -P "$root/usr/share/gpulaunch/profiles" render k26-a)"
   check "completion offers subcommand options" grep -qx -- --node-rank \
     <<<"$(complete_line gpulaunch render --no)"
+  # Commands with verbs: the verbs first (issue 46), then the verb's profiles and options.
+  check "completion offers gate's verbs, not profiles" test "$(complete_line gpulaunch gate "")" = "record
+check"
+  check "completion offers cache's verbs" grep -qx export <<<"$(complete_line gpulaunch cache "")"
+  check "completion offers profiles after a verb" grep -qx k26-ar \
+    <<<"$(complete_line gpulaunch -P "$root/usr/share/gpulaunch/profiles" gate record k26-a)"
+  check "completion offers a verb's options" grep -qx -- --json \
+    <<<"$(complete_line gpulaunch gate check --js)"
 else
   echo "skip completion behaviour: bash-completion is not installed"
 fi

@@ -68,6 +68,38 @@ TEST(CheckCli, SeedNodeFailsWithThePinToApply) {
   EXPECT_THAT(run.out, HasSubstr("FAILED, the start would fail: 2 error(s), 1 warning(s)"));
 }
 
+// The same check on a terminal (a pty from util-linux's script): errors red, warnings yellow;
+// NO_COLOR, a pipe and --json stay plain (issue 46).
+Run on_terminal(const std::string& no_color, const std::vector<std::string>& args) {
+  std::string command = std::string("exec env -i PATH=/usr/bin:/bin TERM=xterm ") +
+                        "LD_LIBRARY_PATH=" + GPULAUNCH_FAKE_NVML_DIR + " NO_COLOR=" + no_color +
+                        " " + GPULAUNCH_BIN;
+  for (const auto& arg : args) command += " '" + arg + "'";
+  auto result =
+      run_process("/usr/bin/script", {"-qec", command, "/dev/null"}, std::chrono::seconds(30));
+  EXPECT_TRUE(result) << (result ? "" : result.error().message);
+  return result ? Run{result->exit_code, result->out} : Run{};
+}
+
+TEST(CheckCli, ColourOnATerminalOnlyAndNotWithNoColor) {
+  FixtureNode node;
+  auto profile = build_scenario(scenario_named("seed-sm120-distro-nvcc-12.8"), node, 30000);
+  const std::vector<std::string> check{"check", profile, "--root", node.root().string()};
+  auto tty = on_terminal("", check);
+  EXPECT_EQ(tty.exit_code, 1) << tty.out;
+  EXPECT_THAT(tty.out, HasSubstr("\033[31mERRORS\033[0m (2)"));
+  EXPECT_THAT(tty.out, HasSubstr("  \033[31merror\033[0m["));
+  EXPECT_THAT(tty.out, HasSubstr("  \033[33mwarning\033[0m[cuda-home-unset]"));
+  EXPECT_THAT(tty.out, HasSubstr("\033[31mFAILED, the start would fail\033[0m: 2 error(s)"));
+  auto no_color = on_terminal("1", check);
+  EXPECT_THAT(no_color.out, HasSubstr("  error["));
+  EXPECT_THAT(no_color.out, Not(HasSubstr("\033[")));
+  auto json_check = check;
+  json_check.push_back("--json");
+  EXPECT_THAT(on_terminal("", json_check).out, Not(HasSubstr("\033[")));
+  EXPECT_THAT(gpulaunch(node, check).out, Not(HasSubstr("\033[")));  // a pipe
+}
+
 // `up` renders the running binary into the unit (ExecStopPost=+ runs it as root): one that a
 // user could replace is named, with who could.
 TEST(CheckCli, GpulaunchRunFromAUserOwnedTreeIsWarned) {
@@ -286,6 +318,63 @@ TEST(VerifyCli, JsonNamesEachDriftedFieldWithBothValues) {
   EXPECT_EQ(std::ranges::count(said.out, '\n'), 1) << said.out;
 }
 
+// The profile edited since the lock: verify names the keys that changed, with both values,
+// beside the hash rows that stand for them.
+std::string edited_profile(const std::string& path) {
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto port = text.find("port = 30000");
+  EXPECT_NE(port, std::string::npos) << text;
+  text.replace(port, 12, "port = 30001");
+  text.erase(0, text.find('\n') + 1);  // the description
+  text += "\n[env]\nFOO = \"bar\"\n";
+  std::ofstream(path) << text;
+  return text;
+}
+
+TEST(VerifyCli, AnEditedProfileIsNamedKeyByKey) {
+  FixtureNode node;
+  auto profile = build_scenario(scenario_named("seed-fixed-cuda-home-pinned"), node, 30000);
+  const std::string root = node.root().string();
+  const std::string lock = (node.scratch() / "node.lock").string();
+  ASSERT_EQ(gpulaunch(node, {"lock", profile, "--root", root, "-o", lock}).exit_code, 0);
+  edited_profile(profile);
+  auto run = gpulaunch(node, {"verify", lock, "--root", root});
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("\nprofile.sha256  sha256:"));
+  EXPECT_THAT(run.out, HasSubstr("\n\nprofile keys that differ (locked -> live):\n"
+                                 "  removed  description  'scenario seed-fixed-cuda-home-pinned'\n"
+                                 "  added    env.FOO      'bar'\n"
+                                 "  changed  server.port  30000 -> 30001\n"));
+
+  auto json = gpulaunch(node, {"verify", lock, "--root", root, "--json"});
+  EXPECT_EQ(json.exit_code, 1) << json.out;
+  auto answer = nlohmann::json::parse(json.out, nullptr, false);
+  ASSERT_TRUE(answer.is_object()) << json.out;
+  ASSERT_EQ(answer["profile_keys"].size(), 3u) << json.out;
+  EXPECT_EQ(
+      answer["profile_keys"][2],
+      (nlohmann::json{
+          {"key", "server.port"}, {"change", "changed"}, {"old", "30000"}, {"new", "30001"}}));
+  EXPECT_EQ(answer["profile_keys"][1]["old"], nullptr);
+}
+
+// A lock whose profile text was edited by hand is refused at its line and column.
+TEST(VerifyCli, ALockWithAnUnreadableProfileTextCouldNotRun) {
+  FixtureNode node;
+  auto profile = build_scenario(scenario_named("seed-fixed-cuda-home-pinned"), node, 30000);
+  auto locked = gpulaunch(node, {"lock", profile, "--root", node.root().string()});
+  ASSERT_EQ(locked.exit_code, 0);
+  auto lock = nlohmann::ordered_json::parse(locked.out);
+  lock["profile"]["merged"] = "a = 1\nb = \n";
+  const std::string path = (node.scratch() / "bad.lock").string();
+  std::ofstream(path) << lock.dump(2);
+  auto run = gpulaunch_stderr({"verify", path});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.out, HasSubstr(path + " (profile.merged):2:"));
+  EXPECT_EQ(std::ranges::count(run.out, '\n'), 1) << run.out;
+}
+
 TEST(VerifyCli, LockWrittenTwiceIsTheSameBytes) {
   FixtureNode node;
   auto profile = build_scenario(scenario_named("healthy-blackwell-cuda-13"), node, 30000);
@@ -337,7 +426,53 @@ TEST(DiffCli, TwoNodesFactsSideBySide) {
                            "Edition +NVIDIA H200 +memory fraction(.|\n)*"));
   auto same = gpulaunch(a, {"diff", file_a.string(), file_a.string()});
   EXPECT_EQ(same.exit_code, 0);
-  EXPECT_THAT(same.out, HasSubstr("\nidentical\n"));
+  EXPECT_EQ(same.out, "identical\n");  // no rows: none differs
+}
+
+// Two locks of one profile before and after an edit: only the rows that differ, the profile's
+// keys by name; every row with --all; the same in JSON.
+TEST(DiffCli, TwoLocksShowOnlyTheDifferingRowsAndTheProfileKeys) {
+  FixtureNode node;
+  auto profile = build_scenario(scenario_named("seed-fixed-cuda-home-pinned"), node, 30000);
+  const std::string root = node.root().string();
+  const std::string before = (node.scratch() / "before.lock").string();
+  const std::string after = (node.scratch() / "after.lock").string();
+  ASSERT_EQ(gpulaunch(node, {"lock", profile, "--root", root, "-o", before}).exit_code, 0);
+  edited_profile(profile);
+  ASSERT_EQ(gpulaunch(node, {"lock", profile, "--root", root, "-o", after}).exit_code, 0);
+
+  auto run = gpulaunch(node, {"diff", before, after});
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_THAT(run.out, ::testing::MatchesRegex("  FIELD +" + before + " +" + after +
+                                               "\n! profile.sha256 .*\n! unit.sha256 .*\n\n"
+                                               "profile keys that differ \\(.*\\):\n"
+                                               "  removed  description .*\n"
+                                               "  added    env.FOO      'bar'\n"
+                                               "  changed  server.port  30000 -> 30001\n\n"
+                                               "2 field\\(s\\) differ \\(marked !\\); --all "
+                                               "shows every field\n"));
+  auto all = gpulaunch(node, {"diff", before, after, "--all"});
+  EXPECT_EQ(all.exit_code, 1);
+  EXPECT_THAT(all.out, HasSubstr("\n  node.driver.version "));
+  EXPECT_THAT(all.out, HasSubstr("\n2 field(s) differ (marked !)\n"));
+
+  auto json = gpulaunch(node, {"diff", before, after, "--json"});
+  EXPECT_EQ(json.exit_code, 1) << json.out;
+  auto answer = nlohmann::json::parse(json.out, nullptr, false);
+  ASSERT_TRUE(answer.is_object()) << json.out;
+  EXPECT_EQ(answer["kind"], "lock");
+  EXPECT_EQ(answer["identical"], false);
+  ASSERT_EQ(answer["fields"].size(), 2u) << json.out;
+  EXPECT_EQ(answer["fields"][0]["field"], "profile.sha256");
+  EXPECT_EQ(answer["fields"][0]["differs"], true);
+  EXPECT_EQ(answer["profile_keys"].size(), 3u);
+
+  auto same = gpulaunch(node, {"diff", before, before, "--json"});
+  EXPECT_EQ(same.exit_code, 0) << same.out;
+  answer = nlohmann::json::parse(same.out, nullptr, false);
+  EXPECT_EQ(answer["identical"], true);
+  EXPECT_EQ(answer["fields"], nlohmann::json::array());
+  EXPECT_EQ(answer["profile_keys"], nlohmann::json::array());
 }
 
 // Files handed to `check --facts`, `verify` and `diff` may come from anywhere: each hostile one

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -225,6 +226,34 @@ TEST_F(ExitStatus, ReadCommandsPrintJson) {
   auto env = nlohmann::json::parse(gpulaunch({"env", "demo", "--json"}).out, nullptr, false);
   EXPECT_EQ(env["unit"], "gpulaunch-demo.service");
   EXPECT_TRUE(env["environment"].is_array());
+}
+
+// `--help` in groups, as an operator looks for a command (issue 46): every visible command is in
+// one of them (none left under CLI11's plain "Subcommands:"), and each command's own --help ends
+// with an example of it.
+TEST_F(ExitStatus, HelpIsGroupedAndEachCommandHasAnExample) {
+  auto help = gpulaunch({"--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  const auto lifecycle = help.out.find("\nLifecycle:\n  up ");
+  const auto inspect = help.out.find("\nInspect:\n");
+  const auto fleet = help.out.find("\nFleet, caches and setup:\n");
+  EXPECT_NE(lifecycle, std::string::npos) << help.out;
+  EXPECT_LT(lifecycle, inspect) << help.out;
+  EXPECT_LT(inspect, fleet) << help.out;
+  EXPECT_EQ(help.out.find("Subcommands:"), std::string::npos) << help.out;
+  EXPECT_THAT(help.out, HasSubstr("\n  gpulaunch up k26-ar             # Lifecycle\n"));
+  // Each command named in a group section.
+  std::vector<std::string> commands;
+  std::istringstream lines(help.out.substr(lifecycle, help.out.find("\nExamples") - lifecycle));
+  for (std::string line; std::getline(lines, line);)
+    if (line.starts_with("  ") && line.size() > 2 && line[2] != ' ')
+      commands.push_back(line.substr(2, line.find(' ', 2) - 2));
+  EXPECT_GE(commands.size(), 21u) << help.out;
+  for (const auto& command : commands) {
+    auto own = gpulaunch({command, "--help"});
+    EXPECT_EQ(own.exit_code, 0) << command;
+    EXPECT_THAT(own.out, HasSubstr("\nExample: gpulaunch " + command)) << own.out;
+  }
 }
 
 }  // namespace

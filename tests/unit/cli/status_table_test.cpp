@@ -84,6 +84,24 @@ TEST(StatusTable, WaitingToRestartAndNotLoadedAreSaidSo) {
       HasSubstr("\nold   -       not-loaded  -        0         -             -     -     -\n"));
 }
 
+// On a terminal the state is coloured (cli/colour), its padding not: the columns stay aligned.
+TEST(StatusTable, TheStateIsColouredOnlyWhenAsked) {
+  UnitStatus failed = serving_unit();
+  failed.active_state = "failed";
+  auto row = service_row("demo", failed, SupervisorState{}, nullptr);
+  auto ok = service_row("okay", serving_unit(), SupervisorState{}, nullptr);
+  const auto plain = status_table({row, ok}, kNow);
+  EXPECT_EQ(plain.find('\033'), std::string::npos) << plain;
+  const auto coloured = status_table({row, ok}, kNow, true);
+  EXPECT_THAT(coloured, HasSubstr("\ndemo  -       \033[31mfailed\033[0m  "));
+  EXPECT_THAT(coloured, HasSubstr("\nokay  -       \033[32mactive\033[0m  "));
+  std::string stripped = coloured;
+  for (const std::string code : {"\033[31m", "\033[32m", "\033[0m"})
+    for (auto at = stripped.find(code); at != std::string::npos; at = stripped.find(code))
+      stripped.erase(at, code.size());
+  EXPECT_EQ(stripped, plain);
+}
+
 TEST(StatusTable, AgoIsHuman) {
   EXPECT_EQ(format_ago(0, kNow), "-");
   EXPECT_EQ(format_ago(kNow - 119'000'000, kNow), "119s ago");

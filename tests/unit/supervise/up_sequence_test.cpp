@@ -149,6 +149,10 @@ struct Node {
   Result<int> up() {
     return run_up(request, transition(), manager, clock, history, actions, output);
   }
+  Result<int> restart() {
+    return run_restart(RestartRequest{kUnit, request.ready_window, request.stop_window}, manager,
+                       clock, history, actions, output);
+  }
 };
 
 Finding error_finding(std::string code) {
@@ -358,6 +362,53 @@ TEST(UpSequence, AGateWithoutARecordKeepsTheChangedUnit) {
   EXPECT_EQ(*code, 0);
   EXPECT_EQ(node.output.said.back(), "done");
   EXPECT_EQ(read(node.request.unit_file), kNew);
+}
+
+// `restart` says what `up` says of a start: the restart, its progress, ready and the phases; it
+// checks, writes and rolls back nothing, and ends a crash loop (the operator's word).
+TEST(RestartSequence, ARestartIsWatchedUntilReadyAndEndsACrashLoop) {
+  Node node;
+  node.install_old("failed");
+  SupervisorState looping;
+  looping.consecutive_failures = 5;
+  ASSERT_TRUE(node.history.save(looping));
+  node.manager.script_next_job({3, "done", std::nullopt});
+  auto code = node.restart();
+  ASSERT_TRUE(code) << code.error().message;
+  EXPECT_EQ(*code, 0);
+  EXPECT_THAT(node.manager.calls, ElementsAre(std::string("RestartUnit ") + kUnit));
+  EXPECT_THAT(node.output.said, ElementsAre("restarting", "ready", "done"));
+  EXPECT_GE(node.output.progress_lines, 3);
+  EXPECT_TRUE(node.actions.asked.empty());
+  EXPECT_EQ(read(node.request.unit_file), kOld);
+  auto events = node.history.events(10);
+  ASSERT_TRUE(events);
+  ASSERT_EQ(events->size(), 1u);
+  EXPECT_EQ(events->back().kind, "operator-reset");
+  EXPECT_EQ(events->back().evidence, "gpulaunch restart");
+}
+
+TEST(RestartSequence, ARestartThatFailsIsSaidAsUpSaysAFailedStartAndItsMetricsWritten) {
+  Node node;
+  node.install_old();
+  node.manager.script_next_job({1, "failed", "failed"});
+  auto code = node.restart();
+  ASSERT_TRUE(code);
+  EXPECT_EQ(*code, 1);
+  EXPECT_THAT(node.output.said, ElementsAre("restarting", "start failed"));
+  EXPECT_EQ(node.output.failure, "job failed; failed (dead)");
+  EXPECT_THAT(node.actions.asked, ElementsAre("metrics"));
+  EXPECT_EQ(read(node.request.unit_file), kOld);  // nothing rolled back or written
+}
+
+TEST(RestartSequence, ARestartThatMakesNoProgressIsBoundedByTheReadyAndDrainWindows) {
+  Node node;
+  node.install_old();
+  node.manager.script_next_job({1'000'000, "done", std::nullopt});
+  auto code = node.restart();
+  ASSERT_TRUE(code);
+  EXPECT_EQ(*code, 1);
+  EXPECT_EQ(node.output.failure, "no progress for 5s");
 }
 
 }  // namespace
