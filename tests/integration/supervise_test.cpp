@@ -530,7 +530,14 @@ void expect_a_wedge_restarted_as_stalled(MockEngineHost& host, const std::string
   EXPECT_NE(dump.out.find("Thread 0x"), std::string::npos) << dump.out;
   EXPECT_NE(dump.out.find("in wait_for_gpu_kernel"), std::string::npos) << dump.out;
 
-  auto status = host.status_of(name);
+  // Once the restart is ready, record-start's `started` event follows the stall's: `status`
+  // still shows the stall and its thread dump.
+  nlohmann::json status;
+  ASSERT_TRUE(MockEngineHost::eventually([&] {
+    status = host.status_of(name);
+    return status.value("last_event", "").starts_with("started: ");
+  })) << status.dump(2);
+  EXPECT_EQ(status["last_stop"], "stalled: restart after 1s") << status.dump(2);
   EXPECT_EQ(status["last_class"], "stalled") << status.dump(2);
   EXPECT_EQ(status["consecutive_failures"], 1) << status.dump(2);
   EXPECT_EQ(status["thread_dump"], event["thread_dump"]) << status.dump(2);
