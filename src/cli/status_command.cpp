@@ -150,19 +150,19 @@ int status(const CliContext& context, const std::string& profile, bool json, boo
     const auto uptime = uptime_seconds(*state);
     std::string last_event;
     std::string last_stop;    // the last stop, when a later event (a start) followed it
-    std::string thread_dump;  // a stall's: where its thread dump is
+    std::string thread_dump;  // the last stop's, a stall's: where its thread dump is
     if (auto events = history.events(50); events && !events->empty()) {
       // A restart's `started` event follows the stop: the stop's action ("restart after 20s
-      // (after serving 14min: ...)") stays in view while the engine serves again.
-      if (const SupervisorEvent* stop = previous_stop_event(*events);
-          stop && stop != &events->back())
-        last_stop = stop->kind + ": " + stop->action;
+      // (after serving 14min: ...)") and a stall's thread dump stay in view while the engine
+      // serves again.
+      const SupervisorEvent* stop = previous_stop_event(*events);
+      if (stop && stop != &events->back()) last_stop = stop->kind + ": " + stop->action;
+      if (stop && !stop->journal_cursor.empty())
+        thread_dump = thread_dump_command(unit, stop->journal_cursor);
       last_event = events->back().kind + ": " + events->back().action;
       if (auto stall = parse_stall_line(events->back().evidence))
         last_event = fmt::format("{}: {}; {}", events->back().kind, describe_stall(*stall),
                                  events->back().action);
-      if (!events->back().journal_cursor.empty())
-        thread_dump = thread_dump_command(unit, events->back().journal_cursor);
     }
     const auto unrecorded = history.unrecorded().value_or(std::nullopt);
     // Forgiveness happens at a stop, from how long this invocation served.
