@@ -54,6 +54,8 @@ const std::vector<OwnValue> kOwnValues{
     {"src/cli/logs_command.cpp", "message",
      "logs --json: JSON lines, the message's control bytes escaped by nlohmann's dump"},
     {"src/cli/logs_command.cpp", "identifier", "logs --json: escaped by the JSON dump, as above"},
+    {"src/cli/up_output.cpp", "text",
+     "progress_text: the elapsed time, the deadline and the phase through terminal_text"},
     {"src/cli/lock_command.cpp", "text",
      "the lockfile itself (JSON, its control bytes escaped by the writer), which a redirect "
      "writes to a file"},
