@@ -82,7 +82,8 @@ for path in /usr/bin/gpulaunch /usr/bin/gpulaunch-record-start /usr/share/man/ma
   /lib/systemd/system/gpulaunch-nvidia-devices.service \
   /usr/share/gpulaunch/grafana/gpulaunch.json /usr/lib/systemd/catalog/gpulaunch.catalog \
   /etc/gpulaunch/profiles/ /usr/share/doc/gpulaunch/copyright \
-  /usr/lib/gpulaunch/slurm/gpulaunch-prolog /usr/lib/gpulaunch/slurm/gpulaunch-epilog; do
+  /usr/lib/gpulaunch/slurm/gpulaunch-prolog /usr/lib/gpulaunch/slurm/gpulaunch-epilog \
+  /usr/lib/gpulaunch/gpulaunch-archive.so; do
   check "ships $path" has "$path"
 done
 for profile in "$src"/profiles/*.toml; do
@@ -95,7 +96,7 @@ check "copyright states Apache-2.0 for every file" \
 check "lintian has nothing to say about the copyright file" \
   bash -c "! grep -E '^[EWI]: .*copyright' '$scratch/lintian.txt'"
 # Anything else (headers, static libraries, test binaries) would be a packaging mistake.
-own='^/($|etc/(gpulaunch/.*)?$|lib/(systemd/(system/.*)?)?$|usr/(bin/(gpulaunch(-record-start)?)?|lib/(systemd/(catalog/.*)?|sysusers.d/.*|gpulaunch/(slurm/(gpulaunch-(prolog|epilog))?)?)?|share/((man|doc|gpulaunch|bash-completion|lintian)/.*)?)?$)'
+own='^/($|etc/(gpulaunch/.*)?$|lib/(systemd/(system/.*)?)?$|usr/(bin/(gpulaunch(-record-start)?)?|lib/(systemd/(catalog/.*)?|sysusers.d/.*|gpulaunch/(slurm/(gpulaunch-(prolog|epilog))?|gpulaunch-archive\.so)?)?|share/((man|doc|gpulaunch|bash-completion|lintian)/.*)?)?$)'
 stray=$(grep -vE "$own" "$scratch/files.txt")
 check "ships nothing outside its own paths${stray:+: $stray}" test -z "$stray"
 depends=$(dpkg-deb -f "$deb" Depends)
