@@ -372,6 +372,17 @@ void pin_environment(const Profile& profile, const LaunchPlan& plan) {
   if (!notify.empty()) ::setenv("NOTIFY_SOCKET", notify.c_str(), 1);
 }
 
+// A stop signal taken while the start was still being judged (a scancel, or srun ending this
+// rank because another refused): the engine never started, so nothing failed here. Exit 0 keeps
+// the step's status (srun's: the highest of its tasks') the refusing rank's own.
+std::optional<int> stopped_before_start(std::string_view during) {
+  if (!stop_flag.load()) return std::nullopt;
+  logging::info(fmt::format(
+      "gpulaunch: a stop signal arrived during {}; the engine was not started; exiting with {}",
+      during, kExitOk));
+  return kExitOk;
+}
+
 // Everything before the loop; an exit status where the start is refused.
 std::optional<int> wire(const CliContext& context, const std::string& profile_arg,
                         const ForegroundArgs& args, Wired& wired) {
@@ -418,6 +429,7 @@ std::optional<int> wire(const CliContext& context, const std::string& profile_ar
   const Facts facts = probe_node_for(profile, wired.plan, shell);
   if (!passes_check(profile, wired.plan, facts, shell))
     return refuse(fmt::format("`gpulaunch check {}` found errors", profile_arg));
+  if (auto stopped = stopped_before_start("the check")) return stopped;
 
   // The cache upkeep root does before a unit's start, on the user's own caches, its records in
   // the state directory: a cache it did not make, or one someone else owns, is refused.
@@ -428,6 +440,7 @@ std::optional<int> wire(const CliContext& context, const std::string& profile_ar
                        logging::info(fmt::format("gpulaunch: removed {} ({} bytes): {}",
                                                  removal.what, removal.bytes, removal.why));
                      });
+  if (auto stopped = stopped_before_start("the cache upkeep")) return stopped;
   if (!prepared) return refuse(prepared.error().message);
   if (!prepared->change.empty())
     logging::info(fmt::format("gpulaunch: JIT caches were stale: {}", prepared->change));
@@ -453,10 +466,6 @@ std::optional<int> wire(const CliContext& context, const std::string& profile_ar
   pin_environment(profile, wired.plan);
   if (!wired.settings.api_key_variable.empty())
     ::setenv(wired.settings.api_key_variable.c_str(), wired.bridge.api_key.c_str(), 1);
-  if (auto taken = take_stop_signals(); !taken) {
-    logging::error(fmt::format("gpulaunch: {}", taken.error().message));
-    return kExitInternal;
-  }
   wired.bridge.stop_signal_fd = stop_pipe[0];
   return std::nullopt;
 }
@@ -480,6 +489,12 @@ int foreground_exit_status(ForegroundEnd end) {
 int run_foreground_command(const CliContext& context, const std::string& profile,
                            const ForegroundArgs& args) {
   logging::configure({context.log_threshold, logging::Stream::err, ""});
+  // Taken first: a SIGTERM during the check or the cache upkeep ends the start quietly (exit 0),
+  // never by the signal's default action (143, which srun would report as the step's status).
+  if (auto taken = take_stop_signals(); !taken) {
+    logging::error(fmt::format("gpulaunch: {}", taken.error().message));
+    return kExitInternal;
+  }
   Wired wired;
   if (auto refused = wire(context, profile, args, wired)) return *refused;
   const HistoryPlace names = history_place(wired.name);

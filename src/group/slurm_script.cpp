@@ -59,7 +59,11 @@ endpoints=${GPULAUNCH_ENDPOINTS:-${SLURM_SUBMIT_DIR:-$PWD}/gpulaunch-$profile-$S
 # supervision. The step's SIGTERM reaches every process of the task; the shell waits it out.
 rank_step() {
   local gpulaunch=$1 profile=$2 head=$3 server_port=$4 rendezvous_port=$5 archive=$6
-  local dir pid rc
+  local dir pid rc stop=0
+  # The step's SIGTERM (a scancel, or srun ending this rank because another exited non-zero) may
+  # come before the supervision has started: this rank then ends 0, so that the step's status
+  # (srun's: the highest of its tasks') stays the status of the rank that failed.
+  trap 'stop=1' TERM INT
   dir=$(umask 077 && mktemp -d "${TMPDIR:-/tmp}/gpulaunch-slurm-$SLURM_JOB_ID.XXXXXX") || exit 70
   mkdir -p "$dir/profiles/$profile.toml.d" || exit 70
   {
@@ -78,7 +82,10 @@ rank_step() {
       echo "gpulaunch-slurm: rank $SLURM_NODEID: caches not seeded from $archive; the engine compiles its own" >&2
     rm -f "$archive"
   fi
-  trap : TERM INT
+  if ((stop)); then
+    cd / && rm -rf "$dir"
+    exit 0
+  fi
   "$gpulaunch" run --foreground "$profile" --node-rank "$SLURM_NODEID" &
   pid=$!
   while :; do
@@ -87,6 +94,8 @@ rank_step() {
     kill -0 "$pid" 2>/dev/null || break
   done
   cd / && rm -rf "$dir"
+  # Ended by the stop signal itself, before it could take it: told to stop, not failed.
+  ((stop && rc == 143)) && rc=0
   exit "$rc"
 }
 

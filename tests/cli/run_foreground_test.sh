@@ -5,8 +5,9 @@
 # anywhere) with the mock SGLang (mock/). A CUDA OOM is classified from the captured lines and the
 # next start is stepped down, the engine becomes ready, SIGTERM drains it and exits 0; a crash is
 # restarted after the backoff until the budget is spent: exit 75; a profile that does not load
-# exits 2 and starts nothing; a state directory of another user is refused. The loop's decisions
-# are unit tests (tests/unit/run/foreground_test.cpp); this proves the wiring. Ports 31461-31462.
+# exits 2 and starts nothing; a SIGTERM during the check exits 0 and starts nothing; a state
+# directory of another user is refused. The loop's decisions
+# are unit tests (tests/unit/run/foreground_test.cpp); this proves the wiring. Ports 31461-31463.
 #
 #   tests/cli/run_foreground_test.sh GPULAUNCH SOURCE_DIR FAKE_NVML_DIR
 set -uo pipefail
@@ -157,6 +158,48 @@ check "a profile that does not load exits 2 (got $status)" test "$status" -eq 2
 check "with its file:line:col" grep -q "bad.toml:4:1" "$scratch/bad.log"
 check "and starts nothing" bash -c "! grep -q 'started engine' '$scratch/bad.log'"
 
+# --- SIGTERM while the start is still judged (a scancel, or srun ending this rank because another
+# refused): 0, nothing started. The check is held inside its driver query: the fake NVML reads a
+# FIFO, whose writer (below) signals gpulaunch once it waits there, then answers every open. ---
+profile early 31463
+mkfifo -m 0644 "$scratch/nvml/held"
+early_env=("${as_user[@]/#GPULAUNCH_FAKE_NVML=*/GPULAUNCH_FAKE_NVML=$scratch/nvml/held}")
+"${early_env[@]}" "$gpulaunch" -P "$home/profiles" run --foreground early >"$scratch/early.log" 2>&1 &
+pid=$!
+pids+=("$pid")
+python3 - "$scratch/nvml/held" "$pid" "$scratch/nvml/node.txt" <<'PY' >"$scratch/early-writer.log" 2>&1 &
+import errno, os, signal, sys, time
+fifo, pid, content = sys.argv[1], int(sys.argv[2]), open(sys.argv[3], "rb").read()
+signalled, deadline = False, time.time() + 60
+while time.time() < deadline:
+    try:
+        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # ENXIO until gpulaunch opens it to read
+    except OSError as error:
+        if error.errno != errno.ENXIO:
+            raise
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            sys.exit(0 if signalled else 1)
+        time.sleep(0.005)
+        continue
+    if not signalled:  # gpulaunch waits in its check's driver query: the stop arrives there
+        os.kill(pid, signal.SIGTERM)
+        signalled = True
+    os.write(fd, content)
+    os.close(fd)
+sys.exit(1)
+PY
+writer=$!
+wait "$pid"
+status=$?
+wait "$writer"
+check "the FIFO's writer signalled gpulaunch inside its check" test $? -eq 0
+check "a SIGTERM during the check exits 0, not the signal's 143 (got $status)" test "$status" -eq 0
+check "and says the engine was not started" \
+  grep -q "a stop signal arrived during the check; the engine was not started" "$scratch/early.log"
+check "and started nothing" bash -c "! grep -q 'started engine' '$scratch/early.log'"
+
 # --- a state directory the user does not own: refused, 2 ---
 mkdir -p "$scratch/roots"
 "${G[@]}" run --foreground oom --state-dir "$scratch/roots" >"$scratch/owned.log" 2>&1
@@ -169,6 +212,8 @@ check "naming its owner" grep -q "owned by uid 0" "$scratch/owned.log"
   cat "$scratch/oom.log"
   echo "--- crashy.log"
   cat "$scratch/crashy.log"
+  echo "--- early.log"
+  cat "$scratch/early.log" "$scratch/early-writer.log"
   echo "$failures check(s) failed"
   exit 1
 }
