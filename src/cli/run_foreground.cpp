@@ -470,6 +470,13 @@ std::optional<int> wire(const CliContext& context, const std::string& profile_ar
   return std::nullopt;
 }
 
+// The group's ranks: parallelism.nodes (a Slurm job names no hosts: the allocation is its hosts),
+// or [nodes] hosts where the profile lists them. One rank's engine death ends a group's step.
+size_t group_ranks(const Profile& profile) {
+  const auto nodes = static_cast<size_t>(std::max<long long>(1, profile.parallelism.nodes));
+  return std::max(nodes, profile.nodes.hosts.size());
+}
+
 }  // namespace
 
 int foreground_exit_status(ForegroundEnd end) {
@@ -506,7 +513,7 @@ int run_foreground_command(const CliContext& context, const std::string& profile
   ForegroundSettings settings{wired.name,
                               wired.profile.restart,
                               wired.profile.engine.kind,
-                              std::max<size_t>(1, wired.profile.nodes.hosts.size()),
+                              group_ranks(wired.profile),
                               args.node_rank,
                               {}};
   if (auto places = movable_caches(wired.plan, records))

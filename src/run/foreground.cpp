@@ -6,6 +6,7 @@
 #include "catalog/exit_codes.hpp"
 #include "profile/profile_name.hpp"
 #include "supervise/exit_class.hpp"
+#include "supervise/quarantine.hpp"
 
 namespace gl {
 
@@ -65,6 +66,24 @@ StopInput foreground_stop_input(const EngineRun& run, const ForegroundSettings& 
   return input;
 }
 
+namespace {
+
+// The newest stop the history holds (a group's ranks share it): who recorded it is not kept, so
+// a stop is known by its time, class and evidence together.
+std::optional<SupervisorEvent> newest_stop(const History& history) {
+  const auto events = history.events(50);
+  if (!events) return std::nullopt;
+  const SupervisorEvent* stop = previous_stop_event(*events);
+  return stop ? std::optional(*stop) : std::nullopt;
+}
+
+bool same_stop(const std::optional<SupervisorEvent>& a, const std::optional<SupervisorEvent>& b) {
+  if (!a || !b) return !a && !b;
+  return a->time_usec == b->time_usec && a->kind == b->kind && a->evidence == b->evidence;
+}
+
+}  // namespace
+
 ForegroundEnd run_foreground(const ForegroundSettings& settings, const History& history,
                              ForegroundIo& io) {
   const StopGroup group{settings.ranks, settings.rank};
@@ -77,10 +96,25 @@ ForegroundEnd run_foreground(const ForegroundSettings& settings, const History& 
       return ForegroundEnd::stopped;
     }
     if (gate.exit_code) return end_after_refused_start(*gate.exit_code);
+    // A group's step ends on every rank at once (both ranks run out of GPU memory, or srun ends
+    // the others after one exits): the first rank to record the stop speaks for the group, so
+    // one stop counts once toward the budget and steps down one level.
+    const auto stop_before = settings.ranks > 1 ? newest_stop(history) : std::nullopt;
     const EngineRun run = io.run_engine(gate);
     StopDecision decision;
     {
       const auto held = io.hold_history();
+      if (settings.ranks > 1)
+        if (const auto recorded = newest_stop(history); !same_stop(stop_before, recorded)) {
+          io.say(logging::Level::info,
+                 fmt::format("rank {}: the group's stop is recorded already ({}: {}); this "
+                             "rank's end (status {}) is not counted again",
+                             settings.rank, recorded->kind, recorded->evidence, run.status));
+          if (io.stop_requested()) return ForegroundEnd::stopped;
+          const auto stop = parse_exit_class(recorded->kind).value_or(ExitClass::crash);
+          return end_after_stop(stop, settings.restart, settings.ranks)
+              .value_or(ForegroundEnd::retry_elsewhere);
+        }
       decision = record_exit(foreground_stop_input(run, settings), group, history, nullptr, nullptr,
                              io.clock(), io.actions());
     }

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <functional>
 
 #include "../temp_dir.hpp"
 #include "catalog/exit_codes.hpp"
@@ -114,8 +115,12 @@ class FakeForegroundIo final : public ForegroundIo {
     return gate;
   }
 
+  // Runs while the engine does (another rank of the group, ending in the same step).
+  std::function<void()> while_running;
+
   EngineRun run_engine(const StartGate& gate) override {
     started.push_back(gate.argv);
+    if (while_running) std::exchange(while_running, nullptr)();
     if (script.empty()) throw std::logic_error("the engine was started more often than scripted");
     const Scripted next = script.front();
     script.pop_front();
@@ -281,6 +286,61 @@ TEST(ForegroundLoop, ARankOfAGroupRecordsAndEndsSoTheGroupRestartsSteppedDownAli
   EXPECT_LT(share_of(rank0_io.started[0]), 0.88);
   EXPECT_EQ(rank1.history.state()->gpu_level, 1);                // one level, read by every rank
   EXPECT_EQ(rank0_io.slept_before[0], std::chrono::seconds(2));  // the group's backoff
+}
+
+TEST(ForegroundLoop, TwoRanksOutOfMemoryInOneStepCountTheGroupsStopOnce) {
+  // Both ranks of one step run out of GPU memory; they share one state directory. Rank 1 records
+  // first: rank 0 finds the group's stop recorded and neither counts it again nor steps down twice.
+  Loop rank0;
+  rank0.settings.ranks = 2;
+  rank0.io.script = {cuda_oom()};
+  FakeForegroundIo rank1_io{
+      {"python3", "-m", "sglang.launch_server", "--mem-fraction-static", "0.88"}};
+  rank1_io.restart = rank0.settings.restart;
+  rank1_io.script = {cuda_oom()};
+  ForegroundSettings rank1 = rank0.settings;
+  rank1.rank = 1;
+  rank0.io.while_running = [&] {
+    EXPECT_EQ(run_foreground(rank1, rank0.history, rank1_io), ForegroundEnd::retry_elsewhere);
+  };
+  EXPECT_EQ(rank0.run(), ForegroundEnd::retry_elsewhere);
+  EXPECT_EQ(rank0.history.state()->consecutive_failures, 1);
+  EXPECT_EQ(rank0.history.state()->gpu_level, 1);
+  EXPECT_EQ(rank0.event_kinds(), (std::vector<std::string>{"cuda-oom"}));
+  EXPECT_THAT(
+      rank0.io.said,
+      ::testing::Contains(::testing::HasSubstr(
+          "rank 0: the group's stop is recorded already (cuda-oom: torch.OutOfMemoryError")));
+  EXPECT_TRUE(rank0.io.recorded_classes.empty());
+}
+
+TEST(ForegroundLoop, ARankEndedByTheSchedulerAfterAnotherDiedStopsWithoutARecord) {
+  // Rank 1's engine crashes and records; srun then ends rank 0 (SIGTERM: drained, 0).
+  Loop rank0;
+  rank0.settings.ranks = 2;
+  rank0.io.script = {Scripted{0, {}, std::chrono::seconds(3), std::chrono::seconds(1), true}};
+  FakeForegroundIo rank1_io{
+      {"python3", "-m", "sglang.launch_server", "--mem-fraction-static", "0.88"}};
+  rank1_io.restart = rank0.settings.restart;
+  rank1_io.script = {crash()};
+  ForegroundSettings rank1 = rank0.settings;
+  rank1.rank = 1;
+  rank0.io.while_running = [&] {
+    EXPECT_EQ(run_foreground(rank1, rank0.history, rank1_io), ForegroundEnd::retry_elsewhere);
+  };
+  EXPECT_EQ(rank0.run(), ForegroundEnd::stopped);
+  EXPECT_EQ(rank0.event_kinds(), (std::vector<std::string>{"crash"}));
+  EXPECT_EQ(rank0.history.state()->consecutive_failures, 1);
+}
+
+TEST(ForegroundLoop, ARankAloneInItsHistoryRecordsItsOwnStop) {
+  // Each node's own state directory (no shared filesystem): nothing recorded by another rank.
+  Loop rank0;
+  rank0.settings.ranks = 2;
+  rank0.io.script = {cuda_oom()};
+  EXPECT_EQ(rank0.run(), ForegroundEnd::retry_elsewhere);
+  EXPECT_EQ(rank0.io.recorded_classes, (std::vector<std::string>{"cuda-oom"}));
+  EXPECT_EQ(rank0.history.state()->gpu_level, 1);
 }
 
 TEST(ForegroundEnds, EachStopClassEndsAsASchedulerWouldRequeueIt) {
