@@ -67,8 +67,8 @@ delay = "1s"
 [env]
 MOCK_SGLANG_LOAD_SECONDS = "$load"
 TOML
-"$gpulaunch" render --slurm grp --no-gres --gpulaunch-bin "$gpulaunch" >"$work/jobs/gl.sbatch" 2>/dev/null ||
-  { echo "FAIL: render --slurm"; exit 1; }
+"$gpulaunch" render --slurm grp --no-gres --gpulaunch-bin "$gpulaunch" >"$work/jobs/gl.sbatch" 2>"$work/render.err" ||
+  { echo "FAIL: render --slurm: $(cat "$work/render.err")"; exit 1; }
 # What users write today (the engine started by srun on each node, health polled from bash).
 cat >"$work/jobs/poll.sbatch" <<SCRIPT
 #!/bin/bash
@@ -105,12 +105,22 @@ round() {
     ((h1)) || { healthy node1 "$jport" && h1=1; }
     ((h2)) || { healthy node2 "$jport" && h2=1; }
     if ((h1 && h2)) && [[ -z $t_healthy ]]; then t_healthy=$(now_ms); fi
-    if [[ $kind == gl ]]; then [[ -s $signal ]] && t_signal=$(now_ms); else
-      grep -q '^ready$' "$work/jobs/$job.out" 2>/dev/null && t_signal=$(now_ms); fi
-    [[ -n $t_signal ]] && break
+    if [[ -z $t_signal ]]; then
+      if [[ $kind == gl ]]; then [[ -s $signal ]] && t_signal=$(now_ms); else
+        grep -q '^ready$' "$work/jobs/$job.out" 2>/dev/null && t_signal=$(now_ms); fi
+    fi
+    # Both are awaited: the job may say it serves before this poll saw rank 1 answer (the ready
+    # signal follows rank 0's health; the mock's ranks load independently, and under load one
+    # curl here can take most of a second). The overhead is then negative.
+    [[ -n $t_signal && -n $t_healthy ]] && break
     sleep 0.02
   done
-  [[ -n $t_signal && -n $t_healthy ]] || { echo "FAIL: $kind job $job never ready" >&2; scancel "$job"; return 1; }
+  [[ -n $t_signal && -n $t_healthy ]] || {
+    echo "FAIL: $kind job $job: $([[ -n $t_signal ]] && echo "said it serves" || echo "never said it serves"), $([[ -n $t_healthy ]] && echo "both ranks answered" || echo "ranks answering: node1 $h1 node2 $h2") within 90 s" >&2
+    tail -n 5 "$work/jobs/$job.out" >&2
+    scancel "$job"
+    return 1
+  }
   victim=$(engine_of_rank 1)
   survivor=$(engine_of_rank 0)
   t0=$(now_ms)

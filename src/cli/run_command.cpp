@@ -218,12 +218,18 @@ void add_run_command(CLI::App& app, CliContext& context) {
   command->add_option("--state-dir", foreground.state_dir,
                       "With --foreground: the history's directory (default "
                       "${XDG_STATE_HOME:-$HOME/.local/state}/gpulaunch/NAME)");
+  command->add_option("--cache-archive", foreground.cache_archive,
+                      "With --foreground: seed caches that are not current at the start from this "
+                      "`gpulaunch cache export` archive (refused on other facts, as cache import "
+                      "refuses)");
   command->callback([&context] {
-    if (foreground.on || !foreground.state_dir.empty() || foreground.node_rank != 0) {
+    if (foreground.on || !foreground.state_dir.empty() || foreground.node_rank != 0 ||
+        !foreground.cache_archive.empty()) {
       if (!foreground.on || settings.engine_argv.size() != 1) {
         logging::error(
-            "gpulaunch: run: --node-rank and --state-dir go with --foreground, which takes one "
-            "profile: gpulaunch run --foreground NAME [--node-rank N] [--state-dir DIR]");
+            "gpulaunch: run: --node-rank, --state-dir and --cache-archive go with --foreground, "
+            "which takes one profile: gpulaunch run --foreground NAME [--node-rank N] "
+            "[--state-dir DIR] [--cache-archive FILE]");
         context.exit_code = kExitUsage;
         return;
       }

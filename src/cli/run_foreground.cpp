@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -25,6 +26,7 @@
 
 #include <fmt/core.h>
 
+#include "caches/cache_import.hpp"
 #include "caches/cache_records.hpp"
 #include "caches/fingerprint_facts.hpp"
 #include "caches/prepare.hpp"
@@ -51,9 +53,11 @@
 #include "supervise/metrics.hpp"
 #include "systemd/notify.hpp"
 #include "util/atomic_file.hpp"
+#include "util/byte_size.hpp"
 #include "util/safe_file.hpp"
 #include "util/state_paths.hpp"
 #include "util/terminal_text.hpp"
+#include "util/try.hpp"
 #include "util/unique_fd.hpp"
 
 namespace gl {
@@ -383,6 +387,72 @@ std::optional<int> stopped_before_start(std::string_view during) {
   return kExitOk;
 }
 
+// Ranks sharing a cache root and a state directory (a shared home) take their turns here.
+UniqueFd lock_cache_upkeep(const std::filesystem::path& state) {
+  const auto path = state / "caches.lock";
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd || ::flock(fd.get(), LOCK_EX) != 0)
+    logging::warning(
+        fmt::format("gpulaunch: Failed to lock '{}': {}; the caches are prepared unlocked",
+                    path.string(), std::strerror(errno)));
+  return fd;
+}
+
+// `cache import`'s seeding, as the start's own step: the same records as the upkeep's, so the
+// stamp it writes is the one the start reads. Refused (other facts, a bad archive): said, and
+// the engine compiles its own.
+void seed_caches(const Wired& wired, const FingerprintInputs& inputs, const PrepareOptions& prepare,
+                 const std::string& archive) {
+  UniqueFd fd(::open(archive.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW));
+  struct stat info {};
+  Result<ImportReport> imported =
+      !fd ? Result<ImportReport>(failf("Failed to open '{}': {}", archive, std::strerror(errno)))
+      : ::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode)
+          ? Result<ImportReport>(failf("'{}' is not a regular file", archive))
+          : import_caches(wired.plan, inputs, ImportOptions{prepare, {}}, fd.get(), archive);
+  if (!imported) {
+    logging::warning(
+        fmt::format("gpulaunch: caches not seeded from '{}': {}; the engine compiles "
+                    "its own",
+                    archive, imported.error().message));
+    return;
+  }
+  for (const auto& cache : imported->caches)
+    logging::info(fmt::format("gpulaunch: imported {} into {}: {} file(s), {}", cache.name,
+                              cache.path, cache.files, format_bytes(cache.bytes)));
+  logging::info(fmt::format("gpulaunch: caches seeded from profile '{}' of '{}'; fingerprint {}",
+                            imported->profile, archive, imported->prepared.fingerprint));
+}
+
+// The cache upkeep root does before a unit's start, on the user's own caches, its records in the
+// state directory: a cache it did not make, or one someone else owns, is refused. With
+// --cache-archive, caches that were not current (a first start, other facts) are seeded from it.
+Result<void> upkeep_caches(const Wired& wired, const FingerprintInputs& inputs,
+                           const ForegroundArgs& args) {
+  const UniqueFd held = lock_cache_upkeep(wired.state);
+  const PrepareOptions options{wired.state / "caches", DirectoryOwner{::geteuid(), ::getegid()}};
+  GL_TRY(const auto prepared,
+         prepare_caches(wired.plan, inputs, options, [](const Removal& removal) {
+           logging::info(fmt::format("gpulaunch: removed {} ({} bytes): {}", removal.what,
+                                     removal.bytes, removal.why));
+         }));
+  if (!prepared.change.empty())
+    logging::info(fmt::format("gpulaunch: JIT caches were stale: {}", prepared.change));
+  else
+    logging::info(
+        fmt::format("gpulaunch: JIT caches current (fingerprint {})", prepared.fingerprint));
+  if (args.cache_archive.empty()) return {};
+  // Current caches (an earlier start here, or another rank sharing them) hold what the archive
+  // would bring, or more: replacing them would take away what this node compiled since.
+  if (prepared.change.empty()) {
+    logging::info(
+        fmt::format("gpulaunch: '{}' not imported: the caches are current", args.cache_archive));
+    return {};
+  }
+  seed_caches(wired, inputs, options, args.cache_archive);
+  return {};
+}
+
 // Everything before the loop; an exit status where the start is refused.
 std::optional<int> wire(const CliContext& context, const std::string& profile_arg,
                         const ForegroundArgs& args, Wired& wired) {
@@ -431,22 +501,10 @@ std::optional<int> wire(const CliContext& context, const std::string& profile_ar
     return refuse(fmt::format("`gpulaunch check {}` found errors", profile_arg));
   if (auto stopped = stopped_before_start("the check")) return stopped;
 
-  // The cache upkeep root does before a unit's start, on the user's own caches, its records in
-  // the state directory: a cache it did not make, or one someone else owns, is refused.
-  auto prepared =
-      prepare_caches(wired.plan, fingerprint_inputs(profile, wired.plan, facts),
-                     PrepareOptions{wired.state / "caches", DirectoryOwner{uid, ::getegid()}},
-                     [](const Removal& removal) {
-                       logging::info(fmt::format("gpulaunch: removed {} ({} bytes): {}",
-                                                 removal.what, removal.bytes, removal.why));
-                     });
+  if (auto upkept = upkeep_caches(wired, fingerprint_inputs(profile, wired.plan, facts), args);
+      !upkept)
+    return refuse(upkept.error().message);
   if (auto stopped = stopped_before_start("the cache upkeep")) return stopped;
-  if (!prepared) return refuse(prepared.error().message);
-  if (!prepared->change.empty())
-    logging::info(fmt::format("gpulaunch: JIT caches were stale: {}", prepared->change));
-  else
-    logging::info(
-        fmt::format("gpulaunch: JIT caches current (fingerprint {})", prepared->fingerprint));
 
   wired.settings = run_settings(profile, wired.plan);
   auto bridge = bridge_options(wired.settings);

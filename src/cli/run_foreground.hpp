@@ -17,6 +17,8 @@ struct ForegroundArgs {
   bool on = false;
   long long node_rank = 0;
   std::string state_dir;  // empty: ${XDG_STATE_HOME:-$HOME/.local/state}/gpulaunch/NAME
+  // A `cache export` archive that seeds caches not current at the start (render --slurm's sbcast).
+  std::string cache_archive;
 };
 
 // The exit status a scheduler keys on (cli/exit_status: 0, 1, 2 or 75).

@@ -76,17 +76,16 @@ rank_step() {
     fi
   } >"$dir/profiles/$profile.toml.d/90-slurm-job.toml" || exit 70
   cd "$dir" || exit 70
-  # Once per allocation: a step started again finds the caches imported (and the copy gone).
-  if [[ -n $archive && -f $archive ]]; then
-    "$gpulaunch" cache import "$profile" "$archive" ||
-      echo "gpulaunch-slurm: rank $SLURM_NODEID: caches not seeded from $archive; the engine compiles its own" >&2
-    rm -f "$archive"
-  fi
+  # The node's copy seeds caches that are not current at the start (run --foreground imports it
+  # under its own records), once per allocation: the copy is gone when a step starts again.
+  local seed=()
+  [[ -n $archive && -f $archive ]] && seed=(--cache-archive "$archive")
   if ((stop)); then
     cd / && rm -rf "$dir"
+    [[ -n $archive ]] && rm -f "$archive"
     exit 0
   fi
-  "$gpulaunch" run --foreground "$profile" --node-rank "$SLURM_NODEID" &
+  "$gpulaunch" run --foreground "$profile" --node-rank "$SLURM_NODEID" "${seed[@]}" &
   pid=$!
   while :; do
     wait "$pid"
@@ -94,6 +93,7 @@ rank_step() {
     kill -0 "$pid" 2>/dev/null || break
   done
   cd / && rm -rf "$dir"
+  [[ -n $archive ]] && rm -f "$archive"
   # Ended by the stop signal itself, before it could take it: told to stop, not failed.
   ((stop && rc == 143)) && rc=0
   exit "$rc"

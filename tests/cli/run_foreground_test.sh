@@ -186,7 +186,10 @@ while time.time() < deadline:
     if not signalled:  # gpulaunch waits in its check's driver query: the stop arrives there
         os.kill(pid, signal.SIGTERM)
         signalled = True
-    os.write(fd, content)
+    try:
+        os.write(fd, content)
+    except BrokenPipeError:  # the open met the last reader before it closed: it read already
+        pass
     os.close(fd)
 sys.exit(1)
 PY

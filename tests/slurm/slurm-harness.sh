@@ -16,7 +16,8 @@
 #                                              of its own (a veth on the bridge), so each node's
 #                                              jobs have their own loopback and ports, as two
 #                                              machines would; wait until both nodes are idle
-#   slurm-harness.sh stop WORK_DIR             (inside) stop the daemons by their own PIDs
+#   slurm-harness.sh stop WORK_DIR             (inside) stop the daemons by their own PIDs and
+#                                              wait until they are gone
 #
 # What keeps it off the host: everything Slurm writes (state, spool, PID and log files) lies under
 # WORK_DIR, and /var/lib, /var/cache and /var/log are overlays with a private tmpfs upper layer
@@ -180,13 +181,36 @@ CONF
   return 1
 }
 
+# Gone: no such process, or a zombie (its parent, this namespace's init, has yet to reap it).
+gone() {
+  local stat
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+  [[ ${stat##*) } == Z* ]]
+}
+
 cmd_stop() {
-  local work=$1 file
+  local work=$1 file pid pids=()
   for file in "$work"/slurmd-node*.pid "$work/slurmctld.pid"; do
-    [[ -f $file ]] && kill "$(cat "$file")" 2>/dev/null
+    [[ -f $file ]] || continue
+    pid=$(cat "$file")
+    kill "$pid" 2>/dev/null && pids+=("$pid")
     rm -f "$file"
   done
-  return 0
+  # Waited out: slurmctld writes its state files as it stops, and a `boot` right after (the
+  # prolog case boots again) would clear the directory under it.
+  local deadline=$((SECONDS + 30)) left
+  while :; do
+    left=()
+    for pid in "${pids[@]}"; do gone "$pid" || left+=("$pid"); done
+    ((${#left[@]})) || return 0
+    if ((SECONDS >= deadline)); then
+      echo "slurm-harness: ${left[*]} still running 30 s after SIGTERM; SIGKILL" >&2
+      kill -KILL "${left[@]}" 2>/dev/null
+      sleep 0.5
+      return 0
+    fi
+    sleep 0.05
+  done
 }
 
 (($# >= 2)) || usage

@@ -22,8 +22,9 @@
 #   prolog    the package's Prolog (packaging/slurm/gpulaunch-prolog, PrologFlags=Alloc) on a node
 #             whose GPU has uncorrected ECC errors: the node drained with gpulaunch's reason, the
 #             job not run there (slurm booted again with the Prolog, so this case runs last)
-#   sbcast    --cache-archive: the job sbcasts a `cache export` archive to every node and each rank
-#             imports it (`cache import`, refused on other facts) before its engine starts
+#   sbcast    --cache-archive: the job sbcasts a `cache export` archive to every node; the ranks
+#             share one cache root, so one imports it (run --foreground --cache-archive, under
+#             the upkeep lock) and the other finds the caches current; no start removes them
 #
 #   slurm_test.sh GPULAUNCH_BINARY SOURCE_DIR WORK_DIR FAKE_NVML_DIR [CASE..]
 #
@@ -55,13 +56,8 @@ work=$3
 fake_nvml_dir=$4
 shift 4
 cases=("$@")
-# Every case but sbcast by default; naming cases runs only those (slurm_test.sh BINARY SRC WORK
-# NVML oom ..). sbcast is not passing yet (issue 47): the imported caches' stamp is not the one
-# run --foreground reads, and two ranks sharing a cache root prepare it at once.
-((${#cases[@]})) || {
-  cases=(killwait refused ready scancel timelimit rankdeath oom prolog)
-  echo "not run by default (issue 47, not passing yet): sbcast"
-}
+# Every case by default; naming cases runs only those (slurm_test.sh BINARY SRC WORK NVML oom ..).
+((${#cases[@]})) || cases=(killwait refused ready scancel timelimit rankdeath sbcast oom prolog)
 readonly drain=5 kill_wait=20 server_port=31501
 failures=0
 submit_env=(env)
@@ -366,16 +362,24 @@ root = \"$work/node-cache\""
   submit warm || return
   submit_args=()
   wait_for 90 test -s "$endpoints" || fail "sbcast: not ready: $(tail -n 20 "$out")"
-  (($(grep -c "imported triton into $work/node-cache/triton" "$out") == 2)) &&
-    ok "sbcast: cache import ran on both nodes" || fail "sbcast: no import: $(tail -n 20 "$out")"
-  [[ ! -e $work/tmp/gpulaunch-warm-$job.cache.tar.zst ]] &&
-    ok "sbcast: each node's copy removed once imported" || fail "sbcast: the node's copy is left"
+  # Both ranks share one cache root and state directory here (a shared home): the first imports
+  # under the lock, the second finds the caches current and keeps them.
+  (($(grep -c "gpulaunch: imported triton into $work/node-cache/triton" "$out") == 1)) &&
+    ok "sbcast: one rank imported the archive" || fail "sbcast: imports: $(grep -i import "$out")"
+  grep -q "gpulaunch: '$work/tmp/gpulaunch-warm-$job.cache.tar.zst' not imported: the caches are current" "$out" &&
+    ok "sbcast: the other, sharing the cache root, found them current and kept them" ||
+    fail "sbcast: $(grep -i "import\|current" "$out")"
+  grep -q "removed $work/node-cache/flashinfer" "$out" &&
+    fail "sbcast: the start removed the imported flashinfer cache: $(grep removed "$out")" ||
+    ok "sbcast: no start removed what was imported"
   cmp -s "$work/seed-cache/triton/ABCD/kernel.cubin" "$work/node-cache/triton/ABCD/kernel.cubin" &&
     ok "sbcast: the ranks imported the seeded caches before their engines started" ||
     fail "sbcast: caches not imported: $(grep -i "cache\|import" "$out" | tail -n 5)"
-  grep -q "caches not seeded\|sbcast of .* failed" "$out" && fail "sbcast: $(grep "gpulaunch-slurm" "$out")"
+  grep -q "caches not seeded\|sbcast of .* failed" "$out" && fail "sbcast: $(grep "caches not seeded\|gpulaunch-slurm" "$out")"
   scancel "$job"
   wait_for 30 job_gone
+  [[ ! -e $work/tmp/gpulaunch-warm-$job.cache.tar.zst ]] &&
+    ok "sbcast: the node's copy removed when the step ended" || fail "sbcast: the node's copy is left"
 }
 
 for name in "${cases[@]}"; do
