@@ -9,7 +9,17 @@ build=${1:-build}
 [ $# -gt 0 ] && shift
 export LD_LIBRARY_PATH="$build/tests/fakes/nvml"
 if [ "${BENCH_SMOKE:-0}" = 1 ]; then  # each benchmark once, briefly, no figures
-  "$build/bench/check_bench" --benchmark_min_time=0.001 --benchmark_repetitions=1 >/dev/null
+  # A benchmark that skips with an error (the healthy fixture reporting errors, a command that
+  # exits non-zero) still exits 0: its output is read.
+  out=$("$build/bench/check_bench" --benchmark_min_time=0.001 --benchmark_repetitions=1 2>&1) || {
+    echo "$out"
+    exit 1
+  }
+  if echo "$out" | grep -q "ERROR OCCURRED"; then
+    echo "$out" | grep "ERROR OCCURRED"
+    echo "check_bench: smoke FAILED"
+    exit 1
+  fi
   echo "check_bench: smoke ok"
   exit 0
 fi
