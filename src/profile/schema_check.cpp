@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "profile/schema_check.hpp"
 
+#include <algorithm>
+#include <tuple>
+#include <vector>
+
 #include "catalog/flashinfer_arch_list.hpp"
 #include "profile/schema.hpp"
 #include "profile/shapes.hpp"
@@ -24,11 +28,23 @@ std::optional<std::string> key_elsewhere(std::string_view key) {
   return std::nullopt;
 }
 
+// At most this many problems are listed, then "and N more".
+constexpr size_t kMaxSchemaErrors = 20;
+
+// A problem and where it is, for the report's order (the file's, not toml++'s sorted keys).
+struct Found {
+  Location where;
+  Error error;
+};
+
 class SchemaCheck {
  public:
   explicit SchemaCheck(const ValueReader& reader) : reader_(reader) {}
 
-  Result<void> check_table(const toml::table& table, const std::string& parent) const {
+  // Every problem of every key, in the file's order: an operator fixes them in one edit. A key
+  // whose value is wrong is not looked into further.
+  void check_table(const toml::table& table, const std::string& parent,
+                   std::vector<Found>& found) const {
     for (auto&& [key, node] : table) {
       const std::string path =
           parent.empty() ? std::string(key.str()) : parent + "." + std::string(key.str());
@@ -41,12 +57,15 @@ class SchemaCheck {
           hint = " (did you mean '" + (parent.empty() ? *close : parent + "." + *close) + "'?)";
         else if (auto elsewhere = key_elsewhere(key.str()))
           hint = " (did you mean '" + *elsewhere + "'?)";
-        return fail_at(where, "unknown key '{}'{}", path, hint);
+        found.push_back({where, fail_at(where, "unknown key '{}'{}", path, hint).error()});
+        continue;
       }
-      GL_TRY_VOID(check_value(node, *spec));
-      if (spec->type == KeyType::table) GL_TRY_VOID(check_table(*node.as_table(), path));
+      if (auto checked = check_value(node, *spec); !checked) {
+        found.push_back({reader_.location(node), std::move(checked).error()});
+        continue;
+      }
+      if (spec->type == KeyType::table) check_table(*node.as_table(), path, found);
     }
-    return {};
   }
 
  private:
@@ -209,7 +228,22 @@ class SchemaCheck {
 }  // namespace
 
 Result<void> check_against_schema(const ValueReader& reader) {
-  return SchemaCheck(reader).check_table(reader.table(), "");
+  std::vector<Found> found;
+  SchemaCheck(reader).check_table(reader.table(), "", found);
+  if (found.empty()) return {};
+  const auto place = [](const Found& problem) {
+    return std::tie(problem.where.path, problem.where.line, problem.where.column);
+  };
+  std::stable_sort(found.begin(), found.end(),
+                   [&](const Found& a, const Found& b) { return place(a) < place(b); });
+  // One line, as every error is (the journal and scripts read it so): the first problem, then
+  // each other one with its own file:line:col.
+  Error error = std::move(found.front().error);
+  for (size_t i = 1; i < found.size() && i < kMaxSchemaErrors; ++i)
+    error.message += "; also " + found[i].error.message;
+  if (found.size() > kMaxSchemaErrors)
+    error.message += fmt::format("; and {} more", found.size() - kMaxSchemaErrors);
+  return std::unexpected(std::move(error));
 }
 
 }  // namespace gl

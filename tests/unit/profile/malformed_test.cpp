@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "profile/memory_source.hpp"
 #include "profile/validate.hpp"
 
 namespace gl {
@@ -32,7 +33,8 @@ TEST_P(Malformed, GivesItsOneLineLocatedError) {
   const std::string prefix = "#! error: ";
   ASSERT_TRUE(first_line.starts_with(prefix)) << file << " lacks its '#! error:' line";
   std::string expected = first_line.substr(prefix.size());
-  expected.replace(expected.find("{dir}"), 5, kDir.string());
+  for (auto at = expected.find("{dir}"); at != std::string::npos; at = expected.find("{dir}"))
+    expected.replace(at, 5, kDir.string());
 
   DirectorySource source({kDir});
   auto profile = load_profile(source, file.string());
@@ -50,6 +52,24 @@ INSTANTIATE_TEST_SUITE_P(Profiles, Malformed, ::testing::ValuesIn(case_names()),
 
 TEST(MalformedCorpus, IsLargeEnough) {
   EXPECT_GE(case_names().size(), 30u);
+}
+
+// Every schema problem in one run, in the file's order, each at its line; past 20 the rest are
+// counted (issue 46).
+TEST(MalformedMany, AProfileWithManyBadKeysNamesTwentyAndCountsTheRest) {
+  std::string text = "[engine]\nkind = \"sglang\"\nvenv = \"/opt/venv\"\n";
+  for (int i = 0; i < 25; ++i) text += "bogus_" + std::to_string(100 + i) + " = 1\n";
+  MemorySource source({{"/p/many.toml", text}});
+  auto profile = load_profile(source, "/p/many.toml");
+  ASSERT_FALSE(profile);
+  const std::string& message = profile.error().message;
+  EXPECT_EQ(message.rfind("/p/many.toml:4:1: unknown key 'engine.bogus_100'", 0), 0u) << message;
+  EXPECT_NE(message.find("; also /p/many.toml:23:1: unknown key 'engine.bogus_119'"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(message.find("bogus_120"), std::string::npos) << message;
+  EXPECT_TRUE(message.ends_with("; and 5 more")) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos);
 }
 
 }  // namespace
