@@ -10,6 +10,8 @@
 #                    endpoints file; srun-and-poll: its "ready" line after its curl loop)
 #   rank death       rank 1's engine SIGKILLed -> rank 0's engine gone (the whole group stopped);
 #                    srun-and-poll leaves rank 0 running: reported as "> CAP s"
+#   node verdict     `gpulaunch check --node` as the package's prolog runs it (median of 20 runs,
+#                    goal <= 50 ms); the recipes judge no node
 #
 #   bench/slurm_bench.sh [BUILD_DIR] [ROUNDS]        LOAD_SECONDS=2 (the mock's load), CAP=20
 #   BENCH_SMOKE=1 bench/slurm_bench.sh BUILD_DIR     one round each, a 1 s cap, no figures
@@ -146,6 +148,16 @@ for kind in gl poll; do
     death[$kind]+="${d:-none} "
   done
 done
+# The node verdict the package's prolog runs before each job (`check --node`, the fake NVML's two
+# GPUs): the wall time of each of 20 runs; the recipes run none.
+node_ms=()
+for ((i = 0; i < (smoke ? 1 : 20); i++)); do
+  t0=$(date +%s%N)
+  "$gpulaunch" check --node --json >/dev/null 2>&1
+  rc=$?
+  node_ms+=($((($(date +%s%N) - t0) / 1000000)))
+  ((rc <= 1)) || { echo "FAIL: check --node exited $rc" >&2; bash "$harness" stop "$work"; exit 1; }
+done
 bash "$harness" stop "$work"
 
 if ((smoke)); then
@@ -164,4 +176,5 @@ printf '%-34s %-24s %-24s\n' "start overhead beyond slowest rank" \
   "$(median <<<"${overhead[gl]}") ms" "$(median <<<"${overhead[poll]}") ms"
 printf '%-34s %-24s %-24s\n' "rank death -> whole group stopped" "$(deaths "${death[gl]}")" \
   "$(deaths "${death[poll]}")"
-echo "(each: ${overhead[gl]}| ${overhead[poll]}; deaths ${death[gl]}| ${death[poll]})"
+printf '%-34s %-24s %-24s\n' "node verdict (prolog), 20 runs" "$(median <<<"${node_ms[*]}") ms" "(none)"
+echo "(each: ${overhead[gl]}| ${overhead[poll]}; deaths ${death[gl]}| ${death[poll]}; check --node ${node_ms[*]})"

@@ -186,12 +186,21 @@ bool NodeFs::is_executable_file(const std::string& node_path) const {
 }
 
 std::optional<std::string> NodeFs::read(const std::string& node_path, size_t limit) const {
+  return read_file(node_path, limit, false);
+}
+
+std::optional<std::string> NodeFs::read_head(const std::string& node_path, size_t bytes) const {
+  return read_file(node_path, bytes, true);
+}
+
+std::optional<std::string> NodeFs::read_file(const std::string& node_path, size_t limit,
+                                             bool head) const {
   // Links are followed inside the root by resolve(); the open itself follows none, so a link
   // swapped in meanwhile is refused, and a FIFO or device is never read (root reads venvs).
   const auto resolved = resolve(node_path);
   if (!resolved) return std::nullopt;
   const fs::path path = root_ / fs::path(*resolved).relative_path();
-  const std::string key = path.string() + '\0' + std::to_string(limit);
+  const std::string key = path.string() + '\0' + std::to_string(limit) + (head ? "h" : "");
   if (memory_)
     if (auto found = memory_->reads.find(key); found != memory_->reads.end()) return found->second;
   std::optional<std::string> content;
@@ -201,13 +210,16 @@ std::optional<std::string> NodeFs::read(const std::string& node_path, size_t lim
                                               [](const fs::path& part) { return part == ".."; });
   // The same walk and open as read_regular_nofollow, from the directories already opened.
   const int fd = memory_ && walkable ? memory_->directory_fd(directory) : Memory::kNotRemembered;
+  const auto read_in = [&](int directory_fd) {
+    const std::string name = path.filename().string();
+    return head ? read_regular_head_at(directory_fd, name, limit, path.string())
+                : read_regular_at(directory_fd, name, limit, path.string());
+  };
   if (fd >= 0) {
-    if (auto read = read_regular_at(fd, path.filename().string(), limit, path.string());
-        read && *read)
-      content = std::move((*read)->content);
+    if (auto read = read_in(fd); read && *read) content = std::move((*read)->content);
   } else if (fd == Memory::kNotRemembered) {
-    if (auto read = read_regular_nofollow(path, limit); read && *read)
-      content = std::move((*read)->content);
+    if (auto parent = open_directory_nofollow(directory))
+      if (auto read = read_in(parent->get()); read && *read) content = std::move((*read)->content);
   }
   if (memory_) memory_->reads.emplace(key, content);
   return content;

@@ -40,6 +40,8 @@ class NodeFs {
   bool is_executable_file(const std::string& node_path) const;
   // The whole file; nullopt when missing, unreadable, over `limit` bytes, or not a regular file.
   std::optional<std::string> read(const std::string& node_path, size_t limit = 1 << 20) const;
+  // The first `bytes` of the file (all of it when shorter), of any size; nullopt as for read().
+  std::optional<std::string> read_head(const std::string& node_path, size_t bytes) const;
   // Entry names, sorted; empty when not a directory.
   std::vector<std::string> list(const std::string& node_path) const;
 
@@ -54,6 +56,7 @@ class NodeFs {
 
  private:
   struct Memory;
+  std::optional<std::string> read_file(const std::string& node_path, size_t limit, bool head) const;
   // What lstat(2) says of one host path, as resolve() needs it.
   struct Link {
     bool symlink = false;

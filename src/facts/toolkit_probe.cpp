@@ -14,9 +14,11 @@
 namespace gl {
 namespace {
 
-// A real version.json is ~3 KB; a real cuda.h ~1.1 MB; METADATA is headers plus a description.
+// A real version.json is ~3 KB; METADATA is headers plus a description. A real cuda.h is ~1.1
+// MB, its `#define CUDA_VERSION` near the top (CUDA 13.0's include/cuda.h, nvcc 13.0.88: line
+// 263, byte 14,324): only its head is read.
 constexpr size_t kVersionJsonLimit = 256 * 1024;
-constexpr size_t kCudaHeaderLimit = 4 << 20;
+constexpr size_t kCudaHeaderHead = 256 * 1024;
 constexpr size_t kMetadataLimit = 1 << 20;
 
 bool is_blank(char c) {
@@ -222,7 +224,7 @@ void probe_toolkit(const NodeFs& node, ToolkitFact& toolkit, NvccRunner* runner)
       toolkit.nvcc_version = major_minor(*wheel);
       toolkit.nvcc_version_source = "nvidia-cuda-nvcc dist-info " + *wheel;
     }
-  if (auto text = node.read(toolkit.root + "/include/cuda.h", kCudaHeaderLimit))
+  if (auto text = node.read_head(toolkit.root + "/include/cuda.h", kCudaHeaderHead))
     toolkit.header_version = parse_cuda_header_version(*text);
   if (toolkit.nvcc_exists && runner && !toolkit.version()) ask_nvcc(node, toolkit, *runner);
   toolkit.cudart = "";

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <random>
@@ -154,8 +155,12 @@ Result<UniqueFd> open_user_owned_directory(const std::filesystem::path& director
   return open_owned_directory(directory, owner, mode);
 }
 
-Result<std::optional<FileRead>> read_regular_at(int directory_fd, std::string_view name,
-                                                size_t max_bytes, const std::string& shown) {
+namespace {
+
+// read_regular_at and read_regular_head_at: the whole file within `limit`, or its first `limit`
+// bytes.
+Result<std::optional<FileRead>> read_regular(int directory_fd, std::string_view name, size_t limit,
+                                             bool head, const std::string& shown) {
   const std::string entry(name);
   UniqueFd fd(
       ::openat(directory_fd, entry.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
@@ -170,23 +175,46 @@ Result<std::optional<FileRead>> read_regular_at(int directory_fd, std::string_vi
     return fail_errno(errno, "Failed to stat '{}': {}", shown, errno_text(errno));
   if (!S_ISREG(info.st_mode))
     return failf("Refusing to read '{}': it is {}", shown, kind_of(info.st_mode));
-  if (static_cast<size_t>(info.st_size) > max_bytes)
+  if (!head && static_cast<size_t>(info.st_size) > limit)
     return failf("Refusing to read '{}': it is {} bytes, over the limit of {}", shown, info.st_size,
-                 max_bytes);
+                 limit);
   FileRead read{{}, info.st_uid, info.st_mode};
-  char buffer[65536];
+  // Sized once: a growing string copied at each doubling cost a quarter of `check --node` on a
+  // real 1.1 MB cuda.h.
+  read.content.resize(std::min(static_cast<size_t>(info.st_size), limit) + 1);
+  size_t have = 0;
   for (;;) {
-    ssize_t got = ::read(fd.get(), buffer, sizeof buffer);
+    const size_t room =
+        head ? std::min(read.content.size(), limit) - have : read.content.size() - have;
+    if (room == 0) {
+      if (head) break;
+      read.content.resize(read.content.size() * 2);  // it grew since the fstat
+      continue;
+    }
+    ssize_t got = ::read(fd.get(), read.content.data() + have, room);
     if (got < 0) {
       if (errno == EINTR) continue;
       return fail_errno(errno, "Failed to read '{}': {}", shown, errno_text(errno));
     }
     if (got == 0) break;
-    read.content.append(buffer, static_cast<size_t>(got));
-    if (read.content.size() > max_bytes)  // it grew while we read it
-      return failf("Refusing to read '{}': it grew over the limit of {} bytes", shown, max_bytes);
+    have += static_cast<size_t>(got);
+    if (!head && have > limit)  // it grew while we read it
+      return failf("Refusing to read '{}': it grew over the limit of {} bytes", shown, limit);
   }
+  read.content.resize(have);
   return std::optional<FileRead>{std::move(read)};
+}
+
+}  // namespace
+
+Result<std::optional<FileRead>> read_regular_at(int directory_fd, std::string_view name,
+                                                size_t max_bytes, const std::string& shown) {
+  return read_regular(directory_fd, name, max_bytes, false, shown);
+}
+
+Result<std::optional<FileRead>> read_regular_head_at(int directory_fd, std::string_view name,
+                                                     size_t head_bytes, const std::string& shown) {
+  return read_regular(directory_fd, name, head_bytes, true, shown);
 }
 
 Result<std::optional<FileRead>> read_regular_nofollow(const std::filesystem::path& path,

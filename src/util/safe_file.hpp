@@ -50,6 +50,11 @@ struct FileRead {
 Result<std::optional<FileRead>> read_regular_at(int directory_fd, std::string_view name,
                                                 size_t max_bytes, const std::string& shown);
 
+// As read_regular_at, opened and refused alike, but only the first `head_bytes` are read, of a
+// file of any size (a header whose version line sits near its top).
+Result<std::optional<FileRead>> read_regular_head_at(int directory_fd, std::string_view name,
+                                                     size_t head_bytes, const std::string& shown);
+
 // read_regular_at on the parent reached by open_directory_nofollow.
 Result<std::optional<FileRead>> read_regular_nofollow(const std::filesystem::path& path,
                                                       size_t max_bytes);

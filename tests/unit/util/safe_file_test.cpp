@@ -97,6 +97,29 @@ TEST_F(SafeFileTest, RefusesAFileOverTheBound) {
                                       "': it is 2048 bytes, over the limit of 1024");
 }
 
+// A header's head: the first bytes of a file of any size, refused as a whole read is.
+TEST_F(SafeFileTest, ReadsTheHeadOfALargeFileAndAllOfASmallOne) {
+  write(root_ / "cuda.h", "#define CUDA_VERSION 13000\n" + std::string(300000, 'x'));
+  write(root_ / "small.h", "#define CUDA_VERSION 12040\n");
+  const UniqueFd directory(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  auto head = read_regular_head_at(directory.get(), "cuda.h", 1024, "cuda.h");
+  ASSERT_TRUE(head && head->has_value());
+  EXPECT_EQ((*head)->content.size(), 1024u);
+  EXPECT_TRUE((*head)->content.starts_with("#define CUDA_VERSION 13000\n"));
+  auto small = read_regular_head_at(directory.get(), "small.h", 1024, "small.h");
+  ASSERT_TRUE(small && small->has_value());
+  EXPECT_EQ((*small)->content, "#define CUDA_VERSION 12040\n");
+  auto whole = read_regular_at(directory.get(), "cuda.h", 400000, "cuda.h");
+  ASSERT_TRUE(whole && whole->has_value());
+  EXPECT_EQ((*whole)->content.size(), 300027u);
+  fs::create_symlink(root_ / "cuda.h", root_ / "linked.h");
+  auto linked = read_regular_head_at(directory.get(), "linked.h", 1024, "linked.h");
+  ASSERT_FALSE(linked);
+  EXPECT_EQ(linked.error().message, "Refusing to read 'linked.h': it is a symbolic link");
+  ASSERT_EQ(::mkfifo((root_ / "fifo.h").c_str(), 0644), 0);
+  EXPECT_FALSE(read_regular_head_at(directory.get(), "fifo.h", 1024, "fifo.h"));
+}
+
 TEST_F(SafeFileTest, AtomicWriteReplacesAPlantedLinkInsteadOfWritingThroughIt) {
   write(root_ / "victim", "untouched");
   fs::create_symlink(root_ / "victim", root_ / "supervisor.json");
