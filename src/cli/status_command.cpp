@@ -226,7 +226,9 @@ int status(const CliContext& context, const std::string& profile, bool json, boo
     if (role.rank0_watches)
       fmt::print("  liveness: rank 0 watches the group (this rank's health server is a stub)\n");
     fmt::print("  engine:   {}\n", row.engine.empty() ? "-" : row.engine);
-    fmt::print("  state:    {} ({}) since {}\n", state->active_state, state->sub_state,
+    // Coloured as the overview's STATE column is, on a terminal only.
+    fmt::print("  state:    {} ({}) since {}\n",
+               paint(state->active_state, state_tone(state->active_state)), state->sub_state,
                format_ago(row.since_usec, now));
     fmt::print("  phase:    {}\n",
                state->status_text.empty() ? "-" : terminal_text(state->status_text));
