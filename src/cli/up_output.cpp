@@ -23,14 +23,33 @@
 namespace gl {
 namespace {
 
+// systemd's own last line of a failed start job, logged since `since_usec` (systemd 252
+// src/core/job.c, job_log_done_status_message; Debian's 252 writes "Failed to start UNIT -
+// DESCRIPTION.").
+bool has_job_failed_line(const std::vector<JournalEntry>& entries, const std::string& unit,
+                         uint64_t since_usec) {
+  return std::any_of(entries.begin(), entries.end(), [&](const JournalEntry& entry) {
+    return entry.realtime_usec >= since_usec && entry.identifier == "systemd" &&
+           entry.message.starts_with("Failed to start " + unit);
+  });
+}
+
 // The failed start's last journal lines: the engine's (and systemd's) first, gpulaunch's
 // readiness probes, which the engine's access log writes every second, counted in one line.
-void print_journal_tail(const ServiceFace& face) {
+// The job's failure reaches gpulaunch over D-Bus while systemd's last lines may still be on
+// their way to journald: read again (every 50 ms, at most 1 s) until the job's own failure line
+// is there.
+void print_journal_tail(const ServiceFace& face, uint64_t since_usec) {
   constexpr size_t kShown = 15;
   constexpr size_t kRead = 400;  // enough to see past a burst of probe answers
   auto journal = open_journal();
   if (!journal) return;
   auto entries = (*journal)->tail(face.unit, kRead);
+  for (int tries = 0;
+       tries < 20 && entries && !has_job_failed_line(*entries, face.unit, since_usec); ++tries) {
+    system_timekeeper().sleep(std::chrono::milliseconds(50));
+    entries = (*journal)->tail(face.unit, kRead);
+  }
   if (!entries || entries->empty()) return;
   const auto tail = failure_tail(*entries, url_path(face.health_url), kShown,
                                  static_cast<uint64_t>(system_timekeeper().now_usec()));
@@ -155,6 +174,7 @@ void PrintedUpOutput::warning(std::string_view line) {
 }
 
 void PrintedUpOutput::starting(UnitAction action) {
+  started_usec_ = static_cast<uint64_t>(system_timekeeper().now_usec());
   fmt::print("{} {} ({})\n", action == UnitAction::restart ? "restarting" : "starting", face_.unit,
              face_.unit_file);
   std::fflush(stdout);
@@ -182,7 +202,7 @@ void PrintedUpOutput::watch_ended() {
 
 void PrintedUpOutput::start_failed(std::string_view failure) {
   logging::error(fmt::format("Failed to start {}: {}", face_.unit, failure));
-  print_journal_tail(face_);
+  print_journal_tail(face_, started_usec_);
 }
 
 void PrintedUpOutput::ready(std::chrono::milliseconds elapsed) {

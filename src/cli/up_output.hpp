@@ -6,6 +6,7 @@
 // as installed (its `run` settings).
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -64,6 +65,7 @@ class PrintedUpOutput final : public UpOutput {
   bool tty_;
   bool drawn_ = false;
   std::string last_;
+  uint64_t started_usec_ = 0;  // when the start job was asked for (starting())
 };
 
 // "waiting for ready: 12s of 20min: loading weights": the progress line's text.
