@@ -222,14 +222,18 @@ void add_run_command(CLI::App& app, CliContext& context) {
                       "With --foreground: seed caches that are not current at the start from this "
                       "`gpulaunch cache export` archive (refused on other facts, as cache import "
                       "refuses)");
+  command->add_flag("--reset-crash-loop", foreground.reset_crash_loop,
+                    "With --foreground: forgive an earlier run's crash-loop failures before the "
+                    "first start, as `up` does (step-down levels stay); render --slurm's job "
+                    "passes it on its first step");
   command->callback([&context] {
     if (foreground.on || !foreground.state_dir.empty() || foreground.node_rank != 0 ||
-        !foreground.cache_archive.empty()) {
+        !foreground.cache_archive.empty() || foreground.reset_crash_loop) {
       if (!foreground.on || settings.engine_argv.size() != 1) {
         logging::error(
-            "gpulaunch: run: --node-rank, --state-dir and --cache-archive go with --foreground, "
-            "which takes one profile: gpulaunch run --foreground NAME [--node-rank N] "
-            "[--state-dir DIR] [--cache-archive FILE]");
+            "gpulaunch: run: --node-rank, --state-dir, --cache-archive and --reset-crash-loop go "
+            "with --foreground, which takes one profile: gpulaunch run --foreground NAME "
+            "[--node-rank N] [--state-dir DIR] [--cache-archive FILE] [--reset-crash-loop]");
         context.exit_code = kExitUsage;
         return;
       }

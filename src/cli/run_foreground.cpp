@@ -51,6 +51,7 @@
 #include "supervise/exit_class.hpp"
 #include "supervise/exit_status.hpp"
 #include "supervise/metrics.hpp"
+#include "supervise/unit_transition.hpp"
 #include "systemd/notify.hpp"
 #include "util/atomic_file.hpp"
 #include "util/byte_size.hpp"
@@ -535,6 +536,25 @@ size_t group_ranks(const Profile& profile) {
   return std::max(nodes, profile.nodes.hosts.size());
 }
 
+// --reset-crash-loop: the operator's word, as `up` gives it (a new job, or its requeue onto
+// another allocation): the failures of an earlier run are forgiven, the step-down levels kept.
+// The ranks sharing the history forgive once, under its lock.
+void forgive_earlier_failures(const History& history, ForegroundIo& io) {
+  const auto held = io.hold_history();
+  const auto before = history.state_to_update();
+  if (before.state.consecutive_failures == 0 && before.problem.empty()) return;
+  if (auto reset = reset_crash_loop(
+          history, "run --foreground --reset-crash-loop: a new job, or a requeue", io.clock());
+      !reset) {
+    logging::warning(fmt::format("gpulaunch: crash loop not reset: {}", reset.error().message));
+    return;
+  }
+  logging::info(fmt::format(
+      "gpulaunch: forgave {} failure(s) of an earlier run (--reset-crash-loop); step-down levels "
+      "kept (GPU memory level {}, host memory level {})",
+      before.state.consecutive_failures, before.state.gpu_level, before.state.host_level));
+}
+
 }  // namespace
 
 int foreground_exit_status(ForegroundEnd end) {
@@ -580,6 +600,7 @@ int run_foreground_command(const CliContext& context, const std::string& profile
     logging::warning(fmt::format("gpulaunch: caches not examined: {}", places.error().message));
   ForegroundStopActions actions(wired.plan, records, args.node_rank);
   NodeForegroundIo io(wired, actions);
+  if (args.reset_crash_loop) forgive_earlier_failures(history, io);
   const ForegroundEnd end = run_foreground(settings, history, io);
   const int status = foreground_exit_status(end);
   logging::write(status == 0 ? logging::Level::info : logging::Level::warning,

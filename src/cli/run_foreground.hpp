@@ -19,6 +19,8 @@ struct ForegroundArgs {
   std::string state_dir;  // empty: ${XDG_STATE_HOME:-$HOME/.local/state}/gpulaunch/NAME
   // A `cache export` archive that seeds caches not current at the start (render --slurm's sbcast).
   std::string cache_archive;
+  // Forgive an earlier run's crash-loop failures before the first start (step-down levels stay).
+  bool reset_crash_loop = false;
 };
 
 // The exit status a scheduler keys on (cli/exit_status: 0, 1, 2 or 75).

@@ -47,7 +47,8 @@ health_path=@HEALTH_PATH@
 model_json=@MODEL_JSON@
 # An exit 75 starts the step again in this allocation up to @MAX_STEPS@ times in all (restart.budget
 # + 1: the start gate sleeps the backoff and counts the budget), then the job requeues itself up
-# to @MAX_REQUEUES@ times (a new allocation may avoid a bad node).
+# to @MAX_REQUEUES@ times (a new allocation may avoid a bad node; its first step forgives the
+# failures, as a new submission's does).
 max_steps=@MAX_STEPS@
 max_requeues=@MAX_REQUEUES@
 cache_archive=@CACHE_ARCHIVE@
@@ -58,7 +59,7 @@ endpoints=${GPULAUNCH_ENDPOINTS:-${SLURM_SUBMIT_DIR:-$PWD}/gpulaunch-$profile-$S
 # from ./profiles (the first directory of gpulaunch's search path), the caches seeded, then the
 # supervision. The step's SIGTERM reaches every process of the task; the shell waits it out.
 rank_step() {
-  local gpulaunch=$1 profile=$2 head=$3 server_port=$4 rendezvous_port=$5 archive=$6
+  local gpulaunch=$1 profile=$2 head=$3 server_port=$4 rendezvous_port=$5 archive=$6 first=$7
   local dir pid rc stop=0
   # The step's SIGTERM (a scancel, or srun ending this rank because another exited non-zero) may
   # come before the supervision has started: this rank then ends 0, so that the step's status
@@ -78,14 +79,17 @@ rank_step() {
   cd "$dir" || exit 70
   # The node's copy seeds caches that are not current at the start (run --foreground imports it
   # under its own records), once per allocation: the copy is gone when a step starts again.
-  local seed=()
-  [[ -n $archive && -f $archive ]] && seed=(--cache-archive "$archive")
+  local options=()
+  [[ -n $archive && -f $archive ]] && options=(--cache-archive "$archive")
+  # A job's first step (a submission, or a requeue onto a new allocation) is the operator's word,
+  # as `up` is: an earlier run's crash-loop failures are forgiven; the step-down levels stay.
+  ((first)) && options+=(--reset-crash-loop)
   if ((stop)); then
     cd / && rm -rf "$dir"
     [[ -n $archive ]] && rm -f "$archive"
     exit 0
   fi
-  "$gpulaunch" run --foreground "$profile" --node-rank "$SLURM_NODEID" "${seed[@]}" &
+  "$gpulaunch" run --foreground "$profile" --node-rank "$SLURM_NODEID" "${options[@]}" &
   pid=$!
   while :; do
     wait "$pid"
@@ -139,7 +143,8 @@ while :; do
   steps=$((steps + 1))
   srun --kill-on-bad-exit=1 --ntasks-per-node=1 --nodes="$SLURM_JOB_NUM_NODES" \
     bash -c "$(declare -f rank_step); rank_step \"\$@\"" rank_step \
-    "$gpulaunch" "$profile" "$head" "$server_port" "$rendezvous_port" "$local_archive" &
+    "$gpulaunch" "$profile" "$head" "$server_port" "$rendezvous_port" "$local_archive" \
+    "$((steps == 1))" &
   step=$!
   ready=0
   while kill -0 "$step" 2>/dev/null && ((!ready && !stopping)); do

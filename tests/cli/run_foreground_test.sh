@@ -148,6 +148,13 @@ check "two starts, then the budget's stop" \
 check "the stay-down says why" grep -q "crash-loop budget" "$scratch/crashy.log"
 check "and how to try again without systemd" \
   grep -q "then remove '$home/.local/state/gpulaunch/crashy/supervisor.json'" "$scratch/crashy.log"
+"${G[@]}" run --foreground crashy >"$scratch/crashy-again.log" 2>&1
+check "run again, the spent budget refuses at once (75, no start)" \
+  bash -c "! grep -q 'started engine' '$scratch/crashy-again.log' && grep -q 'crash loop: 2 failures in a row' '$scratch/crashy-again.log'"
+"${G[@]}" run --foreground crashy --reset-crash-loop >"$scratch/crashy-reset.log" 2>&1
+check "--reset-crash-loop forgives the 2 failures, as up does" \
+  grep -q "forgave 2 failure(s) of an earlier run (--reset-crash-loop)" "$scratch/crashy-reset.log"
+check "and the engine starts again" grep -q "started engine, pid" "$scratch/crashy-reset.log"
 
 # --- a configuration error: 2, nothing started ---
 printf '[engine]\nkind = "sglang"\nvenv = "%s/venv"\nbogus_key = 1\n[model]\npath = "/m"\n' \

@@ -283,7 +283,8 @@ case_rankdeath() {
   submit grp || return
   local round t0 t1 victim
   # budget 2: the first death starts the group again in the allocation; the second spends the
-  # budget, so the third step's gate refuses at once (75) and the job requeues itself.
+  # budget, so the third step's gate refuses at once (75) and the job requeues itself; the
+  # requeue's first step forgives the failures and the group starts again.
   for round in 1 2; do
     wait_for 90 test -s "$endpoints" ||
       { fail "rankdeath: round $round not ready: $(tail -n 20 "$out")"; break; }
@@ -312,6 +313,19 @@ case_rankdeath() {
   wait_for 30 eval '[[ $(field Restarts) == 1 ]]' &&
     ok "rankdeath: after 3 steps ended with 75, the job requeued itself" ||
     fail "rankdeath: Restarts=$(field Restarts) state $(job_state): $(tail -n 10 "$out")"
+  # The requeue's first step forgives the failures (the step-down levels stay): the group serves
+  # again on the new allocation instead of refusing at once. Slurm 22.05.8 makes a requeued job
+  # eligible 121 s after the requeue (Reason=BeginTime); the test moves that to now, as an
+  # administrator can.
+  scontrol update JobId="$job" StartTime=now
+  local started=$SECONDS
+  if wait_for 60 two_engines; then
+    grep -q "forgave 2 failure(s) of an earlier run (--reset-crash-loop)" "$out" &&
+      ok "rankdeath: the requeued job forgave the 2 failures and started the group again ($((SECONDS - started)) s)" ||
+      fail "rankdeath: engines again, but no forgiveness line: $(grep -i forgave "$out")"
+  else
+    fail "rankdeath: the requeued job did not start the group: $(job_state): $(tail -n 5 "$out")"
+  fi
   scancel "$job"
   wait_for 30 job_gone
   wait_for 30 no_engines
