@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <string_view>
 
 #include <benchmark/benchmark.h>
 
@@ -67,6 +68,20 @@ void run_or_skip(benchmark::State& state, const std::string& program,
 // Repeated so the report carries a median; the machine is shared and noisy.
 constexpr int kRepetitions = 7;
 
+// Smoke mode (BENCH_SMOKE=1, bench/run.sh's, the suite's): each benchmark runs once. The
+// per-benchmark MinTime and Repetitions below would override the command line's.
+bool smoke() {
+  const char* value = std::getenv("BENCH_SMOKE");
+  return value && std::string_view(value) == "1";
+}
+template <int kTenthsOfSecond>
+void measured(benchmark::internal::Benchmark* benchmark) {
+  if (smoke())
+    benchmark->Iterations(1)->Repetitions(1);
+  else
+    benchmark->MinTime(kTenthsOfSecond / 10.0)->Repetitions(kRepetitions);
+}
+
 // The library call `up` makes: gather (fake NVML, version files, no process) + evaluate.
 void BM_CheckLibrary(benchmark::State& state) {
   auto& fixture = healthy();
@@ -85,11 +100,7 @@ void BM_CheckLibrary(benchmark::State& state) {
   state.counters["children"] = benchmark::Counter(
       static_cast<double>(gl::processes_started() - started), benchmark::Counter::kAvgIterations);
 }
-BENCHMARK(BM_CheckLibrary)
-    ->Unit(benchmark::kMillisecond)
-    ->MinTime(0.5)
-    ->Repetitions(kRepetitions)
-    ->UseRealTime();
+BENCHMARK(BM_CheckLibrary)->Unit(benchmark::kMillisecond)->Apply(measured<5>)->UseRealTime();
 
 // The whole command as an operator runs it: process start, profile load, probes, report.
 // `child_cpu_ms`: user + system time of the gpulaunch process itself, which the load of a shared
@@ -106,11 +117,7 @@ void BM_CheckCommand(benchmark::State& state) {
   state.counters["child_faults"] =
       benchmark::Counter(children_faults() - faults, benchmark::Counter::kAvgIterations);
 }
-BENCHMARK(BM_CheckCommand)
-    ->Unit(benchmark::kMillisecond)
-    ->MinTime(0.5)
-    ->Repetitions(kRepetitions)
-    ->UseRealTime();
+BENCHMARK(BM_CheckCommand)->Unit(benchmark::kMillisecond)->Apply(measured<5>)->UseRealTime();
 
 // The floors under BM_CheckCommand on the same machine at the same moment: starting the same
 // binary to print its version (loader, libraries, static initialisers, CLI set-up), and starting
@@ -130,17 +137,12 @@ void BM_FloorGpulaunchVersion(benchmark::State& state) {
 }
 BENCHMARK(BM_FloorGpulaunchVersion)
     ->Unit(benchmark::kMillisecond)
-    ->MinTime(0.3)
-    ->Repetitions(kRepetitions)
+    ->Apply(measured<3>)
     ->UseRealTime();
 void BM_FloorTrue(benchmark::State& state) {
   run_floor(state, "/bin/true", {});
 }
-BENCHMARK(BM_FloorTrue)
-    ->Unit(benchmark::kMillisecond)
-    ->MinTime(0.3)
-    ->Repetitions(kRepetitions)
-    ->UseRealTime();
+BENCHMARK(BM_FloorTrue)->Unit(benchmark::kMillisecond)->Apply(measured<3>)->UseRealTime();
 
 // `check --node` (issue 47), as a Slurm prolog runs it before every job: the node's verdict on
 // the same healthy fixture, without a profile. Goal: under 50 ms.
@@ -153,11 +155,7 @@ void BM_CheckNode(benchmark::State& state) {
   state.counters["child_cpu_ms"] =
       benchmark::Counter(children_cpu_ms() - before, benchmark::Counter::kAvgIterations);
 }
-BENCHMARK(BM_CheckNode)
-    ->Unit(benchmark::kMillisecond)
-    ->MinTime(0.5)
-    ->Repetitions(kRepetitions)
-    ->UseRealTime();
+BENCHMARK(BM_CheckNode)->Unit(benchmark::kMillisecond)->Apply(measured<5>)->UseRealTime();
 
 // Its library side: gather the node's facts (fake NVML, no process) and judge them.
 void BM_CheckNodeLibrary(benchmark::State& state) {
@@ -172,11 +170,7 @@ void BM_CheckNodeLibrary(benchmark::State& state) {
   state.counters["children"] = benchmark::Counter(
       static_cast<double>(gl::processes_started() - started), benchmark::Counter::kAvgIterations);
 }
-BENCHMARK(BM_CheckNodeLibrary)
-    ->Unit(benchmark::kMillisecond)
-    ->MinTime(0.5)
-    ->Repetitions(kRepetitions)
-    ->UseRealTime();
+BENCHMARK(BM_CheckNodeLibrary)->Unit(benchmark::kMillisecond)->Apply(measured<5>)->UseRealTime();
 
 void BM_ManualTorchImport(benchmark::State& state) {
   for (auto _ : state)
@@ -185,18 +179,14 @@ void BM_ManualTorchImport(benchmark::State& state) {
 BENCHMARK(BM_ManualTorchImport)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1)
-    ->Repetitions(kRepetitions)
+    ->Repetitions(smoke() ? 1 : kRepetitions)
     ->UseRealTime();
 
 // The floor of any Python route: interpreter start plus a stdlib import.
 void BM_ManualPythonFloor(benchmark::State& state) {
   for (auto _ : state) run_or_skip(state, "/usr/bin/python3", {"-c", "import json"});
 }
-BENCHMARK(BM_ManualPythonFloor)
-    ->Unit(benchmark::kMillisecond)
-    ->MinTime(0.3)
-    ->Repetitions(kRepetitions)
-    ->UseRealTime();
+BENCHMARK(BM_ManualPythonFloor)->Unit(benchmark::kMillisecond)->Apply(measured<3>)->UseRealTime();
 
 void BM_ManualNvccVersion(benchmark::State& state) {
   const std::string nvcc = std::filesystem::exists("/usr/local/cuda/bin/nvcc")
@@ -204,11 +194,7 @@ void BM_ManualNvccVersion(benchmark::State& state) {
                                : (healthy().node.root() / "usr/local/cuda-13.0/bin/nvcc").string();
   for (auto _ : state) run_or_skip(state, nvcc, {"--version"});
 }
-BENCHMARK(BM_ManualNvccVersion)
-    ->Unit(benchmark::kMillisecond)
-    ->MinTime(0.3)
-    ->Repetitions(kRepetitions)
-    ->UseRealTime();
+BENCHMARK(BM_ManualNvccVersion)->Unit(benchmark::kMillisecond)->Apply(measured<3>)->UseRealTime();
 
 // No driver here: the fixture's nvidia-smi script stands in (a real one takes 50-500 ms).
 void BM_ManualNvidiaSmi(benchmark::State& state) {
@@ -217,11 +203,7 @@ void BM_ManualNvidiaSmi(benchmark::State& state) {
   const std::string smi = (node.root() / "usr/bin/nvidia-smi").string();
   for (auto _ : state) run_or_skip(state, smi, {"-q"});
 }
-BENCHMARK(BM_ManualNvidiaSmi)
-    ->Unit(benchmark::kMillisecond)
-    ->MinTime(0.3)
-    ->Repetitions(kRepetitions)
-    ->UseRealTime();
+BENCHMARK(BM_ManualNvidiaSmi)->Unit(benchmark::kMillisecond)->Apply(measured<3>)->UseRealTime();
 
 // The command the strace modes run: `check PROFILE`, or `check --node` with --node.
 std::vector<std::string> check_args(bool node) {
