@@ -315,11 +315,16 @@ case_rankdeath() {
     fail "rankdeath: Restarts=$(field Restarts) state $(job_state): $(tail -n 10 "$out")"
   # The requeue's first step forgives the failures (the step-down levels stay): the group serves
   # again on the new allocation instead of refusing at once. Slurm 22.05.8 makes a requeued job
-  # eligible 121 s after the requeue (Reason=BeginTime); the test moves that to now, as an
-  # administrator can.
-  scontrol update JobId="$job" StartTime=now
-  local started=$SECONDS
-  if wait_for 60 two_engines; then
+  # eligible 121 s after the requeue (Reason=BeginTime), set once the job has finished completing
+  # (an update before that is overwritten, as under load in CI): the test moves it to now, as an
+  # administrator can, whenever the job waits for it.
+  local started=$SECONDS deadline=$((SECONDS + 90))
+  while ((SECONDS < deadline)) && ! two_engines; do
+    [[ $(squeue -h -j "$job" -o '%T:%r' 2>/dev/null) == PENDING:BeginTime ]] &&
+      scontrol update JobId="$job" StartTime=now
+    sleep 0.5
+  done
+  if two_engines; then
     grep -q "forgave 2 failure(s) of an earlier run (--reset-crash-loop)" "$out" &&
       ok "rankdeath: the requeued job forgave the 2 failures and started the group again ($((SECONDS - started)) s)" ||
       fail "rankdeath: engines again, but no forgiveness line: $(grep -i forgave "$out")"
