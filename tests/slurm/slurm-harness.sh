@@ -161,6 +161,12 @@ CONF
         exec slurmd -f "$3" -N "$4"' _ "gl-$node-in" "10.47.0.$index" "$work/slurm.conf" "$node" \
       >"$work/log/slurmd-$node.out" 2>&1 &
     pid=$!
+    # The veth may only move once unshare(2) has made the node's namespace: moved before that,
+    # "netns PID" names this namespace, the veth stays here, and the node waits for it forever
+    # (a loaded CI machine hit it).
+    local own
+    own=$(readlink /proc/self/ns/net)
+    while [[ $(readlink "/proc/$pid/ns/net" 2>/dev/null) == "$own" ]]; do sleep 0.01; done
     ip link add "gl-$node" type veth peer name "gl-$node-in"
     ip link set "gl-$node-in" netns "$pid"
     ip link set "gl-$node" master gl-slurm up
