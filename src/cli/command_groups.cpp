@@ -51,12 +51,11 @@ void group_commands(CLI::App& app) {
   std::string examples = "Examples (each command's --help shows its own):";
   std::string_view last_group;
   for (const auto& command : kCommands) {
-    CLI::App* sub = nullptr;
-    try {
-      sub = app.get_subcommand(std::string(command.name));
-    } catch (const CLI::OptionNotFound&) {
-      continue;
-    }
+    // Only the commands built (main builds the one a command line names), without throwing.
+    const auto found = app.get_subcommands(
+        [&command](const CLI::App* sub) { return sub->get_name() == command.name; });
+    if (found.empty()) continue;
+    CLI::App* sub = found.front();
     sub->group(std::string(command.group));
     const std::string footer = sub->get_footer();
     sub->footer((footer.empty() ? "" : footer + "\n\n") +

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // gpulaunch: run LLM inference servers as systemd services.
 
+#include <algorithm>
+#include <array>
 #include <exception>
+#include <string_view>
+#include <vector>
 
 #include <fmt/core.h>
 
@@ -13,6 +17,99 @@
 #include "cli/metrics.hpp"
 #include "cli/supervise.hpp"
 #include "gpulaunch_version.hpp"
+#include "group/peer_notice.hpp"
+
+namespace gl {
+namespace {
+
+using AddCommand = void (*)(CLI::App&, CliContext&);
+
+struct CommandEntry {
+  std::array<std::string_view, 3> words;  // the top-level words `add` creates; empty ones unused
+  AddCommand add;
+};
+
+// Every top-level command, in the order --help shows them (cli/command_groups: lifecycle, inspect,
+// fleet), with the words each adds.
+const std::array kCommandTable{
+    CommandEntry{{"up"}, add_up_command},
+    CommandEntry{{"down", "restart"}, add_down_command},
+    CommandEntry{{"status"}, add_status_command},
+    CommandEntry{{"logs"}, add_logs_command},
+    CommandEntry{{"record-exit", "record-start", "events"}, add_supervise_commands},
+    CommandEntry{{"exec"}, add_exec_command},
+    CommandEntry{{"warm"}, add_warm_command},
+    CommandEntry{{"list"}, add_list_command},
+    CommandEntry{{"show"}, add_show_command},
+    CommandEntry{{"check"}, add_check_command},
+    CommandEntry{{"render"}, add_render_command},
+    CommandEntry{{"env"}, add_env_command},
+    CommandEntry{{"facts"}, add_facts_command},
+    CommandEntry{{"diff"}, add_diff_command},
+    CommandEntry{{"verify"}, add_verify_command},
+    CommandEntry{{"lock"}, add_lock_command},
+    CommandEntry{{"init"}, add_init_command},
+    CommandEntry{{"cache"}, add_cache_command},
+    CommandEntry{{"gate"}, add_gate_command},
+    CommandEntry{{"metrics"}, add_metrics_command},
+    CommandEntry{{"run"}, add_run_command},
+    CommandEntry{{"prepare-caches"}, add_prepare_caches_command},
+    CommandEntry{{"nvidia-devices"}, add_nvidia_devices_command},
+    CommandEntry{{kPeerFailedCommand}, add_group_commands},
+    CommandEntry{{"release-gpus"}, add_release_gpus_command},
+    CommandEntry{{"rendezvous-probe"}, add_rendezvous_probe_command},
+    CommandEntry{{}, add_man_command},  // internal-man walks every command: built with them all
+    CommandEntry{{"internal-catalog"}, add_catalog_command},
+};
+
+// The command word of a command line: the first word that is neither an option of gpulaunch's
+// own nor the value of -P/--profiles-dir. Empty where there is none, or where --help or --version
+// comes first (the overview lists every command).
+std::string_view command_word(const std::vector<std::string_view>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string_view arg = args[i];
+    if (arg == "-P" || arg == "--profiles-dir") {
+      ++i;
+      continue;
+    }
+    if (arg == "--" || arg == "-h" || arg == "--help" || arg == "--version") return {};
+    if (arg.size() > 1 && arg[0] == '-') continue;
+    return arg;
+  }
+  return {};
+}
+
+bool has_subcommand(CLI::App& app, std::string_view word) {
+  return !app.get_subcommands(
+                 [word](const CLI::App* sub) { return sub->check_name(std::string(word)); })
+              .empty();
+}
+
+// Only the command a command line names is built: CLI11 builds each command's options,
+// validators and callbacks on the heap, and building all of them was about 400 KB of heap and a
+// tenth of `check`'s time (bench/README.md, where check's time goes). --help, a word that names
+// no command (did-you-mean needs them all) and internal-man build every command.
+void add_commands(CLI::App& app, CliContext& context, const std::vector<std::string_view>& args) {
+  const std::string_view word = command_word(args);
+  if (!word.empty()) {
+    for (const CommandEntry& entry : kCommandTable) {
+      if (std::find(entry.words.begin(), entry.words.end(), word) == entry.words.end()) continue;
+      entry.add(app, context);
+      if (has_subcommand(app, word)) {
+        group_commands(app);
+        return;
+      }
+      // A table that has drifted from what its function adds is only slower, never wrong.
+      for (CLI::App* sub : app.get_subcommands({})) app.remove_subcommand(sub);
+      break;
+    }
+  }
+  for (const CommandEntry& entry : kCommandTable) entry.add(app, context);
+  group_commands(app);
+}
+
+}  // namespace
+}  // namespace gl
 
 int main(int argc, char** argv) {
   gl::CliContext context;
@@ -33,36 +130,7 @@ int main(int argc, char** argv) {
     gl::logging::configure({context.log_threshold, gl::logging::Stream::err, ""});
   });
   app.require_subcommand(1);
-  // Registered in the order --help shows them (cli/command_groups: lifecycle, inspect, fleet).
-  gl::add_up_command(app, context);
-  gl::add_down_command(app, context);
-  gl::add_status_command(app, context);
-  gl::add_logs_command(app, context);
-  gl::add_supervise_commands(app, context);
-  gl::add_exec_command(app, context);
-  gl::add_warm_command(app, context);
-  gl::add_list_command(app, context);
-  gl::add_show_command(app, context);
-  gl::add_check_command(app, context);
-  gl::add_render_command(app, context);
-  gl::add_env_command(app, context);
-  gl::add_facts_command(app, context);
-  gl::add_diff_command(app, context);
-  gl::add_verify_command(app, context);
-  gl::add_lock_command(app, context);
-  gl::add_init_command(app, context);
-  gl::add_cache_command(app, context);
-  gl::add_gate_command(app, context);
-  gl::add_metrics_command(app, context);
-  gl::add_run_command(app, context);
-  gl::add_prepare_caches_command(app, context);
-  gl::add_nvidia_devices_command(app, context);
-  gl::add_group_commands(app, context);
-  gl::add_release_gpus_command(app, context);
-  gl::add_rendezvous_probe_command(app, context);
-  gl::add_man_command(app, context);
-  gl::add_catalog_command(app, context);
-  gl::group_commands(app);
+  gl::add_commands(app, context, std::vector<std::string_view>(argv + 1, argv + argc));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

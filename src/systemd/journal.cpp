@@ -12,8 +12,7 @@
 #include <cstring>
 #include <thread>
 
-#include <systemd/sd-journal.h>
-
+#include "systemd/libsystemd.hpp"
 #include "util/try.hpp"
 
 namespace gl {
@@ -22,7 +21,7 @@ namespace {
 std::string field(sd_journal* journal, const char* name) {
   const void* data = nullptr;
   size_t length = 0;
-  if (sd_journal_get_data(journal, name, &data, &length) < 0) return {};
+  if (libsystemd::sym_sd_journal_get_data(journal, name, &data, &length) < 0) return {};
   std::string_view text(static_cast<const char*>(data), length);
   const size_t prefix = std::strlen(name) + 1;  // "NAME="
   // The threshold bounds what sd-journal decompresses; an uncompressed field comes whole from
@@ -33,14 +32,14 @@ std::string field(sd_journal* journal, const char* name) {
 
 JournalEntry read_entry(sd_journal* journal) {
   JournalEntry entry;
-  sd_journal_get_realtime_usec(journal, &entry.realtime_usec);
+  libsystemd::sym_sd_journal_get_realtime_usec(journal, &entry.realtime_usec);
   entry.identifier = field(journal, "SYSLOG_IDENTIFIER");
   if (entry.identifier.empty()) entry.identifier = field(journal, "_COMM");
   std::string pid = field(journal, "_PID");
   entry.pid = pid.empty() ? 0 : static_cast<uint32_t>(std::strtoul(pid.c_str(), nullptr, 10));
   entry.message = field(journal, "MESSAGE");
   char* cursor = nullptr;
-  if (sd_journal_get_cursor(journal, &cursor) >= 0 && cursor) {
+  if (libsystemd::sym_sd_journal_get_cursor(journal, &cursor) >= 0 && cursor) {
     entry.cursor = cursor;
     std::free(cursor);
   }
@@ -50,19 +49,19 @@ JournalEntry read_entry(sd_journal* journal) {
 class SdJournal final : public Journal {
  public:
   explicit SdJournal(sd_journal* journal) : journal_(journal) {}
-  ~SdJournal() override { sd_journal_close(journal_); }
+  ~SdJournal() override { libsystemd::sym_sd_journal_close(journal_); }
 
   Result<std::vector<JournalEntry>> tail(std::string_view unit, size_t count) override {
     GL_TRY_VOID(match(unit));
-    int r = sd_journal_seek_tail(journal_);
+    int r = libsystemd::sym_sd_journal_seek_tail(journal_);
     if (r < 0) return failf("Failed to seek the journal: {}", std::strerror(-r));
     size_t back = 0;
-    while (back < count && (r = sd_journal_previous(journal_)) > 0) ++back;
+    while (back < count && (r = libsystemd::sym_sd_journal_previous(journal_)) > 0) ++back;
     if (r < 0) return failf("Failed to read the journal: {}", std::strerror(-r));
     std::vector<JournalEntry> entries;
     if (back == 0) return entries;
     entries.push_back(read_entry(journal_));
-    while (entries.size() < back && (r = sd_journal_next(journal_)) > 0)
+    while (entries.size() < back && (r = libsystemd::sym_sd_journal_next(journal_)) > 0)
       entries.push_back(read_entry(journal_));
     return entries;
   }
@@ -71,25 +70,25 @@ class SdJournal final : public Journal {
                       const std::function<bool(const JournalEntry&)>& sink) override {
     for (;;) {
       int r;
-      while ((r = sd_journal_next(journal_)) > 0)
+      while ((r = libsystemd::sym_sd_journal_next(journal_)) > 0)
         if (!sink(read_entry(journal_))) return {};
       if (r < 0) return failf("Failed to read the journal of '{}': {}", unit, std::strerror(-r));
-      r = sd_journal_wait(journal_, static_cast<uint64_t>(-1));
+      r = libsystemd::sym_sd_journal_wait(journal_, static_cast<uint64_t>(-1));
       if (r < 0) return failf("Failed to wait for the journal: {}", std::strerror(-r));
     }
   }
 
   Result<std::vector<JournalEntry>> invocation(std::string_view invocation_id) override {
-    sd_journal_flush_matches(journal_);
+    libsystemd::sym_sd_journal_flush_matches(journal_);
     const std::string id = "_SYSTEMD_INVOCATION_ID=" + std::string(invocation_id);
-    int r = sd_journal_add_match(journal_, id.c_str(), 0);
+    int r = libsystemd::sym_sd_journal_add_match(journal_, id.c_str(), 0);
     if (r < 0) return failf("Failed to filter the journal: {}", std::strerror(-r));
     std::vector<JournalEntry> entries;
-    if ((r = sd_journal_seek_tail(journal_)) < 0)
+    if ((r = libsystemd::sym_sd_journal_seek_tail(journal_)) < 0)
       return failf("Failed to seek the journal: {}", std::strerror(-r));
     size_t bytes = 0;
     while (entries.size() < kInvocationEntries && bytes < kInvocationBytes &&
-           (r = sd_journal_previous(journal_)) > 0) {
+           (r = libsystemd::sym_sd_journal_previous(journal_)) > 0) {
       entries.push_back(read_entry(journal_));
       bytes += entries.back().message.size();
     }
@@ -100,13 +99,13 @@ class SdJournal final : public Journal {
 
   Result<std::vector<JournalEntry>> kernel_since(uint64_t since_usec,
                                                  std::string_view text) override {
-    sd_journal_flush_matches(journal_);
-    int r = sd_journal_add_match(journal_, "_TRANSPORT=kernel", 0);
+    libsystemd::sym_sd_journal_flush_matches(journal_);
+    int r = libsystemd::sym_sd_journal_add_match(journal_, "_TRANSPORT=kernel", 0);
     if (r < 0) return failf("Failed to filter the journal: {}", std::strerror(-r));
-    if ((r = sd_journal_seek_realtime_usec(journal_, since_usec)) < 0)
+    if ((r = libsystemd::sym_sd_journal_seek_realtime_usec(journal_, since_usec)) < 0)
       return failf("Failed to seek the journal: {}", std::strerror(-r));
     std::vector<JournalEntry> entries;
-    while ((r = sd_journal_next(journal_)) > 0) {
+    while ((r = libsystemd::sym_sd_journal_next(journal_)) > 0) {
       auto entry = read_entry(journal_);
       if (entry.realtime_usec < since_usec || entry.message.find(text) == std::string::npos)
         continue;
@@ -119,14 +118,14 @@ class SdJournal final : public Journal {
 
  private:
   Result<void> match(std::string_view unit) {
-    sd_journal_flush_matches(journal_);
+    libsystemd::sym_sd_journal_flush_matches(journal_);
     const std::string own = "_SYSTEMD_UNIT=" + std::string(unit);
     const std::string about = "UNIT=" + std::string(unit);
     // The unit's own lines, or systemd's (PID 1) lines about it.
-    int r = sd_journal_add_match(journal_, own.c_str(), 0);
-    if (r >= 0) r = sd_journal_add_disjunction(journal_);
-    if (r >= 0) r = sd_journal_add_match(journal_, "_PID=1", 0);
-    if (r >= 0) r = sd_journal_add_match(journal_, about.c_str(), 0);
+    int r = libsystemd::sym_sd_journal_add_match(journal_, own.c_str(), 0);
+    if (r >= 0) r = libsystemd::sym_sd_journal_add_disjunction(journal_);
+    if (r >= 0) r = libsystemd::sym_sd_journal_add_match(journal_, "_PID=1", 0);
+    if (r >= 0) r = libsystemd::sym_sd_journal_add_match(journal_, about.c_str(), 0);
     if (r < 0) return failf("Failed to filter the journal: {}", std::strerror(-r));
     return {};
   }
@@ -137,22 +136,24 @@ class SdJournal final : public Journal {
 }  // namespace
 
 Result<std::unique_ptr<Journal>> open_journal() {
+  GL_TRY_VOID(libsystemd::load());
   sd_journal* journal = nullptr;
-  int r = sd_journal_open(&journal, SD_JOURNAL_LOCAL_ONLY);
+  int r = libsystemd::sym_sd_journal_open(&journal, SD_JOURNAL_LOCAL_ONLY);
   if (r < 0) return failf("Failed to open the journal: {}", std::strerror(-r));
-  if ((r = sd_journal_set_data_threshold(journal, kJournalFieldBytes)) < 0) {
-    sd_journal_close(journal);
+  if ((r = libsystemd::sym_sd_journal_set_data_threshold(journal, kJournalFieldBytes)) < 0) {
+    libsystemd::sym_sd_journal_close(journal);
     return failf("Failed to bound the journal's reads: {}", std::strerror(-r));
   }
   return std::unique_ptr<Journal>(std::make_unique<SdJournal>(journal));
 }
 
 Result<void> journal_send(const std::vector<std::string>& fields) {
+  GL_TRY_VOID(libsystemd::load());
   std::vector<iovec> parts;
   parts.reserve(fields.size());
   for (const std::string& field : fields)
     parts.push_back({const_cast<char*>(field.data()), field.size()});
-  const int r = sd_journal_sendv(parts.data(), static_cast<int>(parts.size()));
+  const int r = libsystemd::sym_sd_journal_sendv(parts.data(), static_cast<int>(parts.size()));
   if (r < 0) return failf("Failed to write to the journal: {}", std::strerror(-r));
   return {};
 }

@@ -103,6 +103,9 @@ depends=$(dpkg-deb -f "$deb" Depends)
 echo "   Depends: $depends"
 check "Depends computed from linked libraries (libc6, libstdc++6)" \
   grep -qE 'libc6 \(>= .*libstdc\+\+6 \(>= |libstdc\+\+6 \(>= .*libc6 \(>= ' <<<"$depends"
+# libsystemd is loaded at run time (src/systemd/libsystemd.hpp), so dpkg-shlibdeps cannot see it.
+check "Depends names libsystemd0, loaded at the first call to systemd" \
+  grep -q 'libsystemd0 (>= 252)' <<<"$depends"
 check "Depends lists a sysusers provider" grep -q 'systemd | systemd-standalone-sysusers' <<<"$depends"
 
 echo "== the package's own files"

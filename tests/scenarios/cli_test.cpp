@@ -68,6 +68,28 @@ TEST(CheckCli, SeedNodeFailsWithThePinToApply) {
   EXPECT_THAT(run.out, HasSubstr("FAILED, the start would fail: 2 error(s), 1 warning(s)"));
 }
 
+// `check` never talks to systemd and reads no archive, so it loads neither library at its start
+// (issue 44: within 10 ms; bench/README.md, where check's time goes). The loader's own account
+// (LD_DEBUG=files) of every object it opens is read.
+TEST(CheckCli, CheckLoadsNeitherLibsystemdNorLibarchive) {
+  FixtureNode node;
+  auto profile = build_scenario(scenario_named("healthy-blackwell-cuda-13"), node, 30000);
+  auto result = run_process(
+      "/bin/sh",  // the loader writes its account to stderr
+      {"-c", "exec \"$@\" 2>&1", "sh", "/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "LD_DEBUG=files",
+       std::string("GPULAUNCH_FAKE_NVML=") +
+           (getenv("GPULAUNCH_FAKE_NVML") ? getenv("GPULAUNCH_FAKE_NVML") : ""),
+       std::string("LD_LIBRARY_PATH=") + GPULAUNCH_FAKE_NVML_DIR, GPULAUNCH_BIN, "check", profile,
+       "--root", node.root().string()},
+      std::chrono::seconds(30));
+  ASSERT_TRUE(result) << result.error().message;
+  EXPECT_EQ(result->exit_code, 0) << result->out;
+  EXPECT_THAT(result->out, HasSubstr("file=libstdc++.so.6"));     // the loader's account is there
+  EXPECT_THAT(result->out, HasSubstr("file=libnvidia-ml.so.1"));  // and covers dlopen
+  EXPECT_THAT(result->out, Not(HasSubstr("libsystemd")));
+  EXPECT_THAT(result->out, Not(HasSubstr("libarchive")));
+}
+
 // The same check on a terminal (a pty from util-linux's script): errors red, warnings yellow;
 // NO_COLOR, a pipe and --json stay plain (issue 46).
 Run on_terminal(const std::string& no_color, const std::vector<std::string>& args) {
