@@ -120,8 +120,9 @@ void BM_CheckCommand(benchmark::State& state) {
 BENCHMARK(BM_CheckCommand)->Unit(benchmark::kMillisecond)->Apply(measured<5>)->UseRealTime();
 
 // The floors under BM_CheckCommand on the same machine at the same moment: starting the same
-// binary to print its version (loader, libraries, static initialisers, CLI set-up), and starting
-// /bin/true (the fork and exec alone). check's own work is BM_CheckCommand minus the first.
+// binary to print its version (loader, libraries, static initialisers; no command is built for
+// --version), and starting /bin/true (the fork and exec alone). check's own work is BM_CheckCommand
+// minus the first.
 void run_floor(benchmark::State& state, const std::string& program,
                const std::vector<std::string>& args) {
   const double before = children_cpu_ms();

@@ -90,6 +90,9 @@ bool has_subcommand(CLI::App& app, std::string_view word) {
 // tenth of `check`'s time (bench/README.md, where check's time goes). --help, a word that names
 // no command (did-you-mean needs them all) and internal-man build every command.
 void add_commands(CLI::App& app, CliContext& context, const std::vector<std::string_view>& args) {
+  // --version before any command word prints the version and needs no command at all.
+  const auto version = std::find(args.begin(), args.end(), "--version");
+  if (version != args.end() && command_word({args.begin(), version}).empty()) return;
   const std::string_view word = command_word(args);
   if (!word.empty()) {
     for (const CommandEntry& entry : kCommandTable) {
