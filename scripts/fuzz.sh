@@ -5,7 +5,8 @@
 # streamed digests; what `cache import` reads as root) for as long, from seeds
 # tests/fuzz/archive_seeds.py writes. Usage: scripts/fuzz.sh [SECONDS | --build-only]. Fails on
 # any finding. The fuzz build is the suite's second configuration (sanitizers, coverage); it compiles
-# through ccache like the first (scripts/ccache-env.sh).
+# through ccache like the first (scripts/ccache-env.sh). FUZZ_JOBS sets the build's parallelism
+# (default: every core).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/ccache-env.sh
@@ -13,7 +14,7 @@ seconds=${1:-60}
 build_dir=${FUZZ_BUILD_DIR:-build-fuzz}
 cmake -S . -B "$build_dir" -G Ninja -DGPULAUNCH_FUZZ=ON -DGPULAUNCH_TESTS=OFF \
   "${GL_CCACHE_CMAKE[@]}" >/dev/null
-cmake --build "$build_dir" -j "$(nproc)" --target profile_fuzzer archive_fuzzer
+cmake --build "$build_dir" -j "${FUZZ_JOBS:-$(nproc)}" --target profile_fuzzer archive_fuzzer
 [[ $seconds == --build-only ]] && exit 0
 corpus="$build_dir/corpus"
 mkdir -p "$corpus" "$build_dir/findings"
