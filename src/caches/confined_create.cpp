@@ -21,6 +21,7 @@
 #include <fmt/core.h>
 
 #include "caches/confined_walk.hpp"
+#include "util/errno_text.hpp"
 #include "util/try.hpp"
 
 namespace gl {

@@ -16,13 +16,10 @@
 
 #include <fmt/core.h>
 
+#include "util/errno_text.hpp"
 #include "util/try.hpp"
 
 namespace gl::confined_walk {
-
-std::string errno_text(int error) {
-  return std::strerror(error);
-}
 
 std::string join(const std::string& prefix, const std::string& name) {
   return prefix.empty() ? name : prefix + "/" + name;

@@ -27,7 +27,6 @@ inline constexpr int kMaxDepth = 256;
 inline constexpr std::string_view kNotFollowed =
     "it is a symbolic link or not a directory; not followed";
 
-std::string errno_text(int error);
 std::string join(const std::string& prefix, const std::string& name);
 // "a/b/c" as its components; '..', '.', empty and absolute paths refused.
 Result<std::vector<std::string>> split_relative(std::string_view relative);

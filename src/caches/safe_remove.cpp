@@ -18,6 +18,7 @@
 
 #include "caches/confined_walk.hpp"
 #include "catalog/system_directories.hpp"
+#include "util/errno_text.hpp"
 #include "util/try.hpp"
 
 namespace gl {

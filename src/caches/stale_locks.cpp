@@ -7,14 +7,11 @@
 #include <cstring>
 
 #include "catalog/jit_caches.hpp"
+#include "util/errno_text.hpp"
 #include "util/try.hpp"
 
 namespace gl {
 namespace {
-
-std::string errno_text(int error) {
-  return std::strerror(error);
-}
 
 bool in_lock_directory(const std::string& relative, std::string_view lock_directory) {
   if (lock_directory == kLocksAnywhere) return true;

@@ -23,11 +23,6 @@
 namespace gl {
 namespace {
 
-size_t count_of(const std::vector<Finding>& findings, Severity severity) {
-  return std::count_if(findings.begin(), findings.end(),
-                       [&](const Finding& finding) { return finding.severity == severity; });
-}
-
 // One installed profile's verdict for `check --all`.
 struct Summary {
   std::string name;

@@ -33,11 +33,6 @@ std::string host_name() {
   return name;
 }
 
-size_t count_of(const std::vector<Finding>& findings, Severity severity) {
-  return std::count_if(findings.begin(), findings.end(),
-                       [&](const Finding& finding) { return finding.severity == severity; });
-}
-
 // The Xid lines `--acknowledge-xids` set aside: those logged before the time root wrote.
 std::optional<uint64_t> xids_acknowledged_before() {
   auto read = read_regular_nofollow(state_paths::xids_acknowledged_file(), 64);

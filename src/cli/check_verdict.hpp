@@ -3,18 +3,28 @@
 // `check`'s verdict on one profile, as `check` prints it: `init` prints it on the profile it
 // wrote. Defined in check_command.cpp.
 
+#include <algorithm>
+#include <cstddef>
 #include <string>
+#include <vector>
 
 #include "facts/environment.hpp"
 #include "facts/facts.hpp"
 #include "plan/launch_plan.hpp"
 #include "profile/profile.hpp"
+#include "rules/finding.hpp"
 
 namespace gl {
 
 inline constexpr int kCheckOk = 0;
 inline constexpr int kCheckErrors = 1;
 inline constexpr int kCheckCouldNotRun = 2;
+
+// How many of `findings` are of `severity`.
+inline size_t count_of(const std::vector<Finding>& findings, Severity severity) {
+  return std::count_if(findings.begin(), findings.end(),
+                       [&](const Finding& finding) { return finding.severity == severity; });
+}
 
 // The facts check gathers for `profile` on the node under `root` ("/": this host, its ports and
 // journal too).

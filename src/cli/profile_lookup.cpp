@@ -10,16 +10,12 @@
 #include "profile/profile_name.hpp"
 #include "profile/validate.hpp"
 #include "util/did_you_mean.hpp"
+#include "util/safe_file.hpp"
 #include "util/state_paths.hpp"
 #include "util/try.hpp"
 
 namespace gl {
 namespace {
-
-bool exists_no_follow(const std::filesystem::path& path) {
-  std::error_code error;
-  return std::filesystem::exists(std::filesystem::symlink_status(path, error));
-}
 
 // A name (never a path) on the search path.
 bool on_search_path(const ProfileSource& source, std::string_view name) {

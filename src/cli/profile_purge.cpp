@@ -9,17 +9,13 @@
 #include "profile/service_user.hpp"
 #include "util/byte_size.hpp"
 #include "util/process.hpp"
+#include "util/safe_file.hpp"
 #include "util/state_paths.hpp"
 #include "util/system_users.hpp"
 #include "util/try.hpp"
 
 namespace gl {
 namespace {
-
-bool exists_no_follow(const std::filesystem::path& path) {
-  std::error_code error;
-  return std::filesystem::exists(std::filesystem::symlink_status(path, error));
-}
 
 // A directory root wrote, emptied through a confined root (the engine owns parts of it: a link
 // it left is removed, never followed), then removed.

@@ -35,6 +35,7 @@
 #include "catalog/journal_messages.hpp"
 #include "cli/command_preamble.hpp"
 #include "cli/exit_status.hpp"
+#include "cli/stop_level.hpp"
 #include "facts/node_fs.hpp"
 #include "log/logger.hpp"
 #include "plan/launch_plan.hpp"
@@ -135,12 +136,6 @@ class ForegroundNotifier final : public Notifier {
   std::function<void()> on_ready_;
   int64_t ready_usec_ = 0;
 };
-
-logging::Level stop_level(ExitClass value) {
-  if (value == ExitClass::clean) return logging::Level::info;
-  return is_terminal(value) || !counts_as_failure(value) ? logging::Level::error
-                                                         : logging::Level::warning;
-}
 
 // record-exit's acts without systemd: caches/quarantine on the user's caches, lines on stderr;
 // the group is told by the scheduler, which ends the other ranks when this one exits.

@@ -19,6 +19,7 @@
 #include "cli/metrics.hpp"
 #include "cli/profile_lookup.hpp"
 #include "cli/record_start.hpp"
+#include "cli/stop_level.hpp"
 #include "group/peer_notice.hpp"
 #include "group/remote.hpp"
 #include "log/logger.hpp"
@@ -54,14 +55,6 @@ std::string format_time(int64_t usec) {
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &tm);
   return fmt::format("{}.{:03}Z", text, (usec / 1000) % 1000);
-}
-
-// How loud a classified stop is: a failure the restart policy retries is a warning, a stop that
-// stays down (configuration, set-up, spent budget) an error, a clean one news.
-logging::Level stop_level(ExitClass value) {
-  if (value == ExitClass::clean) return logging::Level::info;
-  return is_terminal(value) || !counts_as_failure(value) ? logging::Level::error
-                                                         : logging::Level::warning;
 }
 
 struct RecordExitOptions {

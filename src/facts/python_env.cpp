@@ -14,9 +14,6 @@
 namespace gl {
 namespace {
 
-// METADATA carries the package's whole description after its headers.
-constexpr size_t kMetadataLimit = 1 << 20;
-
 struct WatchedPackage {
   std::string dist;      // normalised dist-info name
   std::string_view key;  // name in PythonEnvFact::packages

@@ -3,6 +3,7 @@
 // The engine's Python environment read as files, never imported: torch/version.py and the
 // dist-info METADATA of the packages the rules care about (field-facts section 4).
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,9 @@ struct TorchVersion {
 };
 
 TorchVersion parse_torch_version_py(std::string_view text);
+// The most of a dist-info METADATA file read: it carries the package's whole description after
+// its headers, and only the headers are needed.
+inline constexpr size_t kMetadataLimit = 1 << 20;
 // The "Version:" header of a METADATA file.
 std::optional<std::string> parse_metadata_version(std::string_view text);
 // PEP 503 normalisation with "_": "FlashInfer-Python" -> "flashinfer_python".

@@ -19,7 +19,6 @@ namespace {
 // 263, byte 14,324): only its head is read.
 constexpr size_t kVersionJsonLimit = 256 * 1024;
 constexpr size_t kCudaHeaderHead = 256 * 1024;
-constexpr size_t kMetadataLimit = 1 << 20;
 
 bool is_blank(char c) {
   return c == ' ' || c == '\t';

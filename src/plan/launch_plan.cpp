@@ -17,18 +17,10 @@
 #include "plan/sandbox_plan.hpp"
 #include "profile/api_key.hpp"
 #include "util/state_paths.hpp"
+#include "util/text_join.hpp"
 
 namespace gl {
 namespace {
-
-std::string join(const std::vector<std::string>& parts, std::string_view separator) {
-  std::string text;
-  for (const auto& part : parts) {
-    if (!text.empty()) text += separator;
-    text += part;
-  }
-  return text;
-}
 
 std::string parent_directory(const std::string& path) {
   auto slash = path.rfind('/');

@@ -10,6 +10,7 @@
 #include "catalog/node_health.hpp"
 #include "plan/gpu_assignment.hpp"
 #include "systemd/manager.hpp"
+#include "util/text_join.hpp"
 
 namespace gl {
 namespace {
@@ -20,12 +21,6 @@ std::string fill_gpu(std::string_view text, const std::string& gpus) {
   for (size_t at = out.find(kPlaceholder); at != std::string::npos;
        at = out.find(kPlaceholder, at + gpus.size()))
     out.replace(at, kPlaceholder.size(), gpus);
-  return out;
-}
-
-std::string join(const std::vector<std::string>& items, std::string_view separator = ",") {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : std::string(separator)) + item;
   return out;
 }
 
@@ -107,7 +102,7 @@ void check_fabric(const std::vector<const GpuFact*>& gpus, const Facts& facts,
         {Severity::error, "gpu-fabric-not-ready",
          fmt::format("GPU {} not registered with the NVLink fabric: CUDA fails on them with "
                      "error {} \"{}\"",
-                     join(indices), kCudaErrorSystemNotReady, kCudaSystemNotReadyText),
+                     join(indices, ","), kCudaErrorSystemNotReady, kCudaSystemNotReadyText),
          fmt::format("on an NVSwitch system the Fabric Manager registers each GPU with the NVLink "
                      "fabric, and CUDA refuses the GPU (cudaErrorSystemNotReady) until NVML's "
                      "fabric state is completed without error"),
@@ -176,9 +171,9 @@ void check_thresholds(const std::vector<const GpuFact*>& gpus, std::vector<Findi
     if (indices.empty()) continue;
     findings.push_back({threshold.blocks_start ? Severity::error : Severity::warning,
                         std::string(threshold.code),
-                        fmt::format("GPU {}: {}", join(indices), threshold.meaning),
+                        fmt::format("GPU {}: {}", join(indices, ","), threshold.meaning),
                         fmt::format("{} ({})", threshold.rule, threshold.source), std::move(seen),
-                        fill_gpu(threshold.fix, join(indices))});
+                        fill_gpu(threshold.fix, join(indices, ","))});
   }
 }
 
@@ -216,7 +211,7 @@ void check_xids(const std::vector<const GpuFact*>& gpus, const Facts& facts,
     findings.push_back(
         {row.blocks_start ? Severity::error : Severity::warning, fmt::format("gpu-xid-{}", xid),
          fmt::format("Xid {} ({}) since boot on {}: {}", xid, row.name,
-                     (events.front()->gpu ? "GPU " : "") + join(where), row.meaning),
+                     (events.front()->gpu ? "GPU " : "") + join(where, ","), row.meaning),
          fmt::format("the NVIDIA driver logged Xid {} in the kernel's journal since this boot; "
                      "{} ({})",
                      xid,
@@ -224,7 +219,7 @@ void check_xids(const std::vector<const GpuFact*>& gpus, const Facts& facts,
                                       : "the GPU still works",
                      kXidCatalogSource),
          std::move(seen),
-         fill_gpu(row.fix, join(where)) +
+         fill_gpu(row.fix, join(where, ",")) +
              (row.fix.starts_with("reboot")
                   ? ""
                   : fmt::format("; the line stays in this boot's journal, so once the GPU is "

@@ -18,18 +18,13 @@
 #include "rules/model_fit.hpp"
 #include "rules/sandbox_checks.hpp"
 #include "unit/render.hpp"
+#include "util/text_join.hpp"
 
 namespace gl {
 namespace {
 
 std::string gb(double bytes) {
   return fit_gb(bytes);
-}
-
-std::string join(const std::vector<std::string>& parts, std::string_view separator = ", ") {
-  std::string text;
-  for (const auto& part : parts) text += (text.empty() ? "" : std::string(separator)) + part;
-  return text;
 }
 
 // What the unit `up` would install on this node lets the engine reach, read back from the
@@ -78,7 +73,7 @@ void check_infiniband(const Profile& profile, const LaunchPlan& plan, const Fact
                       std::vector<Finding>& findings) {
   if (!facts.has_infiniband()) return;
   const auto& ib = *facts.infiniband;
-  const std::string devices = join(ib.devices);
+  const std::string devices = join(ib.devices, ", ");
   // Inside one node NCCL talks over NVLink, PCIe and shared memory; InfiniBand carries a group's
   // traffic between nodes.
   const bool multi_node = profile.parallelism.nodes > 1;
@@ -353,7 +348,7 @@ void check_model_fit(const Profile& profile, const LaunchPlan& plan, const Facts
 void check_peermem(const Facts& facts, std::vector<Finding>& findings) {
   if (!facts.has_infiniband()) return;
   const auto& ib = *facts.infiniband;
-  const std::string devices = join(ib.devices);
+  const std::string devices = join(ib.devices, ", ");
   if (ib.modules_read && ib.peer_memory.empty()) {
     std::vector<std::string> modules;
     for (const auto& module : peer_memory_modules()) modules.emplace_back(module.module);
@@ -369,7 +364,8 @@ void check_peermem(const Facts& facts, std::vector<Finding>& findings) {
                      "offers DMA-BUF",
                      join(modules, " or "),
                      join(std::vector<std::string>(nccl_peer_memory_files().begin(),
-                                                   nccl_peer_memory_files().end()))),
+                                                   nccl_peer_memory_files().end()),
+                          ", ")),
          {{"infiniband", devices}, {std::string(kModulesFile), "no " + join(modules, ", no ")}},
          fmt::format("modprobe nvidia_peermem (it ships with the NVIDIA driver), and load it at "
                      "every boot: echo nvidia_peermem > {}",

@@ -6,15 +6,10 @@
 #include "catalog/nvidia_devices.hpp"
 #include "catalog/sandbox_allowances.hpp"
 #include "facts/sandbox_probe.hpp"
+#include "util/text_join.hpp"
 
 namespace gl {
 namespace {
-
-std::string join(const std::vector<std::string>& parts, std::string_view separator = ", ") {
-  std::string text;
-  for (const auto& part : parts) text += (text.empty() ? "" : std::string(separator)) + part;
-  return text;
-}
 
 // What the oneshot would run: each nvidia-modprobe call, joined with "&&".
 std::string modprobe_commands(const NvidiaNodesFact& nodes) {
@@ -106,7 +101,7 @@ void check_device_nodes(const Facts& facts, std::vector<Finding>& findings) {
        "nvidia-device-nodes-missing",
        fmt::format("the NVIDIA driver is loaded but {} missing, and nothing creates {} before the "
                    "engine starts: CUDA fails with \"unknown error\" or \"no CUDA-capable device\"",
-                   join(nodes.missing) + (nodes.missing.size() == 1 ? " is" : " are"),
+                   join(nodes.missing, ", ") + (nodes.missing.size() == 1 ? " is" : " are"),
                    nodes.missing.size() == 1 ? "it" : "them"),
        fmt::format("the engine's unit cannot create device nodes (NoNewPrivileges=yes, no "
                    "capabilities, DeviceAllow= fixed at start); {} must run {} before it",
@@ -114,7 +109,7 @@ void check_device_nodes(const Facts& facts, std::vector<Finding>& findings) {
        {{std::string(kProcDevices),
          nodes.uvm_registered ? std::string(kUvmMajorName) : "no " + std::string(kUvmMajorName)},
         {"GPU minors", minors.empty() ? "(none)" : join(minors, " ")},
-        {"missing", join(nodes.missing)},
+        {"missing", join(nodes.missing, ", ")},
         {std::string(kNvidiaModprobe), nodes.modprobe_installed ? "installed" : "missing"},
         {std::string(kNvidiaDevicesUnit), nodes.devices_unit_installed ? "installed" : "missing"}},
        fmt::format("{}; now: {}", join(fixes, ", "), modprobe_commands(nodes))});

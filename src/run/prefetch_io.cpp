@@ -19,6 +19,7 @@
 #include "facts/environment.hpp"
 #include "facts/model_probe.hpp"
 #include "supervise/cgroup.hpp"
+#include "util/errno_text.hpp"
 #include "util/safe_file.hpp"
 #include "util/try.hpp"
 #include "util/unique_fd.hpp"
@@ -32,10 +33,6 @@ constexpr size_t kRefLimit = 4096;
 // mincore's answer is one byte a page: looked at this much of a file at a time.
 constexpr uint64_t kResidencyWindow = 1ULL << 30;
 constexpr size_t kReadBuffer = 4 << 20;
-
-std::string errno_text(int error) {
-  return std::strerror(error);
-}
 
 // `relative` split into names; nullopt when it climbs out (".." past its start) or is absolute.
 std::optional<std::vector<std::string>> normalize(std::vector<std::string> base,

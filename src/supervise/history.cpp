@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "supervise/start_phases.hpp"
+#include "util/errno_text.hpp"
 #include "util/safe_file.hpp"
 #include "util/state_paths.hpp"
 #include "util/try.hpp"
@@ -28,10 +29,6 @@ using Json = nlohmann::json;
 constexpr off_t kRotateEventsBytes = 4 * 1024 * 1024;
 constexpr std::string_view kRotatedSuffix = ".1";
 constexpr size_t kMaxMarkerBytes = 4096;
-
-std::string errno_text(int error) {
-  return std::strerror(error);
-}
 
 Result<void> default_replace(int directory_fd, std::string_view name, std::string_view content,
                              mode_t mode, const std::string& shown) {

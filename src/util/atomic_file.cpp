@@ -9,18 +9,11 @@
 #include <cstring>
 #include <string>
 
+#include "util/errno_text.hpp"
 #include "util/safe_file.hpp"
 #include "util/unique_fd.hpp"
 
 namespace gl {
-namespace {
-
-std::string errno_text(int error) {
-  return std::strerror(error);
-}
-
-}  // namespace
-
 Result<void> write_file_atomically(const std::filesystem::path& path, std::string_view content,
                                    mode_t mode) {
   return write_file_atomically_with(

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "util/safe_file.hpp"
+#include "util/errno_text.hpp"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,10 +14,6 @@
 
 namespace gl {
 namespace {
-
-std::string errno_text(int error) {
-  return std::strerror(error);
-}
 
 std::string kind_of(mode_t mode) {
   if (S_ISLNK(mode)) return "a symbolic link";
@@ -70,6 +67,11 @@ Result<void> write_all(int fd, std::string_view content, const std::string& show
     content.remove_prefix(static_cast<size_t>(written));
   }
   return {};
+}
+
+bool exists_no_follow(const std::filesystem::path& path) {
+  std::error_code error;
+  return std::filesystem::exists(std::filesystem::symlink_status(path, error));
 }
 
 Result<UniqueFd> open_directory_nofollow(const std::filesystem::path& directory) {

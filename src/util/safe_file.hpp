@@ -18,6 +18,9 @@ namespace gl {
 // Writes all of `content` to `fd` (retrying short writes); the error names `shown`.
 Result<void> write_all(int fd, std::string_view content, const std::string& shown);
 
+// Whether anything (a link included) is at `path`, its last component not followed.
+bool exists_no_follow(const std::filesystem::path& path);
+
 // Opens an absolute directory one component at a time from "/", each with
 // O_NOFOLLOW|O_DIRECTORY: a symlink anywhere on the way is refused, not followed.
 Result<UniqueFd> open_directory_nofollow(const std::filesystem::path& directory);
