@@ -12,9 +12,12 @@ cd "$(dirname "$0")/.."
 source scripts/ccache-env.sh
 seconds=${1:-60}
 build_dir=${FUZZ_BUILD_DIR:-build-fuzz}
-cmake -S . -B "$build_dir" -G Ninja -DGPULAUNCH_FUZZ=ON -DGPULAUNCH_TESTS=OFF \
+# In batches of 16 files (GPULAUNCH_UNITY), as scripts/demo.sh compiles, and with the demo's two
+# binaries: so CI compiles every batch a newcomer's first command does.
+cmake -S . -B "$build_dir" -G Ninja -DGPULAUNCH_FUZZ=ON -DGPULAUNCH_TESTS=OFF -DGPULAUNCH_UNITY=ON \
   "${GL_CCACHE_CMAKE[@]}" >/dev/null
-cmake --build "$build_dir" -j "${FUZZ_JOBS:-$(nproc)}" --target profile_fuzzer archive_fuzzer
+cmake --build "$build_dir" -j "${FUZZ_JOBS:-$(nproc)}" \
+  --target profile_fuzzer archive_fuzzer gpulaunch gpulaunch-record-start
 [[ $seconds == --build-only ]] && exit 0
 corpus="$build_dir/corpus"
 mkdir -p "$corpus" "$build_dir/findings"
