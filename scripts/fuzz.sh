@@ -12,12 +12,18 @@ cd "$(dirname "$0")/.."
 source scripts/ccache-env.sh
 seconds=${1:-60}
 build_dir=${FUZZ_BUILD_DIR:-build-fuzz}
-# In batches of 16 files (GPULAUNCH_UNITY), as scripts/demo.sh compiles, and with the demo's two
-# binaries: so CI compiles every batch a newcomer's first command does.
+# In batches of 16 files (GPULAUNCH_UNITY), as scripts/demo.sh compiles, and with the objects of
+# the demo's two binaries: so CI compiles every batch a newcomer's first command does. Objects,
+# not the binaries: this configuration's library carries libFuzzer's coverage hooks, which only a
+# fuzzer's link provides.
 cmake -S . -B "$build_dir" -G Ninja -DGPULAUNCH_FUZZ=ON -DGPULAUNCH_TESTS=OFF -DGPULAUNCH_UNITY=ON \
   "${GL_CCACHE_CMAKE[@]}" >/dev/null
-cmake --build "$build_dir" -j "${FUZZ_JOBS:-$(nproc)}" \
-  --target profile_fuzzer archive_fuzzer gpulaunch gpulaunch-record-start
+demo_objects=$(ninja -C "$build_dir" -t targets all |
+  grep -oE '^src/CMakeFiles/gpulaunch(-record-start)?\.dir/[^:]+\.o' || true)
+[[ -n $demo_objects ]] || { echo "fuzz.sh: no objects of the demo's binaries in $build_dir" >&2; exit 1; }
+cmake --build "$build_dir" -j "${FUZZ_JOBS:-$(nproc)}" --target profile_fuzzer archive_fuzzer
+# shellcheck disable=SC2086  # one object path per word
+ninja -C "$build_dir" -j "${FUZZ_JOBS:-$(nproc)}" $demo_objects
 [[ $seconds == --build-only ]] && exit 0
 corpus="$build_dir/corpus"
 mkdir -p "$corpus" "$build_dir/findings"
